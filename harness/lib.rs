@@ -1,0 +1,11 @@
+//! kernelgate: a benchmark-regression test harness for CUDA kernels.
+//!
+//! A project keeps TOML suites under `suites/`, and `tests/perf.rs` (with `harness = false`)
+//! hands over to [`main`]. `cargo test --test perf` then compiles every kernel with NVRTC,
+//! checks each against its suite's reference kernel, and times it with CUDA events.
+
+pub mod dtype;
+pub mod error;
+pub mod npy;
+pub mod stats;
+pub mod suite;

@@ -1,0 +1,235 @@
+//! `ArgSpec`: one kernel argument as written in a suite file — a buffer name, a typed literal
+//! (`2.0f32`, `7i32`) or a size expression with a cast (`n as i32`, `ceil(n / 4) as u32`).
+
+use super::expr::{Expr, ExprError};
+use std::collections::BTreeMap;
+
+/// The scalar types an argument can be passed as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScalarType {
+    /// `int`
+    I32,
+    /// `unsigned int`
+    U32,
+    /// `long long`
+    I64,
+    /// `unsigned long long` / `size_t`
+    U64,
+    /// `float`
+    F32,
+    /// `double`
+    F64,
+}
+
+impl ScalarType {
+    /// Parses a suffix or cast target (`i32`, `f64`, ...).
+    pub fn parse(s: &str) -> Option<ScalarType> {
+        Some(match s {
+            "i32" => ScalarType::I32,
+            "u32" => ScalarType::U32,
+            "i64" => ScalarType::I64,
+            "u64" => ScalarType::U64,
+            "f32" => ScalarType::F32,
+            "f64" => ScalarType::F64,
+            _ => return None,
+        })
+    }
+
+    /// The suffix as written.
+    pub fn name(self) -> &'static str {
+        match self {
+            ScalarType::I32 => "i32",
+            ScalarType::U32 => "u32",
+            ScalarType::I64 => "i64",
+            ScalarType::U64 => "u64",
+            ScalarType::F32 => "f32",
+            ScalarType::F64 => "f64",
+        }
+    }
+
+    /// Whether this is an integer type.
+    pub fn is_int(self) -> bool {
+        !matches!(self, ScalarType::F32 | ScalarType::F64)
+    }
+
+    /// Encodes an integer value, or says why it does not fit.
+    pub fn encode_int(self, v: i64) -> Result<Vec<u8>, String> {
+        let out_of_range = || format!("value {v} does not fit in {}", self.name());
+        Ok(match self {
+            ScalarType::I32 => i32::try_from(v).map_err(|_| out_of_range())?.to_le_bytes().to_vec(),
+            ScalarType::U32 => u32::try_from(v).map_err(|_| out_of_range())?.to_le_bytes().to_vec(),
+            ScalarType::I64 => v.to_le_bytes().to_vec(),
+            ScalarType::U64 => u64::try_from(v).map_err(|_| out_of_range())?.to_le_bytes().to_vec(),
+            ScalarType::F32 => (v as f32).to_le_bytes().to_vec(),
+            ScalarType::F64 => (v as f64).to_le_bytes().to_vec(),
+        })
+    }
+}
+
+/// A parsed argument.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ArgSpec {
+    /// A pointer to the named buffer (index into the suite's buffers).
+    Buffer(usize),
+    /// A typed literal, already encoded.
+    Literal(ScalarType, Vec<u8>),
+    /// A size expression cast to a type; `offset` is where the expression starts in the text.
+    Expr(Expr, ScalarType, usize),
+}
+
+/// A problem with an argument: byte offset into its text, and the message.
+pub type ArgError = ExprError;
+
+fn error<T>(offset: usize, message: impl Into<String>) -> Result<T, ArgError> {
+    Err(ExprError {
+        offset,
+        message: message.into(),
+    })
+}
+
+/// Parses one argument. `buffers` maps buffer names to indices; `sizes` lists size names.
+pub fn parse(
+    text: &str,
+    buffers: &BTreeMap<String, usize>,
+    sizes: &[String],
+) -> Result<ArgSpec, ArgError> {
+    let trimmed = text.trim();
+    let lead = text.len() - text.trim_start().len();
+    if let Some(&index) = buffers.get(trimmed) {
+        return Ok(ArgSpec::Buffer(index));
+    }
+    if let Some(at) = trimmed.rfind(" as ") {
+        let target = trimmed[at + 4..].trim();
+        let ty = ScalarType::parse(target).ok_or_else(|| ExprError {
+            offset: lead + at + 4,
+            message: format!("cannot cast to `{target}` (use i32, u32, i64, u64, f32 or f64)"),
+        })?;
+        let expr = Expr::parse(&trimmed[..at]).map_err(|e| ExprError {
+            offset: lead + e.offset,
+            ..e
+        })?;
+        for (name, offset) in expr.names() {
+            if !sizes.iter().any(|s| s == name) {
+                return error(lead + offset, unknown_name(name, buffers, sizes));
+            }
+        }
+        return Ok(ArgSpec::Expr(expr, ty, lead));
+    }
+    if trimmed.starts_with(|c: char| c.is_ascii_digit() || c == '-' || c == '.') {
+        return parse_literal(trimmed).map_err(|m| ExprError {
+            offset: lead,
+            message: m,
+        });
+    }
+    if sizes.iter().any(|s| s == trimmed) {
+        return error(
+            lead,
+            format!("`{trimmed}` is a size: give it a type, as in `{trimmed} as i32`"),
+        );
+    }
+    error(lead, unknown_name(trimmed, buffers, sizes))
+}
+
+fn unknown_name(name: &str, buffers: &BTreeMap<String, usize>, sizes: &[String]) -> String {
+    let mut known: Vec<String> = buffers.keys().map(|b| format!("`{b}`")).collect();
+    known.extend(sizes.iter().map(|s| format!("`{s} as i32`")));
+    format!(
+        "`{name}` is neither a buffer nor a size (write one of {}, or a typed literal such as `2.0f32`)",
+        if known.is_empty() {
+            "nothing: none declared".to_string()
+        } else {
+            known.join(", ")
+        }
+    )
+}
+
+fn parse_literal(text: &str) -> Result<ArgSpec, String> {
+    let split = text
+        .find(|c: char| c == 'i' || c == 'u' || c == 'f')
+        .ok_or_else(|| {
+            let hint = if text.contains('.') || text.contains('e') {
+                format!("`{text}f32` or `{text}f64`")
+            } else {
+                format!("`{text}i32` or `{text}u32`")
+            };
+            format!("literal `{text}` needs a type suffix: write {hint}")
+        })?;
+    let (number, suffix) = text.split_at(split);
+    let ty = ScalarType::parse(suffix).ok_or_else(|| {
+        format!("unknown type suffix `{suffix}` (use i32, u32, i64, u64, f32 or f64)")
+    })?;
+    let number = number.replace('_', "");
+    let bytes = if ty.is_int() {
+        let v: i64 = number
+            .parse()
+            .map_err(|_| format!("`{number}` is not an integer (an {} literal)", ty.name()))?;
+        ty.encode_int(v)?
+    } else {
+        let v: f64 = number
+            .parse()
+            .map_err(|_| format!("`{number}` is not a number"))?;
+        match ty {
+            ScalarType::F32 => (v as f32).to_le_bytes().to_vec(),
+            _ => v.to_le_bytes().to_vec(),
+        }
+    };
+    Ok(ArgSpec::Literal(ty, bytes))
+}
+
+impl ArgSpec {
+    /// The scalar type, for literals and expressions.
+    pub fn scalar_type(&self) -> Option<ScalarType> {
+        match self {
+            ArgSpec::Buffer(_) => None,
+            ArgSpec::Literal(t, _) | ArgSpec::Expr(_, t, _) => Some(*t),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx() -> (BTreeMap<String, usize>, Vec<String>) {
+        let buffers = [("x".to_string(), 0), ("y".to_string(), 1)].into();
+        (buffers, vec!["n".to_string()])
+    }
+
+    #[test]
+    fn forms() {
+        let (b, s) = ctx();
+        assert_eq!(parse("y", &b, &s), Ok(ArgSpec::Buffer(1)));
+        assert_eq!(
+            parse("2.0f32", &b, &s),
+            Ok(ArgSpec::Literal(ScalarType::F32, 2.0f32.to_le_bytes().to_vec()))
+        );
+        assert_eq!(
+            parse("-3i64", &b, &s),
+            Ok(ArgSpec::Literal(ScalarType::I64, (-3i64).to_le_bytes().to_vec()))
+        );
+        match parse(" ceil(n / 4) as u32", &b, &s).unwrap() {
+            ArgSpec::Expr(e, ScalarType::U32, 1) => {
+                assert_eq!(e.eval(&[("n".to_string(), 9)].into()), Ok(3))
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn errors_say_what_to_write() {
+        let (b, s) = ctx();
+        let e = parse("n", &b, &s).unwrap_err();
+        assert!(e.message.contains("`n as i32`"), "{}", e.message);
+        let e = parse("2.0", &b, &s).unwrap_err();
+        assert!(e.message.contains("`2.0f32`"), "{}", e.message);
+        let e = parse("z", &b, &s).unwrap_err();
+        assert!(e.message.contains("`x`, `y`"), "{}", e.message);
+        let e = parse("n as int", &b, &s).unwrap_err();
+        assert_eq!(e.offset, 5);
+        let e = parse("m * 2 as i32", &b, &s).unwrap_err();
+        assert!(e.message.contains("`m` is neither"), "{}", e.message);
+        let e = parse("3000000000i32", &b, &s).unwrap_err();
+        assert!(e.message.contains("does not fit in i32"), "{}", e.message);
+        assert!(parse("1x2f32", &b, &s).is_err());
+    }
+}

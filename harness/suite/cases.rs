@@ -1,0 +1,197 @@
+//! `expand`: turns a suite's size sweep into cases, evaluating every expression for every case
+//! so that a bad length, launch shape or argument value is reported at load time.
+
+use super::args::ArgSpec;
+use super::expr::Expr;
+use super::load::Ctx;
+use super::{ArgValue, Case, Launch};
+use std::collections::BTreeMap;
+
+/// A value with the byte offset where it was written.
+#[derive(Debug, Clone)]
+pub struct Located<T> {
+    /// The value.
+    pub value: T,
+    /// Byte offset in the suite file.
+    pub at: usize,
+}
+
+/// A kernel's launch expressions, parsed.
+pub struct KernelDecl {
+    pub grid: Vec<Located<Expr>>,
+    pub block: Vec<Located<Expr>>,
+    pub shared: Option<Located<Expr>>,
+    pub args: Vec<Located<ArgSpec>>,
+}
+
+/// Everything `expand` evaluates per case.
+pub struct Decls {
+    pub sizes: Vec<(String, Vec<i64>)>,
+    pub zip: bool,
+    pub sizes_at: usize,
+    pub buffer_lens: Vec<Located<Expr>>,
+    pub kernels: Vec<KernelDecl>,
+    pub bytes: Option<Located<Expr>>,
+    pub flops: Option<Located<Expr>>,
+    /// (buffer, element count of its .npy file, where the file was named)
+    pub npy_checks: Vec<(usize, usize, usize)>,
+}
+
+/// Hardware limits on launch shapes (the same on every GPU since compute capability 3.0).
+const MAX_GRID: [i64; 3] = [(1 << 31) - 1, 65535, 65535];
+const MAX_BLOCK: [i64; 3] = [1024, 1024, 64];
+const MAX_THREADS_PER_BLOCK: i64 = 1024;
+
+fn combinations(decls: &Decls) -> Vec<BTreeMap<String, i64>> {
+    if decls.sizes.is_empty() {
+        return vec![BTreeMap::new()];
+    }
+    if decls.zip {
+        let n = decls.sizes[0].1.len();
+        return (0..n)
+            .map(|i| decls.sizes.iter().map(|(k, v)| (k.clone(), v[i])).collect())
+            .collect();
+    }
+    let mut out = vec![Vec::new()];
+    for (k, values) in &decls.sizes {
+        out = out
+            .into_iter()
+            .flat_map(|prefix: Vec<(String, i64)>| {
+                values.iter().map(move |v| {
+                    let mut p = prefix.clone();
+                    p.push((k.clone(), *v));
+                    p
+                })
+            })
+            .collect();
+    }
+    out.into_iter().map(|p| p.into_iter().collect()).collect()
+}
+
+fn label(decls: &Decls, sizes: &BTreeMap<String, i64>) -> String {
+    decls
+        .sizes
+        .iter()
+        .map(|(k, _)| format!("{k}={}", sizes[k]))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// Evaluates `e`, recording an error that names the case when it fails or is out of range.
+fn eval(
+    ctx: &mut Ctx,
+    e: &Located<Expr>,
+    sizes: &BTreeMap<String, i64>,
+    case: &str,
+    range: (i64, i64),
+    what: &str,
+) -> Option<i64> {
+    let in_case = if case.is_empty() {
+        String::new()
+    } else {
+        format!(" for {case}")
+    };
+    match e.value.eval(sizes) {
+        Ok(v) if v >= range.0 && v <= range.1 => Some(v),
+        Ok(v) => {
+            ctx.error(
+                e.at,
+                format!("{what} is {v}{in_case}, outside {}..={}", range.0, range.1),
+            );
+            None
+        }
+        Err(err) => {
+            ctx.error(e.at + err.offset, format!("{}{in_case}", err.message));
+            None
+        }
+    }
+}
+
+/// Expands the sweep into cases. Errors are recorded in `ctx`; the returned cases are only
+/// meaningful when none were.
+pub fn expand(ctx: &mut Ctx, decls: &Decls) -> Vec<Case> {
+    let combos = combinations(decls);
+    let mut labels = BTreeMap::new();
+    let mut cases = Vec::new();
+    for sizes in combos {
+        let label = label(decls, &sizes);
+        if labels.insert(label.clone(), ()).is_some() {
+            ctx.error(
+                decls.sizes_at,
+                format!("case `{label}` appears twice (remove the repeated size value)"),
+            );
+            continue;
+        }
+        let lens: Vec<usize> = decls
+            .buffer_lens
+            .iter()
+            .map(|l| eval(ctx, l, &sizes, &label, (1, i64::MAX), "buffer length").unwrap_or(1) as usize)
+            .collect();
+        for &(buffer, count, at) in &decls.npy_checks {
+            if lens.get(buffer) != Some(&count) {
+                let case = if label.is_empty() { String::new() } else { format!(" for {label}") };
+                ctx.error(
+                    at,
+                    format!(
+                        "the .npy file holds {count} elements but the buffer's length is {}{case}",
+                        lens.get(buffer).copied().unwrap_or(0)
+                    ),
+                );
+            }
+        }
+        let mut launches = Vec::new();
+        for k in &decls.kernels {
+            let mut dims = |list: &[Located<Expr>], max: [i64; 3], what: &str| {
+                let mut out = [1u32; 3];
+                for (i, d) in list.iter().enumerate() {
+                    let what = format!("{what}[{i}]");
+                    out[i] = eval(ctx, d, &sizes, &label, (1, max[i]), &what).unwrap_or(1) as u32;
+                }
+                out
+            };
+            let grid = dims(&k.grid, MAX_GRID, "grid");
+            let block = dims(&k.block, MAX_BLOCK, "block");
+            let threads: i64 = block.iter().map(|b| *b as i64).product();
+            if threads > MAX_THREADS_PER_BLOCK {
+                let at = k.block.first().map(|b| b.at).unwrap_or(0);
+                ctx.error(at, format!("a block of {threads} threads is over the limit of {MAX_THREADS_PER_BLOCK}"));
+            }
+            let shared = k
+                .shared
+                .as_ref()
+                .and_then(|s| eval(ctx, s, &sizes, &label, (0, u32::MAX as i64), "shared memory"))
+                .unwrap_or(0) as u32;
+            let mut args = Vec::new();
+            for a in &k.args {
+                let value = match &a.value {
+                    ArgSpec::Buffer(b) => ArgValue::Buffer(*b),
+                    ArgSpec::Literal(_, bytes) => ArgValue::Scalar(bytes.clone()),
+                    ArgSpec::Expr(e, ty, offset) => {
+                        let located = Located { value: e.clone(), at: a.at + offset };
+                        match eval(ctx, &located, &sizes, &label, (i64::MIN, i64::MAX), "argument")
+                            .map(|v| ty.encode_int(v))
+                        {
+                            Some(Ok(bytes)) => ArgValue::Scalar(bytes),
+                            Some(Err(m)) => {
+                                ctx.error(a.at, format!("{m} for {label}"));
+                                ArgValue::Scalar(Vec::new())
+                            }
+                            None => ArgValue::Scalar(Vec::new()),
+                        }
+                    }
+                };
+                args.push(value);
+            }
+            launches.push(Launch { grid, block, shared, args });
+        }
+        let amount = |ctx: &mut Ctx, e: &Option<Located<Expr>>, what: &str| {
+            e.as_ref()
+                .and_then(|e| eval(ctx, e, &sizes, &label, (0, i64::MAX), what))
+                .map(|v| v as f64)
+        };
+        let bytes = amount(ctx, &decls.bytes, "bytes");
+        let flops = amount(ctx, &decls.flops, "flops");
+        cases.push(Case { label, sizes, lens, launches, bytes, flops });
+    }
+    cases
+}

@@ -1,0 +1,227 @@
+//! `Suite`: a validated suite file, expanded into cases. Everything a trial needs is resolved
+//! here, before any GPU work: sizes, lengths, launch shapes, argument bytes.
+
+pub mod args;
+mod cases;
+pub mod expr;
+pub mod load;
+mod schema;
+pub mod signature;
+
+use crate::dtype::DType;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+pub use load::{discover, load_dir, load_file};
+
+/// One suite file, validated.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Suite {
+    /// The suite's name: the first part of every trial name.
+    pub name: String,
+    /// The suite file, as found.
+    pub path: PathBuf,
+    /// Line of each kernel's `[[kernel]]` header, for messages that point at it.
+    pub kernel_lines: Vec<usize>,
+    /// The CUDA sources the kernels come from.
+    pub sources: Vec<Source>,
+    /// `-I` directories for NVRTC (the suite's folder is always first).
+    pub include_dirs: Vec<PathBuf>,
+    /// Extra NVRTC options.
+    pub options: Vec<String>,
+    /// Buffers, in declaration order.
+    pub buffers: Vec<Buffer>,
+    /// Kernels, in declaration order.
+    pub kernels: Vec<Kernel>,
+    /// Index of the reference kernel in `kernels`.
+    pub reference: usize,
+    /// One case per size combination.
+    pub cases: Vec<Case>,
+    /// Correctness settings.
+    pub check: Check,
+    /// Timing settings.
+    pub bench: Bench,
+}
+
+/// A CUDA source file and its text.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Source {
+    /// Path of the `.cu` file.
+    pub path: PathBuf,
+    /// Its contents, read at load time (so a run compiles what it validated).
+    pub text: String,
+}
+
+/// What a kernel does with a buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// Read only: checked unchanged after every run.
+    Input,
+    /// Written only: poisoned before every run, compared after.
+    Output,
+    /// Read and written: initialized before every run, compared after.
+    Inout,
+}
+
+impl Role {
+    /// Whether the kernel's result is read from this buffer.
+    pub fn is_output(self) -> bool {
+        matches!(self, Role::Output | Role::Inout)
+    }
+}
+
+/// How a buffer is filled before a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Init {
+    /// Seeded uniform floats in `[min, max)`.
+    Uniform {
+        /// Lower bound.
+        min: f64,
+        /// Upper bound.
+        max: f64,
+    },
+    /// Seeded normal floats.
+    Normal {
+        /// Mean.
+        mean: f64,
+        /// Standard deviation.
+        std: f64,
+    },
+    /// Seeded integers in `[min, max]`.
+    Integers {
+        /// Smallest value.
+        min: i64,
+        /// Largest value.
+        max: i64,
+    },
+    /// Every element the same.
+    Constant(f64),
+    /// `start, start + step, ...`
+    Iota {
+        /// First value.
+        start: f64,
+        /// Increment.
+        step: f64,
+    },
+    /// Read from a `.npy` file (fixed: the same for every trial).
+    Npy(PathBuf),
+}
+
+/// A device buffer of the suite.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Buffer {
+    /// Name, as args refer to it.
+    pub name: String,
+    /// Element type.
+    pub dtype: DType,
+    /// Input, output or both.
+    pub role: Role,
+    /// How it is filled (`None` for outputs: they are poisoned).
+    pub init: Option<Init>,
+}
+
+/// A kernel argument, resolved for one case.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum ArgValue {
+    /// A pointer to buffer `index`.
+    Buffer(usize),
+    /// A scalar, as the bytes the kernel receives.
+    Scalar(Vec<u8>),
+}
+
+/// How to launch one kernel in one case.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Launch {
+    /// Grid dimensions.
+    pub grid: [u32; 3],
+    /// Block dimensions.
+    pub block: [u32; 3],
+    /// Dynamic shared memory, bytes.
+    pub shared: u32,
+    /// Arguments, in order.
+    pub args: Vec<ArgValue>,
+}
+
+/// A kernel of the suite.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Kernel {
+    /// Name: the second part of trial names.
+    pub name: String,
+    /// The `__global__` function (or a template instantiation such as `scale<float>`).
+    pub entry: String,
+    /// Index into the suite's sources.
+    pub source: usize,
+    /// Whether this is the suite's reference.
+    pub reference: bool,
+}
+
+/// One size combination of a suite, with everything resolved.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Case {
+    /// `n=4096` or `m=64,n=128`; empty when the suite has no sizes.
+    pub label: String,
+    /// The size values.
+    pub sizes: BTreeMap<String, i64>,
+    /// Element count of each buffer, in buffer order.
+    pub lens: Vec<usize>,
+    /// One launch per kernel, in kernel order.
+    pub launches: Vec<Launch>,
+    /// Bytes one run moves, if declared.
+    pub bytes: Option<f64>,
+    /// Floating-point operations one run does, if declared.
+    pub flops: Option<f64>,
+}
+
+/// Tolerance for one output.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Tolerance {
+    /// Relative tolerance.
+    pub rtol: f64,
+    /// Absolute tolerance.
+    pub atol: f64,
+    /// Whether NaN equals NaN for this output.
+    pub allow_nan: bool,
+}
+
+/// Correctness settings.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Check {
+    /// Sets of fresh seeded inputs per trial.
+    pub trials: u32,
+    /// Seed of the first set; set `t` uses `seed + t`.
+    pub seed: u64,
+    /// Tolerance per buffer index (outputs only).
+    pub tolerances: BTreeMap<usize, Tolerance>,
+    /// Golden output files per buffer index, compared with the reference kernel's output.
+    pub golden: BTreeMap<usize, PathBuf>,
+}
+
+/// Timing settings.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Bench {
+    /// Flush the L2 cache before each sample.
+    pub l2_flush: bool,
+    /// Samples always taken per kernel.
+    pub min_samples: usize,
+    /// Samples never exceeded per kernel.
+    pub max_samples: usize,
+    /// Time cap for one trial's sampling, milliseconds.
+    pub max_time_ms: u64,
+    /// Stop once the median's 95% interval is this narrow (relative half-width).
+    pub precision: f64,
+}
+
+impl Suite {
+    /// The trial name for a case and kernel: `suite::kernel::case`.
+    pub fn trial_name(&self, case: usize, kernel: usize) -> String {
+        let label = &self.cases[case].label;
+        let kernel = &self.kernels[kernel].name;
+        if label.is_empty() {
+            format!("{}::{}", self.name, kernel)
+        } else {
+            format!("{}::{}::{}", self.name, kernel, label)
+        }
+    }
+}

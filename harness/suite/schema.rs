@@ -1,0 +1,147 @@
+//! `RawFile`: a suite file as written, before validation. Unknown keys are rejected by serde;
+//! every value keeps its span so later errors can name line and column.
+
+use serde::de::{self, Deserializer, Visitor};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::fmt;
+use toml::Spanned;
+
+/// A whole suite file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawFile {
+    pub suite: Spanned<RawSuite>,
+    #[serde(default)]
+    pub buffer: Vec<Spanned<RawBuffer>>,
+    #[serde(default)]
+    pub kernel: Vec<Spanned<RawKernel>>,
+    pub check: Option<Spanned<RawCheck>>,
+    pub bench: Option<Spanned<RawBench>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSuite {
+    pub name: Spanned<String>,
+    pub source: Option<Spanned<String>>,
+    #[serde(default)]
+    pub include_dirs: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub options: Vec<Spanned<String>>,
+    pub sizes: Option<Spanned<toml::Table>>,
+    pub sweep: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawBuffer {
+    pub name: Spanned<String>,
+    #[serde(rename = "type")]
+    pub dtype: Spanned<String>,
+    pub len: Spanned<ExprText>,
+    pub role: Option<Spanned<String>>,
+    pub init: Option<Spanned<RawInit>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawInit {
+    pub random: Option<Spanned<String>>,
+    pub min: Option<f64>,
+    pub max: Option<f64>,
+    pub mean: Option<f64>,
+    pub std: Option<f64>,
+    pub constant: Option<f64>,
+    pub iota: Option<f64>,
+    pub step: Option<f64>,
+    pub npy: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawKernel {
+    pub name: Spanned<String>,
+    pub entry: Spanned<String>,
+    pub source: Option<Spanned<String>>,
+    #[serde(default)]
+    pub reference: bool,
+    pub grid: Spanned<Vec<Spanned<ExprText>>>,
+    pub block: Spanned<Vec<Spanned<ExprText>>>,
+    pub shared: Option<Spanned<ExprText>>,
+    pub args: Spanned<Vec<Spanned<String>>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawCheck {
+    pub trials: Option<Spanned<u32>>,
+    pub seed: Option<u64>,
+    pub rtol: Option<Spanned<f64>>,
+    pub atol: Option<Spanned<f64>>,
+    #[serde(default)]
+    pub allow_nan: bool,
+    #[serde(default)]
+    pub output: BTreeMap<Spanned<String>, Spanned<RawTolerance>>,
+    #[serde(default)]
+    pub golden: BTreeMap<Spanned<String>, Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTolerance {
+    pub rtol: Option<Spanned<f64>>,
+    pub atol: Option<Spanned<f64>>,
+    pub allow_nan: Option<bool>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawBench {
+    pub bytes: Option<Spanned<ExprText>>,
+    pub flops: Option<Spanned<ExprText>>,
+    pub l2_flush: Option<bool>,
+    pub min_samples: Option<Spanned<usize>>,
+    pub max_samples: Option<Spanned<usize>>,
+    pub max_time_ms: Option<Spanned<u64>>,
+    pub precision: Option<Spanned<String>>,
+}
+
+/// An integer expression as written: a TOML integer or a string. `quoted` says whether the
+/// text sits inside quotes (so error columns skip the opening quote).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExprText {
+    pub text: String,
+    pub quoted: bool,
+}
+
+impl<'de> Deserialize<'de> for ExprText {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = ExprText;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an integer or an expression string such as \"ceil(n / 256)\"")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<ExprText, E> {
+                Ok(ExprText {
+                    text: v.to_string(),
+                    quoted: false,
+                })
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<ExprText, E> {
+                Ok(ExprText {
+                    text: v.to_string(),
+                    quoted: false,
+                })
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<ExprText, E> {
+                Ok(ExprText {
+                    text: v.to_string(),
+                    quoted: true,
+                })
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
