@@ -175,6 +175,12 @@ impl HostData {
         self.bytes.is_empty()
     }
 
+    /// The bytes of element `i`.
+    pub fn bytes_of(&self, i: usize) -> &[u8] {
+        let s = self.dtype.size();
+        &self.bytes[i * s..(i + 1) * s]
+    }
+
     /// Element `i` as f64 (exact for every type but i64 beyond 2^53).
     pub fn get(&self, i: usize) -> f64 {
         let s = self.dtype.size();
@@ -226,7 +232,10 @@ mod tests {
         for t in ALL {
             let d = HostData::from_f64(t, [0.0, 1.0, 2.0, 100.0]);
             assert_eq!(d.bytes.len(), 4 * t.size());
-            assert_eq!((0..4).map(|i| d.get(i)).collect::<Vec<_>>(), [0.0, 1.0, 2.0, 100.0]);
+            assert_eq!(
+                (0..4).map(|i| d.get(i)).collect::<Vec<_>>(),
+                [0.0, 1.0, 2.0, 100.0]
+            );
             assert_eq!(DType::parse(t.name()), Some(t));
         }
         let big = HostData::from_i64(DType::I64, [i64::MAX]);

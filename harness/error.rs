@@ -85,7 +85,11 @@ mod tests {
         let text = "a\nbcd\n\u{e9}f";
         assert_eq!(line_col(text, 0), (1, 1));
         assert_eq!(line_col(text, 3), (2, 2));
-        assert_eq!(line_col(text, 8), (3, 2), "columns count characters, not bytes");
+        assert_eq!(
+            line_col(text, 8),
+            (3, 2),
+            "columns count characters, not bytes"
+        );
         assert_eq!(line_col(text, 999), (3, 3));
     }
 }

@@ -4,8 +4,17 @@
 //! hands over to [`main`]. `cargo test --test perf` then compiles every kernel with NVRTC,
 //! checks each against its suite's reference kernel, and times it with CUDA events.
 
+pub mod check;
+pub mod config;
+pub mod device;
 pub mod dtype;
 pub mod error;
+pub mod measure;
 pub mod npy;
+pub mod report;
+pub mod runner;
 pub mod stats;
 pub mod suite;
+pub mod worker;
+
+pub use runner::main;

@@ -16,7 +16,8 @@ pub struct NpyArray {
 /// Reads a `.npy` file. Errors say what is wrong with the file, without its name (the caller
 /// knows where it was named).
 pub fn read(path: &Path) -> Result<NpyArray, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
+    let bytes =
+        std::fs::read(path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
     parse(&bytes)
 }
 
@@ -38,18 +39,26 @@ pub fn parse(bytes: &[u8]) -> Result<NpyArray, String> {
                 12,
             )
         }
-        v => return Err(format!(".npy format version {v} is not supported (1, 2 or 3)")),
+        v => {
+            return Err(format!(
+                ".npy format version {v} is not supported (1, 2 or 3)"
+            ))
+        }
     };
     let end = start
         .checked_add(header_len)
         .filter(|e| *e <= bytes.len())
         .ok_or("truncated .npy header")?;
-    let header = std::str::from_utf8(&bytes[start..end]).map_err(|_| "the .npy header is not text")?;
+    let header =
+        std::str::from_utf8(&bytes[start..end]).map_err(|_| "the .npy header is not text")?;
     let descr = dict_value(header, "descr").ok_or("the .npy header has no `descr`")?;
     let descr = descr.trim_matches(|c| c == '\'' || c == '"');
-    let fortran = dict_value(header, "fortran_order").ok_or("the .npy header has no `fortran_order`")?;
+    let fortran =
+        dict_value(header, "fortran_order").ok_or("the .npy header has no `fortran_order`")?;
     if fortran.trim() != "False" {
-        return Err("Fortran-ordered arrays are not supported (save with np.ascontiguousarray)".into());
+        return Err(
+            "Fortran-ordered arrays are not supported (save with np.ascontiguousarray)".into(),
+        );
     }
     let shape_text = dict_value(header, "shape").ok_or("the .npy header has no `shape`")?;
     let shape = parse_shape(shape_text)?;
@@ -89,7 +98,11 @@ pub fn to_bytes(data: &HostData, shape: &[usize]) -> Result<Vec<u8>, String> {
         [one] => format!("({one},)"),
         _ => format!(
             "({})",
-            shape.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", ")
+            shape
+                .iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
     };
     let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {dims}, }}");
@@ -148,7 +161,11 @@ mod tests {
     fn round_trip_and_padding() {
         let d = HostData::from_f64(DType::F32, [1.0, 2.5, -3.0, 4.0, 5.0, 6.0]);
         let bytes = to_bytes(&d, &[2, 3]).unwrap();
-        assert_eq!((bytes.len() - d.bytes.len()) % 64, 0, "header is 64-byte aligned");
+        assert_eq!(
+            (bytes.len() - d.bytes.len()) % 64,
+            0,
+            "header is 64-byte aligned"
+        );
         let a = parse(&bytes).unwrap();
         assert_eq!(a.shape, [2, 3]);
         assert_eq!(a.data, d);

@@ -56,10 +56,19 @@ impl ScalarType {
     pub fn encode_int(self, v: i64) -> Result<Vec<u8>, String> {
         let out_of_range = || format!("value {v} does not fit in {}", self.name());
         Ok(match self {
-            ScalarType::I32 => i32::try_from(v).map_err(|_| out_of_range())?.to_le_bytes().to_vec(),
-            ScalarType::U32 => u32::try_from(v).map_err(|_| out_of_range())?.to_le_bytes().to_vec(),
+            ScalarType::I32 => i32::try_from(v)
+                .map_err(|_| out_of_range())?
+                .to_le_bytes()
+                .to_vec(),
+            ScalarType::U32 => u32::try_from(v)
+                .map_err(|_| out_of_range())?
+                .to_le_bytes()
+                .to_vec(),
             ScalarType::I64 => v.to_le_bytes().to_vec(),
-            ScalarType::U64 => u64::try_from(v).map_err(|_| out_of_range())?.to_le_bytes().to_vec(),
+            ScalarType::U64 => u64::try_from(v)
+                .map_err(|_| out_of_range())?
+                .to_le_bytes()
+                .to_vec(),
             ScalarType::F32 => (v as f32).to_le_bytes().to_vec(),
             ScalarType::F64 => (v as f64).to_le_bytes().to_vec(),
         })
@@ -144,16 +153,14 @@ fn unknown_name(name: &str, buffers: &BTreeMap<String, usize>, sizes: &[String])
 }
 
 fn parse_literal(text: &str) -> Result<ArgSpec, String> {
-    let split = text
-        .find(|c: char| c == 'i' || c == 'u' || c == 'f')
-        .ok_or_else(|| {
-            let hint = if text.contains('.') || text.contains('e') {
-                format!("`{text}f32` or `{text}f64`")
-            } else {
-                format!("`{text}i32` or `{text}u32`")
-            };
-            format!("literal `{text}` needs a type suffix: write {hint}")
-        })?;
+    let split = text.find(['i', 'u', 'f']).ok_or_else(|| {
+        let hint = if text.contains('.') || text.contains('e') {
+            format!("`{text}f32` or `{text}f64`")
+        } else {
+            format!("`{text}i32` or `{text}u32`")
+        };
+        format!("literal `{text}` needs a type suffix: write {hint}")
+    })?;
     let (number, suffix) = text.split_at(split);
     let ty = ScalarType::parse(suffix).ok_or_else(|| {
         format!("unknown type suffix `{suffix}` (use i32, u32, i64, u64, f32 or f64)")
@@ -201,11 +208,17 @@ mod tests {
         assert_eq!(parse("y", &b, &s), Ok(ArgSpec::Buffer(1)));
         assert_eq!(
             parse("2.0f32", &b, &s),
-            Ok(ArgSpec::Literal(ScalarType::F32, 2.0f32.to_le_bytes().to_vec()))
+            Ok(ArgSpec::Literal(
+                ScalarType::F32,
+                2.0f32.to_le_bytes().to_vec()
+            ))
         );
         assert_eq!(
             parse("-3i64", &b, &s),
-            Ok(ArgSpec::Literal(ScalarType::I64, (-3i64).to_le_bytes().to_vec()))
+            Ok(ArgSpec::Literal(
+                ScalarType::I64,
+                (-3i64).to_le_bytes().to_vec()
+            ))
         );
         match parse(" ceil(n / 4) as u32", &b, &s).unwrap() {
             ArgSpec::Expr(e, ScalarType::U32, 1) => {

@@ -125,11 +125,17 @@ pub fn expand(ctx: &mut Ctx, decls: &Decls) -> Vec<Case> {
         let lens: Vec<usize> = decls
             .buffer_lens
             .iter()
-            .map(|l| eval(ctx, l, &sizes, &label, (1, i64::MAX), "buffer length").unwrap_or(1) as usize)
+            .map(|l| {
+                eval(ctx, l, &sizes, &label, (1, i64::MAX), "buffer length").unwrap_or(1) as usize
+            })
             .collect();
         for &(buffer, count, at) in &decls.npy_checks {
             if lens.get(buffer) != Some(&count) {
-                let case = if label.is_empty() { String::new() } else { format!(" for {label}") };
+                let case = if label.is_empty() {
+                    String::new()
+                } else {
+                    format!(" for {label}")
+                };
                 ctx.error(
                     at,
                     format!(
@@ -154,12 +160,26 @@ pub fn expand(ctx: &mut Ctx, decls: &Decls) -> Vec<Case> {
             let threads: i64 = block.iter().map(|b| *b as i64).product();
             if threads > MAX_THREADS_PER_BLOCK {
                 let at = k.block.first().map(|b| b.at).unwrap_or(0);
-                ctx.error(at, format!("a block of {threads} threads is over the limit of {MAX_THREADS_PER_BLOCK}"));
+                ctx.error(
+                    at,
+                    format!(
+                        "a block of {threads} threads is over the limit of {MAX_THREADS_PER_BLOCK}"
+                    ),
+                );
             }
             let shared = k
                 .shared
                 .as_ref()
-                .and_then(|s| eval(ctx, s, &sizes, &label, (0, u32::MAX as i64), "shared memory"))
+                .and_then(|s| {
+                    eval(
+                        ctx,
+                        s,
+                        &sizes,
+                        &label,
+                        (0, u32::MAX as i64),
+                        "shared memory",
+                    )
+                })
                 .unwrap_or(0) as u32;
             let mut args = Vec::new();
             for a in &k.args {
@@ -167,9 +187,19 @@ pub fn expand(ctx: &mut Ctx, decls: &Decls) -> Vec<Case> {
                     ArgSpec::Buffer(b) => ArgValue::Buffer(*b),
                     ArgSpec::Literal(_, bytes) => ArgValue::Scalar(bytes.clone()),
                     ArgSpec::Expr(e, ty, offset) => {
-                        let located = Located { value: e.clone(), at: a.at + offset };
-                        match eval(ctx, &located, &sizes, &label, (i64::MIN, i64::MAX), "argument")
-                            .map(|v| ty.encode_int(v))
+                        let located = Located {
+                            value: e.clone(),
+                            at: a.at + offset,
+                        };
+                        match eval(
+                            ctx,
+                            &located,
+                            &sizes,
+                            &label,
+                            (i64::MIN, i64::MAX),
+                            "argument",
+                        )
+                        .map(|v| ty.encode_int(v))
                         {
                             Some(Ok(bytes)) => ArgValue::Scalar(bytes),
                             Some(Err(m)) => {
@@ -182,7 +212,12 @@ pub fn expand(ctx: &mut Ctx, decls: &Decls) -> Vec<Case> {
                 };
                 args.push(value);
             }
-            launches.push(Launch { grid, block, shared, args });
+            launches.push(Launch {
+                grid,
+                block,
+                shared,
+                args,
+            });
         }
         let amount = |ctx: &mut Ctx, e: &Option<Located<Expr>>, what: &str| {
             e.as_ref()
@@ -191,7 +226,14 @@ pub fn expand(ctx: &mut Ctx, decls: &Decls) -> Vec<Case> {
         };
         let bytes = amount(ctx, &decls.bytes, "bytes");
         let flops = amount(ctx, &decls.flops, "flops");
-        cases.push(Case { label, sizes, lens, launches, bytes, flops });
+        cases.push(Case {
+            label,
+            sizes,
+            lens,
+            launches,
+            bytes,
+            flops,
+        });
     }
     cases
 }

@@ -238,7 +238,9 @@ impl Parser {
                     ("min", n) if n >= 2 => Ok(Expr::Min(args)),
                     ("max", n) if n >= 2 => Ok(Expr::Max(args)),
                     ("ceil_div", n) => err(at, format!("`ceil_div` takes 2 arguments, not {n}")),
-                    ("ceil", n) => err(at, format!("`ceil` takes 1 argument (a division), not {n}")),
+                    ("ceil", n) => {
+                        err(at, format!("`ceil` takes 1 argument (a division), not {n}"))
+                    }
                     ("min" | "max", _) => err(at, format!("`{name}` takes 2 or more arguments")),
                     _ => err(
                         at,
@@ -246,7 +248,10 @@ impl Parser {
                     ),
                 }
             }
-            Some((Tok::Sym(c), _)) => err(at, format!("expected a number, a size name or `(`, found `{c}`")),
+            Some((Tok::Sym(c), _)) => err(
+                at,
+                format!("expected a number, a size name or `(`, found `{c}`"),
+            ),
             None => err(at, "expression ends too early"),
         }
     }
@@ -349,7 +354,11 @@ fn names_list(sizes: &BTreeMap<String, i64>) -> String {
     if sizes.is_empty() {
         "none declared".into()
     } else {
-        sizes.keys().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+        sizes
+            .keys()
+            .map(|k| format!("`{k}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 }
 

@@ -61,7 +61,8 @@ pub fn discover(dir: &Path) -> Result<Vec<PathBuf>, LoadError> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
-        let entries = std::fs::read_dir(&d).map_err(|e| fail(format!("cannot list `{}`: {e}", d.display())))?;
+        let entries = std::fs::read_dir(&d)
+            .map_err(|e| fail(format!("cannot list `{}`: {e}", d.display())))?;
         for entry in entries.flatten() {
             let p = entry.path();
             if p.is_dir() {
@@ -162,7 +163,14 @@ fn expr(ctx: &mut Ctx, raw: &Spanned<ExprText>, sizes: &[String]) -> Option<Loca
                     let known = if sizes.is_empty() {
                         "the suite declares no sizes: add `sizes = { ... }` to [suite]".to_string()
                     } else {
-                        format!("sizes: {}", sizes.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", "))
+                        format!(
+                            "sizes: {}",
+                            sizes
+                                .iter()
+                                .map(|s| format!("`{s}`"))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )
                     };
                     ctx.error(base + offset, format!("unknown size `{name}` ({known})"));
                     ok = false;
@@ -195,7 +203,12 @@ fn resolve_file(ctx: &mut Ctx, dir: &Path, name: &Spanned<String>, what: &str) -
 }
 
 /// The index of source `s` in `sources`, reading it on first use.
-fn source_index(ctx: &mut Ctx, dir: &Path, sources: &mut Vec<Source>, s: &Spanned<String>) -> Option<usize> {
+fn source_index(
+    ctx: &mut Ctx,
+    dir: &Path,
+    sources: &mut Vec<Source>,
+    s: &Spanned<String>,
+) -> Option<usize> {
     let path = resolve_file(ctx, dir, s, "source")?;
     if let Some(i) = sources.iter().position(|x| x.path == path) {
         return Some(i);
@@ -206,7 +219,10 @@ fn source_index(ctx: &mut Ctx, dir: &Path, sources: &mut Vec<Source>, s: &Spanne
             Some(sources.len() - 1)
         }
         Err(e) => {
-            ctx.error(s.span().start, format!("cannot read `{}`: {e}", path.display()));
+            ctx.error(
+                s.span().start,
+                format!("cannot read `{}`: {e}", path.display()),
+            );
             None
         }
     }
@@ -221,13 +237,18 @@ fn build(ctx: &mut Ctx, raw: RawFile) -> Option<Suite> {
     if !is_ident(&name) {
         ctx.error(
             rs.name.span().start,
-            format!("suite name `{name}` must be letters, digits, `_` or `-`, starting with a letter"),
+            format!(
+                "suite name `{name}` must be letters, digits, `_` or `-`, starting with a letter"
+            ),
         );
     }
 
     // Sources: the suite's default, then each kernel's own.
     let mut sources: Vec<Source> = Vec::new();
-    let default_source = rs.source.as_ref().and_then(|s| source_index(ctx, &dir, &mut sources, s));
+    let default_source = rs
+        .source
+        .as_ref()
+        .and_then(|s| source_index(ctx, &dir, &mut sources, s));
 
     let mut include_dirs = vec![dir.clone()];
     for inc in &rs.include_dirs {
@@ -237,7 +258,11 @@ fn build(ctx: &mut Ctx, raw: RawFile) -> Option<Suite> {
         } else {
             ctx.error(
                 inc.span().start,
-                format!("include dir `{}` not found (looked for `{}`)", inc.get_ref(), p.display()),
+                format!(
+                    "include dir `{}` not found (looked for `{}`)",
+                    inc.get_ref(),
+                    p.display()
+                ),
             );
         }
     }
@@ -245,12 +270,18 @@ fn build(ctx: &mut Ctx, raw: RawFile) -> Option<Suite> {
 
     // Sizes.
     let mut sizes: Vec<(String, Vec<i64>)> = Vec::new();
-    let sizes_at = rs.sizes.as_ref().map(|s| s.span().start).unwrap_or(suite_at);
+    let sizes_at = rs
+        .sizes
+        .as_ref()
+        .map(|s| s.span().start)
+        .unwrap_or(suite_at);
     if let Some(table) = &rs.sizes {
         for (k, v) in table.get_ref() {
             let values = match v {
                 toml::Value::Integer(i) => vec![*i],
-                toml::Value::Array(a) => a.iter().filter_map(|x| x.as_integer()).collect::<Vec<_>>(),
+                toml::Value::Array(a) => {
+                    a.iter().filter_map(|x| x.as_integer()).collect::<Vec<_>>()
+                }
                 _ => vec![],
             };
             let count = match v {
@@ -258,7 +289,10 @@ fn build(ctx: &mut Ctx, raw: RawFile) -> Option<Suite> {
                 _ => 1,
             };
             if !is_ident(k) || k.contains('-') {
-                ctx.error(sizes_at, format!("size name `{k}` must be letters, digits or `_`"));
+                ctx.error(
+                    sizes_at,
+                    format!("size name `{k}` must be letters, digits or `_`"),
+                );
             } else if values.is_empty() || values.len() != count || values.iter().any(|v| *v < 1) {
                 ctx.error(
                     sizes_at,
@@ -274,12 +308,19 @@ fn build(ctx: &mut Ctx, raw: RawFile) -> Option<Suite> {
         None | Some("product") => false,
         Some("zip") => {
             if sizes.windows(2).any(|w| w[0].1.len() != w[1].1.len()) {
-                ctx.error(sizes_at, "`sweep = \"zip\"` needs every size list to have the same length");
+                ctx.error(
+                    sizes_at,
+                    "`sweep = \"zip\"` needs every size list to have the same length",
+                );
             }
             true
         }
         Some(other) => {
-            let at = rs.sweep.as_ref().map(|s| s.span().start).unwrap_or(suite_at);
+            let at = rs
+                .sweep
+                .as_ref()
+                .map(|s| s.span().start)
+                .unwrap_or(suite_at);
             ctx.error(at, format!("unknown sweep `{other}` (write \"product\" for every combination or \"zip\" to pair lists element by element)"));
             false
         }
@@ -294,11 +335,20 @@ fn build(ctx: &mut Ctx, raw: RawFile) -> Option<Suite> {
         let b = rb.get_ref();
         let bname = b.name.get_ref().clone();
         if !is_ident(&bname) || bname.contains('-') {
-            ctx.error(b.name.span().start, format!("buffer name `{bname}` must be letters, digits or `_`"));
+            ctx.error(
+                b.name.span().start,
+                format!("buffer name `{bname}` must be letters, digits or `_`"),
+            );
         } else if by_name.contains_key(&bname) {
-            ctx.error(b.name.span().start, format!("buffer `{bname}` is declared twice (rename one)"));
+            ctx.error(
+                b.name.span().start,
+                format!("buffer `{bname}` is declared twice (rename one)"),
+            );
         } else if size_names.contains(&bname) {
-            ctx.error(b.name.span().start, format!("buffer `{bname}` has the name of a size (rename one)"));
+            ctx.error(
+                b.name.span().start,
+                format!("buffer `{bname}` has the name of a size (rename one)"),
+            );
         }
         let dtype = DType::parse(b.dtype.get_ref()).unwrap_or_else(|| {
             ctx.error(
@@ -316,8 +366,15 @@ fn build(ctx: &mut Ctx, raw: RawFile) -> Option<Suite> {
             Some("output") => Role::Output,
             Some("inout") => Role::Inout,
             Some(other) => {
-                let at = b.role.as_ref().map(|r| r.span().start).unwrap_or(rb.span().start);
-                ctx.error(at, format!("unknown role `{other}` (use \"input\", \"output\" or \"inout\")"));
+                let at = b
+                    .role
+                    .as_ref()
+                    .map(|r| r.span().start)
+                    .unwrap_or(rb.span().start);
+                ctx.error(
+                    at,
+                    format!("unknown role `{other}` (use \"input\", \"output\" or \"inout\")"),
+                );
                 Role::Input
             }
         };
@@ -347,7 +404,10 @@ fn build(ctx: &mut Ctx, raw: RawFile) -> Option<Suite> {
     if buffers.is_empty() {
         ctx.error(suite_at, "the suite declares no buffers (add `[[buffer]]` tables; kernels need outputs to check)");
     } else if !buffers.iter().any(|b| b.role.is_output()) {
-        ctx.error(suite_at, "no buffer has role \"output\" or \"inout\": nothing could be checked");
+        ctx.error(
+            suite_at,
+            "no buffer has role \"output\" or \"inout\": nothing could be checked",
+        );
     }
 
     // Kernels.
@@ -359,14 +419,26 @@ fn build(ctx: &mut Ctx, raw: RawFile) -> Option<Suite> {
         let k = rk.get_ref();
         let kname = k.name.get_ref().clone();
         if !is_ident(&kname) {
-            ctx.error(k.name.span().start, format!("kernel name `{kname}` must be letters, digits, `_` or `-`"));
+            ctx.error(
+                k.name.span().start,
+                format!("kernel name `{kname}` must be letters, digits, `_` or `-`"),
+            );
         } else if kernels.iter().any(|x: &Kernel| x.name == kname) {
-            ctx.error(k.name.span().start, format!("kernel `{kname}` is declared twice (rename one)"));
+            ctx.error(
+                k.name.span().start,
+                format!("kernel `{kname}` is declared twice (rename one)"),
+            );
         }
         if k.reference {
             if let Some(r) = reference {
                 let first: &Kernel = &kernels[r];
-                ctx.error(rk.span().start, format!("kernel `{kname}` and kernel `{}` both say `reference = true` (keep one)", first.name));
+                ctx.error(
+                    rk.span().start,
+                    format!(
+                        "kernel `{kname}` and kernel `{}` both say `reference = true` (keep one)",
+                        first.name
+                    ),
+                );
             } else {
                 reference = Some(kernels.len());
             }
@@ -383,7 +455,15 @@ fn build(ctx: &mut Ctx, raw: RawFile) -> Option<Suite> {
         };
         let decl = kernel_decl(ctx, k, &by_name, &size_names);
         if let (Some(si), Some(decl)) = (source, &decl) {
-            check_signature(ctx, &sources[si], k.entry.get_ref(), &k.entry, decl, &buffers, &k.args);
+            check_signature(
+                ctx,
+                &sources[si],
+                k.entry.get_ref(),
+                &k.entry,
+                decl,
+                &buffers,
+                &k.args,
+            );
         }
         kernel_lines.push(crate::error::line_col(ctx.text, rk.span().start).0);
         kernels.push(Kernel {
@@ -395,7 +475,10 @@ fn build(ctx: &mut Ctx, raw: RawFile) -> Option<Suite> {
         kernel_decls.extend(decl);
     }
     if kernels.is_empty() {
-        ctx.error(suite_at, "the suite declares no kernels (add `[[kernel]]` tables, one with `reference = true`)");
+        ctx.error(
+            suite_at,
+            "the suite declares no kernels (add `[[kernel]]` tables, one with `reference = true`)",
+        );
     } else if reference.is_none() {
         ctx.error(
             raw.kernel[0].span().start,
@@ -403,7 +486,14 @@ fn build(ctx: &mut Ctx, raw: RawFile) -> Option<Suite> {
         );
     }
 
-    let check = build_check(ctx, raw.check.as_ref(), &buffers, &by_name, &dir, &mut npy_checks);
+    let check = build_check(
+        ctx,
+        raw.check.as_ref(),
+        &buffers,
+        &by_name,
+        &dir,
+        &mut npy_checks,
+    );
     let (bench, bytes, flops) = build_bench(ctx, raw.bench.as_ref(), &size_names);
 
     if !ctx.diagnostics.is_empty() {
@@ -446,7 +536,12 @@ fn parse_init(
 ) -> Option<Init> {
     let at = raw.span().start;
     let i = raw.get_ref();
-    let given = [i.random.is_some(), i.constant.is_some(), i.iota.is_some(), i.npy.is_some()];
+    let given = [
+        i.random.is_some(),
+        i.constant.is_some(),
+        i.iota.is_some(),
+        i.npy.is_some(),
+    ];
     if given.iter().filter(|g| **g).count() != 1 {
         ctx.error(at, "an init takes exactly one of `random`, `constant`, `iota` or `npy`, e.g. `{ random = \"normal\" }` or `{ constant = 0.0 }`");
         return None;
@@ -478,13 +573,26 @@ fn parse_init(
                     ctx.error(at, "random = \"int\" needs `min` and `max` (both included)");
                     return None;
                 };
-                if min.fract() != 0.0 || max.fract() != 0.0 || min > max || !in_range(min) || !in_range(max) {
+                if min.fract() != 0.0
+                    || max.fract() != 0.0
+                    || min > max
+                    || !in_range(min)
+                    || !in_range(max)
+                {
                     ctx.error(at, format!("random = \"int\" needs whole numbers min <= max within `{dtype}` (got {min} and {max})"));
                 }
-                Init::Integers { min: min as i64, max: max as i64 }
+                Init::Integers {
+                    min: min as i64,
+                    max: max as i64,
+                }
             }
             other => {
-                ctx.error(kind.span().start, format!("unknown random kind `{other}` (use \"uniform\", \"normal\" or \"int\")"));
+                ctx.error(
+                    kind.span().start,
+                    format!(
+                        "unknown random kind `{other}` (use \"uniform\", \"normal\" or \"int\")"
+                    ),
+                );
                 return None;
             }
         }
@@ -494,7 +602,10 @@ fn parse_init(
         }
         Init::Constant(c)
     } else if let Some(start) = i.iota {
-        Init::Iota { start, step: i.step.unwrap_or(1.0) }
+        Init::Iota {
+            start,
+            step: i.step.unwrap_or(1.0),
+        }
     } else {
         let name = i.npy.as_ref()?;
         let path = resolve_file(ctx, dir, name, "npy file")?;
@@ -511,9 +622,15 @@ fn parse_init(
         Init::Uniform { .. } => i.mean.is_some() || i.std.is_some() || i.step.is_some(),
         Init::Normal { .. } => i.min.is_some() || i.max.is_some() || i.step.is_some(),
         Init::Integers { .. } => i.mean.is_some() || i.std.is_some() || i.step.is_some(),
-        Init::Iota { .. } => i.min.is_some() || i.max.is_some() || i.mean.is_some() || i.std.is_some(),
+        Init::Iota { .. } => {
+            i.min.is_some() || i.max.is_some() || i.mean.is_some() || i.std.is_some()
+        }
         Init::Constant(_) | Init::Npy(_) => {
-            i.min.is_some() || i.max.is_some() || i.mean.is_some() || i.std.is_some() || i.step.is_some()
+            i.min.is_some()
+                || i.max.is_some()
+                || i.mean.is_some()
+                || i.std.is_some()
+                || i.step.is_some()
         }
     };
     if stray {
@@ -531,10 +648,17 @@ fn kernel_decl(
     let mut ok = true;
     let mut dims = |ctx: &mut Ctx, list: &Spanned<Vec<Spanned<ExprText>>>, what: &str| {
         if list.get_ref().is_empty() || list.get_ref().len() > 3 {
-            ctx.error(list.span().start, format!("`{what}` takes 1 to 3 dimensions, as in `{what} = [\"ceil(n / 256)\"]`"));
+            ctx.error(
+                list.span().start,
+                format!("`{what}` takes 1 to 3 dimensions, as in `{what} = [\"ceil(n / 256)\"]`"),
+            );
             ok = false;
         }
-        let parsed: Vec<_> = list.get_ref().iter().filter_map(|d| expr(ctx, d, sizes)).collect();
+        let parsed: Vec<_> = list
+            .get_ref()
+            .iter()
+            .filter_map(|d| expr(ctx, d, sizes))
+            .collect();
         ok &= parsed.len() == list.get_ref().len();
         parsed
     };
@@ -552,14 +676,22 @@ fn kernel_decl(
     for a in k.args.get_ref() {
         let base = a.span().start + 1;
         match args::parse(a.get_ref(), by_name, sizes) {
-            Ok(spec) => parsed_args.push(Located { value: spec, at: base }),
+            Ok(spec) => parsed_args.push(Located {
+                value: spec,
+                at: base,
+            }),
             Err(e) => {
                 ctx.error(base + e.offset, e.message);
                 ok = false;
             }
         }
     }
-    ok.then_some(KernelDecl { grid, block, shared, args: parsed_args })
+    ok.then_some(KernelDecl {
+        grid,
+        block,
+        shared,
+        args: parsed_args,
+    })
 }
 
 fn check_signature(
@@ -573,30 +705,45 @@ fn check_signature(
 ) {
     let Some(sig) = signature::find(&source.text, entry) else {
         let base = entry.split('<').next().unwrap_or(entry);
-        let declared = source.text.contains(&format!("{base}(")) || source.text.contains(&format!("{base} ("));
+        let declared =
+            source.text.contains(&format!("{base}(")) || source.text.contains(&format!("{base} ("));
         if !declared {
             ctx.error(
                 entry_at.span().start,
-                format!("no function `{base}` in `{}` (check the spelling, or the kernel's `source`)", source.path.display()),
+                format!(
+                    "no function `{base}` in `{}` (check the spelling, or the kernel's `source`)",
+                    source.path.display()
+                ),
             );
         }
         return;
     };
     let where_ = format!("`{}` ({}:{})", entry, source.path.display(), sig.line);
     if sig.params.len() != decl.args.len() {
-        let list = sig.params.iter().map(|p| p.text.as_str()).collect::<Vec<_>>().join(", ");
+        let list = sig
+            .params
+            .iter()
+            .map(|p| p.text.as_str())
+            .collect::<Vec<_>>()
+            .join(", ");
         ctx.error(
             raw_args.span().start,
-            format!("{} args given, but {where_} takes {}: ({list})", decl.args.len(), sig.params.len()),
+            format!(
+                "{} args given, but {where_} takes {}: ({list})",
+                decl.args.len(),
+                sig.params.len()
+            ),
         );
         return;
     }
     for (param, arg) in sig.params.iter().zip(&decl.args) {
         let message = match (&arg.value, param.kind, param.pointer) {
-            (ArgSpec::Buffer(b), ParamKind::Elements(t), true) if buffers[*b].dtype != t => Some(format!(
-                "buffer `{}` holds {} but parameter `{}` of {where_} points to {t}",
-                buffers[*b].name, buffers[*b].dtype, param.text
-            )),
+            (ArgSpec::Buffer(b), ParamKind::Elements(t), true) if buffers[*b].dtype != t => {
+                Some(format!(
+                    "buffer `{}` holds {} but parameter `{}` of {where_} points to {t}",
+                    buffers[*b].name, buffers[*b].dtype, param.text
+                ))
+            }
             (ArgSpec::Buffer(b), _, false) => Some(format!(
                 "buffer `{}` is passed where {where_} takes `{}`, not a pointer",
                 buffers[*b].name, param.text
@@ -647,8 +794,14 @@ fn build_check(
         golden: BTreeMap::new(),
     };
     let rc = raw.map(|r| r.get_ref());
-    let (rtol, atol, allow_nan) = rc.map_or((None, None, false), |c| (c.rtol.clone(), c.atol.clone(), c.allow_nan));
-    for (i, b) in buffers.iter().enumerate().filter(|(_, b)| b.role.is_output()) {
+    let (rtol, atol, allow_nan) = rc.map_or((None, None, false), |c| {
+        (c.rtol.clone(), c.atol.clone(), c.allow_nan)
+    });
+    for (i, b) in buffers
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| b.role.is_output())
+    {
         let (dr, da) = b.dtype.default_tolerance();
         let tol = Tolerance {
             rtol: parse_tolerance(ctx, &rtol, dr),
@@ -669,18 +822,37 @@ fn build_check(
         match by_name.get(name.get_ref()) {
             Some(&i) if buffers[i].role.is_output() => Some(i),
             Some(_) => {
-                ctx.error(name.span().start, format!("`{}` is an input: only outputs are compared", name.get_ref()));
+                ctx.error(
+                    name.span().start,
+                    format!(
+                        "`{}` is an input: only outputs are compared",
+                        name.get_ref()
+                    ),
+                );
                 None
             }
             None => {
-                let outs: Vec<_> = buffers.iter().filter(|b| b.role.is_output()).map(|b| format!("`{}`", b.name)).collect();
-                ctx.error(name.span().start, format!("no buffer `{}` (outputs: {})", name.get_ref(), outs.join(", ")));
+                let outs: Vec<_> = buffers
+                    .iter()
+                    .filter(|b| b.role.is_output())
+                    .map(|b| format!("`{}`", b.name))
+                    .collect();
+                ctx.error(
+                    name.span().start,
+                    format!(
+                        "no buffer `{}` (outputs: {})",
+                        name.get_ref(),
+                        outs.join(", ")
+                    ),
+                );
                 None
             }
         }
     };
     for (name, tol) in &rc.output {
-        let Some(i) = output_index(ctx, name) else { continue };
+        let Some(i) = output_index(ctx, name) else {
+            continue;
+        };
         let base = check.tolerances[&i];
         let t = tol.get_ref();
         let tol = Tolerance {
@@ -691,16 +863,31 @@ fn build_check(
         check.tolerances.insert(i, tol);
     }
     for (name, file) in &rc.golden {
-        let Some(i) = output_index(ctx, name) else { continue };
-        let fixed = |b: &Buffer| !matches!(b.init, Some(Init::Uniform { .. } | Init::Normal { .. } | Init::Integers { .. }));
+        let Some(i) = output_index(ctx, name) else {
+            continue;
+        };
+        let fixed = |b: &Buffer| {
+            !matches!(
+                b.init,
+                Some(Init::Uniform { .. } | Init::Normal { .. } | Init::Integers { .. })
+            )
+        };
         if let Some(b) = buffers.iter().find(|b| b.role != Role::Output && !fixed(b)) {
             ctx.error(name.span().start, format!("golden outputs need fixed inputs, but `{}` is random (give it `init = {{ npy = \"...\" }}`)", b.name));
         }
-        let Some(path) = resolve_file(ctx, dir, file, "golden file") else { continue };
+        let Some(path) = resolve_file(ctx, dir, file, "golden file") else {
+            continue;
+        };
         match npy::read(&path) {
             Ok(a) if a.data.dtype != buffers[i].dtype => ctx.error(
                 file.span().start,
-                format!("`{}` holds {} but output `{}` is `{}`", file.get_ref(), a.data.dtype, buffers[i].name, buffers[i].dtype),
+                format!(
+                    "`{}` holds {} but output `{}` is `{}`",
+                    file.get_ref(),
+                    a.data.dtype,
+                    buffers[i].name,
+                    buffers[i].dtype
+                ),
             ),
             Ok(a) => npy_checks.push((i, a.data.len(), file.span().start)),
             Err(e) => ctx.error(file.span().start, format!("`{}`: {e}", file.get_ref())),
@@ -712,7 +899,11 @@ fn build_check(
 
 type BenchParts = (Bench, Option<Located<Expr>>, Option<Located<Expr>>);
 
-fn build_bench(ctx: &mut Ctx, raw: Option<&Spanned<super::schema::RawBench>>, sizes: &[String]) -> BenchParts {
+fn build_bench(
+    ctx: &mut Ctx,
+    raw: Option<&Spanned<super::schema::RawBench>>,
+    sizes: &[String],
+) -> BenchParts {
     let mut bench = Bench {
         l2_flush: true,
         min_samples: DEFAULT_MIN_SAMPLES,
@@ -733,7 +924,13 @@ fn build_bench(ctx: &mut Ctx, raw: Option<&Spanned<super::schema::RawBench>>, si
     if let Some(m) = &rb.max_samples {
         bench.max_samples = *m.get_ref();
         if bench.max_samples < bench.min_samples {
-            ctx.error(m.span().start, format!("`max_samples` must be at least `min_samples` ({})", bench.min_samples));
+            ctx.error(
+                m.span().start,
+                format!(
+                    "`max_samples` must be at least `min_samples` ({})",
+                    bench.min_samples
+                ),
+            );
         }
     }
     if let Some(m) = &rb.max_time_ms {
@@ -745,7 +942,13 @@ fn build_bench(ctx: &mut Ctx, raw: Option<&Spanned<super::schema::RawBench>>, si
     if let Some(p) = &rb.precision {
         match parse_percent(p.get_ref()) {
             Some(v) if v > 0.0 && v < 1.0 => bench.precision = v,
-            _ => ctx.error(p.span().start, format!("bad precision `{}` (write a percentage such as \"0.5%\")", p.get_ref())),
+            _ => ctx.error(
+                p.span().start,
+                format!(
+                    "bad precision `{}` (write a percentage such as \"0.5%\")",
+                    p.get_ref()
+                ),
+            ),
         }
     }
     let bytes = rb.bytes.as_ref().and_then(|b| expr(ctx, b, sizes));

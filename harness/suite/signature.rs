@@ -114,7 +114,12 @@ fn classify(text: &str) -> Param {
     let words: Vec<&str> = text
         .split(|c: char| c.is_whitespace() || c == '*' || c == '&')
         .filter(|w| !w.is_empty())
-        .filter(|w| !matches!(*w, "const" | "volatile" | "__restrict__" | "__restrict" | "restrict"))
+        .filter(|w| {
+            !matches!(
+                *w,
+                "const" | "volatile" | "__restrict__" | "__restrict" | "restrict"
+            )
+        })
         .collect();
     let type_words = if words.len() > 1 {
         &words[..words.len() - 1]

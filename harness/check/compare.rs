@@ -1,0 +1,186 @@
+//! `compare`: element-by-element comparison of an output with its expected values.
+//!
+//! An element passes when `|a - e| <= atol` or `|a - e| <= rtol * max(|a|, |e|)` (the rule of
+//! the `approx` crate's `relative_eq!`, symmetric in its arguments). NaN passes only against
+//! NaN, and only where the suite says `allow_nan`; infinities must match exactly.
+
+use crate::dtype::HostData;
+use crate::suite::Tolerance;
+use std::fmt;
+
+/// How an output differs from what was expected.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mismatch {
+    /// Elements outside the tolerance.
+    pub count: usize,
+    /// Elements compared.
+    pub total: usize,
+    /// The element that is furthest outside it.
+    pub worst: usize,
+    /// Its value.
+    pub actual: String,
+    /// What was expected there.
+    pub expected: String,
+    /// The tolerance applied.
+    pub tolerance: Tolerance,
+}
+
+impl fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} of {} elements differ; worst at index {}: got {}, expected {} (rtol {:e}, atol {:e}{})",
+            self.count,
+            self.total,
+            self.worst,
+            self.actual,
+            self.expected,
+            self.tolerance.rtol,
+            self.tolerance.atol,
+            if self.tolerance.allow_nan { ", NaN allowed" } else { "" }
+        )
+    }
+}
+
+/// How far outside the tolerance `a` is from `e`: 0 when within it, infinite for NaN/∞
+/// disagreements.
+fn excess(a: f64, e: f64, tol: &Tolerance) -> f64 {
+    if a.is_nan() || e.is_nan() {
+        return if a.is_nan() && e.is_nan() && tol.allow_nan {
+            0.0
+        } else {
+            f64::INFINITY
+        };
+    }
+    if a.is_infinite() || e.is_infinite() {
+        return if a == e { 0.0 } else { f64::INFINITY };
+    }
+    if approx::relative_eq!(a, e, epsilon = tol.atol, max_relative = tol.rtol) {
+        return 0.0;
+    }
+    let allowed = tol.atol.max(tol.rtol * a.abs().max(e.abs()));
+    let diff = (a - e).abs();
+    if allowed > 0.0 {
+        diff / allowed
+    } else {
+        // Exact comparison: rank by the raw difference, above any in-tolerance ratio.
+        1.0 + diff
+    }
+}
+
+/// Compares `actual` with `expected` (same type and length).
+pub fn compare(actual: &HostData, expected: &HostData, tol: Tolerance) -> Result<(), Mismatch> {
+    assert_eq!(actual.dtype, expected.dtype, "compare needs one type");
+    assert_eq!(actual.len(), expected.len(), "compare needs one length");
+    let mut count = 0;
+    let mut worst = (0usize, 0.0f64);
+    for i in 0..actual.len() {
+        let x = excess(actual.get(i), expected.get(i), &tol);
+        if x > 0.0 {
+            count += 1;
+            if count == 1 || x > worst.1 {
+                worst = (i, x);
+            }
+        }
+    }
+    if count == 0 {
+        return Ok(());
+    }
+    Err(Mismatch {
+        count,
+        total: actual.len(),
+        worst: worst.0,
+        actual: actual.show(worst.0),
+        expected: expected.show(worst.0),
+        tolerance: tol,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dtype::DType;
+
+    const TOL: Tolerance = Tolerance {
+        rtol: 1e-3,
+        atol: 1e-6,
+        allow_nan: false,
+    };
+
+    fn f32s(v: &[f64]) -> HostData {
+        HostData::from_f64(DType::F32, v.iter().copied())
+    }
+
+    #[test]
+    fn within_tolerance_passes() {
+        assert_eq!(
+            compare(
+                &f32s(&[1.0, 1000.0, 0.0]),
+                &f32s(&[1.0005, 1000.9, 1e-7]),
+                TOL
+            ),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn reports_count_worst_and_values() {
+        let m = compare(
+            &f32s(&[1.0, 2.0, 3.0, 4.0]),
+            &f32s(&[1.0, 2.1, 3.0, 5.0]),
+            TOL,
+        )
+        .unwrap_err();
+        assert_eq!((m.count, m.total, m.worst), (2, 4, 3));
+        assert_eq!((m.actual.as_str(), m.expected.as_str()), ("4e0", "5e0"));
+        let text = m.to_string();
+        assert!(
+            text.contains("2 of 4 elements differ; worst at index 3"),
+            "{text}"
+        );
+        assert!(text.contains("rtol 1e-3"), "{text}");
+    }
+
+    #[test]
+    fn nan_never_passes_unless_allowed() {
+        let nan = f32s(&[f64::NAN]);
+        assert!(
+            compare(&nan, &nan, TOL).is_err(),
+            "NaN == NaN is not a pass by default"
+        );
+        assert!(compare(&nan, &f32s(&[1.0]), TOL).is_err());
+        assert!(compare(&f32s(&[1.0]), &nan, TOL).is_err());
+        let allow = Tolerance {
+            allow_nan: true,
+            ..TOL
+        };
+        assert_eq!(compare(&nan, &nan, allow), Ok(()));
+        assert!(compare(&nan, &f32s(&[1.0]), allow).is_err());
+        // The poison pattern (all bytes 0xFF) is NaN and fails against any real value.
+        assert!(compare(&HostData::poison(DType::F32, 1), &f32s(&[0.0]), TOL).is_err());
+    }
+
+    #[test]
+    fn infinities_must_match() {
+        let inf = f32s(&[f64::INFINITY]);
+        assert_eq!(compare(&inf, &inf, TOL), Ok(()));
+        assert!(compare(&inf, &f32s(&[f64::NEG_INFINITY]), TOL).is_err());
+        assert!(compare(&inf, &f32s(&[3.4e38]), TOL).is_err());
+    }
+
+    #[test]
+    fn integers_compare_exactly() {
+        let exact = Tolerance {
+            rtol: 0.0,
+            atol: 0.0,
+            allow_nan: false,
+        };
+        let a = HostData::from_f64(DType::I32, [1.0, 2.0, 7.0]);
+        let b = HostData::from_f64(DType::I32, [1.0, 3.0, 9.0]);
+        let m = compare(&a, &b, exact).unwrap_err();
+        assert_eq!(
+            (m.count, m.worst, m.actual.as_str(), m.expected.as_str()),
+            (2, 2, "7", "9")
+        );
+    }
+}

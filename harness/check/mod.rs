@@ -1,0 +1,6 @@
+//! `verify`: correctness of one trial — fresh seeded inputs, poisoned outputs, comparison with
+//! the reference kernel (and golden files), inputs checked unchanged.
+
+pub mod compare;
+pub mod inputs;
+pub mod verify;

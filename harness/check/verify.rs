@@ -1,0 +1,177 @@
+//! `verify`: runs a kernel and the reference on `trials` sets of fresh seeded inputs and
+//! compares them output by output. Outputs are poisoned (every byte 0xFF) before every run,
+//! so an element nothing wrote is NaN (floats) or all ones (integers) and fails; inputs are
+//! read back after every run and must be unchanged.
+
+use super::compare::compare;
+use super::inputs::generate;
+use crate::device::{DeviceBuffer, DeviceError, Function, Gpu, KernelArg, LaunchDims};
+use crate::dtype::HostData;
+use crate::npy;
+use crate::suite::{ArgValue, Launch, Role, Suite};
+
+/// Why a trial failed.
+#[derive(Debug)]
+pub enum Failure {
+    /// The kernel computed something wrong, or broke a rule (wrote an input).
+    Wrong(String),
+    /// A CUDA call failed.
+    Device(DeviceError),
+}
+
+impl From<DeviceError> for Failure {
+    fn from(e: DeviceError) -> Failure {
+        Failure::Device(e)
+    }
+}
+
+/// Queues one launch of `f` with the case's buffers.
+pub fn launch(
+    gpu: &Gpu,
+    f: &Function,
+    launch: &Launch,
+    bufs: &[DeviceBuffer],
+) -> Result<(), DeviceError> {
+    let args: Vec<KernelArg> = launch
+        .args
+        .iter()
+        .map(|a| match a {
+            ArgValue::Buffer(i) => KernelArg::Buffer(&bufs[*i]),
+            ArgValue::Scalar(bytes) => KernelArg::Scalar(bytes),
+        })
+        .collect();
+    let dims = LaunchDims {
+        grid: launch.grid,
+        block: launch.block,
+        shared: launch.shared,
+    };
+    gpu.launch(f, dims, &args)
+}
+
+/// Uploads `host` (poisoning outputs) into `bufs`.
+pub fn upload(
+    gpu: &Gpu,
+    bufs: &[DeviceBuffer],
+    host: &[Option<HostData>],
+) -> Result<(), DeviceError> {
+    for (buf, data) in bufs.iter().zip(host) {
+        match data {
+            Some(d) => gpu.upload(buf, &d.bytes)?,
+            None => gpu.fill(buf, 0xFF)?,
+        }
+    }
+    Ok(())
+}
+
+/// Runs kernel `k` once on `host`, and returns what it left in every output buffer.
+fn run_once(
+    gpu: &Gpu,
+    suite: &Suite,
+    case: usize,
+    k: usize,
+    funcs: &[Function],
+    bufs: &[DeviceBuffer],
+    host: &[Option<HostData>],
+) -> Result<Vec<Option<HostData>>, Failure> {
+    upload(gpu, bufs, host)?;
+    launch(gpu, &funcs[k], &suite.cases[case].launches[k], bufs)?;
+    gpu.synchronize()?;
+    let mut outputs = Vec::new();
+    for (i, b) in suite.buffers.iter().enumerate() {
+        let bytes = gpu.download(&bufs[i])?;
+        let now = HostData {
+            dtype: b.dtype,
+            bytes,
+        };
+        if b.role == Role::Input {
+            let before = host[i].as_ref().expect("inputs are initialized");
+            if let Some(first) = (0..now.len()).find(|&j| now.bytes_of(j) != before.bytes_of(j)) {
+                let changed = (0..now.len())
+                    .filter(|&j| now.bytes_of(j) != before.bytes_of(j))
+                    .count();
+                return Err(Failure::Wrong(format!(
+                    "kernel `{}` changed input `{}`: {changed} of {} elements, first at index {first} ({} became {}); declare it `role = \"inout\"` if the kernel writes it",
+                    suite.kernels[k].name,
+                    b.name,
+                    now.len(),
+                    before.show(first),
+                    now.show(first)
+                )));
+            }
+            outputs.push(None);
+        } else {
+            outputs.push(Some(now));
+        }
+    }
+    Ok(outputs)
+}
+
+/// Checks kernel `k` of `case` against the suite's reference (and, for the reference itself,
+/// against golden files and for unwritten elements). Leaves the buffers holding the last
+/// input set.
+pub fn verify(
+    gpu: &Gpu,
+    suite: &Suite,
+    case: usize,
+    k: usize,
+    funcs: &[Function],
+    bufs: &[DeviceBuffer],
+    first_seed: u64,
+) -> Result<(), Failure> {
+    let r = suite.reference;
+    let label = &suite.cases[case].label;
+    let in_case = if label.is_empty() {
+        String::new()
+    } else {
+        format!(" for {label}")
+    };
+    let trials = suite.check.trials;
+    for t in 0..trials {
+        let seed = first_seed.wrapping_add(t as u64);
+        let host = generate(suite, case, seed).map_err(Failure::Wrong)?;
+        let expected = run_once(gpu, suite, case, r, funcs, bufs, &host)?;
+        let where_ = format!("{in_case} with inputs from seed {seed} (set {} of {trials}; rerun with KERNELGATE_SEED={seed})", t + 1);
+        if k == r {
+            for (i, out) in expected.iter().enumerate() {
+                let Some(out) = out else { continue };
+                let tol = suite.check.tolerances[&i];
+                let name = &suite.buffers[i].name;
+                if let Err(m) = compare(out, out, tol) {
+                    return Err(Failure::Wrong(format!(
+                        "reference kernel `{}` left {} of {} elements of `{name}` NaN{where_}, first bad at index {} (outputs are poisoned with 0xFF before each run, so an element nothing wrote reads NaN; set `allow_nan` if NaN is a real result)",
+                        suite.kernels[r].name, m.count, m.total, m.worst
+                    )));
+                }
+                if let (0, Some(path)) = (t, suite.check.golden.get(&i)) {
+                    let golden = npy::read(path)
+                        .map_err(|e| Failure::Wrong(format!("golden `{}`: {e}", path.display())))?;
+                    if golden.data.len() != out.len() {
+                        return Err(Failure::Wrong(format!(
+                            "golden `{}` changed since the suite was loaded",
+                            path.display()
+                        )));
+                    }
+                    if let Err(m) = compare(out, &golden.data, tol) {
+                        return Err(Failure::Wrong(format!(
+                            "output `{name}` of reference kernel `{}` differs from golden `{}`{in_case}: {m}",
+                            suite.kernels[r].name,
+                            path.display()
+                        )));
+                    }
+                }
+            }
+            continue;
+        }
+        let actual = run_once(gpu, suite, case, k, funcs, bufs, &host)?;
+        for (i, (a, e)) in actual.iter().zip(&expected).enumerate() {
+            let (Some(a), Some(e)) = (a, e) else { continue };
+            if let Err(m) = compare(a, e, suite.check.tolerances[&i]) {
+                return Err(Failure::Wrong(format!(
+                    "output `{}` of `{}` differs from the reference `{}`{where_}: {m}",
+                    suite.buffers[i].name, suite.kernels[k].name, suite.kernels[r].name
+                )));
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,299 @@
+//! `compile`: NVRTC to a CUBIN for one architecture, through an on-disk cache keyed by the
+//! source, every header in its include folders, the options, the entries, the architecture
+//! and NVRTC's version — so a second run compiles nothing.
+
+use cudarc::nvrtc::{result as nvrtc, sys as nvrtc_sys};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::ffi::{c_char, CStr, CString};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// What to compile.
+#[derive(Debug, Clone)]
+pub struct CompileRequest<'a> {
+    /// Source file, for NVRTC's messages and for relative includes.
+    pub path: &'a Path,
+    /// The source text.
+    pub text: &'a str,
+    /// `-I` folders.
+    pub include_dirs: &'a [PathBuf],
+    /// Extra NVRTC options.
+    pub options: &'a [String],
+    /// Entry points, as name expressions (`saxpy`, `scale<float>`).
+    pub entries: &'a [String],
+    /// Target, e.g. `sm_90`.
+    pub arch: &'a str,
+}
+
+/// A compiled module.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Compiled {
+    /// The CUBIN image.
+    #[serde(skip)]
+    pub cubin: Vec<u8>,
+    /// The mangled (lowered) name of each entry, in request order.
+    pub lowered: Vec<String>,
+    /// NVRTC's log (warnings), empty when it said nothing.
+    pub log: String,
+    /// Whether this came from the cache.
+    #[serde(skip)]
+    pub cached: bool,
+}
+
+/// Why a compile failed.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum CompileError {
+    /// NVRTC rejected the source.
+    #[error("NVRTC failed to compile `{path}`:\n{log}")]
+    Source {
+        /// The source file.
+        path: String,
+        /// NVRTC's log.
+        log: String,
+    },
+    /// NVRTC itself failed (not the user's code).
+    #[error("NVRTC error in `{call}`: {code:?}")]
+    Nvrtc {
+        /// Which call.
+        call: &'static str,
+        /// The result code.
+        code: nvrtc_sys::nvrtcResult,
+    },
+    /// An entry could not be found after compiling.
+    #[error("`{entry}` is not a `__global__` function in `{path}` (declare it `extern \"C\" __global__`, or name a template instantiation such as `f<float>`)")]
+    NoEntry {
+        /// The name expression.
+        entry: String,
+        /// The source file.
+        path: String,
+    },
+    /// Text with a NUL byte cannot be handed to NVRTC.
+    #[error("{0} contains a NUL byte")]
+    Nul(String),
+}
+
+/// Counts of compiles and cache hits in this process.
+static COMPILED: AtomicUsize = AtomicUsize::new(0);
+static CACHED: AtomicUsize = AtomicUsize::new(0);
+
+/// `(compiled, from cache)` in this process so far.
+pub fn counts() -> (usize, usize) {
+    (
+        COMPILED.load(Ordering::Relaxed),
+        CACHED.load(Ordering::Relaxed),
+    )
+}
+
+/// NVRTC's version, `(major, minor)`.
+pub fn nvrtc_version() -> Result<(i32, i32), CompileError> {
+    let (mut major, mut minor) = (0, 0);
+    // SAFETY: both pointers are valid for writes for the call's duration.
+    unsafe { nvrtc_sys::nvrtcVersion(&mut major, &mut minor) }
+        .result()
+        .map_err(|e| CompileError::Nvrtc {
+            call: "nvrtcVersion",
+            code: e.0,
+        })?;
+    Ok((major, minor))
+}
+
+/// The cache key of a request: a hex SHA-256.
+pub fn cache_key(req: &CompileRequest, nvrtc: (i32, i32)) -> String {
+    let mut h = Sha256::new();
+    let mut field = |bytes: &[u8]| {
+        h.update((bytes.len() as u64).to_le_bytes());
+        h.update(bytes);
+    };
+    field(b"kernelgate-cubin-v1");
+    field(req.text.as_bytes());
+    for dir in req.include_dirs {
+        for (path, bytes) in headers(dir) {
+            field(path.to_string_lossy().as_bytes());
+            field(&bytes);
+        }
+    }
+    for o in req.options {
+        field(o.as_bytes());
+    }
+    for e in req.entries {
+        field(e.as_bytes());
+    }
+    field(req.arch.as_bytes());
+    field(format!("{}.{}", nvrtc.0, nvrtc.1).as_bytes());
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Header files under `dir` (recursively, sorted), with their contents.
+fn headers(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    const EXTS: [&str; 6] = ["h", "hpp", "cuh", "hh", "inc", "inl"];
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let p = entry.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p
+                .extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| EXTS.contains(&e))
+            {
+                if let Ok(bytes) = std::fs::read(&p) {
+                    out.push((p.strip_prefix(dir).unwrap_or(&p).to_path_buf(), bytes));
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Compiles `req`, or loads it from `cache_dir` when an identical compile is there.
+pub fn compile(req: &CompileRequest, cache_dir: Option<&Path>) -> Result<Compiled, CompileError> {
+    let version = nvrtc_version()?;
+    let key = cache_key(req, version);
+    if let Some(dir) = cache_dir {
+        if let Some(hit) = read_cache(dir, &key) {
+            CACHED.fetch_add(1, Ordering::Relaxed);
+            return Ok(hit);
+        }
+    }
+    let compiled = compile_uncached(req)?;
+    COMPILED.fetch_add(1, Ordering::Relaxed);
+    if let Some(dir) = cache_dir {
+        // A cache that cannot be written costs time, not correctness: carry on.
+        let _ = write_cache(dir, &key, &compiled);
+    }
+    Ok(compiled)
+}
+
+fn read_cache(dir: &Path, key: &str) -> Option<Compiled> {
+    let cubin = std::fs::read(dir.join(format!("{key}.cubin"))).ok()?;
+    let meta = std::fs::read(dir.join(format!("{key}.json"))).ok()?;
+    let mut c: Compiled = serde_json::from_slice(&meta).ok()?;
+    c.cubin = cubin;
+    c.cached = true;
+    Some(c)
+}
+
+/// Writes both files through temporaries and renames, metadata last: a reader finds both or
+/// misses.
+fn write_cache(dir: &Path, key: &str, c: &Compiled) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let put = |name: String, bytes: &[u8]| -> std::io::Result<()> {
+        let tmp = dir.join(format!("{name}.tmp{}", std::process::id()));
+        std::fs::write(&tmp, bytes)?;
+        std::fs::rename(&tmp, dir.join(name))
+    };
+    put(format!("{key}.cubin"), &c.cubin)?;
+    put(
+        format!("{key}.json"),
+        &serde_json::to_vec(c).map_err(std::io::Error::other)?,
+    )
+}
+
+fn cstring(text: &str, what: &str) -> Result<CString, CompileError> {
+    CString::new(text).map_err(|_| CompileError::Nul(what.to_string()))
+}
+
+fn compile_uncached(req: &CompileRequest) -> Result<Compiled, CompileError> {
+    let src = cstring(req.text, &format!("`{}`", req.path.display()))?;
+    let name = cstring(&req.path.to_string_lossy(), "the source path")?;
+    let err =
+        |call: &'static str| move |e: nvrtc::NvrtcError| CompileError::Nvrtc { call, code: e.0 };
+    let prog = nvrtc::create_program(&src, Some(&name)).map_err(err("nvrtcCreateProgram"))?;
+    let guard = Program(prog);
+    let entries: Vec<CString> = req
+        .entries
+        .iter()
+        .map(|e| cstring(e, &format!("entry `{e}`")))
+        .collect::<Result<_, _>>()?;
+    for e in &entries {
+        // SAFETY: `prog` is live (owned by `guard`); `e` is a valid C string that outlives it.
+        unsafe { nvrtc_sys::nvrtcAddNameExpression(guard.0, e.as_ptr()) }
+            .result()
+            .map_err(err("nvrtcAddNameExpression"))?;
+    }
+    let mut options = vec![
+        format!("--gpu-architecture={}", req.arch),
+        "--std=c++17".to_string(),
+    ];
+    options.extend(
+        req.include_dirs
+            .iter()
+            .map(|d| format!("--include-path={}", d.display())),
+    );
+    options.extend(req.options.iter().cloned());
+    for o in &options {
+        cstring(o, &format!("option `{o}`"))?;
+    }
+    // SAFETY: `prog` is live; options hold no NUL (checked above, so cudarc's unwrap holds).
+    let status = unsafe { nvrtc::compile_program(guard.0, &options) };
+    // SAFETY: `prog` is live.
+    let log = unsafe { nvrtc::get_program_log(guard.0) }
+        .map(|l| c_chars_to_string(&l))
+        .unwrap_or_default();
+    if status.is_err() {
+        return Err(CompileError::Source {
+            path: req.path.display().to_string(),
+            log,
+        });
+    }
+    let mut lowered = Vec::new();
+    for (e, text) in entries.iter().zip(req.entries) {
+        let mut out: *const c_char = std::ptr::null();
+        // SAFETY: `prog` is live and compiled; `e` was added as a name expression.
+        let r = unsafe { nvrtc_sys::nvrtcGetLoweredName(guard.0, e.as_ptr(), &mut out) };
+        if r.result().is_err() || out.is_null() {
+            return Err(CompileError::NoEntry {
+                entry: text.clone(),
+                path: req.path.display().to_string(),
+            });
+        }
+        // SAFETY: NVRTC returns a NUL-terminated string owned by `prog`, live here.
+        lowered.push(
+            unsafe { CStr::from_ptr(out) }
+                .to_string_lossy()
+                .into_owned(),
+        );
+    }
+    let mut size = 0usize;
+    // SAFETY: `prog` is live and compiled; `size` is valid for writes.
+    unsafe { nvrtc_sys::nvrtcGetCUBINSize(guard.0, &mut size) }
+        .result()
+        .map_err(err("nvrtcGetCUBINSize"))?;
+    let mut cubin = vec![0u8; size];
+    // SAFETY: `cubin` has exactly the `size` bytes NVRTC asked for.
+    unsafe { nvrtc_sys::nvrtcGetCUBIN(guard.0, cubin.as_mut_ptr() as *mut c_char) }
+        .result()
+        .map_err(err("nvrtcGetCUBIN"))?;
+    Ok(Compiled {
+        cubin,
+        lowered,
+        log,
+        cached: false,
+    })
+}
+
+fn c_chars_to_string(chars: &[c_char]) -> String {
+    let bytes: Vec<u8> = chars
+        .iter()
+        .take_while(|c| **c != 0)
+        .map(|c| *c as u8)
+        .collect();
+    String::from_utf8_lossy(&bytes).trim_end().to_string()
+}
+
+/// Destroys the program when dropped, on every path.
+struct Program(nvrtc_sys::nvrtcProgram);
+
+impl Drop for Program {
+    fn drop(&mut self) {
+        // SAFETY: created by `create_program` and destroyed only here.
+        let _ = unsafe { nvrtc::destroy_program(self.0) };
+    }
+}

@@ -1,0 +1,450 @@
+//! `Gpu`: one device's primary context and a stream, with buffers, modules, launches and
+//! timing events on it. Every `unsafe` block here is small and says why it holds.
+
+use cudarc::driver::{result as cu, sys};
+use serde::{Deserialize, Serialize};
+use std::ffi::{c_void, CString};
+
+/// A failed CUDA driver call.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{call} failed: {name} ({description})")]
+pub struct DeviceError {
+    /// The driver call.
+    pub call: &'static str,
+    /// The error's name, e.g. `CUDA_ERROR_ILLEGAL_ADDRESS`.
+    pub name: String,
+    /// The driver's description.
+    pub description: String,
+    /// Whether the context is unusable from now on (a fault in a kernel).
+    pub sticky: bool,
+}
+
+fn error(call: &'static str) -> impl Fn(cu::DriverError) -> DeviceError {
+    move |e| {
+        use sys::cudaError_enum as E;
+        let name = e
+            .error_name()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|_| format!("{:?}", e.0));
+        let description = e
+            .error_string()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let sticky = matches!(
+            e.0,
+            E::CUDA_ERROR_ILLEGAL_ADDRESS
+                | E::CUDA_ERROR_LAUNCH_FAILED
+                | E::CUDA_ERROR_MISALIGNED_ADDRESS
+                | E::CUDA_ERROR_ILLEGAL_INSTRUCTION
+                | E::CUDA_ERROR_INVALID_ADDRESS_SPACE
+                | E::CUDA_ERROR_INVALID_PC
+                | E::CUDA_ERROR_HARDWARE_STACK_ERROR
+                | E::CUDA_ERROR_ASSERT
+                | E::CUDA_ERROR_LAUNCH_TIMEOUT
+                | E::CUDA_ERROR_ECC_UNCORRECTABLE
+                | E::CUDA_ERROR_CONTEXT_IS_DESTROYED
+        );
+        DeviceError {
+            call,
+            name,
+            description,
+            sticky,
+        }
+    }
+}
+
+/// What kernelgate needs to know about a device.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeviceInfo {
+    /// Ordinal, as in `KERNELGATE_DEVICE`.
+    pub ordinal: i32,
+    /// Marketing name.
+    pub name: String,
+    /// Compute capability.
+    pub compute_capability: (i32, i32),
+    /// Streaming multiprocessors.
+    pub sm_count: i32,
+    /// Peak SM clock, kHz.
+    pub sm_clock_khz: i32,
+    /// Peak memory clock, kHz.
+    pub memory_clock_khz: i32,
+    /// Memory bus width, bits.
+    pub bus_width_bits: i32,
+    /// L2 cache, bytes.
+    pub l2_bytes: i32,
+    /// Device memory, bytes.
+    pub total_memory: usize,
+    /// Driver's CUDA version, e.g. 13000.
+    pub driver_version: i32,
+}
+
+impl DeviceInfo {
+    /// NVRTC target for this device, e.g. `sm_90`.
+    pub fn arch(&self) -> String {
+        format!(
+            "sm_{}{}",
+            self.compute_capability.0, self.compute_capability.1
+        )
+    }
+
+    /// Peak DRAM bandwidth in bytes/s: memory clock × 2 (double data rate) × bus width.
+    pub fn peak_bandwidth(&self) -> f64 {
+        self.memory_clock_khz as f64 * 1e3 * 2.0 * self.bus_width_bits as f64 / 8.0
+    }
+
+    /// Peak FP32 rate in FLOP/s: SMs × FP32 lanes per SM × 2 (an FMA is two) × SM clock.
+    pub fn peak_fp32_flops(&self) -> f64 {
+        let lanes = match self.compute_capability {
+            (7, _) | (8, 0) => 64.0,
+            _ => 128.0,
+        };
+        self.sm_count as f64 * lanes * 2.0 * self.sm_clock_khz as f64 * 1e3
+    }
+}
+
+/// A device with its primary context current on this thread, and one stream.
+pub struct Gpu {
+    dev: sys::CUdevice,
+    stream: sys::CUstream,
+    /// The device's description.
+    pub info: DeviceInfo,
+}
+
+// The context is made current on whichever thread uses the `Gpu`; it is not shared.
+impl Gpu {
+    /// Initializes the driver and opens device `ordinal`.
+    pub fn open(ordinal: i32) -> Result<Gpu, DeviceError> {
+        cu::init().map_err(error("cuInit"))?;
+        let count = cu::device::get_count().map_err(error("cuDeviceGetCount"))?;
+        if ordinal < 0 || ordinal >= count {
+            return Err(DeviceError {
+                call: "cuDeviceGet",
+                name: "CUDA_ERROR_INVALID_DEVICE".into(),
+                description: format!(
+                    "device {ordinal} requested, {count} present (set KERNELGATE_DEVICE)"
+                ),
+                sticky: false,
+            });
+        }
+        let dev = cu::device::get(ordinal).map_err(error("cuDeviceGet"))?;
+        // SAFETY: `dev` is a valid device handle from cuDeviceGet.
+        let ctx =
+            unsafe { cu::primary_ctx::retain(dev) }.map_err(error("cuDevicePrimaryCtxRetain"))?;
+        // SAFETY: `ctx` was just retained and stays alive for the process.
+        unsafe { cu::ctx::set_current(ctx) }.map_err(error("cuCtxSetCurrent"))?;
+        let stream = cu::stream::create(cu::stream::StreamKind::NonBlocking)
+            .map_err(error("cuStreamCreate"))?;
+        let attr = |a: sys::CUdevice_attribute| -> Result<i32, DeviceError> {
+            // SAFETY: `dev` is valid; attributes are plain integers.
+            unsafe { cu::device::get_attribute(dev, a) }.map_err(error("cuDeviceGetAttribute"))
+        };
+        use sys::CUdevice_attribute as A;
+        let mut driver_version = 0;
+        // SAFETY: the pointer is valid for writes.
+        unsafe { sys::cuDriverGetVersion(&mut driver_version) }
+            .result()
+            .map_err(error("cuDriverGetVersion"))?;
+        let info = DeviceInfo {
+            ordinal,
+            name: cu::device::get_name(dev).map_err(error("cuDeviceGetName"))?,
+            compute_capability: (
+                attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?,
+                attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?,
+            ),
+            sm_count: attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
+            sm_clock_khz: attr(A::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)?,
+            memory_clock_khz: attr(A::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE)?,
+            bus_width_bits: attr(A::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH)?,
+            l2_bytes: attr(A::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)?,
+            // SAFETY: `dev` is valid.
+            total_memory: unsafe { cu::device::total_mem(dev) }
+                .map_err(error("cuDeviceTotalMem"))?,
+            driver_version,
+        };
+        Ok(Gpu { dev, stream, info })
+    }
+
+    /// The largest dynamic shared memory a block may opt into.
+    pub fn max_shared_optin(&self) -> Result<i32, DeviceError> {
+        // SAFETY: `dev` is valid.
+        unsafe {
+            cu::device::get_attribute(
+                self.dev,
+                sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+            )
+        }
+        .map_err(error("cuDeviceGetAttribute"))
+    }
+
+    /// Allocates `bytes` on the stream (from the device's memory pool).
+    pub fn alloc(&self, bytes: usize) -> Result<DeviceBuffer, DeviceError> {
+        // SAFETY: the stream is live; the allocation is freed by `DeviceBuffer::drop`.
+        let ptr = unsafe { cu::malloc_async(self.stream, bytes.max(1)) }
+            .map_err(error("cuMemAllocAsync"))?;
+        Ok(DeviceBuffer {
+            ptr,
+            bytes,
+            stream: self.stream,
+        })
+    }
+
+    /// Copies `data` into `buf` (which must be at least as large) and waits.
+    pub fn upload(&self, buf: &DeviceBuffer, data: &[u8]) -> Result<(), DeviceError> {
+        assert!(data.len() <= buf.bytes, "upload larger than the buffer");
+        // SAFETY: `buf` holds at least `data.len()` bytes; the copy finishes before return.
+        unsafe {
+            cu::memcpy_htod_async(buf.ptr, data, self.stream)
+                .map_err(error("cuMemcpyHtoDAsync"))?;
+        }
+        self.synchronize()
+    }
+
+    /// Copies `buf` to the host.
+    pub fn download(&self, buf: &DeviceBuffer) -> Result<Vec<u8>, DeviceError> {
+        let mut out = vec![0u8; buf.bytes];
+        // SAFETY: `out` has exactly `buf.bytes` bytes; the copy finishes before return.
+        unsafe {
+            cu::memcpy_dtoh_async(&mut out, buf.ptr, self.stream)
+                .map_err(error("cuMemcpyDtoHAsync"))?;
+        }
+        self.synchronize()?;
+        Ok(out)
+    }
+
+    /// Sets every byte of `buf` to `value`, queued on the stream.
+    pub fn fill(&self, buf: &DeviceBuffer, value: u8) -> Result<(), DeviceError> {
+        // SAFETY: writes exactly `buf.bytes` bytes inside the allocation.
+        unsafe { cu::memset_d8_async(buf.ptr, value, buf.bytes, self.stream) }
+            .map_err(error("cuMemsetD8Async"))
+    }
+
+    /// Copies `src` into `dst` on the stream.
+    pub fn copy(&self, dst: &DeviceBuffer, src: &DeviceBuffer) -> Result<(), DeviceError> {
+        assert!(src.bytes <= dst.bytes, "copy larger than the destination");
+        // SAFETY: both allocations are live and hold at least `src.bytes` bytes.
+        unsafe { cu::memcpy_dtod_async(dst.ptr, src.ptr, src.bytes, self.stream) }
+            .map_err(error("cuMemcpyDtoDAsync"))
+    }
+
+    /// Waits for everything queued on the stream.
+    pub fn synchronize(&self) -> Result<(), DeviceError> {
+        // SAFETY: the stream is live.
+        unsafe { cu::stream::synchronize(self.stream) }.map_err(error("cuStreamSynchronize"))
+    }
+
+    /// Loads a CUBIN image.
+    pub fn load(&self, cubin: &[u8]) -> Result<Module, DeviceError> {
+        // SAFETY: `cubin` is a complete image produced by NVRTC; the driver copies it.
+        let module = unsafe { cu::module::load_data(cubin.as_ptr() as *const c_void) }
+            .map_err(error("cuModuleLoadData"))?;
+        Ok(Module(module))
+    }
+
+    /// Queues a launch of `f`. Arguments are pointers to buffers or scalar bytes; their sizes
+    /// are checked against the function's parameters first, so a mismatch is an error rather
+    /// than garbage read by the kernel.
+    pub fn launch(
+        &self,
+        f: &Function,
+        dims: LaunchDims,
+        args: &[KernelArg],
+    ) -> Result<(), DeviceError> {
+        let mut storage: Vec<Vec<u8>> = args
+            .iter()
+            .map(|a| match a {
+                KernelArg::Buffer(b) => b.ptr.to_le_bytes().to_vec(),
+                KernelArg::Scalar(bytes) => bytes.to_vec(),
+            })
+            .collect();
+        if let Some(sizes) = &f.param_sizes {
+            let given: Vec<usize> = storage.iter().map(Vec::len).collect();
+            if &given != sizes {
+                return Err(DeviceError {
+                    call: "cuLaunchKernel",
+                    name: "argument mismatch".into(),
+                    description: format!(
+                        "the kernel's parameters take {sizes:?} bytes, the suite passes {given:?} (check the args' count and types)"
+                    ),
+                    sticky: false,
+                });
+            }
+        }
+        if dims.shared > 48 * 1024 {
+            // SAFETY: `f` belongs to a live module; the attribute is a plain integer.
+            unsafe {
+                cu::function::set_function_attribute(
+                    f.handle,
+                    sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    dims.shared as i32,
+                )
+            }
+            .map_err(error("cuFuncSetAttribute"))?;
+        }
+        let mut params: Vec<*mut c_void> = storage
+            .iter_mut()
+            .map(|s| s.as_mut_ptr() as *mut c_void)
+            .collect();
+        // SAFETY: `f` is a live function; `params` points at one value per parameter, sized as
+        // the function expects (checked above where the driver could say); the driver copies
+        // the values before returning, while `storage` is still alive.
+        unsafe {
+            cu::launch_kernel(
+                f.handle,
+                (dims.grid[0], dims.grid[1], dims.grid[2]),
+                (dims.block[0], dims.block[1], dims.block[2]),
+                dims.shared,
+                self.stream,
+                &mut params,
+            )
+        }
+        .map_err(error("cuLaunchKernel"))
+    }
+
+    /// A new event with timing enabled.
+    pub fn event(&self) -> Result<Event, DeviceError> {
+        let e = cu::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT)
+            .map_err(error("cuEventCreate"))?;
+        Ok(Event(e))
+    }
+
+    /// Records `e` on the stream.
+    pub fn record(&self, e: &Event) -> Result<(), DeviceError> {
+        // SAFETY: both the event and the stream are live.
+        unsafe { cu::event::record(e.0, self.stream) }.map_err(error("cuEventRecord"))
+    }
+
+    /// Free and total device memory, bytes.
+    pub fn memory_info(&self) -> Result<(usize, usize), DeviceError> {
+        cu::mem_get_info().map_err(error("cuMemGetInfo"))
+    }
+}
+
+/// Milliseconds between two recorded, completed events.
+pub fn elapsed_ms(start: &Event, end: &Event) -> Result<f32, DeviceError> {
+    // SAFETY: both events are live and were recorded with timing enabled.
+    unsafe { cu::event::elapsed(start.0, end.0) }.map_err(error("cuEventElapsedTime"))
+}
+
+/// Grid, block and dynamic shared memory of one launch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LaunchDims {
+    /// Grid dimensions.
+    pub grid: [u32; 3],
+    /// Block dimensions.
+    pub block: [u32; 3],
+    /// Dynamic shared memory, bytes.
+    pub shared: u32,
+}
+
+/// One kernel argument.
+pub enum KernelArg<'a> {
+    /// A device pointer.
+    Buffer(&'a DeviceBuffer),
+    /// A scalar's bytes.
+    Scalar(&'a [u8]),
+}
+
+/// Device memory, freed (on its stream) when dropped.
+pub struct DeviceBuffer {
+    ptr: sys::CUdeviceptr,
+    /// Size in bytes.
+    pub bytes: usize,
+    stream: sys::CUstream,
+}
+
+impl Drop for DeviceBuffer {
+    fn drop(&mut self) {
+        // SAFETY: allocated by `Gpu::alloc` on `stream` and freed only here.
+        let _ = unsafe { cu::free_async(self.ptr, self.stream) };
+    }
+}
+
+/// A loaded module.
+pub struct Module(sys::CUmodule);
+
+impl Module {
+    /// Looks up a function by its lowered name, with its parameter sizes where the driver
+    /// can tell them.
+    pub fn function(&self, lowered: &str) -> Result<Function, DeviceError> {
+        let name = CString::new(lowered).map_err(|_| DeviceError {
+            call: "cuModuleGetFunction",
+            name: "bad name".into(),
+            description: "the function name contains a NUL byte".into(),
+            sticky: false,
+        })?;
+        // SAFETY: the module is live; `name` is a valid C string.
+        let handle = unsafe { cu::module::get_function(self.0, name) }
+            .map_err(error("cuModuleGetFunction"))?;
+        let mut sizes = Vec::new();
+        let param_sizes = loop {
+            let (mut offset, mut size) = (0usize, 0usize);
+            // SAFETY: `handle` is live; both pointers are valid for writes. The driver answers
+            // CUDA_ERROR_INVALID_VALUE past the last parameter.
+            let r = unsafe { sys::cuFuncGetParamInfo(handle, sizes.len(), &mut offset, &mut size) };
+            match r {
+                sys::cudaError_enum::CUDA_SUCCESS => sizes.push(size),
+                sys::cudaError_enum::CUDA_ERROR_INVALID_VALUE => break Some(sizes),
+                _ => break None,
+            }
+            if sizes.len() > 4096 {
+                break None;
+            }
+        };
+        Ok(Function {
+            handle,
+            param_sizes,
+        })
+    }
+}
+
+impl Drop for Module {
+    fn drop(&mut self) {
+        // SAFETY: loaded by `Gpu::load` and unloaded only here.
+        let _ = unsafe { cu::module::unload(self.0) };
+    }
+}
+
+/// A kernel in a loaded module. It must not outlive its `Module`.
+pub struct Function {
+    handle: sys::CUfunction,
+    param_sizes: Option<Vec<usize>>,
+}
+
+impl Function {
+    /// Registers per thread, static shared and local bytes per thread.
+    pub fn attribute(&self, a: FunctionAttribute) -> Result<i32, DeviceError> {
+        use sys::CUfunction_attribute as F;
+        let attr = match a {
+            FunctionAttribute::Registers => F::CU_FUNC_ATTRIBUTE_NUM_REGS,
+            FunctionAttribute::StaticShared => F::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+            FunctionAttribute::LocalBytes => F::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES,
+            FunctionAttribute::MaxThreads => F::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+        };
+        // SAFETY: `handle` is live.
+        unsafe { cu::function::get_function_attribute(self.handle, attr) }
+            .map_err(error("cuFuncGetAttribute"))
+    }
+}
+
+/// A function attribute kernelgate reads.
+#[derive(Debug, Clone, Copy)]
+pub enum FunctionAttribute {
+    /// Registers per thread.
+    Registers,
+    /// Static shared memory per block, bytes.
+    StaticShared,
+    /// Local memory per thread, bytes.
+    LocalBytes,
+    /// Largest block this function can be launched with.
+    MaxThreads,
+}
+
+/// A CUDA event with timing enabled.
+pub struct Event(sys::CUevent);
+
+impl Drop for Event {
+    fn drop(&mut self) {
+        // SAFETY: created by `Gpu::event` and destroyed only here.
+        let _ = unsafe { cu::event::destroy(self.0) };
+    }
+}

@@ -1,0 +1,166 @@
+//! `TrialLine`: what the terminal shows for one measured trial — median with its interval,
+//! speedup over the reference with its interval, and achieved rates against the device's peak.
+
+use crate::device::DeviceInfo;
+use crate::measure::Samples;
+use crate::stats::Summary;
+use crate::suite::Case;
+use std::fmt;
+
+/// Formats seconds with a unit that keeps three or four significant digits.
+pub fn duration(seconds: f64) -> String {
+    let (value, unit) = if seconds < 1e-6 {
+        (seconds * 1e9, "ns")
+    } else if seconds < 1e-3 {
+        (seconds * 1e6, "µs")
+    } else if seconds < 1.0 {
+        (seconds * 1e3, "ms")
+    } else {
+        (seconds, "s")
+    };
+    let digits = if value >= 100.0 {
+        1
+    } else if value >= 10.0 {
+        2
+    } else {
+        3
+    };
+    format!("{value:.digits$} {unit}")
+}
+
+/// Formats a rate with an SI prefix: `812 GB/s`, `1.21 TFLOP/s`.
+pub fn rate(per_second: f64, unit: &str) -> String {
+    let prefixes = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")];
+    let (scale, prefix) = prefixes
+        .iter()
+        .copied()
+        .find(|(s, _)| per_second >= *s)
+        .unwrap_or((1.0, ""));
+    let value = per_second / scale;
+    let digits = if value >= 100.0 {
+        0
+    } else if value >= 10.0 {
+        1
+    } else {
+        2
+    };
+    format!("{value:.digits$} {prefix}{unit}")
+}
+
+/// One measured trial, ready to print.
+pub struct TrialLine<'a> {
+    /// The samples.
+    pub samples: &'a Samples,
+    /// The case (for bytes and flops).
+    pub case: &'a Case,
+    /// Name of the reference kernel, or `None` when this trial is the reference.
+    pub reference: Option<&'a str>,
+    /// The device (for peaks).
+    pub device: &'a DeviceInfo,
+}
+
+fn interval(s: &Summary, show: fn(f64) -> String) -> String {
+    format!("{} [{}, {}]", show(s.median), show(s.low), show(s.high))
+}
+
+impl fmt::Display for TrialLine<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Some(k) = self.samples.kernel_summary() else {
+            return f.write_str("no samples");
+        };
+        write!(f, "{}", interval(&k, duration))?;
+        match (self.reference, self.samples.speedup()) {
+            (Some(name), Some(s)) => {
+                write!(
+                    f,
+                    "  {:.2}× [{:.2}, {:.2}] vs {name}",
+                    s.median, s.low, s.high
+                )?;
+            }
+            _ => f.write_str("  reference")?,
+        }
+        if let Some(bytes) = self.case.bytes {
+            let bw = bytes / k.median;
+            let peak = self.device.peak_bandwidth();
+            write!(f, "  {}", rate(bw, "B/s"))?;
+            if peak > 0.0 {
+                write!(f, " ({:.0}% of peak)", 100.0 * bw / peak)?;
+            }
+        }
+        if let Some(flops) = self.case.flops {
+            let r = flops / k.median;
+            let peak = self.device.peak_fp32_flops();
+            write!(f, "  {}", rate(r, "FLOP/s"))?;
+            if peak > 0.0 {
+                write!(f, " ({:.0}% of FP32 peak)", 100.0 * r / peak)?;
+            }
+        }
+        write!(f, "  n={}", k.n)?;
+        if self.samples.hit_time_cap {
+            write!(
+                f,
+                " (±{:.1}% at the time cap)",
+                100.0 * k.relative_half_width()
+            )?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn units() {
+        assert_eq!(duration(3.4e-6), "3.400 µs");
+        assert_eq!(duration(12.41e-6), "12.41 µs");
+        assert_eq!(duration(123.4e-6), "123.4 µs");
+        assert_eq!(duration(2.5e-3), "2.500 ms");
+        assert_eq!(duration(850e-9), "850.0 ns");
+        assert_eq!(rate(812e9, "B/s"), "812 GB/s");
+        assert_eq!(rate(2.86e12, "B/s"), "2.86 TB/s");
+        assert_eq!(rate(12.0, "FLOP/s"), "12.0 FLOP/s");
+    }
+
+    #[test]
+    fn a_trial_line() {
+        let device = DeviceInfo {
+            ordinal: 0,
+            name: "Test GPU".into(),
+            compute_capability: (9, 0),
+            sm_count: 132,
+            sm_clock_khz: 1_980_000,
+            memory_clock_khz: 2_619_000,
+            bus_width_bits: 5120,
+            l2_bytes: 50 << 20,
+            total_memory: 80 << 30,
+            driver_version: 13000,
+        };
+        assert!((device.peak_bandwidth() - 3.352e12).abs() < 1e9);
+        let samples = Samples {
+            kernel: vec![10e-6; 20],
+            reference: vec![20e-6; 20],
+            hit_time_cap: false,
+            wall_seconds: 0.1,
+        };
+        let case = Case {
+            label: "n=4".into(),
+            sizes: Default::default(),
+            lens: vec![],
+            launches: vec![],
+            bytes: Some(3.352e7),
+            flops: None,
+        };
+        let line = TrialLine {
+            samples: &samples,
+            case: &case,
+            reference: Some("naive"),
+            device: &device,
+        };
+        assert_eq!(
+            line.to_string(),
+            "10.00 µs [10.00 µs, 10.00 µs]  2.00× [2.00, 2.00] vs naive  3.35 TB/s (100% of peak)  n=20"
+        );
+    }
+}

@@ -1,0 +1,222 @@
+//! `Worker`: the harness's handle on its GPU worker process. It starts the worker on first
+//! use, sends one request at a time, and restarts it after a fault, a crash or a time-out, so
+//! one bad kernel fails its own trials and nothing else.
+
+use super::protocol::{encode_request, Request, Response, TrialRequest, TrialResult, PREFIX};
+use crate::device::DeviceInfo;
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::time::Duration;
+
+/// Environment variable that turns the perf binary into a worker.
+pub const WORKER_ENV: &str = "KERNELGATE_WORKER";
+
+/// A live worker process.
+struct Live {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Receiver<String>,
+}
+
+/// How long a new worker may take to open its device.
+const HELLO_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Why there is no device to run on.
+#[derive(Debug, Clone)]
+pub enum NoDevice {
+    /// The worker ran and the driver said there is no usable device: trials are ignored.
+    Absent(String),
+    /// The worker itself failed (crashed, hung, could not start): trials fail.
+    Broken(String),
+}
+
+/// The harness's side of the worker.
+pub struct Worker {
+    ordinal: i32,
+    live: Option<Live>,
+    device: Option<Result<DeviceInfo, String>>,
+    /// How many times a worker was started.
+    pub starts: usize,
+}
+
+impl Worker {
+    /// A worker for device `ordinal`, started on first use.
+    pub fn new(ordinal: i32) -> Worker {
+        Worker {
+            ordinal,
+            live: None,
+            device: None,
+            starts: 0,
+        }
+    }
+
+    /// The device, opening it (starting a worker) if needed. A device the driver refused is
+    /// not tried again; a worker that broke is.
+    pub fn device(&mut self) -> Result<DeviceInfo, NoDevice> {
+        if self.device.is_none() {
+            if let Err(e) = self.start() {
+                if self.device.is_none() {
+                    return Err(NoDevice::Broken(e));
+                }
+            }
+        }
+        match self.device.clone() {
+            Some(Ok(info)) => Ok(info),
+            Some(Err(reason)) => Err(NoDevice::Absent(reason)),
+            None => Err(NoDevice::Broken("the GPU worker did not start".into())),
+        }
+    }
+
+    /// Runs one trial in the worker; a fatal result stops it, so the next trial gets a fresh one.
+    pub fn trial(
+        &mut self,
+        request: TrialRequest,
+        timeout: Duration,
+    ) -> Result<TrialResult, String> {
+        if let Some(Err(e)) = &self.device {
+            return Err(e.clone());
+        }
+        self.start()?;
+        match self.exchange(&Request::Trial(Box::new(request)), timeout)? {
+            Response::Trial(result) => {
+                if result.fatal {
+                    let _ = self.reap();
+                }
+                Ok(result)
+            }
+            Response::Hello(_) => {
+                self.stop();
+                Err("the GPU worker answered out of turn".into())
+            }
+        }
+    }
+
+    fn start(&mut self) -> Result<(), String> {
+        if self.live.is_none() {
+            let exe = std::env::current_exe()
+                .map_err(|e| format!("cannot find the perf binary to start a worker: {e}"))?;
+            let mut child = Command::new(exe)
+                .env(WORKER_ENV, "1")
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::inherit())
+                .spawn()
+                .map_err(|e| format!("cannot start the GPU worker process: {e}"))?;
+            let stdin = child.stdin.take().expect("piped");
+            let stdout = child.stdout.take().expect("piped");
+            let (tx, lines) = mpsc::channel();
+            std::thread::spawn(move || {
+                for line in BufReader::new(stdout).lines() {
+                    let Ok(line) = line else { break };
+                    match line.strip_prefix(PREFIX) {
+                        Some(message) => {
+                            if tx.send(message.to_string()).is_err() {
+                                break;
+                            }
+                        }
+                        // Kernel printf output and the like: pass it on, out of the way.
+                        None => eprintln!("{line}"),
+                    }
+                }
+            });
+            self.starts += 1;
+            self.live = Some(Live {
+                child,
+                stdin,
+                lines,
+            });
+            let hello = self.exchange(
+                &Request::Hello {
+                    ordinal: self.ordinal,
+                },
+                HELLO_TIMEOUT,
+            );
+            let info = match hello {
+                Ok(Response::Hello(info)) => info,
+                Ok(Response::Trial(_)) => {
+                    self.stop();
+                    return Err("the GPU worker answered out of turn".into());
+                }
+                Err(e) => return Err(e),
+            };
+            if info.is_err() {
+                self.stop();
+            }
+            self.device = Some(info.clone());
+            info?;
+        }
+        Ok(())
+    }
+
+    /// Ends the worker (if any); the next request starts a fresh one.
+    pub fn stop(&mut self) {
+        if let Some(mut live) = self.live.take() {
+            let _ = live.child.kill();
+            let _ = live.child.wait();
+        }
+    }
+
+    /// Sends `request` to the running worker and waits up to `timeout` for the answer. On a crash or time-out the
+    /// worker is stopped and the error says what happened.
+    fn exchange(&mut self, request: &Request, timeout: Duration) -> Result<Response, String> {
+        let live = self.live.as_mut().ok_or("the GPU worker is not running")?;
+        if live
+            .stdin
+            .write_all(encode_request(request).as_bytes())
+            .and_then(|_| live.stdin.flush())
+            .is_err()
+        {
+            let status = self.reap();
+            return Err(format!(
+                "the GPU worker exited before taking the request ({status})"
+            ));
+        }
+        match live.lines.recv_timeout(timeout) {
+            Ok(line) => serde_json::from_str(&line).map_err(|e| {
+                self.stop();
+                format!("the GPU worker sent an unreadable answer: {e}")
+            }),
+            Err(RecvTimeoutError::Timeout) => {
+                self.stop();
+                Err(format!(
+                    "timed out after {} s (the worker was stopped and will restart; raise KERNELGATE_TIMEOUT if this kernel is that slow)",
+                    timeout.as_secs()
+                ))
+            }
+            Err(RecvTimeoutError::Disconnected) => {
+                let status = self.reap();
+                Err(format!(
+                    "the GPU worker crashed ({status}); it will restart for the next trial"
+                ))
+            }
+        }
+    }
+
+    /// Waits for a worker that has gone, and describes how it ended.
+    fn reap(&mut self) -> String {
+        match self.live.take() {
+            Some(mut live) => {
+                // It may not have exited yet if only stdout closed: give it a moment, then kill.
+                for _ in 0..50 {
+                    if let Ok(Some(status)) = live.child.try_wait() {
+                        return status.to_string();
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                let _ = live.child.kill();
+                live.child
+                    .wait()
+                    .map(|s| s.to_string())
+                    .unwrap_or_else(|e| e.to_string())
+            }
+            None => "not running".into(),
+        }
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}

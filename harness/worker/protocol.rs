@@ -1,0 +1,91 @@
+//! `Request` and `Response`: what the harness and its GPU worker process say to each other,
+//! one JSON message per line. Worker lines carry a prefix so that anything else a kernel
+//! prints (`printf` goes to the same stdout) is passed through, not parsed.
+
+use crate::device::DeviceInfo;
+use crate::measure::Samples;
+use crate::suite::Suite;
+use serde::{Deserialize, Serialize};
+
+/// Marks a protocol line on the worker's stdout.
+pub const PREFIX: &str = "\u{1}kernelgate-worker ";
+
+/// Harness → worker.
+#[derive(Debug, Serialize, Deserialize)]
+pub enum Request {
+    /// Open a device and describe it.
+    Hello {
+        /// Device ordinal.
+        ordinal: i32,
+    },
+    /// Check and time one trial.
+    Trial(Box<TrialRequest>),
+}
+
+/// One trial to run.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct TrialRequest {
+    /// The whole suite, as loaded and validated by the harness.
+    pub suite: Suite,
+    /// Case index.
+    pub case: usize,
+    /// Kernel index.
+    pub kernel: usize,
+    /// Seed of the first input set.
+    pub seed: u64,
+}
+
+/// Worker → harness.
+#[derive(Debug, Serialize, Deserialize)]
+pub enum Response {
+    /// The device, or why it could not be opened.
+    Hello(Result<DeviceInfo, String>),
+    /// A trial's result.
+    Trial(TrialResult),
+}
+
+/// A trial's result.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TrialResult {
+    /// Samples when the trial passed correctness and was timed, else why it failed.
+    pub outcome: Result<Samples, String>,
+    /// The device context is unusable (a kernel faulted): the worker exits after this.
+    pub fatal: bool,
+    /// NVRTC compiles this trial needed, and how many came from the cache.
+    pub compiled: usize,
+    /// Modules loaded from the cache.
+    pub cached: usize,
+}
+
+/// Encodes a request as one line.
+pub fn encode_request(request: &Request) -> String {
+    let json = serde_json::to_string(request).expect("requests serialize");
+    format!("{json}\n")
+}
+
+/// Encodes a response as one prefixed line.
+pub fn encode_response(response: &Response) -> String {
+    let json = serde_json::to_string(response).expect("responses serialize");
+    format!("{PREFIX}{json}\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_round_trip() {
+        let line = encode_request(&Request::Hello { ordinal: 3 });
+        assert!(line.ends_with('\n') && !line.trim_end().contains('\n'));
+        match serde_json::from_str(line.trim_end()).unwrap() {
+            Request::Hello { ordinal } => assert_eq!(ordinal, 3),
+            other => panic!("{other:?}"),
+        }
+        let line = encode_response(&Response::Hello(Err("no device".into())));
+        let body = line.strip_prefix(PREFIX).unwrap();
+        match serde_json::from_str(body.trim_end()).unwrap() {
+            Response::Hello(Err(m)) => assert_eq!(m, "no device"),
+            other => panic!("{other:?}"),
+        }
+    }
+}

@@ -1,0 +1,261 @@
+//! `Session`: the worker's GPU, the modules it has loaded, and the execution of one trial —
+//! compile (through the cache), check correctness, then time.
+
+use super::protocol::{TrialRequest, TrialResult};
+use crate::check::inputs::generate;
+use crate::check::verify::{self, Failure};
+use crate::device::compile::{self, CompileError, CompileRequest};
+use crate::device::{DeviceBuffer, DeviceError, Function, Gpu, Module};
+use crate::measure::{Timed, Timer};
+use crate::suite::{Launch, Role, Suite};
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+/// Modules and functions of one suite, in kernel order.
+struct Loaded {
+    functions: Vec<Function>,
+    // Declared after `functions` so functions are dropped first; they must not outlive it.
+    _modules: Vec<Module>,
+}
+
+/// A worker's state.
+pub struct Session {
+    gpu: Gpu,
+    timer: Option<Timer>,
+    loaded: HashMap<PathBuf, Loaded>,
+    cache_dir: Option<PathBuf>,
+}
+
+/// Compiles every source of `suite` for `arch`; on failure, a message naming the suite, the
+/// kernels from the failing source, and NVRTC's log.
+pub fn compile_suite(
+    suite: &Suite,
+    arch: &str,
+    cache_dir: Option<&std::path::Path>,
+) -> Result<Vec<(usize, compile::Compiled)>, String> {
+    let mut out = Vec::new();
+    for (si, source) in suite.sources.iter().enumerate() {
+        let kernels: Vec<&crate::suite::Kernel> =
+            suite.kernels.iter().filter(|k| k.source == si).collect();
+        let entries: Vec<String> = kernels.iter().map(|k| k.entry.clone()).collect();
+        let req = CompileRequest {
+            path: &source.path,
+            text: &source.text,
+            include_dirs: &suite.include_dirs,
+            options: &suite.options,
+            entries: &entries,
+            arch,
+        };
+        match compile::compile(&req, cache_dir) {
+            Ok(c) => out.push((si, c)),
+            Err(e) => {
+                let names = kernels
+                    .iter()
+                    .map(|k| format!("`{}`", k.name))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                let names = if kernels.len() == 1 {
+                    format!("kernel {names}")
+                } else {
+                    format!("kernels {names}")
+                };
+                let what = match &e {
+                    CompileError::Source { .. } => "does not compile",
+                    _ => "could not be compiled",
+                };
+                return Err(format!(
+                    "suite `{}`, {names}: `{}` {what} for {arch}\n{e}",
+                    suite.name,
+                    source.path.display()
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A kernel launch as a timed operation, restoring in-out buffers before each sample.
+struct Op<'a> {
+    f: &'a Function,
+    launch: &'a Launch,
+    bufs: &'a [DeviceBuffer],
+    restore: &'a [(usize, DeviceBuffer)],
+}
+
+impl Timed for Op<'_> {
+    fn prepare(&mut self, gpu: &Gpu) -> Result<(), DeviceError> {
+        for (i, pristine) in self.restore {
+            gpu.copy(&self.bufs[*i], pristine)?;
+        }
+        Ok(())
+    }
+    fn run(&mut self, gpu: &Gpu) -> Result<(), DeviceError> {
+        verify::launch(gpu, self.f, self.launch, self.bufs)
+    }
+}
+
+impl Session {
+    /// Opens the device.
+    pub fn open(ordinal: i32, cache_dir: Option<PathBuf>) -> Result<Session, DeviceError> {
+        let gpu = Gpu::open(ordinal)?;
+        Ok(Session {
+            gpu,
+            timer: None,
+            loaded: HashMap::new(),
+            cache_dir,
+        })
+    }
+
+    /// The device.
+    pub fn gpu(&self) -> &Gpu {
+        &self.gpu
+    }
+
+    /// Runs one trial: never panics on the user's input; a sticky device error sets `fatal`.
+    pub fn run_trial(&mut self, req: &TrialRequest) -> TrialResult {
+        let before = compile::counts();
+        let outcome = self.trial(req);
+        let after = compile::counts();
+        let (compiled, cached) = (after.0 - before.0, after.1 - before.1);
+        match outcome {
+            Ok(samples) => TrialResult {
+                outcome: Ok(samples),
+                fatal: false,
+                compiled,
+                cached,
+            },
+            Err(Failure::Wrong(m)) => TrialResult {
+                outcome: Err(m),
+                fatal: false,
+                compiled,
+                cached,
+            },
+            Err(Failure::Device(e)) => {
+                let hint = if e.sticky {
+                    " (a fault in a kernel poisons its CUDA context: the worker restarts; run `compute-sanitizer` on this trial to find the access)"
+                } else {
+                    ""
+                };
+                TrialResult {
+                    outcome: Err(format!("{e}{hint}")),
+                    fatal: e.sticky,
+                    compiled,
+                    cached,
+                }
+            }
+        }
+    }
+
+    fn trial(&mut self, req: &TrialRequest) -> Result<crate::measure::Samples, Failure> {
+        let suite = &req.suite;
+        if !self.loaded.contains_key(&suite.path) {
+            let arch = self.gpu.info.arch();
+            let compiled =
+                compile_suite(suite, &arch, self.cache_dir.as_deref()).map_err(Failure::Wrong)?;
+            let mut modules = Vec::new();
+            let mut functions: Vec<Option<Function>> = suite.kernels.iter().map(|_| None).collect();
+            for (si, c) in compiled {
+                let module = self.gpu.load(&c.cubin)?;
+                let mut lowered = c.lowered.iter();
+                for (ki, k) in suite
+                    .kernels
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, k)| k.source == si)
+                {
+                    let name = lowered.next().expect("one lowered name per entry");
+                    functions[ki] = Some(module.function(name).map_err(|e| {
+                        Failure::Wrong(format!(
+                            "kernel `{}`: entry `{}` not found in the module: {e}",
+                            k.name, k.entry
+                        ))
+                    })?);
+                }
+                modules.push(module);
+            }
+            let functions = functions
+                .into_iter()
+                .map(|f| f.expect("every kernel has a source"))
+                .collect();
+            self.loaded.insert(
+                suite.path.clone(),
+                Loaded {
+                    functions,
+                    _modules: modules,
+                },
+            );
+        }
+        if self.timer.is_none() {
+            self.timer = Some(Timer::new(&self.gpu)?);
+        }
+        let loaded = &self.loaded[&suite.path];
+        let case = &suite.cases[req.case];
+        let bufs: Vec<DeviceBuffer> = suite
+            .buffers
+            .iter()
+            .zip(&case.lens)
+            .map(|(b, len)| self.gpu.alloc(len * b.dtype.size()))
+            .collect::<Result<_, _>>()?;
+        let (k, r) = (req.kernel, suite.reference);
+        let launch_limit = self.gpu.max_shared_optin()? as u32;
+        for (ki, l) in case
+            .launches
+            .iter()
+            .enumerate()
+            .filter(|(ki, _)| *ki == k || *ki == r)
+        {
+            if l.shared > launch_limit {
+                return Err(Failure::Wrong(format!(
+                    "kernel `{}` asks for {} bytes of dynamic shared memory; this device allows {launch_limit}",
+                    suite.kernels[ki].name, l.shared
+                )));
+            }
+        }
+        verify::verify(
+            &self.gpu,
+            suite,
+            req.case,
+            k,
+            &loaded.functions,
+            &bufs,
+            req.seed,
+        )?;
+
+        // Time on the first input set, in-out buffers restored from a pristine copy each sample.
+        let host = generate(suite, req.case, req.seed).map_err(Failure::Wrong)?;
+        verify::upload(&self.gpu, &bufs, &host)?;
+        let mut restore = Vec::new();
+        for (i, _) in suite
+            .buffers
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| b.role == Role::Inout)
+        {
+            let copy = self.gpu.alloc(bufs[i].bytes)?;
+            self.gpu.copy(&copy, &bufs[i])?;
+            restore.push((i, copy));
+        }
+        let mut kernel = Op {
+            f: &loaded.functions[k],
+            launch: &case.launches[k],
+            bufs: &bufs,
+            restore: &restore,
+        };
+        let mut reference = Op {
+            f: &loaded.functions[r],
+            launch: &case.launches[r],
+            bufs: &bufs,
+            restore: &restore,
+        };
+        let timer = self.timer.as_mut().expect("created above");
+        let samples = if k == r {
+            timer.sample(&self.gpu, &suite.bench, &mut kernel, None)?
+        } else {
+            timer.sample(&self.gpu, &suite.bench, &mut kernel, Some(&mut reference))?
+        };
+        drop(restore);
+        drop(bufs);
+        self.gpu.synchronize()?;
+        Ok(samples)
+    }
+}
