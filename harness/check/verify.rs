@@ -85,10 +85,10 @@ fn run_once(
         };
         if b.role == Role::Input {
             let before = host[i].as_ref().expect("inputs are initialized");
-            if let Some(first) = (0..now.len()).find(|&j| now.bytes_of(j) != before.bytes_of(j)) {
-                let changed = (0..now.len())
-                    .filter(|&j| now.bytes_of(j) != before.bytes_of(j))
-                    .count();
+            if now.bytes != before.bytes {
+                let differs = |j: &usize| now.bytes_of(*j) != before.bytes_of(*j);
+                let first = (0..now.len()).find(differs).unwrap_or(0);
+                let changed = (0..now.len()).filter(differs).count();
                 return Err(Failure::Wrong(format!(
                     "kernel `{}` changed input `{}`: {changed} of {} elements, first at index {first} ({} became {}); declare it `role = \"inout\"` if the kernel writes it",
                     suite.kernels[k].name,

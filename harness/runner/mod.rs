@@ -29,6 +29,8 @@ struct Run {
 #[derive(Default)]
 struct Totals {
     trials_measured: usize,
+    setup_seconds: f64,
+    check_seconds: f64,
     sampled_seconds: f64,
     kernel_seconds: f64,
     compiled: usize,
@@ -37,11 +39,17 @@ struct Totals {
 
 /// The perf binary's entry point: `tests/perf.rs` calls this and nothing else.
 pub fn main() -> ExitCode {
+    run(std::env::args())
+}
+
+/// Runs the suites with libtest arguments `args` (the first is the program name), or serves
+/// as the GPU worker when started as one.
+pub fn run(args: impl Iterator<Item = String>) -> ExitCode {
     if std::env::var_os(WORKER_ENV).is_some() {
         let cache = Config::from_env().map(|c| c.cache).ok();
         return ExitCode::from(crate::worker::serve(cache) as u8);
     }
-    let mut args = Arguments::from_args();
+    let mut args = Arguments::from_iter(args);
     // GPU trials must not overlap, and one thread keeps each trial's figures on its own line.
     args.test_threads.get_or_insert(1);
     let config = match Config::from_env() {
@@ -86,9 +94,10 @@ fn summary(run: &Run, wall: f64) {
     );
     let starts = run.worker.lock().map(|w| w.starts).unwrap_or(0);
     println!(
-        "kernelgate: {} trial(s) measured; wall {wall:.1} s, of which sampling {:.1} s and kernel time {:.3} s; NVRTC: {compiled} compiled, {cached} from cache; GPU worker started {starts} time(s)",
-        t.trials_measured, t.sampled_seconds, t.kernel_seconds
+        "kernelgate: {} trial(s) measured in {wall:.1} s of wall time: setup {:.1} s, correctness {:.1} s, sampling {:.1} s (kernel time in samples {:.3} s)",
+        t.trials_measured, t.setup_seconds, t.check_seconds, t.sampled_seconds, t.kernel_seconds
     );
+    println!("kernelgate: NVRTC {compiled} compiled, {cached} from cache; GPU worker started {starts} time(s)");
 }
 
 fn trials(run: &Arc<Run>, suites: Vec<Suite>) -> Vec<Trial> {
@@ -192,6 +201,8 @@ fn gpu_trial(run: &Run, suite: &Suite, case: usize, kernel: usize) -> Result<Com
         let mut t = run.totals.lock().unwrap_or_else(|e| e.into_inner());
         t.compiled += result.compiled;
         t.cached += result.cached;
+        t.setup_seconds += result.setup_seconds;
+        t.check_seconds += result.check_seconds;
     }
     let samples = result.outcome.map_err(|m| {
         let line = suite.kernel_lines.get(kernel).copied().unwrap_or(1);

@@ -120,12 +120,17 @@ pub fn load_file(path: &Path) -> Result<Suite, Vec<Diagnostic>> {
             message: format!("cannot read the suite file: {e}"),
         }]
     })?;
+    load_text(path, &text)
+}
+
+/// Validates `text` as the contents of the suite file at `path` (which places relative paths).
+pub fn load_text(path: &Path, text: &str) -> Result<Suite, Vec<Diagnostic>> {
     let mut ctx = Ctx {
         path,
-        text: &text,
+        text,
         diagnostics: Vec::new(),
     };
-    let raw: RawFile = match toml::from_str(&text) {
+    let raw: RawFile = match toml::from_str(text) {
         Ok(raw) => raw,
         Err(e) => {
             let at = e.span().map(|s| s.start).unwrap_or(0);
@@ -752,14 +757,18 @@ fn check_signature(
                 "parameter `{}` of {where_} is a pointer: pass a buffer name",
                 param.text
             )),
-            (spec, ParamKind::Scalar(t), false) if spec.scalar_type() != Some(t) => Some(format!(
-                "parameter `{}` of {where_} is {}: pass a {} value, e.g. `n as {}` or `1{}`",
-                param.text,
-                t.name(),
-                t.name(),
-                t.name(),
-                t.name()
-            )),
+            (spec, ParamKind::Scalar(t), false) if spec.scalar_type() != Some(t) => {
+                let example = if t.is_int() {
+                    format!("`n as {0}` or `1{0}`", t.name())
+                } else {
+                    format!("`1.0{}`", t.name())
+                };
+                Some(format!(
+                    "parameter `{}` of {where_} is {}: pass a value of that type, e.g. {example}",
+                    param.text,
+                    t.name()
+                ))
+            }
             _ => None,
         };
         if let Some(m) = message {

@@ -55,6 +55,10 @@ pub struct TrialResult {
     pub compiled: usize,
     /// Modules loaded from the cache.
     pub cached: usize,
+    /// Seconds spent compiling, loading modules and allocating buffers.
+    pub setup_seconds: f64,
+    /// Seconds spent checking correctness.
+    pub check_seconds: f64,
 }
 
 /// Encodes a request as one line.

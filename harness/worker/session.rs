@@ -10,6 +10,14 @@ use crate::measure::{Timed, Timer};
 use crate::suite::{Launch, Role, Suite};
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::time::Instant;
+
+/// Where a trial's time went.
+#[derive(Default)]
+struct Phases {
+    setup: f64,
+    check: f64,
+}
 
 /// Modules and functions of one suite, in kernel order.
 struct Loaded {
@@ -114,39 +122,37 @@ impl Session {
     /// Runs one trial: never panics on the user's input; a sticky device error sets `fatal`.
     pub fn run_trial(&mut self, req: &TrialRequest) -> TrialResult {
         let before = compile::counts();
-        let outcome = self.trial(req);
+        let mut phases = Phases::default();
+        let outcome = self.trial(req, &mut phases);
         let after = compile::counts();
-        let (compiled, cached) = (after.0 - before.0, after.1 - before.1);
-        match outcome {
-            Ok(samples) => TrialResult {
-                outcome: Ok(samples),
-                fatal: false,
-                compiled,
-                cached,
-            },
-            Err(Failure::Wrong(m)) => TrialResult {
-                outcome: Err(m),
-                fatal: false,
-                compiled,
-                cached,
-            },
+        let (outcome, fatal) = match outcome {
+            Ok(samples) => (Ok(samples), false),
+            Err(Failure::Wrong(m)) => (Err(m), false),
             Err(Failure::Device(e)) => {
                 let hint = if e.sticky {
                     " (a fault in a kernel poisons its CUDA context: the worker restarts; run `compute-sanitizer` on this trial to find the access)"
                 } else {
                     ""
                 };
-                TrialResult {
-                    outcome: Err(format!("{e}{hint}")),
-                    fatal: e.sticky,
-                    compiled,
-                    cached,
-                }
+                (Err(format!("{e}{hint}")), e.sticky)
             }
+        };
+        TrialResult {
+            outcome,
+            fatal,
+            compiled: after.0 - before.0,
+            cached: after.1 - before.1,
+            setup_seconds: phases.setup,
+            check_seconds: phases.check,
         }
     }
 
-    fn trial(&mut self, req: &TrialRequest) -> Result<crate::measure::Samples, Failure> {
+    fn trial(
+        &mut self,
+        req: &TrialRequest,
+        phases: &mut Phases,
+    ) -> Result<crate::measure::Samples, Failure> {
+        let clock = Instant::now();
         let suite = &req.suite;
         if !self.loaded.contains_key(&suite.path) {
             let arch = self.gpu.info.arch();
@@ -211,6 +217,8 @@ impl Session {
                 )));
             }
         }
+        phases.setup = clock.elapsed().as_secs_f64();
+        let clock = Instant::now();
         verify::verify(
             &self.gpu,
             suite,
@@ -220,6 +228,7 @@ impl Session {
             &bufs,
             req.seed,
         )?;
+        phases.check = clock.elapsed().as_secs_f64();
 
         // Time on the first input set, in-out buffers restored from a pristine copy each sample.
         let host = generate(suite, req.case, req.seed).map_err(Failure::Wrong)?;

@@ -1,0 +1,34 @@
+//! `kernelgate`: the command-line tool.
+//!
+//! ```text
+//! kernelgate run [LIBTEST ARGS]   run the suites, as `cargo test --test perf` does
+//! ```
+
+use std::process::ExitCode;
+
+const USAGE: &str =
+    "usage: kernelgate run [libtest args: FILTER, --list, --exact, --ignored, --format json]";
+
+fn main() -> ExitCode {
+    let mut args = std::env::args();
+    let program = args.next().unwrap_or_else(|| "kernelgate".into());
+    if std::env::var_os(kernelgate::worker::client::WORKER_ENV).is_some() {
+        return kernelgate::main();
+    }
+    match args.next().as_deref() {
+        Some("run") => kernelgate::runner::run(std::iter::once(program).chain(args)),
+        Some("-h") | Some("--help") | Some("help") => {
+            println!("{USAGE}");
+            ExitCode::SUCCESS
+        }
+        other => {
+            eprintln!(
+                "error: unknown command {}\n{USAGE}",
+                other
+                    .map(|o| format!("`{o}`"))
+                    .unwrap_or_else(|| "(none)".into())
+            );
+            ExitCode::from(kernelgate::runner::EXIT_BAD_INPUT)
+        }
+    }
+}
