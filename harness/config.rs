@@ -15,6 +15,8 @@ pub struct Config {
     pub device: i32,
     /// `KERNELGATE_REQUIRE_GPU=1`: no usable GPU fails the run instead of ignoring its trials.
     pub require_gpu: bool,
+    /// `KERNELGATE_REQUIRE_NVRTC=1`: no NVRTC fails the compile trials instead of ignoring them.
+    pub require_nvrtc: bool,
     /// `KERNELGATE_TIMEOUT`: seconds one trial may take before its worker is stopped (default 120).
     pub timeout: Duration,
     /// `KERNELGATE_ARCH`: NVRTC target when no GPU says which (default `sm_90`).
@@ -79,6 +81,7 @@ impl Config {
                 .unwrap_or_else(|| "baselines".into()),
             device: number::<i32>("KERNELGATE_DEVICE", "a device ordinal")?.unwrap_or(0),
             require_gpu: flag("KERNELGATE_REQUIRE_GPU")?,
+            require_nvrtc: flag("KERNELGATE_REQUIRE_NVRTC")?,
             timeout: Duration::from_secs(timeout),
             arch,
             cache: var("KERNELGATE_CACHE")

@@ -136,6 +136,9 @@ fn say(run: &Run, text: &str) {
 /// `KERNELGATE_ARCH`, so compile errors fail CI machines that have NVRTC but no GPU.
 fn compile_trial(run: &Run, suite: &Suite) -> Result<Completion, Failed> {
     if let Some(reason) = device::nvrtc_missing() {
+        if run.config.require_nvrtc {
+            return Err(format!("{reason} (KERNELGATE_REQUIRE_NVRTC is set)").into());
+        }
         return Ok(Completion::ignored_with(reason));
     }
     let arch = match device::driver_missing() {

@@ -1,0 +1,181 @@
+//! The `kernelgate run` command end to end, as a user meets it on a machine without a GPU:
+//! exit codes, ignored trials with their reason, selection by name, bad input.
+
+use std::process::{Command, Output};
+
+fn kernelgate(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kernelgate"));
+    cmd.args(args);
+    for key in [
+        "KERNELGATE_SUITES",
+        "KERNELGATE_REQUIRE_GPU",
+        "KERNELGATE_REQUIRE_NVRTC",
+        "KERNELGATE_DEVICE",
+    ] {
+        cmd.env_remove(key);
+    }
+    // Keep the compile cache of these runs apart from a developer's.
+    cmd.env(
+        "KERNELGATE_CACHE",
+        concat!(env!("CARGO_TARGET_TMPDIR"), "/cli-cache"),
+    );
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("kernelgate runs")
+}
+
+fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// These tests describe a machine without a CUDA driver, like CI's.
+fn gpu_present() -> bool {
+    let present = kernelgate::device::driver_missing().is_none();
+    if present {
+        eprintln!("a CUDA driver is present: this test describes machines without one");
+    }
+    present
+}
+
+#[test]
+fn without_a_gpu_trials_are_ignored_with_the_reason_and_the_run_passes() {
+    if gpu_present() {
+        return;
+    }
+    let o = kernelgate(&["run", "saxpy"], &[]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}{err}");
+    assert!(out.contains("test saxpy::vec4::n=4096"), "{out}");
+    assert!(
+        out.contains("ignored (no CUDA driver: libcuda could not be loaded)"),
+        "{out}"
+    );
+    assert!(out.contains("0 failed"), "{out}");
+}
+
+#[test]
+fn require_gpu_turns_no_gpu_into_a_failure() {
+    if gpu_present() {
+        return;
+    }
+    let o = kernelgate(&["run", "saxpy::naive"], &[("KERNELGATE_REQUIRE_GPU", "1")]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(101), "{out}{err}");
+    assert!(out.contains("KERNELGATE_REQUIRE_GPU is set"), "{out}");
+}
+
+#[test]
+fn list_names_select_exactly_one_trial() {
+    let o = kernelgate(&["run", "--list"], &[]);
+    let (out, _) = text(&o);
+    assert_eq!(o.status.code(), Some(0));
+    let names: Vec<&str> = out
+        .lines()
+        .filter_map(|l| l.strip_suffix(": test"))
+        .collect();
+    assert!(names.len() >= 30, "{out}");
+    assert!(names.contains(&"conv2d::tiled::h=200,w=200"), "{out}");
+    for name in [
+        "saxpy::vec4::n=4096",
+        "conv2d::tiled::h=200,w=200",
+        "matmul::compile",
+    ] {
+        let o = kernelgate(&["run", "--list", "--exact", name], &[]);
+        let (out, _) = text(&o);
+        let listed: Vec<&str> = out
+            .lines()
+            .filter_map(|l| l.strip_suffix(": test"))
+            .collect();
+        assert_eq!(listed, [name]);
+    }
+}
+
+#[test]
+fn json_format_prints_only_json() {
+    let o = kernelgate(&["run", "saxpy::vec4", "--format", "json"], &[]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}{err}");
+    let mut events = 0;
+    for line in out.lines().filter(|l| !l.trim().is_empty()) {
+        let v: serde_json::Value =
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+        assert!(v.get("type").is_some(), "{line}");
+        events += 1;
+    }
+    assert!(events >= 4, "{out}");
+}
+
+#[test]
+fn bad_suites_stop_the_run_before_any_trial() {
+    let o = kernelgate(&["run"], &[("KERNELGATE_SUITES", "tests/fixtures/bad")]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}{err}");
+    assert!(!out.contains("test "), "nothing runs: {out}");
+    assert!(
+        err.contains("error: tests/fixtures/bad/wrong_arg_count.toml:24:8: 3 args given"),
+        "{err}"
+    );
+    assert!(
+        err.contains("problem(s) in the suite files; nothing was run"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_bad_variable_is_named() {
+    let o = kernelgate(&["run"], &[("KERNELGATE_DEVICE", "first")]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        err.contains("`KERNELGATE_DEVICE=first` is not a device ordinal"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_compile_error_fails_with_nvrtc_log_naming_suite_and_kernel() {
+    if kernelgate::device::nvrtc_missing().is_some() {
+        assert!(
+            std::env::var_os("KERNELGATE_REQUIRE_NVRTC").is_none(),
+            "KERNELGATE_REQUIRE_NVRTC is set but NVRTC cannot be loaded"
+        );
+        eprintln!("skipped: no NVRTC here (ci/test.sh installs it)");
+        return;
+    }
+    let o = kernelgate(
+        &["run", "broken::compile"],
+        &[("KERNELGATE_SUITES", "tests/fixtures/compile_error")],
+    );
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(101), "{out}{err}");
+    assert!(
+        out.contains("suite `broken`, kernels `naive`, `broken`"),
+        "{out}"
+    );
+    assert!(
+        out.contains("identifier \"undeclared_value\" is undefined"),
+        "{out}"
+    );
+    assert!(out.contains("broken.cu(9)"), "{out}");
+}
+
+#[test]
+fn the_second_run_compiles_nothing() {
+    if kernelgate::device::nvrtc_missing().is_some() {
+        eprintln!("skipped: no NVRTC here (ci/test.sh installs it)");
+        return;
+    }
+    let cache = concat!(env!("CARGO_TARGET_TMPDIR"), "/second-run-cache");
+    let _ = std::fs::remove_dir_all(cache);
+    let env = [("KERNELGATE_CACHE", cache)];
+    let first = kernelgate(&["run", "compile"], &env);
+    let second = kernelgate(&["run", "compile"], &env);
+    let (out1, _) = text(&first);
+    let (out2, _) = text(&second);
+    assert!(out1.contains("NVRTC 7 compiled, 0 from cache"), "{out1}");
+    assert!(out2.contains("NVRTC 0 compiled, 7 from cache"), "{out2}");
+}
