@@ -68,30 +68,49 @@ fn excess(a: f64, e: f64, tol: &Tolerance) -> f64 {
     }
 }
 
-/// Compares `actual` with `expected` (same type and length).
+/// Compares `actual` with `expected` (same type and length), in parallel chunks.
 pub fn compare(actual: &HostData, expected: &HostData, tol: Tolerance) -> Result<(), Mismatch> {
+    use rayon::prelude::*;
     assert_eq!(actual.dtype, expected.dtype, "compare needs one type");
     assert_eq!(actual.len(), expected.len(), "compare needs one length");
-    let mut count = 0;
-    let mut worst = (0usize, 0.0f64);
-    for i in 0..actual.len() {
-        let x = excess(actual.get(i), expected.get(i), &tol);
-        if x > 0.0 {
-            count += 1;
-            if count == 1 || x > worst.1 {
-                worst = (i, x);
+    const CHUNK: usize = 1 << 16;
+    // (count, worst index, its excess) per chunk; the earliest index wins ties.
+    let (count, worst, _) = (0..actual.len().div_ceil(CHUNK))
+        .into_par_iter()
+        .map(|c| {
+            let mut acc = (0usize, 0usize, 0.0f64);
+            for i in c * CHUNK..((c + 1) * CHUNK).min(actual.len()) {
+                let x = excess(actual.get(i), expected.get(i), &tol);
+                if x > 0.0 {
+                    acc.0 += 1;
+                    if acc.0 == 1 || x > acc.2 {
+                        (acc.1, acc.2) = (i, x);
+                    }
+                }
             }
-        }
-    }
+            acc
+        })
+        .reduce(
+            || (0, usize::MAX, 0.0),
+            |a, b| {
+                let pick = match (a.0, b.0) {
+                    (0, _) => (b.1, b.2),
+                    (_, 0) => (a.1, a.2),
+                    _ if b.2 > a.2 || (b.2 == a.2 && b.1 < a.1) => (b.1, b.2),
+                    _ => (a.1, a.2),
+                };
+                (a.0 + b.0, pick.0, pick.1)
+            },
+        );
     if count == 0 {
         return Ok(());
     }
     Err(Mismatch {
         count,
         total: actual.len(),
-        worst: worst.0,
-        actual: actual.show(worst.0),
-        expected: expected.show(worst.0),
+        worst,
+        actual: actual.show(worst),
+        expected: expected.show(worst),
         tolerance: tol,
     })
 }
@@ -166,6 +185,22 @@ mod tests {
         assert_eq!(compare(&inf, &inf, TOL), Ok(()));
         assert!(compare(&inf, &f32s(&[f64::NEG_INFINITY]), TOL).is_err());
         assert!(compare(&inf, &f32s(&[3.4e38]), TOL).is_err());
+    }
+
+    #[test]
+    fn large_arrays_find_the_worst_across_chunks() {
+        let n = 300_000;
+        let expected = f32s(&vec![1.0; n]);
+        let mut values = vec![1.0; n];
+        values[5] = 1.01;
+        values[200_001] = 1.5;
+        values[250_000] = 1.5;
+        let m = compare(&f32s(&values), &expected, TOL).unwrap_err();
+        assert_eq!(
+            (m.count, m.worst),
+            (3, 200_001),
+            "the first of two equal worsts"
+        );
     }
 
     #[test]
