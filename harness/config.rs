@@ -26,6 +26,14 @@ pub struct Config {
     pub cache: PathBuf,
     /// `KERNELGATE_SEED`: overrides every suite's first input seed (to reproduce a failure).
     pub seed: Option<u64>,
+    /// `KERNELGATE_BLESS=1`: record the trials that ran and passed as the new baselines.
+    pub bless: bool,
+    /// `KERNELGATE_STRICT=1`: a trial still inconclusive after re-measuring fails.
+    pub strict: bool,
+    /// `KERNELGATE_REQUIRE_BASELINE=1`: a trial without a comparable baseline fails.
+    pub require_baseline: bool,
+    /// `KERNELGATE_RESULTS`: write the whole run to this JSON file.
+    pub results: Option<PathBuf>,
 }
 
 /// Reads a variable; unset and empty are the same.
@@ -88,8 +96,17 @@ impl Config {
                 .map(PathBuf::from)
                 .unwrap_or_else(|| target.join("kernelgate-cache")),
             seed,
+            bless: flag("KERNELGATE_BLESS")?,
+            strict: flag("KERNELGATE_STRICT")?,
+            require_baseline: flag("KERNELGATE_REQUIRE_BASELINE")?,
+            results: var("KERNELGATE_RESULTS").map(PathBuf::from),
         })
     }
+}
+
+/// Whether this looks like a CI run (`CI` set to anything but empty, `0` or `false`).
+pub fn in_ci() -> bool {
+    var("CI").is_some_and(|v| v != "0" && !v.eq_ignore_ascii_case("false"))
 }
 
 fn parse_seed(v: &str) -> Option<u64> {

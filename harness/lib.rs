@@ -4,11 +4,13 @@
 //! hands over to [`main`]. `cargo test --test perf` then compiles every kernel with NVRTC,
 //! checks each against its suite's reference kernel, and times it with CUDA events.
 
+pub mod baseline;
 pub mod check;
 pub mod config;
 pub mod device;
 pub mod dtype;
 pub mod error;
+pub mod gate;
 pub mod measure;
 pub mod npy;
 pub mod report;

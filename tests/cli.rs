@@ -179,3 +179,35 @@ fn the_second_run_compiles_nothing() {
     assert!(out1.contains("NVRTC 7 compiled, 0 from cache"), "{out1}");
     assert!(out2.contains("NVRTC 0 compiled, 7 from cache"), "{out2}");
 }
+
+#[test]
+fn bless_is_refused_in_ci() {
+    let o = kernelgate(&["run"], &[("KERNELGATE_BLESS", "1"), ("CI", "true")]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}{err}");
+    assert!(
+        err.contains("KERNELGATE_BLESS is refused when `CI` is set"),
+        "{err}"
+    );
+    assert!(!out.contains("test "), "nothing ran: {out}");
+}
+
+#[test]
+fn a_results_file_is_written_without_a_gpu_too() {
+    let path = concat!(env!("CARGO_TARGET_TMPDIR"), "/results-nogpu.json");
+    let _ = std::fs::remove_file(path);
+    let o = kernelgate(&["run", "saxpy"], &[("KERNELGATE_RESULTS", path)]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
+    let r = kernelgate::report::results::Results::load(std::path::Path::new(path)).unwrap();
+    assert_eq!(r.trials.len(), 9, "saxpy: compile + 4 cases x 2 kernels");
+    assert!(r.trials.iter().any(|t| t.name == "saxpy::vec4::n=4096"));
+    if kernelgate::device::driver_missing().is_some() {
+        let t = r
+            .trials
+            .iter()
+            .find(|t| t.name == "saxpy::vec4::n=4096")
+            .unwrap();
+        assert_eq!(t.status, kernelgate::report::results::Status::Ignored);
+        assert!(t.message.as_deref().unwrap().contains("no CUDA driver"));
+    }
+}

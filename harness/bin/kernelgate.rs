@@ -1,7 +1,8 @@
 //! `kernelgate`: the command-line tool.
 //!
 //! ```text
-//! kernelgate run [LIBTEST ARGS]   run the suites, as `cargo test --test perf` does
+//! kernelgate run [LIBTEST ARGS]        run the suites, as `cargo test --test perf` does
+//! kernelgate compare OLD.json NEW.json the gate between two results files (KERNELGATE_RESULTS)
 //! ```
 
 use std::process::ExitCode;
@@ -17,6 +18,19 @@ fn main() -> ExitCode {
     }
     match args.next().as_deref() {
         Some("run") => kernelgate::runner::run(std::iter::once(program).chain(args)),
+        Some("compare") => {
+            let files: Vec<String> = args.collect();
+            match files.as_slice() {
+                [old, new] => ExitCode::from(kernelgate::report::compare::command(
+                    old.as_ref(),
+                    new.as_ref(),
+                )),
+                _ => {
+                    eprintln!("error: compare takes two results files\n{USAGE}");
+                    ExitCode::from(kernelgate::report::compare::EXIT_BAD_INPUT)
+                }
+            }
+        }
         Some("-h") | Some("--help") | Some("help") => {
             println!("{USAGE}");
             ExitCode::SUCCESS

@@ -76,6 +76,21 @@ pub struct DeviceInfo {
     pub total_memory: usize,
     /// Driver's CUDA version, e.g. 13000.
     pub driver_version: i32,
+    /// The kernel driver's release, e.g. `580.159.04` (`unknown` where it cannot be read).
+    pub driver_release: String,
+}
+
+/// The NVIDIA kernel module's version, from `/proc/driver/nvidia/version` (Linux).
+fn driver_release() -> String {
+    let text = std::fs::read_to_string("/proc/driver/nvidia/version").unwrap_or_default();
+    text.lines()
+        .find(|l| l.starts_with("NVRM version"))
+        .and_then(|l| {
+            l.split_whitespace()
+                .find(|w| w.chars().next().is_some_and(|c| c.is_ascii_digit()) && w.contains('.'))
+        })
+        .unwrap_or("unknown")
+        .to_string()
 }
 
 impl DeviceInfo {
@@ -160,6 +175,7 @@ impl Gpu {
             total_memory: unsafe { cu::device::total_mem(dev) }
                 .map_err(error("cuDeviceTotalMem"))?,
             driver_version,
+            driver_release: driver_release(),
         };
         Ok(Gpu { dev, stream, info })
     }

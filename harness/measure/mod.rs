@@ -25,9 +25,14 @@ pub trait Timed {
     fn run(&mut self, gpu: &Gpu) -> Result<(), DeviceError>;
 }
 
+/// How samples were taken. Baselines of another regime are not compared.
+pub const REGIME: &str = "cold";
+
 /// Samples of one trial, seconds per run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Samples {
+    /// How they were taken (`REGIME`).
+    pub regime: String,
     /// The kernel under test.
     pub kernel: Vec<f64>,
     /// The reference, one per round, paired with `kernel` by index (empty for the reference's
@@ -123,6 +128,7 @@ impl Timer {
         let start = Instant::now();
         let cap = Duration::from_millis(bench.max_time_ms);
         let mut out = Samples {
+            regime: REGIME.to_string(),
             kernel: Vec::new(),
             reference: Vec::new(),
             hit_time_cap: false,

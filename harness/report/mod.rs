@@ -7,6 +7,9 @@ use crate::stats::Summary;
 use crate::suite::Case;
 use std::fmt;
 
+pub mod compare;
+pub mod results;
+
 /// Formats seconds with a unit that keeps three or four significant digits.
 pub fn duration(seconds: f64) -> String {
     let (value, unit) = if seconds < 1e-6 {
@@ -136,9 +139,11 @@ mod tests {
             l2_bytes: 50 << 20,
             total_memory: 80 << 30,
             driver_version: 13000,
+            driver_release: "580.159.04".into(),
         };
         assert!((device.peak_bandwidth() - 3.352e12).abs() < 1e9);
         let samples = Samples {
+            regime: "cold".into(),
             kernel: vec![10e-6; 20],
             reference: vec![20e-6; 20],
             hit_time_cap: false,

@@ -1,29 +1,53 @@
-//! `main`: turns suites into libtest-mimic trials and runs them. Suites are all loaded and
-//! validated before anything runs; GPU work goes to one worker process at a time, so GPU
-//! trials never overlap.
+//! `run`: turns suites into libtest-mimic trials and runs them, in phases. Suites are all
+//! loaded and validated first; then every selected trial runs (GPU work one trial at a time in
+//! the worker process); then the gate decides all of them together (its false-discovery-rate
+//! correction needs every p-value), re-measuring inconclusive ones; then baselines are blessed
+//! and the results file written; last, libtest reports each trial's outcome on its line.
 
-use crate::config::Config;
-use crate::device::{self, compile};
+mod bless;
+mod execute;
+mod verdicts;
+
+use crate::baseline::{Entry, Fingerprint, Stored};
+use crate::config::{self, Config};
+use crate::device::DeviceInfo;
+use crate::gate::TrialVerdict;
+use crate::measure::Samples;
+use crate::report::results::{self, Measurement, Results, Status, TrialRecord};
 use crate::report::TrialLine;
 use crate::suite::{self, Suite};
-use crate::worker::client::{NoDevice, Worker, WORKER_ENV};
-use crate::worker::protocol::TrialRequest;
+use crate::worker::client::{Worker, WORKER_ENV};
 use libtest_mimic::{Arguments, Completion, Failed, FormatSetting, Trial};
-use std::io::Write;
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex};
+use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
 /// Exit code for an unusable setup: bad suite files or bad `KERNELGATE_*` variables.
 pub const EXIT_BAD_INPUT: u8 = 2;
 
-/// What the trials of one run share.
-struct Run {
+/// What the phases of one run share.
+pub(crate) struct Run {
     config: Config,
     worker: Mutex<Worker>,
     totals: Mutex<Totals>,
-    /// Print measurements on the trial's own line (pretty output, one thread).
-    inline: bool,
+    /// Print progress on stderr (it is a terminal and the output is for people).
+    progress: bool,
+}
+
+impl Run {
+    fn worker(&self) -> MutexGuard<'_, Worker> {
+        self.worker.lock().unwrap_or_else(|e| e.into_inner())
+    }
+    fn totals(&self) -> MutexGuard<'_, Totals> {
+        self.totals.lock().unwrap_or_else(|e| e.into_inner())
+    }
+    fn progress(&self, text: &str) {
+        if self.progress {
+            eprintln!("kernelgate: {text}");
+        }
+    }
 }
 
 #[derive(Default)]
@@ -35,6 +59,66 @@ struct Totals {
     kernel_seconds: f64,
     compiled: usize,
     cached: usize,
+}
+
+/// One trial of the run, in list order.
+pub(crate) struct Planned {
+    name: String,
+    suite: usize,
+    kind: Kind,
+}
+
+#[derive(Clone, Copy)]
+enum Kind {
+    Compile,
+    Kernel { case: usize, kernel: usize },
+}
+
+impl Planned {
+    fn case_kernel(&self) -> Option<(usize, usize)> {
+        match self.kind {
+            Kind::Kernel { case, kernel } => Some((case, kernel)),
+            Kind::Compile => None,
+        }
+    }
+}
+
+/// What running a trial produced.
+pub(crate) enum Outcome {
+    /// A compile trial passed; its line.
+    Compiled(String),
+    /// Not run, and why.
+    Ignored(String),
+    /// Failed, and why.
+    Failed(String),
+    /// Checked and timed.
+    Measured(Box<Measured>),
+}
+
+/// A trial that passed correctness and was timed.
+pub(crate) struct Measured {
+    samples: Samples,
+    gate: GateNote,
+}
+
+/// What the gate made of a measured trial.
+pub(crate) enum GateNote {
+    /// Not judged (yet).
+    Pending,
+    /// No baseline for this trial on this device.
+    NoBaseline { elsewhere: Vec<Fingerprint> },
+    /// The baseline was measured in another regime.
+    OtherRegime(String),
+    /// The baseline file cannot be used.
+    Error(String),
+    /// Compared with its baseline.
+    Compared {
+        verdict: TrialVerdict,
+        old: Box<Entry>,
+        path: PathBuf,
+        remeasured: bool,
+        family: usize,
+    },
 }
 
 /// The perf binary's entry point: `tests/perf.rs` calls this and nothing else.
@@ -50,7 +134,7 @@ pub fn run(args: impl Iterator<Item = String>) -> ExitCode {
         return ExitCode::from(crate::worker::serve(cache) as u8);
     }
     let mut args = Arguments::from_iter(args);
-    // GPU trials must not overlap, and one thread keeps each trial's figures on its own line.
+    // One thread keeps each trial's figures on its own line, in order.
     args.test_threads.get_or_insert(1);
     let config = match Config::from_env() {
         Ok(c) => c,
@@ -59,6 +143,10 @@ pub fn run(args: impl Iterator<Item = String>) -> ExitCode {
             return ExitCode::from(EXIT_BAD_INPUT);
         }
     };
+    if config.bless && config::in_ci() {
+        eprintln!("error: KERNELGATE_BLESS is refused when `CI` is set: baselines are recorded on purpose, by a person, and reviewed (unset CI to bless locally)");
+        return ExitCode::from(EXIT_BAD_INPUT);
+    }
     let suites = match suite::load_dir(&config.suites) {
         Ok(s) => s,
         Err(e) => {
@@ -71,164 +159,269 @@ pub fn run(args: impl Iterator<Item = String>) -> ExitCode {
         }
     };
     let pretty = matches!(args.format, None | Some(FormatSetting::Pretty)) && !args.quiet;
-    let run = Arc::new(Run {
+    let plan = plan(&suites);
+    if args.list {
+        let trials = plan
+            .iter()
+            .map(|p| Trial::test(p.name.clone(), || Ok(())))
+            .collect();
+        return libtest_mimic::run(&args, trials).exit_code();
+    }
+    let run = Run {
         worker: Mutex::new(Worker::new(config.device)),
         config,
         totals: Mutex::new(Totals::default()),
-        inline: pretty && args.test_threads == Some(1),
-    });
-    let trials = trials(&run, suites);
+        progress: pretty && std::io::stderr().is_terminal(),
+    };
     let start = Instant::now();
+    let selected: Vec<usize> = (0..plan.len())
+        .filter(|&i| !args.is_filtered_out(&Trial::test(plan[i].name.clone(), || Ok(()))))
+        .collect();
+
+    // Phase 1: run every selected trial.
+    let mut outcomes: Vec<Option<Outcome>> = plan.iter().map(|_| None).collect();
+    for (n, &i) in selected.iter().enumerate() {
+        run.progress(&format!("[{}/{}] {}", n + 1, selected.len(), plan[i].name));
+        outcomes[i] = Some(execute::execute(&run, &suites, &plan[i], 1));
+    }
+
+    // Phase 2: judge against baselines; phase 3: bless.
+    let any_measured = outcomes
+        .iter()
+        .any(|o| matches!(o, Some(Outcome::Measured(_))));
+    let device = if any_measured {
+        run.worker().device().ok()
+    } else {
+        None
+    };
+    let mut blessed = Vec::new();
+    if let Some(info) = &device {
+        verdicts::judge(&run, &suites, &plan, &mut outcomes, info);
+        if run.config.bless {
+            blessed = bless::bless(&run, &suites, &plan, &outcomes, info);
+        }
+    }
+    run.worker().stop();
+
+    // Phase 4: the results file; phase 5: report through libtest.
+    let records = records(&run, &suites, &plan, &outcomes, &selected);
+    let mut exit_problem = false;
+    if let Some(path) = &run.config.results {
+        let results = Results {
+            format: results::FORMAT,
+            kernelgate: env!("CARGO_PKG_VERSION").to_string(),
+            date: crate::baseline::today(),
+            device: device.as_ref().map(Fingerprint::of),
+            device_info: device.clone(),
+            trials: records.iter().flatten().cloned().collect(),
+        };
+        if let Err(e) = results.save(path) {
+            eprintln!("error: {e}");
+            exit_problem = true;
+        }
+    }
+    let inline = pretty && args.test_threads == Some(1);
+    let trials = report_trials(&run, &suites, &plan, outcomes, device.as_ref(), inline);
     let conclusion = libtest_mimic::run(&args, trials);
-    if pretty && !args.list {
+    if pretty {
+        for line in &blessed {
+            println!("kernelgate: {line}");
+        }
+        let inconclusive: Vec<&str> = records
+            .iter()
+            .flatten()
+            .filter(|r| {
+                r.verdict
+                    .is_some_and(|v| v.verdict == crate::gate::Verdict::Inconclusive)
+            })
+            .map(|r| r.name.as_str())
+            .collect();
+        if !inconclusive.is_empty() && !run.config.bless {
+            println!(
+                "kernelgate: WARNING: {} trial(s) INCONCLUSIVE even after re-measuring (they passed; KERNELGATE_STRICT=1 fails them): {}",
+                inconclusive.len(),
+                inconclusive.join(", ")
+            );
+        }
         summary(&run, start.elapsed().as_secs_f64());
+    }
+    if exit_problem && !conclusion.has_failed() {
+        return ExitCode::from(EXIT_BAD_INPUT);
     }
     conclusion.exit_code()
 }
 
-fn summary(run: &Run, wall: f64) {
-    let t = run.totals.lock().unwrap_or_else(|e| e.into_inner());
-    let (compiled, cached) = (
-        compile::counts().0 + t.compiled,
-        compile::counts().1 + t.cached,
-    );
-    let starts = run.worker.lock().map(|w| w.starts).unwrap_or(0);
-    println!(
-        "kernelgate: {} trial(s) measured in {wall:.1} s of wall time: setup {:.1} s, correctness {:.1} s, sampling {:.1} s (kernel time in samples {:.3} s)",
-        t.trials_measured, t.setup_seconds, t.check_seconds, t.sampled_seconds, t.kernel_seconds
-    );
-    println!("kernelgate: NVRTC {compiled} compiled, {cached} from cache; GPU worker started {starts} time(s)");
-}
-
-fn trials(run: &Arc<Run>, suites: Vec<Suite>) -> Vec<Trial> {
+/// Every trial, in list order: per suite, its compile trial, then each case's kernels.
+fn plan(suites: &[Suite]) -> Vec<Planned> {
     let mut out = Vec::new();
-    for suite in suites {
-        let suite = Arc::new(suite);
-        {
-            let (run, suite) = (run.clone(), suite.clone());
-            out.push(Trial::ignorable_test(
-                format!("{}::compile", suite.name),
-                move || compile_trial(&run, &suite),
-            ));
-        }
+    for (s, suite) in suites.iter().enumerate() {
+        out.push(Planned {
+            name: format!("{}::compile", suite.name),
+            suite: s,
+            kind: Kind::Compile,
+        });
         for case in 0..suite.cases.len() {
             for kernel in 0..suite.kernels.len() {
-                let (run, suite2) = (run.clone(), suite.clone());
-                out.push(Trial::ignorable_test(
-                    suite.trial_name(case, kernel),
-                    move || gpu_trial(&run, &suite2, case, kernel),
-                ));
+                out.push(Planned {
+                    name: suite.trial_name(case, kernel),
+                    suite: s,
+                    kind: Kind::Kernel { case, kernel },
+                });
             }
         }
     }
     out
 }
 
-fn say(run: &Run, text: &str) {
-    if run.inline {
-        let mut out = std::io::stdout().lock();
-        let _ = write!(out, "{text}  ");
-        let _ = out.flush();
+/// What a trial's line says and whether it passes.
+fn settle(
+    run: &Run,
+    suites: &[Suite],
+    trial: &Planned,
+    outcome: &Outcome,
+    device: Option<&DeviceInfo>,
+) -> (String, Result<Completion, String>) {
+    let suite = &suites[trial.suite];
+    match outcome {
+        Outcome::Compiled(line) => (line.clone(), Ok(Completion::Completed)),
+        Outcome::Ignored(reason) => (String::new(), Ok(Completion::ignored_with(reason))),
+        Outcome::Failed(m) => (String::new(), Err(m.clone())),
+        Outcome::Measured(m) => {
+            let (case, kernel) = trial.case_kernel().expect("kernel trials are measured");
+            let mut line = match device {
+                Some(info) => TrialLine {
+                    samples: &m.samples,
+                    case: &suite.cases[case],
+                    reference: (kernel != suite.reference)
+                        .then(|| suite.kernels[suite.reference].name.as_str()),
+                    device: info,
+                }
+                .to_string(),
+                None => String::new(),
+            };
+            let note = if run.config.bless {
+                "blessed".to_string()
+            } else {
+                verdicts::note(&m.gate)
+            };
+            if !note.is_empty() {
+                line.push_str("  │ ");
+                line.push_str(&note);
+            }
+            match verdicts::failure(run, &trial.name, suite, &m.samples, &m.gate) {
+                Some(f) => (line, Err(f)),
+                None => (line, Ok(Completion::Completed)),
+            }
+        }
     }
 }
 
-/// Compiles every kernel of a suite: with a GPU for its architecture, without one for
-/// `KERNELGATE_ARCH`, so compile errors fail CI machines that have NVRTC but no GPU.
-fn compile_trial(run: &Run, suite: &Suite) -> Result<Completion, Failed> {
-    if let Some(reason) = device::nvrtc_missing() {
-        if run.config.require_nvrtc {
-            return Err(format!("{reason} (KERNELGATE_REQUIRE_NVRTC is set)").into());
-        }
-        return Ok(Completion::ignored_with(reason));
+fn report_trials(
+    run: &Run,
+    suites: &[Suite],
+    plan: &[Planned],
+    outcomes: Vec<Option<Outcome>>,
+    device: Option<&DeviceInfo>,
+    inline: bool,
+) -> Vec<Trial> {
+    plan.iter()
+        .zip(outcomes)
+        .map(|(trial, outcome)| {
+            let settled = outcome.map(|o| settle(run, suites, trial, &o, device));
+            Trial::ignorable_test(trial.name.clone(), move || {
+                let Some((line, result)) = settled else {
+                    return Ok(Completion::Completed);
+                };
+                if inline && !line.is_empty() {
+                    let mut out = std::io::stdout().lock();
+                    let _ = write!(out, "{line}  ");
+                    let _ = out.flush();
+                }
+                result.map_err(Failed::from)
+            })
+        })
+        .collect()
+}
+
+/// The results-file record of each selected trial.
+fn records(
+    run: &Run,
+    suites: &[Suite],
+    plan: &[Planned],
+    outcomes: &[Option<Outcome>],
+    selected: &[usize],
+) -> Vec<Option<TrialRecord>> {
+    let mut out: Vec<Option<TrialRecord>> = plan.iter().map(|_| None).collect();
+    for &i in selected {
+        let Some(outcome) = &outcomes[i] else {
+            continue;
+        };
+        let trial = &plan[i];
+        let suite = &suites[trial.suite];
+        let line = trial
+            .case_kernel()
+            .and_then(|(_, k)| suite.kernel_lines.get(k).copied())
+            .unwrap_or(1);
+        let (status, message, measurement, verdict) = match outcome {
+            Outcome::Compiled(m) => (Status::Passed, Some(m.clone()), None, None),
+            Outcome::Ignored(m) => (Status::Ignored, Some(m.clone()), None, None),
+            Outcome::Failed(m) => (Status::Failed, Some(m.clone()), None, None),
+            Outcome::Measured(m) => {
+                let failure = verdicts::failure(run, &trial.name, suite, &m.samples, &m.gate);
+                let status = if failure.is_some() {
+                    Status::Failed
+                } else {
+                    Status::Passed
+                };
+                let message =
+                    failure.or_else(|| Some(verdicts::note(&m.gate)).filter(|n| !n.is_empty()));
+                let ratios: Vec<f64> = m
+                    .samples
+                    .reference
+                    .iter()
+                    .zip(&m.samples.kernel)
+                    .map(|(r, k)| r / k)
+                    .collect();
+                let measurement = m.samples.kernel_summary().map(|time| Measurement {
+                    regime: m.samples.regime.clone(),
+                    time: Stored::from(time),
+                    time_samples: m.samples.kernel.clone(),
+                    speedup: m.samples.speedup().map(Stored::from),
+                    speedup_samples: ratios,
+                    max_slowdown: suite.bench.max_slowdown,
+                    hit_time_cap: m.samples.hit_time_cap,
+                });
+                let verdict = match &m.gate {
+                    GateNote::Compared { verdict, .. } => Some(*verdict),
+                    _ => None,
+                };
+                (status, message, measurement, verdict)
+            }
+        };
+        out[i] = Some(TrialRecord {
+            name: trial.name.clone(),
+            suite: suite.name.clone(),
+            file: suite.path.display().to_string(),
+            line,
+            status,
+            message,
+            measurement,
+            verdict,
+        });
     }
-    let arch = match device::driver_missing() {
-        None => run
-            .worker
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .device()
-            .map(|d| d.arch())
-            .unwrap_or_else(|_| run.config.arch.clone()),
-        Some(_) => run.config.arch.clone(),
-    };
-    let compiled = crate::worker::compile_suite(suite, &arch, Some(&run.config.cache))?;
-    let fresh = compiled.iter().filter(|(_, c)| !c.cached).count();
-    let warnings: Vec<String> = compiled
-        .iter()
-        .filter(|(_, c)| !c.log.is_empty())
-        .map(|(si, c)| format!("{}: {}", suite.sources[*si].path.display(), c.log))
-        .collect();
-    say(
-        run,
-        &format!(
-            "{} source(s) for {arch}, {} compiled, {} from cache",
-            compiled.len(),
-            fresh,
-            compiled.len() - fresh
-        ),
+    out
+}
+
+fn summary(run: &Run, wall: f64) {
+    let t = run.totals();
+    let (compiled, cached) = (
+        crate::device::compile::counts().0 + t.compiled,
+        crate::device::compile::counts().1 + t.cached,
     );
-    for w in warnings {
-        eprintln!("warning: NVRTC said, for suite `{}`: {w}", suite.name);
-    }
-    Ok(Completion::Completed)
-}
-
-fn gpu_trial(run: &Run, suite: &Suite, case: usize, kernel: usize) -> Result<Completion, Failed> {
-    let no_gpu = |reason: String| {
-        if run.config.require_gpu {
-            Err(Failed::from(format!(
-                "{reason} (KERNELGATE_REQUIRE_GPU is set)"
-            )))
-        } else {
-            Ok(Completion::ignored_with(reason))
-        }
-    };
-    if let Some(reason) = device::driver_missing() {
-        return no_gpu(reason);
-    }
-    let mut worker = run.worker.lock().unwrap_or_else(|e| e.into_inner());
-    let info = match worker.device() {
-        Ok(info) => info,
-        Err(NoDevice::Absent(reason)) => return no_gpu(format!("no usable GPU: {reason}")),
-        Err(NoDevice::Broken(reason)) => return Err(reason.into()),
-    };
-    let request = TrialRequest {
-        suite: suite.clone(),
-        case,
-        kernel,
-        seed: run.config.seed.unwrap_or(suite.check.seed),
-    };
-    let result = worker.trial(request, run.config.timeout)?;
-    drop(worker);
-    {
-        let mut t = run.totals.lock().unwrap_or_else(|e| e.into_inner());
-        t.compiled += result.compiled;
-        t.cached += result.cached;
-        t.setup_seconds += result.setup_seconds;
-        t.check_seconds += result.check_seconds;
-    }
-    let samples = result.outcome.map_err(|m| {
-        let line = suite.kernel_lines.get(kernel).copied().unwrap_or(1);
-        Failed::from(format!(
-            "{m}\n  kernel declared at {}:{line}",
-            suite.path.display()
-        ))
-    })?;
-    {
-        let mut t = run.totals.lock().unwrap_or_else(|e| e.into_inner());
-        t.trials_measured += 1;
-        t.sampled_seconds += samples.wall_seconds;
-        t.kernel_seconds +=
-            samples.kernel.iter().sum::<f64>() + samples.reference.iter().sum::<f64>();
-    }
-    let reference =
-        (kernel != suite.reference).then(|| suite.kernels[suite.reference].name.as_str());
-    let line = TrialLine {
-        samples: &samples,
-        case: &suite.cases[case],
-        reference,
-        device: &info,
-    };
-    say(run, &line.to_string());
-    Ok(Completion::Completed)
+    let starts = run.worker().starts;
+    println!(
+        "kernelgate: {} trial(s) measured in {wall:.1} s of wall time: setup {:.1} s, correctness {:.1} s, sampling {:.1} s (kernel time in samples {:.3} s)",
+        t.trials_measured, t.setup_seconds, t.check_seconds, t.sampled_seconds, t.kernel_seconds
+    );
+    println!("kernelgate: NVRTC {compiled} compiled, {cached} from cache; GPU worker started {starts} time(s)");
 }

@@ -6,6 +6,8 @@
 //! It assumes only that samples are independent draws from one distribution: no normality,
 //! which GPU timings (skewed, with a long tail of slow outliers) never have.
 
+pub mod twosample;
+
 use serde::{Deserialize, Serialize};
 use statrs::distribution::{Binomial, DiscreteCDF};
 

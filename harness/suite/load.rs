@@ -27,6 +27,8 @@ pub const DEFAULT_MAX_SAMPLES: usize = 2000;
 pub const DEFAULT_MAX_TIME_MS: u64 = 1000;
 /// Target relative half-width of the median's 95% interval.
 pub const DEFAULT_PRECISION: f64 = 0.01;
+/// The smallest slowdown that fails a trial: changes smaller than 3% are not regressions.
+pub const DEFAULT_MAX_SLOWDOWN: f64 = 0.03;
 
 /// Where diagnostics for one file are collected.
 pub(super) struct Ctx<'a> {
@@ -919,6 +921,7 @@ fn build_bench(
         max_samples: DEFAULT_MAX_SAMPLES,
         max_time_ms: DEFAULT_MAX_TIME_MS,
         precision: DEFAULT_PRECISION,
+        max_slowdown: DEFAULT_MAX_SLOWDOWN,
     };
     let Some(rb) = raw.map(|r| r.get_ref()) else {
         return (bench, None, None);
@@ -956,6 +959,18 @@ fn build_bench(
                 format!(
                     "bad precision `{}` (write a percentage such as \"0.5%\")",
                     p.get_ref()
+                ),
+            ),
+        }
+    }
+    if let Some(m) = &rb.max_slowdown {
+        match parse_percent(m.get_ref()) {
+            Some(v) if v > 0.0 && v < 10.0 => bench.max_slowdown = v,
+            _ => ctx.error(
+                m.span().start,
+                format!(
+                    "bad max_slowdown `{}` (write a percentage such as \"3%\")",
+                    m.get_ref()
                 ),
             ),
         }

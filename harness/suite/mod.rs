@@ -211,6 +211,23 @@ pub struct Bench {
     pub max_time_ms: u64,
     /// Stop once the median's 95% interval is this narrow (relative half-width).
     pub precision: f64,
+    /// The smallest slowdown worth failing a merge for (0.03 = 3%).
+    pub max_slowdown: f64,
+}
+
+impl Bench {
+    /// These settings with `effort` times the samples and time, and a precision target
+    /// `effort` times finer (for re-measuring an inconclusive trial).
+    pub fn with_effort(&self, effort: u32) -> Bench {
+        let e = effort.max(1);
+        Bench {
+            min_samples: self.min_samples * e as usize,
+            max_samples: self.max_samples * e as usize,
+            max_time_ms: self.max_time_ms * e as u64,
+            precision: self.precision / e as f64,
+            ..self.clone()
+        }
+    }
 }
 
 impl Suite {

@@ -105,6 +105,7 @@ pub struct RawBench {
     pub max_samples: Option<Spanned<usize>>,
     pub max_time_ms: Option<Spanned<u64>>,
     pub precision: Option<Spanned<String>>,
+    pub max_slowdown: Option<Spanned<String>>,
 }
 
 /// An integer expression as written: a TOML integer or a string. `quoted` says whether the

@@ -33,6 +33,11 @@ pub struct TrialRequest {
     pub kernel: usize,
     /// Seed of the first input set.
     pub seed: u64,
+    /// Check correctness first (false when re-measuring a trial already checked).
+    pub check: bool,
+    /// Sampling effort: 1 normally; more when re-measuring an inconclusive trial (samples and
+    /// time cap multiplied, precision target divided).
+    pub effort: u32,
 }
 
 /// Worker → harness.

@@ -1,0 +1,77 @@
+//! `pretty`: JSON for review. Like serde_json's pretty printer (objects one key per line, keys
+//! sorted), except that an array of plain values stays on one line, so a re-recorded trial
+//! changes a few lines of a diff, not hundreds.
+
+use serde_json::Value;
+
+/// Renders `value` with two-space indents and a final newline.
+pub fn pretty(value: &Value) -> String {
+    let mut out = String::new();
+    write(value, 0, &mut out);
+    out.push('\n');
+    out
+}
+
+fn scalar(value: &Value) -> String {
+    serde_json::to_string(value).expect("JSON values serialize")
+}
+
+fn write(value: &Value, indent: usize, out: &mut String) {
+    let pad = |n: usize| "  ".repeat(n);
+    match value {
+        Value::Object(map) if !map.is_empty() => {
+            out.push_str("{\n");
+            for (i, (k, v)) in map.iter().enumerate() {
+                out.push_str(&pad(indent + 1));
+                out.push_str(&scalar(&Value::String(k.clone())));
+                out.push_str(": ");
+                write(v, indent + 1, out);
+                if i + 1 < map.len() {
+                    out.push(',');
+                }
+                out.push('\n');
+            }
+            out.push_str(&pad(indent));
+            out.push('}');
+        }
+        Value::Array(items) if items.iter().any(|v| v.is_object() || v.is_array()) => {
+            out.push_str("[\n");
+            for (i, v) in items.iter().enumerate() {
+                out.push_str(&pad(indent + 1));
+                write(v, indent + 1, out);
+                if i + 1 < items.len() {
+                    out.push(',');
+                }
+                out.push('\n');
+            }
+            out.push_str(&pad(indent));
+            out.push(']');
+        }
+        Value::Array(items) => {
+            let parts: Vec<String> = items.iter().map(scalar).collect();
+            out.push('[');
+            out.push_str(&parts.join(", "));
+            out.push(']');
+        }
+        other => out.push_str(&scalar(other)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shape() {
+        let v: Value = serde_json::from_str(
+            r#"{"b": [1, 2.5], "a": {"x": null, "y": [{"z": "q"}]}, "c": {}}"#,
+        )
+        .unwrap();
+        let text = pretty(&v);
+        assert_eq!(
+            text,
+            "{\n  \"a\": {\n    \"x\": null,\n    \"y\": [\n      {\n        \"z\": \"q\"\n      }\n    ]\n  },\n  \"b\": [1, 2.5],\n  \"c\": {}\n}\n"
+        );
+        assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), v);
+    }
+}

@@ -1,0 +1,315 @@
+//! `judge`: the gate phase. Once every trial has run, each measured trial is matched with its
+//! stored baseline (same device fingerprint, same regime), all are decided together (one
+//! Benjamini–Hochberg family), inconclusive ones are measured again once with more samples,
+//! and the decision is recorded on the trial.
+
+use super::execute::execute;
+use super::{GateNote, Outcome, Planned, Run};
+use crate::baseline::{self, BaselineFile, Entry, Fingerprint};
+use crate::device::DeviceInfo;
+use crate::gate::{self, percent, GateInput, TrialVerdict, Verdict};
+use crate::report::duration;
+use crate::suite::Suite;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// How much harder an inconclusive trial is measured the second time.
+pub const REMEASURE_EFFORT: u32 = 4;
+
+/// A measured trial with a comparable baseline entry.
+struct Compared {
+    index: usize,
+    old: Entry,
+    path: PathBuf,
+}
+
+fn input(outcome: &Outcome, old: &Entry, max_slowdown: f64) -> Option<GateInput> {
+    let Outcome::Measured(m) = outcome else {
+        return None;
+    };
+    let speedups =
+        (!old.speedup_samples.is_empty() && !m.samples.reference.is_empty()).then(|| {
+            let new: Vec<f64> = m
+                .samples
+                .reference
+                .iter()
+                .zip(&m.samples.kernel)
+                .map(|(r, k)| r / k)
+                .collect();
+            (old.speedup_samples.clone(), new)
+        });
+    Some(GateInput {
+        old_times: old.time_samples.clone(),
+        new_times: m.samples.kernel.clone(),
+        speedups,
+        max_slowdown,
+    })
+}
+
+/// Judges every measured trial in `outcomes` against the baselines for `device`.
+pub(super) fn judge(
+    run: &Run,
+    suites: &[Suite],
+    plan: &[Planned],
+    outcomes: &mut [Option<Outcome>],
+    device: &DeviceInfo,
+) {
+    let fingerprint = Fingerprint::of(device);
+    let mut files: BTreeMap<usize, (PathBuf, Result<Option<BaselineFile>, String>)> =
+        BTreeMap::new();
+    let mut compared = Vec::new();
+    for (i, trial) in plan.iter().enumerate() {
+        let Some(Outcome::Measured(m)) = &mut outcomes[i] else {
+            continue;
+        };
+        let suite = &suites[trial.suite];
+        let (path, file) = files.entry(trial.suite).or_insert_with(|| {
+            let path = baseline::path(&run.config.baselines, &fingerprint, &suite.name);
+            let file = baseline::load(&path);
+            (path, file)
+        });
+        m.gate = match file {
+            Err(e) => GateNote::Error(e.clone()),
+            Ok(None) => GateNote::NoBaseline {
+                elsewhere: baseline::recorded_elsewhere(
+                    &run.config.baselines,
+                    &suite.name,
+                    &fingerprint.slug(),
+                ),
+            },
+            Ok(Some(f)) => match f.trials.get(&trial.name) {
+                None => GateNote::NoBaseline {
+                    elsewhere: Vec::new(),
+                },
+                Some(old) if old.regime != m.samples.regime => {
+                    GateNote::OtherRegime(old.regime.clone())
+                }
+                Some(old) => {
+                    compared.push(Compared {
+                        index: i,
+                        old: old.clone(),
+                        path: path.clone(),
+                    });
+                    GateNote::Pending
+                }
+            },
+        };
+    }
+    if compared.is_empty() {
+        return;
+    }
+    let inputs = |outcomes: &[Option<Outcome>]| -> Vec<GateInput> {
+        compared
+            .iter()
+            .map(|c| {
+                let max_slowdown = suites[plan[c.index].suite].bench.max_slowdown;
+                input(
+                    outcomes[c.index].as_ref().expect("measured"),
+                    &c.old,
+                    max_slowdown,
+                )
+                .expect("measured")
+            })
+            .collect()
+    };
+    let mut verdicts = gate::decide(&inputs(outcomes));
+    let mut remeasured = vec![false; compared.len()];
+    if !run.config.bless {
+        let again: Vec<usize> = (0..compared.len())
+            .filter(|&k| verdicts[k].verdict == Verdict::Inconclusive)
+            .collect();
+        for &k in &again {
+            let i = compared[k].index;
+            run.progress(&format!(
+                "re-measuring {} ({}x the samples: inconclusive)",
+                plan[i].name, REMEASURE_EFFORT
+            ));
+            match execute(run, suites, &plan[i], REMEASURE_EFFORT) {
+                Outcome::Measured(m) => {
+                    outcomes[i] = Some(Outcome::Measured(m));
+                    remeasured[k] = true;
+                }
+                other => outcomes[i] = Some(other),
+            }
+        }
+        if !again.is_empty() {
+            // Decide again, all together, with the new samples; a re-measure that failed
+            // outright keeps its failure and leaves the family.
+            let keep: Vec<usize> = (0..compared.len())
+                .filter(|&k| matches!(outcomes[compared[k].index], Some(Outcome::Measured(_))))
+                .collect();
+            let all = inputs(outcomes);
+            let family: Vec<GateInput> = keep.iter().map(|&k| all[k].clone()).collect();
+            let decided = gate::decide(&family);
+            for (&k, v) in keep.iter().zip(decided) {
+                verdicts[k] = v;
+            }
+        }
+    }
+    let family = verdicts.len();
+    for (k, c) in compared.into_iter().enumerate() {
+        if let Some(Outcome::Measured(m)) = &mut outcomes[c.index] {
+            m.gate = GateNote::Compared {
+                verdict: verdicts[k],
+                old: Box::new(c.old),
+                path: c.path,
+                remeasured: remeasured[k],
+                family,
+            };
+        }
+    }
+}
+
+/// The short text for a trial's line.
+pub(super) fn note(gate: &GateNote) -> String {
+    match gate {
+        GateNote::Pending => String::new(),
+        GateNote::NoBaseline { elsewhere } if elsewhere.is_empty() => {
+            "no baseline — run with KERNELGATE_BLESS=1".into()
+        }
+        GateNote::NoBaseline { elsewhere } => format!(
+            "no baseline for this device — run with KERNELGATE_BLESS=1 (recorded on {})",
+            elsewhere
+                .iter()
+                .map(Fingerprint::describe)
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
+        GateNote::OtherRegime(r) => {
+            format!("baseline measured in the `{r}` regime, not comparable — re-bless")
+        }
+        GateNote::Error(e) => format!("baseline unusable: {e}"),
+        GateNote::Compared {
+            verdict,
+            remeasured,
+            ..
+        } => {
+            let t = &verdict.time;
+            let change = format!(
+                "{} [{}, {}]",
+                percent(t.slowdown),
+                percent(t.low),
+                percent(t.high)
+            );
+            let again = if *remeasured {
+                ", after re-measuring"
+            } else {
+                ""
+            };
+            match verdict.verdict {
+                Verdict::Inconclusive => format!("INCONCLUSIVE {change}{again}: too noisy to tell (KERNELGATE_STRICT=1 fails it)"),
+                Verdict::Regressed => format!("REGRESSED {change}{again}"),
+                v => format!("{v} {change}{again}"),
+            }
+        }
+    }
+}
+
+/// Why a compared trial fails, with the evidence and the commands to re-run and re-bless it;
+/// `None` when it passes.
+pub(super) fn failure(
+    run: &Run,
+    name: &str,
+    suite: &Suite,
+    new_samples: &crate::measure::Samples,
+    gate: &GateNote,
+) -> Option<String> {
+    let rerun = format!("cargo test --test perf -- --exact '{name}'");
+    let rebless = format!("KERNELGATE_BLESS=1 cargo test --test perf -- --exact '{name}'");
+    match gate {
+        GateNote::Error(e) => Some(format!("{e}\n  rebless: {rebless}")),
+        GateNote::NoBaseline { .. } | GateNote::OtherRegime(_)
+            if run.config.require_baseline && !run.config.bless =>
+        {
+            Some(format!(
+                "{} (KERNELGATE_REQUIRE_BASELINE is set)\n  rebless: {rebless}",
+                note(gate)
+            ))
+        }
+        GateNote::Compared {
+            verdict,
+            old,
+            path,
+            remeasured,
+            family,
+        } if !run.config.bless => {
+            let fails = match verdict.verdict {
+                Verdict::Regressed => true,
+                Verdict::Inconclusive => run.config.strict,
+                _ => false,
+            };
+            fails.then(|| {
+                evidence(
+                    suite,
+                    new_samples,
+                    verdict,
+                    old,
+                    path,
+                    *remeasured,
+                    *family,
+                    &rerun,
+                    &rebless,
+                )
+            })
+        }
+        _ => None,
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn evidence(
+    suite: &Suite,
+    new_samples: &crate::measure::Samples,
+    verdict: &TrialVerdict,
+    old: &Entry,
+    path: &std::path::Path,
+    remeasured: bool,
+    family: usize,
+    rerun: &str,
+    rebless: &str,
+) -> String {
+    let t = &verdict.time;
+    let new_median = new_samples
+        .kernel_summary()
+        .map(|s| s.median)
+        .unwrap_or(f64::NAN);
+    let what = match verdict.verdict {
+        Verdict::Regressed => "regressed",
+        _ => "inconclusive (KERNELGATE_STRICT is set): too noisy to tell whether it is meaningfully slower",
+    };
+    let mut out = format!(
+        "{what}: {} → {} per run, {} [{}, {}] (p = {:.2e} after Benjamini–Hochberg over {family} comparison(s); max_slowdown {}%)",
+        duration(old.time.median),
+        duration(new_median),
+        percent(t.slowdown),
+        percent(t.low),
+        percent(t.high),
+        t.p_adjusted,
+        suite.bench.max_slowdown * 100.0,
+    );
+    if let (Some(s), Some(old_speedup), Some(new_speedup)) =
+        (&verdict.speedup, &old.speedup, new_samples.speedup())
+    {
+        // A speedup's slowdown factor s is old/new: the change in speedup is 1/s − 1.
+        out.push_str(&format!(
+            "\n  speedup vs {}: {:.2}× → {:.2}×, {} [{}, {}] (p = {:.2e})",
+            old.reference,
+            old_speedup.median,
+            new_speedup.median,
+            percent(1.0 / s.slowdown),
+            percent(1.0 / s.high),
+            percent(1.0 / s.low),
+            s.p_adjusted
+        ));
+    }
+    if remeasured {
+        out.push_str(&format!("\n  measured again with {REMEASURE_EFFORT}x the samples after an inconclusive first run"));
+    }
+    out.push_str(&format!(
+        "\n  baseline: {} (recorded {} by kernelgate {})\n  rerun:    {rerun}\n  rebless:  {rebless}",
+        path.display(),
+        old.date,
+        old.kernelgate
+    ));
+    out
+}

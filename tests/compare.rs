@@ -1,0 +1,140 @@
+//! `kernelgate compare OLD.json NEW.json` on synthetic results files: the table, the verdicts
+//! and the exit codes (0 none regressed, 1 regressed, 2 bad input).
+
+use kernelgate::baseline::Stored;
+use kernelgate::report::results::{Measurement, Results, Status, TrialRecord, FORMAT};
+use rand::SeedableRng;
+use rand_distr::{Distribution, LogNormal};
+use std::path::PathBuf;
+use std::process::Command;
+
+fn record(name: &str, median: f64, rng: &mut rand_chacha::ChaCha8Rng) -> TrialRecord {
+    let noise: LogNormal<f64> = LogNormal::new(0.0, 0.01).unwrap();
+    let samples: Vec<f64> = (0..32).map(|_| median * noise.sample(rng)).collect();
+    TrialRecord {
+        name: name.into(),
+        suite: "s".into(),
+        file: "suites/s.toml".into(),
+        line: 10,
+        status: Status::Passed,
+        message: None,
+        measurement: Some(Measurement {
+            regime: "cold".into(),
+            time: Stored {
+                median,
+                low: median,
+                high: median,
+            },
+            time_samples: samples,
+            speedup: None,
+            speedup_samples: vec![],
+            max_slowdown: 0.03,
+            hit_time_cap: false,
+        }),
+        verdict: None,
+    }
+}
+
+fn results(trials: Vec<TrialRecord>) -> Results {
+    Results {
+        format: FORMAT,
+        kernelgate: "0.1.0".into(),
+        date: "2026-11-21".into(),
+        device: None,
+        device_info: None,
+        trials,
+    }
+}
+
+fn write(name: &str, r: &Results) -> PathBuf {
+    let p = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    r.save(&p).unwrap();
+    p
+}
+
+fn compare(old: &PathBuf, new: &PathBuf) -> (Option<i32>, String, String) {
+    let o = Command::new(env!("CARGO_BIN_EXE_kernelgate"))
+        .arg("compare")
+        .arg(old)
+        .arg(new)
+        .output()
+        .unwrap();
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout).into(),
+        String::from_utf8_lossy(&o.stderr).into(),
+    )
+}
+
+#[test]
+fn a_regression_between_two_files_exits_1() {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
+    let old = write(
+        "old.json",
+        &results(vec![
+            record("s::a::n=1", 10e-6, &mut rng),
+            record("s::b::n=1", 20e-6, &mut rng),
+        ]),
+    );
+    let new = write(
+        "new.json",
+        &results(vec![
+            record("s::a::n=1", 11e-6, &mut rng),
+            record("s::b::n=1", 20e-6, &mut rng),
+            record("s::c::n=1", 5e-6, &mut rng),
+        ]),
+    );
+    let (code, out, err) = compare(&old, &new);
+    assert_eq!(code, Some(1), "{out}{err}");
+    let line = |name: &str| {
+        out.lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("{name} in {out}"))
+            .to_string()
+    };
+    assert!(line("s::a::n=1").ends_with("regressed"), "{out}");
+    assert!(line("s::a::n=1").contains("+10."), "{out}");
+    assert!(line("s::b::n=1").ends_with("unchanged"), "{out}");
+    assert!(line("s::c::n=1").ends_with("only in NEW"), "{out}");
+    assert!(
+        out.contains("2 compared: 1 regressed, 0 improved, 0 inconclusive, 1 unchanged"),
+        "{out}"
+    );
+}
+
+#[test]
+fn the_same_file_twice_exits_0() {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(10);
+    let same = write(
+        "same.json",
+        &results(vec![record("s::a::n=1", 10e-6, &mut rng)]),
+    );
+    let (code, out, _) = compare(&same, &same);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("unchanged"), "{out}");
+}
+
+#[test]
+fn bad_input_exits_2_naming_the_file() {
+    let bad = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bad.json");
+    std::fs::write(&bad, "{\"format\": 7}").unwrap();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+    let good = write(
+        "good.json",
+        &results(vec![record("s::a::n=1", 10e-6, &mut rng)]),
+    );
+    let (code, _, err) = compare(&bad, &good);
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("bad.json") && err.contains("format 7"),
+        "{err}"
+    );
+    let (code, _, err) = compare(&good, &PathBuf::from("no/such.json"));
+    assert_eq!(code, Some(2));
+    assert!(err.contains("no/such.json"), "{err}");
+    let o = Command::new(env!("CARGO_BIN_EXE_kernelgate"))
+        .args(["compare", "one.json"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+}
