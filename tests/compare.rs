@@ -20,6 +20,8 @@ fn record(name: &str, median: f64, rng: &mut rand_chacha::ChaCha8Rng) -> TrialRe
         message: None,
         measurement: Some(Measurement {
             regime: "cold".into(),
+            batch: [1, 1],
+            launch_floor: 3.4e-6,
             time: Stored {
                 median,
                 low: median,

@@ -316,6 +316,48 @@ impl Gpu {
         .map_err(error("cuLaunchKernel"))
     }
 
+    /// Records what `body` queues on the stream into a graph instead of running it, and
+    /// instantiates the graph for replay.
+    pub fn capture(
+        &self,
+        body: impl FnOnce(&Gpu) -> Result<(), DeviceError>,
+    ) -> Result<Graph, DeviceError> {
+        // SAFETY: the stream is live and not already capturing (captures do not nest here).
+        unsafe {
+            cu::stream::begin_capture(
+                self.stream,
+                sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
+            )
+        }
+        .map_err(error("cuStreamBeginCapture"))?;
+        let queued = body(self);
+        // SAFETY: ends the capture begun above, whether or not `body` succeeded.
+        let graph =
+            unsafe { cu::stream::end_capture(self.stream) }.map_err(error("cuStreamEndCapture"));
+        queued?;
+        let graph = graph?;
+        // SAFETY: `graph` was just captured; flags 0 is the default instantiation.
+        let exec = match unsafe { cu::graph::instantiate(graph, sys::CUgraphInstantiate_flags(0)) }
+        {
+            Ok(exec) => exec,
+            Err(e) => {
+                // SAFETY: `graph` is live and owned here.
+                let _ = unsafe { cu::graph::destroy(graph) };
+                return Err(error("cuGraphInstantiate")(e));
+            }
+        };
+        let g = Graph { graph, exec };
+        // SAFETY: `exec` is live; uploading ahead keeps the first replay from paying for it.
+        unsafe { cu::graph::upload(g.exec, self.stream) }.map_err(error("cuGraphUpload"))?;
+        Ok(g)
+    }
+
+    /// Queues one replay of `g` on the stream.
+    pub fn replay(&self, g: &Graph) -> Result<(), DeviceError> {
+        // SAFETY: `g` is a live, instantiated graph; the stream is live.
+        unsafe { cu::graph::launch(g.exec, self.stream) }.map_err(error("cuGraphLaunch"))
+    }
+
     /// A new event with timing enabled.
     pub fn event(&self) -> Result<Event, DeviceError> {
         let e = cu::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT)
@@ -453,6 +495,22 @@ pub enum FunctionAttribute {
     LocalBytes,
     /// Largest block this function can be launched with.
     MaxThreads,
+}
+
+/// An instantiated CUDA graph.
+pub struct Graph {
+    graph: sys::CUgraph,
+    exec: sys::CUgraphExec,
+}
+
+impl Drop for Graph {
+    fn drop(&mut self) {
+        // SAFETY: both were created by `Gpu::capture` and are destroyed only here.
+        unsafe {
+            let _ = cu::graph::exec_destroy(self.exec);
+            let _ = cu::graph::destroy(self.graph);
+        }
+    }
 }
 
 /// A CUDA event with timing enabled.

@@ -6,7 +6,7 @@ mod gpu;
 
 pub use gpu::{
     elapsed_ms, DeviceBuffer, DeviceError, DeviceInfo, Event, Function, FunctionAttribute, Gpu,
-    KernelArg, LaunchDims, Module,
+    Graph, KernelArg, LaunchDims, Module,
 };
 
 /// Why GPU trials cannot run here, or `None` when the CUDA driver library loads.

@@ -1,38 +1,94 @@
 //! `measure`: the timing loop. Warm-up, then rounds in which the reference and the kernel
-//! under test each run once between a pair of events, in alternating order, each sample
+//! under test each take one sample between a pair of events, in alternating order, each sample
 //! preceded by restoring in-out buffers and flushing L2. Sampling stops once both medians are
 //! precise enough, or at the trial's time cap.
+//!
+//! Near the launch floor (the event-timed time of an empty kernel, measured when the worker
+//! starts) a single launch measures launch latency more than the kernel, and drifts between
+//! processes. A trial whose kernel or reference takes less than `FLOOR_FACTOR` times the floor
+//! is timed in the `graph` regime: a batch of launches, each on its own copy of the inputs
+//! (rotated so that together they outgrow L2: the cache is still not what is measured), is
+//! captured into a CUDA graph, each sample is one replay, and the time per launch is reported.
+//! A graph keeps the host out of the timed region: launches issued one by one from the host
+//! measured the host's submission rate instead (seen: 2.2 µs per launch in one process,
+//! 4.7 µs in another, for the same kernel).
 
-use crate::device::{elapsed_ms, DeviceBuffer, DeviceError, Event, Gpu};
+use crate::device::{
+    elapsed_ms, DeviceBuffer, DeviceError, Event, Function, Gpu, Graph, LaunchDims,
+};
 use crate::stats::Summary;
 use crate::suite::Bench;
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
 
 /// Rounds queued between synchronizations.
-const BATCH: usize = 8;
+const ROUNDS: usize = 8;
 /// Warm-up: at least this many runs of each kernel...
 const WARMUP_RUNS: usize = 3;
 /// ...and at least this long, unless `WARMUP_MAX_RUNS` comes first.
 const WARMUP_TIME: Duration = Duration::from_millis(20);
 const WARMUP_MAX_RUNS: usize = 200;
+/// Single-launch samples of each kernel that choose the regime.
+const PILOT_SAMPLES: usize = 5;
+/// Kernels faster than this many launch floors are timed as graph replays.
+pub const FLOOR_FACTOR: f64 = 10.0;
+/// A graph replay lasts about this long.
+pub const BATCH_TARGET_SECONDS: f64 = 100e-6;
+/// Launches in a graph, at most.
+pub const MAX_BATCH: usize = 1024;
 
-/// What one timed operation is: everything to do before it (untimed) and the launch itself.
+/// The regime of single launches with L2 flushed before each.
+pub const COLD: &str = "cold";
+/// The regime of CUDA-graph replays of several launches over rotated input copies.
+pub const GRAPH: &str = "graph";
+
+/// What one timed operation is: everything to do before it (untimed) and one launch.
 pub trait Timed {
-    /// Untimed preparation before a sample (restore in-out buffers).
+    /// Untimed preparation before a sample (restore in-out buffers of every input copy).
     fn prepare(&mut self, gpu: &Gpu) -> Result<(), DeviceError>;
-    /// The timed work.
-    fn run(&mut self, gpu: &Gpu) -> Result<(), DeviceError>;
+    /// One launch, on input copy `copy`.
+    fn run(&mut self, gpu: &Gpu, copy: usize) -> Result<(), DeviceError>;
 }
 
-/// How samples were taken. Baselines of another regime are not compared.
-pub const REGIME: &str = "cold";
+/// How a trial will be timed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Plan {
+    /// `COLD` or `GRAPH`.
+    pub regime: &'static str,
+    /// Launches per sample of the kernel under test.
+    pub kernel_batch: usize,
+    /// Launches per sample of the reference.
+    pub reference_batch: usize,
+}
 
-/// Samples of one trial, seconds per run.
+impl Plan {
+    /// Input copies to rotate through: enough that a batch's launches together touch more
+    /// than twice the L2 (one copy when not batching or not flushing).
+    pub fn copies(&self, footprint_bytes: usize, l2_bytes: usize, l2_flush: bool) -> usize {
+        if self.regime != GRAPH || !l2_flush {
+            return 1;
+        }
+        let needed = (2 * l2_bytes).div_ceil(footprint_bytes.max(1));
+        needed.clamp(1, self.kernel_batch.max(self.reference_batch))
+    }
+}
+
+/// Launches per batch for a kernel that takes `seconds` alone: a power of two, so that small
+/// differences in the pilot between runs do not change it.
+pub fn batch_size(seconds: f64) -> usize {
+    let n = (BATCH_TARGET_SECONDS / seconds.max(1e-9)).ceil() as usize;
+    n.max(1).next_power_of_two().min(MAX_BATCH)
+}
+
+/// Samples of one trial, seconds per launch.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Samples {
-    /// How they were taken (`REGIME`).
+    /// How they were taken (`COLD` or `GRAPH`).
     pub regime: String,
+    /// Launches per sample: kernel, reference.
+    pub batch: [usize; 2],
+    /// The event-timed empty-kernel time on this device, seconds.
+    pub launch_floor: f64,
     /// The kernel under test.
     pub kernel: Vec<f64>,
     /// The reference, one per round, paired with `kernel` by index (empty for the reference's
@@ -68,17 +124,19 @@ impl Samples {
     }
 }
 
-/// Reusable timing state on one GPU: events and the L2 flush buffer.
+/// Reusable timing state on one GPU: events, the L2 flush buffer and the launch floor.
 pub struct Timer {
     events: Vec<(Event, Event)>,
     flush: Option<DeviceBuffer>,
     flushes: u8,
+    floor: f64,
 }
 
 impl Timer {
-    /// Creates events for a batch, and a flush buffer twice the L2's size.
-    pub fn new(gpu: &Gpu) -> Result<Timer, DeviceError> {
-        let events = (0..2 * BATCH)
+    /// Creates events and a flush buffer twice the L2's size, and measures the launch floor
+    /// with `empty`, a kernel that does nothing.
+    pub fn new(gpu: &Gpu, empty: &Function) -> Result<Timer, DeviceError> {
+        let events = (0..2 * ROUNDS)
             .map(|_| Ok((gpu.event()?, gpu.event()?)))
             .collect::<Result<_, DeviceError>>()?;
         let l2 = gpu.info.l2_bytes.max(0) as usize;
@@ -87,11 +145,36 @@ impl Timer {
         } else {
             None
         };
-        Ok(Timer {
+        let mut timer = Timer {
             events,
             flush,
             flushes: 0,
-        })
+            floor: 0.0,
+        };
+        let dims = LaunchDims {
+            grid: [1; 3],
+            block: [1; 3],
+            shared: 0,
+        };
+        for _ in 0..20 {
+            gpu.launch(empty, dims, &[])?;
+        }
+        let mut times = Vec::new();
+        for _ in 0..100 {
+            let (s, e) = &timer.events[0];
+            gpu.record(s)?;
+            gpu.launch(empty, dims, &[])?;
+            gpu.record(e)?;
+            gpu.synchronize()?;
+            times.push(elapsed_ms(s, e)? as f64 / 1e3);
+        }
+        timer.floor = Summary::of(&times).map(|s| s.median).unwrap_or(0.0);
+        Ok(timer)
+    }
+
+    /// The launch floor, seconds.
+    pub fn floor(&self) -> f64 {
+        self.floor
     }
 
     fn flush_l2(&mut self, gpu: &Gpu) -> Result<(), DeviceError> {
@@ -103,65 +186,133 @@ impl Timer {
         Ok(())
     }
 
-    /// Times `kernel`, interleaved with `reference` when given.
-    pub fn sample(
+    /// Queues one sample of `op` between the events of `slot` — one launch, or one replay of
+    /// `graph` — without reading it.
+    fn queue(
+        &mut self,
+        gpu: &Gpu,
+        bench: &Bench,
+        op: &mut dyn Timed,
+        graph: Option<&Graph>,
+        slot: usize,
+    ) -> Result<(), DeviceError> {
+        op.prepare(gpu)?;
+        if bench.l2_flush {
+            self.flush_l2(gpu)?;
+        }
+        let (start, end) = &self.events[slot];
+        gpu.record(start)?;
+        match graph {
+            Some(g) => gpu.replay(g)?,
+            None => op.run(gpu, 0)?,
+        }
+        gpu.record(end)
+    }
+
+    /// Warms both kernels up, then chooses the regime from a few single-launch samples.
+    pub fn plan(
         &mut self,
         gpu: &Gpu,
         bench: &Bench,
         kernel: &mut dyn Timed,
         mut reference: Option<&mut dyn Timed>,
-    ) -> Result<Samples, DeviceError> {
-        // Warm-up: module load, caches and clocks settle before anything is recorded.
+    ) -> Result<Plan, DeviceError> {
         let start = Instant::now();
         let mut runs = 0;
         while runs < WARMUP_RUNS || (start.elapsed() < WARMUP_TIME && runs < WARMUP_MAX_RUNS) {
             kernel.prepare(gpu)?;
-            kernel.run(gpu)?;
+            kernel.run(gpu, 0)?;
             if let Some(r) = reference.as_deref_mut() {
                 r.prepare(gpu)?;
-                r.run(gpu)?;
+                r.run(gpu, 0)?;
             }
             gpu.synchronize()?;
             runs += 1;
         }
+        let pilot = |timer: &mut Timer, op: &mut dyn Timed| -> Result<f64, DeviceError> {
+            let mut times = Vec::new();
+            for _ in 0..PILOT_SAMPLES {
+                timer.queue(gpu, bench, op, None, 0)?;
+                gpu.synchronize()?;
+                let (s, e) = &timer.events[0];
+                times.push(elapsed_ms(s, e)? as f64 / 1e3);
+            }
+            Ok(Summary::of(&times)
+                .map(|s| s.median)
+                .unwrap_or(f64::INFINITY))
+        };
+        let k = pilot(self, kernel)?;
+        let r = match reference {
+            Some(op) => pilot(self, op)?,
+            None => f64::INFINITY,
+        };
+        if k.min(r) < FLOOR_FACTOR * self.floor {
+            Ok(Plan {
+                regime: GRAPH,
+                kernel_batch: batch_size(k),
+                reference_batch: if r.is_finite() { batch_size(r) } else { 1 },
+            })
+        } else {
+            Ok(Plan {
+                regime: COLD,
+                kernel_batch: 1,
+                reference_batch: 1,
+            })
+        }
+    }
 
+    /// Times `kernel`, interleaved with `reference` when given, as `plan` says, rotating
+    /// through `copies` input copies within a graph.
+    pub fn sample(
+        &mut self,
+        gpu: &Gpu,
+        bench: &Bench,
+        plan: Plan,
+        copies: usize,
+        kernel: &mut dyn Timed,
+        mut reference: Option<&mut dyn Timed>,
+    ) -> Result<Samples, DeviceError> {
         let start = Instant::now();
         let cap = Duration::from_millis(bench.max_time_ms);
         let mut out = Samples {
-            regime: REGIME.to_string(),
+            regime: plan.regime.to_string(),
+            batch: [plan.kernel_batch, plan.reference_batch],
+            launch_floor: self.floor,
             kernel: Vec::new(),
             reference: Vec::new(),
             hit_time_cap: false,
             wall_seconds: 0.0,
         };
+        let capture = |op: &mut dyn Timed, launches: usize| -> Result<Option<Graph>, DeviceError> {
+            if plan.regime != GRAPH {
+                return Ok(None);
+            }
+            op.prepare(gpu)?;
+            gpu.capture(|gpu| (0..launches).try_for_each(|j| op.run(gpu, j % copies)))
+                .map(Some)
+        };
+        let kernel_graph = capture(kernel, plan.kernel_batch)?;
+        let reference_graph = match reference.as_deref_mut() {
+            Some(r) => capture(r, plan.reference_batch)?,
+            None => None,
+        };
         let mut round = 0usize;
         loop {
-            // Queue a batch of rounds, then read every event pair.
-            for b in 0..BATCH {
-                let kernel_first = round % 2 == 0;
-                round += 1;
+            // Queue a few rounds, then read every event pair.
+            for b in 0..ROUNDS {
+                let kernel_first = (round + b) % 2 == 0;
                 for slot in 0..2 {
                     let is_kernel = (slot == 0) == kernel_first;
-                    let op: &mut dyn Timed = if is_kernel {
-                        &mut *kernel
+                    if is_kernel {
+                        self.queue(gpu, bench, kernel, kernel_graph.as_ref(), 2 * b + slot)?;
                     } else if let Some(r) = reference.as_deref_mut() {
-                        r
-                    } else {
-                        continue;
-                    };
-                    op.prepare(gpu)?;
-                    if bench.l2_flush {
-                        self.flush_l2(gpu)?;
+                        self.queue(gpu, bench, r, reference_graph.as_ref(), 2 * b + slot)?;
                     }
-                    let (first_event, second_event) = &self.events[2 * b + slot];
-                    gpu.record(first_event)?;
-                    op.run(gpu)?;
-                    gpu.record(second_event)?;
                 }
             }
             gpu.synchronize()?;
-            for b in 0..BATCH {
-                let kernel_first = (round - BATCH + b) % 2 == 0;
+            for b in 0..ROUNDS {
+                let kernel_first = (round + b) % 2 == 0;
                 for slot in 0..2 {
                     let is_kernel = (slot == 0) == kernel_first;
                     if !is_kernel && reference.is_none() {
@@ -170,12 +321,13 @@ impl Timer {
                     let (s, e) = &self.events[2 * b + slot];
                     let seconds = elapsed_ms(s, e)? as f64 / 1e3;
                     if is_kernel {
-                        out.kernel.push(seconds);
+                        out.kernel.push(seconds / plan.kernel_batch as f64);
                     } else {
-                        out.reference.push(seconds);
+                        out.reference.push(seconds / plan.reference_batch as f64);
                     }
                 }
             }
+            round += ROUNDS;
             let n = out.kernel.len();
             let precise =
                 |s: Option<Summary>| s.is_none_or(|s| s.relative_half_width() <= bench.precision);
@@ -188,16 +340,56 @@ impl Timer {
             if n >= bench.min_samples && done {
                 break;
             }
-            if n >= bench.max_samples {
+            if n >= bench.max_samples || (start.elapsed() >= cap && n >= bench.min_samples) {
                 out.hit_time_cap = !done;
-                break;
-            }
-            if start.elapsed() >= cap && n >= bench.min_samples {
-                out.hit_time_cap = true;
                 break;
             }
         }
         out.wall_seconds = start.elapsed().as_secs_f64();
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batch_sizes_are_stable_powers_of_two() {
+        assert_eq!(batch_size(4e-6), 32);
+        assert_eq!(
+            batch_size(4.2e-6),
+            32,
+            "a slightly different pilot gives the same batch"
+        );
+        assert_eq!(batch_size(3e-6), 64);
+        assert_eq!(batch_size(200e-6), 1);
+        assert_eq!(batch_size(1e-12), MAX_BATCH);
+    }
+
+    #[test]
+    fn copies_outgrow_l2_but_not_the_batch() {
+        let batch = Plan {
+            regime: GRAPH,
+            kernel_batch: 32,
+            reference_batch: 8,
+        };
+        assert_eq!(
+            batch.copies(32 << 10, 50 << 20, true),
+            32,
+            "capped by the largest batch"
+        );
+        assert_eq!(batch.copies(16 << 20, 50 << 20, true), 7);
+        assert_eq!(
+            batch.copies(32 << 10, 50 << 20, false),
+            1,
+            "no flush, no rotation"
+        );
+        let cold = Plan {
+            regime: COLD,
+            kernel_batch: 1,
+            reference_batch: 1,
+        };
+        assert_eq!(cold.copies(32 << 10, 50 << 20, true), 1);
     }
 }

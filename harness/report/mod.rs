@@ -99,6 +99,9 @@ impl fmt::Display for TrialLine<'_> {
             }
         }
         write!(f, "  n={}", k.n)?;
+        if self.samples.regime == crate::measure::GRAPH {
+            write!(f, " as graphs of {} launches", self.samples.batch[0])?;
+        }
         if self.samples.hit_time_cap {
             write!(
                 f,
@@ -144,6 +147,8 @@ mod tests {
         assert!((device.peak_bandwidth() - 3.352e12).abs() < 1e9);
         let samples = Samples {
             regime: "cold".into(),
+            batch: [1, 1],
+            launch_floor: 3.4e-6,
             kernel: vec![10e-6; 20],
             reference: vec![20e-6; 20],
             hit_time_cap: false,

@@ -25,8 +25,12 @@ pub enum Status {
 /// Measurements of one trial.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Measurement {
-    /// Timing regime (`cold`).
+    /// Timing regime (`cold`, or `batch` near the launch floor).
     pub regime: String,
+    /// Launches per sample: kernel, reference.
+    pub batch: [usize; 2],
+    /// The device's launch floor (event-timed empty kernel), seconds.
+    pub launch_floor: f64,
     /// Time per run.
     pub time: Stored,
     /// Every time sample, seconds.

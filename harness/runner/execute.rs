@@ -92,6 +92,8 @@ fn gpu(run: &Run, suite: &Suite, case: usize, kernel: usize, effort: u32) -> Out
     match result.outcome {
         Ok(samples) => {
             totals.trials_measured += 1;
+            totals.launch_floor = Some(samples.launch_floor);
+            totals.batched += (samples.regime == crate::measure::GRAPH) as usize;
             totals.sampled_seconds += samples.wall_seconds;
             totals.kernel_seconds +=
                 samples.kernel.iter().sum::<f64>() + samples.reference.iter().sum::<f64>();

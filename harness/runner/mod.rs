@@ -59,6 +59,8 @@ struct Totals {
     kernel_seconds: f64,
     compiled: usize,
     cached: usize,
+    launch_floor: Option<f64>,
+    batched: usize,
 }
 
 /// One trial of the run, in list order.
@@ -384,6 +386,8 @@ fn records(
                     .collect();
                 let measurement = m.samples.kernel_summary().map(|time| Measurement {
                     regime: m.samples.regime.clone(),
+                    batch: m.samples.batch,
+                    launch_floor: m.samples.launch_floor,
                     time: Stored::from(time),
                     time_samples: m.samples.kernel.clone(),
                     speedup: m.samples.speedup().map(Stored::from),
@@ -424,4 +428,12 @@ fn summary(run: &Run, wall: f64) {
         t.trials_measured, t.setup_seconds, t.check_seconds, t.sampled_seconds, t.kernel_seconds
     );
     println!("kernelgate: NVRTC {compiled} compiled, {cached} from cache; GPU worker started {starts} time(s)");
+    if let Some(floor) = t.launch_floor {
+        println!(
+            "kernelgate: launch floor (event-timed empty kernel) {}; {} trial(s) under {}x it timed as CUDA-graph replays",
+            crate::report::duration(floor),
+            t.batched,
+            crate::measure::FLOOR_FACTOR
+        );
+    }
 }

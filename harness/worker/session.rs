@@ -82,24 +82,56 @@ pub fn compile_suite(
     Ok(out)
 }
 
-/// A kernel launch as a timed operation, restoring in-out buffers before each sample.
+/// A kernel launch as a timed operation over rotated input copies, restoring in-out buffers
+/// of every copy before each sample.
 struct Op<'a> {
     f: &'a Function,
     launch: &'a Launch,
-    bufs: &'a [DeviceBuffer],
-    restore: &'a [(usize, DeviceBuffer)],
+    copies: &'a [Vec<DeviceBuffer>],
+    pristine: &'a [(usize, DeviceBuffer)],
 }
 
 impl Timed for Op<'_> {
     fn prepare(&mut self, gpu: &Gpu) -> Result<(), DeviceError> {
-        for (i, pristine) in self.restore {
-            gpu.copy(&self.bufs[*i], pristine)?;
+        for copy in self.copies {
+            for (i, pristine) in self.pristine {
+                gpu.copy(&copy[*i], pristine)?;
+            }
         }
         Ok(())
     }
-    fn run(&mut self, gpu: &Gpu) -> Result<(), DeviceError> {
-        verify::launch(gpu, self.f, self.launch, self.bufs)
+    fn run(&mut self, gpu: &Gpu, copy: usize) -> Result<(), DeviceError> {
+        verify::launch(
+            gpu,
+            self.f,
+            self.launch,
+            &self.copies[copy % self.copies.len()],
+        )
     }
+}
+
+/// An empty kernel: its event-timed duration is the launch floor.
+const EMPTY_KERNEL: &str = "extern \"C\" __global__ void kernelgate_empty() {}\n";
+
+/// Compiles and loads the empty kernel.
+fn empty_kernel(
+    gpu: &Gpu,
+    cache_dir: Option<&std::path::Path>,
+) -> Result<(Function, Module), Failure> {
+    let entries = ["kernelgate_empty".to_string()];
+    let req = CompileRequest {
+        path: std::path::Path::new("kernelgate_empty.cu"),
+        text: EMPTY_KERNEL,
+        include_dirs: &[],
+        options: &[],
+        entries: &entries,
+        arch: &gpu.info.arch(),
+    };
+    let c = compile::compile(&req, cache_dir)
+        .map_err(|e| Failure::Wrong(format!("the launch-floor kernel: {e}")))?;
+    let module = gpu.load(&c.cubin)?;
+    let f = module.function(&c.lowered[0])?;
+    Ok((f, module))
 }
 
 impl Session {
@@ -192,7 +224,8 @@ impl Session {
             );
         }
         if self.timer.is_none() {
-            self.timer = Some(Timer::new(&self.gpu)?);
+            let (empty, _module) = empty_kernel(&self.gpu, self.cache_dir.as_deref())?;
+            self.timer = Some(Timer::new(&self.gpu, &empty)?);
         }
         let loaded = &self.loaded[&suite.path];
         let case = &suite.cases[req.case];
@@ -235,7 +268,7 @@ impl Session {
         // Time on the first input set, in-out buffers restored from a pristine copy each sample.
         let host = generate(suite, req.case, req.seed).map_err(Failure::Wrong)?;
         verify::upload(&self.gpu, &bufs, &host)?;
-        let mut restore = Vec::new();
+        let mut pristine = Vec::new();
         for (i, _) in suite
             .buffers
             .iter()
@@ -244,29 +277,66 @@ impl Session {
         {
             let copy = self.gpu.alloc(bufs[i].bytes)?;
             self.gpu.copy(&copy, &bufs[i])?;
-            restore.push((i, copy));
+            pristine.push((i, copy));
+        }
+        let timer = self.timer.as_mut().expect("created above");
+        let bench = suite.bench.with_effort(req.effort);
+        let mut copies = vec![bufs];
+        let plan = {
+            let mut kernel = Op {
+                f: &loaded.functions[k],
+                launch: &case.launches[k],
+                copies: &copies,
+                pristine: &pristine,
+            };
+            let mut reference = Op {
+                f: &loaded.functions[r],
+                launch: &case.launches[r],
+                copies: &copies,
+                pristine: &pristine,
+            };
+            let reference: Option<&mut dyn Timed> =
+                if k == r { None } else { Some(&mut reference) };
+            timer.plan(&self.gpu, &bench, &mut kernel, reference)?
+        };
+        let footprint: usize = copies[0].iter().map(|b| b.bytes).sum();
+        let wanted = plan.copies(
+            footprint,
+            self.gpu.info.l2_bytes.max(0) as usize,
+            bench.l2_flush,
+        );
+        while copies.len() < wanted {
+            let mut copy = Vec::new();
+            for b in &copies[0] {
+                let c = self.gpu.alloc(b.bytes)?;
+                self.gpu.copy(&c, b)?;
+                copy.push(c);
+            }
+            copies.push(copy);
         }
         let mut kernel = Op {
             f: &loaded.functions[k],
             launch: &case.launches[k],
-            bufs: &bufs,
-            restore: &restore,
+            copies: &copies,
+            pristine: &pristine,
         };
         let mut reference = Op {
             f: &loaded.functions[r],
             launch: &case.launches[r],
-            bufs: &bufs,
-            restore: &restore,
+            copies: &copies,
+            pristine: &pristine,
         };
-        let timer = self.timer.as_mut().expect("created above");
-        let bench = suite.bench.with_effort(req.effort);
-        let samples = if k == r {
-            timer.sample(&self.gpu, &bench, &mut kernel, None)?
-        } else {
-            timer.sample(&self.gpu, &bench, &mut kernel, Some(&mut reference))?
-        };
-        drop(restore);
-        drop(bufs);
+        let reference: Option<&mut dyn Timed> = if k == r { None } else { Some(&mut reference) };
+        let samples = timer.sample(
+            &self.gpu,
+            &bench,
+            plan,
+            copies.len(),
+            &mut kernel,
+            reference,
+        )?;
+        drop(pristine);
+        drop(copies);
         self.gpu.synchronize()?;
         Ok(samples)
     }
