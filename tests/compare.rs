@@ -2,6 +2,7 @@
 //! and the exit codes (0 none regressed, 1 regressed, 2 bad input).
 
 use kernelgate::baseline::Stored;
+use kernelgate::measure::Footprint;
 use kernelgate::report::results::{Measurement, Results, Status, TrialRecord, FORMAT};
 use rand::SeedableRng;
 use rand_distr::{Distribution, LogNormal};
@@ -32,6 +33,11 @@ fn record(name: &str, median: f64, rng: &mut rand_chacha::ChaCha8Rng) -> TrialRe
             speedup_samples: vec![],
             max_slowdown: 0.03,
             hit_time_cap: false,
+            footprint: Footprint {
+                pool_peak: 1 << 20,
+                free_drop: 0,
+                launches: vec![],
+            },
         }),
         verdict: None,
     }

@@ -135,6 +135,8 @@ pub struct Entry {
     pub speedup: Option<Stored>,
     /// Per-round speedup samples.
     pub speedup_samples: Vec<f64>,
+    /// Memory and resources of the kernel (deterministic: compared exactly).
+    pub footprint: Option<crate::measure::Footprint>,
     /// The reference kernel it was compared with.
     pub reference: String,
     /// kernelgate's version that recorded it.
@@ -305,6 +307,7 @@ mod tests {
                 high: 1.21,
             }),
             speedup_samples: vec![1.2, 1.19, 1.21],
+            footprint: None,
             reference: "naive".into(),
             kernelgate: "0.1.0".into(),
             date: "2026-11-21".into(),

@@ -25,18 +25,20 @@ impl From<DeviceError> for Failure {
     }
 }
 
-/// Queues one launch of `f` with the case's buffers.
-pub fn launch(
+/// Queues one launch of `f` with the case's buffers and the kernel's scratch buffers.
+fn launch(
     gpu: &Gpu,
     f: &Function,
     launch: &Launch,
     bufs: &[DeviceBuffer],
+    scratch: &[DeviceBuffer],
 ) -> Result<(), DeviceError> {
     let args: Vec<KernelArg> = launch
         .args
         .iter()
         .map(|a| match a {
             ArgValue::Buffer(i) => KernelArg::Buffer(&bufs[*i]),
+            ArgValue::Scratch(i) => KernelArg::Buffer(&scratch[*i]),
             ArgValue::Scalar(bytes) => KernelArg::Scalar(bytes),
         })
         .collect();
@@ -46,6 +48,30 @@ pub fn launch(
         shared: launch.shared,
     };
     gpu.launch(f, dims, &args)
+}
+
+/// Queues one run of kernel `k` in `case`: its scratch buffers allocated on the stream, its
+/// launches in order (`funcs` holds one function per launch), then the scratch freed on the
+/// stream.
+pub fn run_op(
+    gpu: &Gpu,
+    suite: &Suite,
+    case: usize,
+    k: usize,
+    funcs: &[Function],
+    bufs: &[DeviceBuffer],
+) -> Result<(), DeviceError> {
+    let c = &suite.cases[case];
+    let scratch: Vec<DeviceBuffer> = suite.kernels[k]
+        .scratch
+        .iter()
+        .zip(&c.scratch_lens[k])
+        .map(|(s, len)| gpu.alloc(len * s.dtype.size()))
+        .collect::<Result<_, _>>()?;
+    for (f, l) in funcs.iter().zip(&c.launches[k]) {
+        launch(gpu, f, l, bufs, &scratch)?;
+    }
+    Ok(())
 }
 
 /// Uploads `host` (poisoning outputs) into `bufs`.
@@ -69,12 +95,12 @@ fn run_once(
     suite: &Suite,
     case: usize,
     k: usize,
-    funcs: &[Function],
+    funcs: &[Vec<Function>],
     bufs: &[DeviceBuffer],
     host: &[Option<HostData>],
 ) -> Result<Vec<Option<HostData>>, Failure> {
     upload(gpu, bufs, host)?;
-    launch(gpu, &funcs[k], &suite.cases[case].launches[k], bufs)?;
+    run_op(gpu, suite, case, k, &funcs[k], bufs)?;
     gpu.synchronize()?;
     let mut outputs = Vec::new();
     for (i, b) in suite.buffers.iter().enumerate() {
@@ -114,7 +140,7 @@ pub fn verify(
     suite: &Suite,
     case: usize,
     k: usize,
-    funcs: &[Function],
+    funcs: &[Vec<Function>],
     bufs: &[DeviceBuffer],
     first_seed: u64,
 ) -> Result<(), Failure> {

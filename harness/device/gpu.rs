@@ -192,7 +192,8 @@ impl Gpu {
         .map_err(error("cuDeviceGetAttribute"))
     }
 
-    /// Allocates `bytes` on the stream (from the device's memory pool).
+    /// Allocates `bytes` on the stream from the device's stream-ordered memory pool: what a
+    /// case allocates, counted by `pool_high`.
     pub fn alloc(&self, bytes: usize) -> Result<DeviceBuffer, DeviceError> {
         // SAFETY: the stream is live; the allocation is freed by `DeviceBuffer::drop`.
         let ptr = unsafe { cu::malloc_async(self.stream, bytes.max(1)) }
@@ -200,8 +201,55 @@ impl Gpu {
         Ok(DeviceBuffer {
             ptr,
             bytes,
-            stream: self.stream,
+            stream: Some(self.stream),
         })
+    }
+
+    /// Allocates `bytes` outside the pool, for the harness's own buffers (L2 flush, input
+    /// copies), so that they never count in a case's peak.
+    pub fn alloc_plain(&self, bytes: usize) -> Result<DeviceBuffer, DeviceError> {
+        // SAFETY: a plain allocation, freed by `DeviceBuffer::drop`.
+        let ptr = unsafe { cu::malloc_sync(bytes.max(1)) }.map_err(error("cuMemAlloc"))?;
+        Ok(DeviceBuffer {
+            ptr,
+            bytes,
+            stream: None,
+        })
+    }
+
+    fn pool(&self) -> Result<sys::CUmemoryPool, DeviceError> {
+        // SAFETY: `dev` is valid; the default pool lives as long as the device.
+        unsafe { cu::device::get_default_mem_pool(self.dev) }
+            .map_err(error("cuDeviceGetDefaultMemPool"))
+    }
+
+    /// The pool's high-water mark of memory in use, bytes, since the last `reset_pool_high`.
+    pub fn pool_high(&self) -> Result<u64, DeviceError> {
+        let mut value: u64 = 0;
+        // SAFETY: USED_MEM_HIGH is a 64-bit value; `value` is valid for writes.
+        unsafe {
+            cu::mem_pool::get_attribute(
+                self.pool()?,
+                sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_HIGH,
+                &mut value as *mut u64 as *mut c_void,
+            )
+        }
+        .map_err(error("cuMemPoolGetAttribute"))?;
+        Ok(value)
+    }
+
+    /// Resets the pool's high-water mark to what is in use now.
+    pub fn reset_pool_high(&self) -> Result<(), DeviceError> {
+        let mut zero: u64 = 0;
+        // SAFETY: USED_MEM_HIGH may only be set to zero, which resets it; `zero` is a u64.
+        unsafe {
+            cu::mem_pool::set_attribute(
+                self.pool()?,
+                sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_HIGH,
+                &mut zero as *mut u64 as *mut c_void,
+            )
+        }
+        .map_err(error("cuMemPoolSetAttribute"))
     }
 
     /// Copies `data` into `buf` (which must be at least as large) and waits.
@@ -402,18 +450,23 @@ pub enum KernelArg<'a> {
     Scalar(&'a [u8]),
 }
 
-/// Device memory, freed (on its stream) when dropped.
+/// Device memory, freed when dropped: on its stream when it came from the pool.
 pub struct DeviceBuffer {
     ptr: sys::CUdeviceptr,
     /// Size in bytes.
     pub bytes: usize,
-    stream: sys::CUstream,
+    stream: Option<sys::CUstream>,
 }
 
 impl Drop for DeviceBuffer {
     fn drop(&mut self) {
-        // SAFETY: allocated by `Gpu::alloc` on `stream` and freed only here.
-        let _ = unsafe { cu::free_async(self.ptr, self.stream) };
+        // SAFETY: allocated by `Gpu::alloc` (on `stream`) or `Gpu::alloc_plain`, freed only here.
+        let _ = unsafe {
+            match self.stream {
+                Some(stream) => cu::free_async(self.ptr, stream),
+                None => cu::free_sync(self.ptr),
+            }
+        };
     }
 }
 
@@ -469,6 +522,19 @@ pub struct Function {
 }
 
 impl Function {
+    /// Blocks of `threads` threads with `dynamic_shared` bytes that fit on one SM at once.
+    pub fn blocks_per_sm(&self, threads: u32, dynamic_shared: u32) -> Result<i32, DeviceError> {
+        // SAFETY: `handle` is live.
+        unsafe {
+            cu::occupancy::max_active_block_per_multiprocessor(
+                self.handle,
+                threads as i32,
+                dynamic_shared as usize,
+            )
+        }
+        .map_err(error("cuOccupancyMaxActiveBlocksPerMultiprocessor"))
+    }
+
     /// Registers per thread, static shared and local bytes per thread.
     pub fn attribute(&self, a: FunctionAttribute) -> Result<i32, DeviceError> {
         use sys::CUfunction_attribute as F;

@@ -80,6 +80,40 @@ pub fn batch_size(seconds: f64) -> usize {
     n.max(1).next_power_of_two().min(MAX_BATCH)
 }
 
+/// What a kernel occupies on the device.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Footprint {
+    /// The stream-ordered pool's high-water mark during one run: the case's buffers and the
+    /// kernel's scratch, bytes.
+    pub pool_peak: u64,
+    /// How far the driver's free memory fell across that run, bytes: the pool's growth plus
+    /// what the pool does not see (local memory reserved for spills and stack frames).
+    pub free_drop: u64,
+    /// Each launch's resources.
+    pub launches: Vec<Resources>,
+}
+
+/// One launch's resources, from the function's attributes and the occupancy calculator.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Resources {
+    /// The entry launched.
+    pub entry: String,
+    /// Registers per thread.
+    pub registers: i32,
+    /// Static shared memory per block, bytes.
+    pub static_shared: i32,
+    /// Dynamic shared memory per block, bytes.
+    pub dynamic_shared: u32,
+    /// Local memory per thread (spills, run-time-indexed arrays), bytes.
+    pub local_bytes: i32,
+    /// Largest block the function can be launched with.
+    pub max_threads: i32,
+    /// Threads per block of this launch.
+    pub block_threads: u32,
+    /// Blocks of this launch resident per SM at once.
+    pub blocks_per_sm: i32,
+}
+
 /// Samples of one trial, seconds per launch.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Samples {

@@ -31,6 +31,25 @@ pub fn duration(seconds: f64) -> String {
     format!("{value:.digits$} {unit}")
 }
 
+/// Formats a byte count with a binary prefix: `512 B`, `24.0 MiB`, `4.25 GiB`.
+pub fn bytes(n: u64) -> String {
+    let units = [(1u64 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
+    match units.iter().find(|(scale, _)| n >= *scale) {
+        Some((scale, unit)) => {
+            let v = n as f64 / *scale as f64;
+            let digits = if v >= 100.0 {
+                0
+            } else if v >= 10.0 {
+                1
+            } else {
+                2
+            };
+            format!("{v:.digits$} {unit}")
+        }
+        None => format!("{n} B"),
+    }
+}
+
 /// Formats a rate with an SI prefix: `812 GB/s`, `1.21 TFLOP/s`.
 pub fn rate(per_second: f64, unit: &str) -> String {
     let prefixes = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")];
@@ -48,6 +67,42 @@ pub fn rate(per_second: f64, unit: &str) -> String {
         2
     };
     format!("{value:.digits$} {prefix}{unit}")
+}
+
+/// A kernel's memory and resources in a few words: `mem 24.0 MiB · regs 16 · smem 0 B · 8 blocks/SM`
+/// (per launch, `/`-separated, for multi-launch kernels; local memory only when used).
+pub fn footprint(f: &crate::measure::Footprint) -> String {
+    let join = |v: Vec<String>| v.join("/");
+    let regs = join(f.launches.iter().map(|l| l.registers.to_string()).collect());
+    let smem = join(
+        f.launches
+            .iter()
+            .map(|l| bytes((l.static_shared.max(0) as u64) + l.dynamic_shared as u64))
+            .collect(),
+    );
+    let occupancy = join(
+        f.launches
+            .iter()
+            .map(|l| l.blocks_per_sm.to_string())
+            .collect(),
+    );
+    let mut out = format!(
+        "mem {} · regs {regs} · smem {smem} · {occupancy} blocks/SM",
+        bytes(f.pool_peak)
+    );
+    if f.launches.iter().any(|l| l.local_bytes > 0) {
+        let local = join(
+            f.launches
+                .iter()
+                .map(|l| format!("{} B", l.local_bytes))
+                .collect(),
+        );
+        out.push_str(&format!(
+            " · local {local}/thread, driver reserved {}",
+            bytes(f.free_drop)
+        ));
+    }
+    out
 }
 
 /// One measured trial, ready to print.
@@ -159,6 +214,7 @@ mod tests {
             sizes: Default::default(),
             lens: vec![],
             launches: vec![],
+            scratch_lens: vec![],
             bytes: Some(3.352e7),
             flops: None,
         };

@@ -43,6 +43,8 @@ pub struct Measurement {
     pub max_slowdown: f64,
     /// Whether sampling stopped at the time cap before the precision target.
     pub hit_time_cap: bool,
+    /// Memory and resources of the kernel.
+    pub footprint: crate::measure::Footprint,
 }
 
 /// One trial of the run.

@@ -10,7 +10,12 @@ use crate::suite::Suite;
 use std::collections::BTreeMap;
 
 /// A baseline entry for a measured trial.
-fn entry(suite: &Suite, trial: &Planned, samples: &crate::measure::Samples) -> Option<Entry> {
+fn entry(
+    suite: &Suite,
+    trial: &Planned,
+    samples: &crate::measure::Samples,
+    footprint: &crate::measure::Footprint,
+) -> Option<Entry> {
     let (case, kernel) = trial.case_kernel()?;
     let time = samples.kernel_summary()?;
     let ratios: Vec<f64> = samples
@@ -27,6 +32,7 @@ fn entry(suite: &Suite, trial: &Planned, samples: &crate::measure::Samples) -> O
         time_samples: baseline::thin(&samples.kernel, MAX_STORED_SAMPLES),
         speedup: samples.speedup().map(Stored::from),
         speedup_samples: baseline::thin(&ratios, MAX_STORED_SAMPLES),
+        footprint: Some(footprint.clone()),
         reference: suite.kernels[suite.reference].name.clone(),
         kernelgate: env!("CARGO_PKG_VERSION").to_string(),
         date: baseline::today(),
@@ -45,7 +51,7 @@ pub(super) fn bless(
     let mut by_suite: BTreeMap<usize, Vec<(String, Entry)>> = BTreeMap::new();
     for (i, trial) in plan.iter().enumerate() {
         if let Some(Outcome::Measured(m)) = &outcomes[i] {
-            if let Some(e) = entry(&suites[trial.suite], trial, &m.samples) {
+            if let Some(e) = entry(&suites[trial.suite], trial, &m.samples, &m.footprint) {
                 by_suite
                     .entry(trial.suite)
                     .or_default()

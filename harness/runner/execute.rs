@@ -90,7 +90,8 @@ fn gpu(run: &Run, suite: &Suite, case: usize, kernel: usize, effort: u32) -> Out
     totals.setup_seconds += result.setup_seconds;
     totals.check_seconds += result.check_seconds;
     match result.outcome {
-        Ok(samples) => {
+        Ok(data) => {
+            let samples = &data.samples;
             totals.trials_measured += 1;
             totals.launch_floor = Some(samples.launch_floor);
             totals.batched += (samples.regime == crate::measure::GRAPH) as usize;
@@ -98,7 +99,9 @@ fn gpu(run: &Run, suite: &Suite, case: usize, kernel: usize, effort: u32) -> Out
             totals.kernel_seconds +=
                 samples.kernel.iter().sum::<f64>() + samples.reference.iter().sum::<f64>();
             Outcome::Measured(Box::new(super::Measured {
-                samples,
+                samples: data.samples,
+                footprint: data.footprint,
+                baseline: None,
                 gate: super::GateNote::Pending,
             }))
         }

@@ -12,7 +12,7 @@ use crate::baseline::{Entry, Fingerprint, Stored};
 use crate::config::{self, Config};
 use crate::device::DeviceInfo;
 use crate::gate::TrialVerdict;
-use crate::measure::Samples;
+use crate::measure::{Footprint, Samples};
 use crate::report::results::{self, Measurement, Results, Status, TrialRecord};
 use crate::report::TrialLine;
 use crate::suite::{self, Suite};
@@ -100,6 +100,9 @@ pub(crate) enum Outcome {
 /// A trial that passed correctness and was timed.
 pub(crate) struct Measured {
     samples: Samples,
+    footprint: Footprint,
+    /// This trial's baseline entry on this device, if any (for memory and resources).
+    baseline: Option<Box<Entry>>,
     gate: GateNote,
 }
 
@@ -301,6 +304,11 @@ fn settle(
                 .to_string(),
                 None => String::new(),
             };
+            line.push_str("  │ ");
+            line.push_str(&crate::report::footprint(&m.footprint));
+            if let Some(changed) = verdicts::resource_changes(&m.footprint, m.baseline.as_deref()) {
+                line.push_str(&format!(" (since the baseline: {changed})"));
+            }
             let note = if run.config.bless {
                 "blessed".to_string()
             } else {
@@ -310,7 +318,7 @@ fn settle(
                 line.push_str("  │ ");
                 line.push_str(&note);
             }
-            match verdicts::failure(run, &trial.name, suite, &m.samples, &m.gate) {
+            match failures(run, trial, suite, m) {
                 Some(f) => (line, Err(f)),
                 None => (line, Ok(Completion::Completed)),
             }
@@ -369,7 +377,7 @@ fn records(
             Outcome::Ignored(m) => (Status::Ignored, Some(m.clone()), None, None),
             Outcome::Failed(m) => (Status::Failed, Some(m.clone()), None, None),
             Outcome::Measured(m) => {
-                let failure = verdicts::failure(run, &trial.name, suite, &m.samples, &m.gate);
+                let failure = failures(run, trial, suite, m);
                 let status = if failure.is_some() {
                     Status::Failed
                 } else {
@@ -394,6 +402,7 @@ fn records(
                     speedup_samples: ratios,
                     max_slowdown: suite.bench.max_slowdown,
                     hit_time_cap: m.samples.hit_time_cap,
+                    footprint: m.footprint.clone(),
                 });
                 let verdict = match &m.gate {
                     GateNote::Compared { verdict, .. } => Some(*verdict),
@@ -414,6 +423,28 @@ fn records(
         });
     }
     out
+}
+
+/// Everything that fails a measured trial: the gate's verdict, its limits, memory growth.
+fn failures(run: &Run, trial: &Planned, suite: &Suite, m: &Measured) -> Option<String> {
+    let (_, kernel) = trial.case_kernel()?;
+    let mut out: Vec<String> = Vec::new();
+    out.extend(verdicts::failure(
+        run,
+        &trial.name,
+        suite,
+        &m.samples,
+        &m.gate,
+    ));
+    out.extend(verdicts::limit_failures(suite, kernel, &m.footprint));
+    if !run.config.bless {
+        out.extend(verdicts::memory_growth(
+            suite,
+            &m.footprint,
+            m.baseline.as_deref(),
+        ));
+    }
+    (!out.is_empty()).then(|| out.join("\n"))
 }
 
 fn summary(run: &Run, wall: f64) {

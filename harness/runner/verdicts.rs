@@ -8,7 +8,8 @@ use super::{GateNote, Outcome, Planned, Run};
 use crate::baseline::{self, BaselineFile, Entry, Fingerprint};
 use crate::device::DeviceInfo;
 use crate::gate::{self, percent, GateInput, TrialVerdict, Verdict};
-use crate::report::duration;
+use crate::measure::Footprint;
+use crate::report::{bytes, duration};
 use crate::suite::Suite;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -68,6 +69,9 @@ pub(super) fn judge(
             let file = baseline::load(&path);
             (path, file)
         });
+        if let Ok(Some(f)) = file {
+            m.baseline = f.trials.get(&trial.name).cloned().map(Box::new);
+        }
         m.gate = match file {
             Err(e) => GateNote::Error(e.clone()),
             Ok(None) => GateNote::NoBaseline {
@@ -312,4 +316,85 @@ fn evidence(
         old.kernelgate
     ));
     out
+}
+
+/// Breaches of the kernel's declared limits: memory budget, registers, spills.
+pub(super) fn limit_failures(suite: &Suite, kernel: usize, f: &Footprint) -> Vec<String> {
+    let limits = &suite.kernels[kernel].limits;
+    let mut out = Vec::new();
+    if let Some(budget) = limits.memory_budget {
+        if f.pool_peak > budget {
+            out.push(format!(
+                "over memory_budget: the case peaked at {} ({} bytes: its buffers and scratch, the pool's high-water mark), the budget is {}",
+                bytes(f.pool_peak),
+                f.pool_peak,
+                bytes(budget)
+            ));
+        }
+    }
+    for l in &f.launches {
+        if let Some(max) = limits.max_registers {
+            if l.registers as u32 > max {
+                out.push(format!(
+                    "`{}` uses {} registers per thread, over max_registers = {max}",
+                    l.entry, l.registers
+                ));
+            }
+        }
+        if limits.forbid_spills && l.local_bytes > 0 {
+            out.push(format!(
+                "`{}` uses {} bytes of local memory per thread (spills or a run-time-indexed array) and the suite says spills = \"forbid\"",
+                l.entry, l.local_bytes
+            ));
+        }
+    }
+    out
+}
+
+/// Peak memory growth over the baseline beyond `memory_growth` fails; registers and local
+/// memory that grew are said too (they fail only through the suite's limits).
+pub(super) fn memory_growth(suite: &Suite, f: &Footprint, old: Option<&Entry>) -> Vec<String> {
+    let Some(old) = old.and_then(|e| e.footprint.as_ref()) else {
+        return Vec::new();
+    };
+    let allowed = old.pool_peak as f64 * (1.0 + suite.bench.memory_growth);
+    if (f.pool_peak as f64) <= allowed {
+        return Vec::new();
+    }
+    let mut text = format!(
+        "peak memory grew: {} → {} ({} → {} bytes, {}), over the allowed growth of {}%",
+        bytes(old.pool_peak),
+        bytes(f.pool_peak),
+        old.pool_peak,
+        f.pool_peak,
+        percent(f.pool_peak as f64 / old.pool_peak.max(1) as f64),
+        suite.bench.memory_growth * 100.0
+    );
+    for (new, was) in f.launches.iter().zip(&old.launches) {
+        if new.registers != was.registers || new.local_bytes != was.local_bytes {
+            text.push_str(&format!(
+                "\n  `{}`: registers {} → {}, local memory {} → {} bytes per thread",
+                new.entry, was.registers, new.registers, was.local_bytes, new.local_bytes
+            ));
+        }
+    }
+    vec![text]
+}
+
+/// Registers or local memory that changed since the baseline, for the trial's line.
+pub(super) fn resource_changes(f: &Footprint, old: Option<&Entry>) -> Option<String> {
+    let old = old.and_then(|e| e.footprint.as_ref())?;
+    let changes: Vec<String> = f
+        .launches
+        .iter()
+        .zip(&old.launches)
+        .filter(|(n, o)| n.registers != o.registers || n.local_bytes != o.local_bytes)
+        .map(|(n, o)| {
+            format!(
+                "`{}` regs {} → {}, local {} → {} B",
+                n.entry, o.registers, n.registers, o.local_bytes, n.local_bytes
+            )
+        })
+        .collect();
+    (!changes.is_empty()).then(|| changes.join("; "))
 }

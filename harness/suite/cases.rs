@@ -16,12 +16,19 @@ pub struct Located<T> {
     pub at: usize,
 }
 
-/// A kernel's launch expressions, parsed.
-pub struct KernelDecl {
+/// One launch's expressions, parsed. Buffer indices past the suite's buffers name the
+/// kernel's scratch buffers.
+pub struct LaunchDecl {
     pub grid: Vec<Located<Expr>>,
     pub block: Vec<Located<Expr>>,
     pub shared: Option<Located<Expr>>,
     pub args: Vec<Located<ArgSpec>>,
+}
+
+/// A kernel's launches and scratch lengths, parsed.
+pub struct KernelDecl {
+    pub launches: Vec<LaunchDecl>,
+    pub scratch_lens: Vec<Located<Expr>>,
 }
 
 /// Everything `expand` evaluates per case.
@@ -145,79 +152,25 @@ pub fn expand(ctx: &mut Ctx, decls: &Decls) -> Vec<Case> {
                 );
             }
         }
+        let buffers = decls.buffer_lens.len();
         let mut launches = Vec::new();
+        let mut scratch_lens = Vec::new();
         for k in &decls.kernels {
-            let mut dims = |list: &[Located<Expr>], max: [i64; 3], what: &str| {
-                let mut out = [1u32; 3];
-                for (i, d) in list.iter().enumerate() {
-                    let what = format!("{what}[{i}]");
-                    out[i] = eval(ctx, d, &sizes, &label, (1, max[i]), &what).unwrap_or(1) as u32;
-                }
-                out
-            };
-            let grid = dims(&k.grid, MAX_GRID, "grid");
-            let block = dims(&k.block, MAX_BLOCK, "block");
-            let threads: i64 = block.iter().map(|b| *b as i64).product();
-            if threads > MAX_THREADS_PER_BLOCK {
-                let at = k.block.first().map(|b| b.at).unwrap_or(0);
-                ctx.error(
-                    at,
-                    format!(
-                        "a block of {threads} threads is over the limit of {MAX_THREADS_PER_BLOCK}"
-                    ),
-                );
-            }
-            let shared = k
-                .shared
-                .as_ref()
-                .and_then(|s| {
-                    eval(
-                        ctx,
-                        s,
-                        &sizes,
-                        &label,
-                        (0, u32::MAX as i64),
-                        "shared memory",
-                    )
+            let lens: Vec<usize> = k
+                .scratch_lens
+                .iter()
+                .map(|l| {
+                    eval(ctx, l, &sizes, &label, (1, i64::MAX), "scratch length").unwrap_or(1)
+                        as usize
                 })
-                .unwrap_or(0) as u32;
-            let mut args = Vec::new();
-            for a in &k.args {
-                let value = match &a.value {
-                    ArgSpec::Buffer(b) => ArgValue::Buffer(*b),
-                    ArgSpec::Literal(_, bytes) => ArgValue::Scalar(bytes.clone()),
-                    ArgSpec::Expr(e, ty, offset) => {
-                        let located = Located {
-                            value: e.clone(),
-                            at: a.at + offset,
-                        };
-                        match eval(
-                            ctx,
-                            &located,
-                            &sizes,
-                            &label,
-                            (i64::MIN, i64::MAX),
-                            "argument",
-                        )
-                        .map(|v| ty.encode_int(v))
-                        {
-                            Some(Ok(bytes)) => ArgValue::Scalar(bytes),
-                            Some(Err(m)) => {
-                                ctx.error(a.at, format!("{m} for {label}"));
-                                ArgValue::Scalar(Vec::new())
-                            }
-                            None => ArgValue::Scalar(Vec::new()),
-                        }
-                    }
-                };
-                args.push(value);
-            }
-            launches.push(Launch {
-                grid,
-                block,
-                shared,
-                args,
-            });
+                .collect();
+            scratch_lens.push(lens);
+            let steps: Vec<Launch> = k
+                .launches
+                .iter()
+                .map(|l| launch(ctx, l, &sizes, &label, buffers))
+                .collect();
+            launches.push(steps);
         }
         let amount = |ctx: &mut Ctx, e: &Option<Located<Expr>>, what: &str| {
             e.as_ref()
@@ -231,9 +184,81 @@ pub fn expand(ctx: &mut Ctx, decls: &Decls) -> Vec<Case> {
             sizes,
             lens,
             launches,
+            scratch_lens,
             bytes,
             flops,
         });
     }
     cases
+}
+
+/// Resolves one launch for a case.
+fn launch(
+    ctx: &mut Ctx,
+    l: &LaunchDecl,
+    sizes: &BTreeMap<String, i64>,
+    label: &str,
+    buffers: usize,
+) -> Launch {
+    let mut dims = |list: &[Located<Expr>], max: [i64; 3], what: &str| {
+        let mut out = [1u32; 3];
+        for (i, d) in list.iter().enumerate() {
+            let what = format!("{what}[{i}]");
+            out[i] = eval(ctx, d, sizes, label, (1, max[i]), &what).unwrap_or(1) as u32;
+        }
+        out
+    };
+    let grid = dims(&l.grid, MAX_GRID, "grid");
+    let block = dims(&l.block, MAX_BLOCK, "block");
+    let threads: i64 = block.iter().map(|b| *b as i64).product();
+    if threads > MAX_THREADS_PER_BLOCK {
+        let at = l.block.first().map(|b| b.at).unwrap_or(0);
+        ctx.error(
+            at,
+            format!("a block of {threads} threads is over the limit of {MAX_THREADS_PER_BLOCK}"),
+        );
+    }
+    let shared = l
+        .shared
+        .as_ref()
+        .and_then(|s| eval(ctx, s, sizes, label, (0, u32::MAX as i64), "shared memory"))
+        .unwrap_or(0) as u32;
+    let mut args = Vec::new();
+    for a in &l.args {
+        let value = match &a.value {
+            ArgSpec::Buffer(b) if *b < buffers => ArgValue::Buffer(*b),
+            ArgSpec::Buffer(b) => ArgValue::Scratch(*b - buffers),
+            ArgSpec::Literal(_, bytes) => ArgValue::Scalar(bytes.clone()),
+            ArgSpec::Expr(e, ty, offset) => {
+                let located = Located {
+                    value: e.clone(),
+                    at: a.at + offset,
+                };
+                match eval(
+                    ctx,
+                    &located,
+                    sizes,
+                    label,
+                    (i64::MIN, i64::MAX),
+                    "argument",
+                )
+                .map(|v| ty.encode_int(v))
+                {
+                    Some(Ok(bytes)) => ArgValue::Scalar(bytes),
+                    Some(Err(m)) => {
+                        ctx.error(a.at, format!("{m} for {label}"));
+                        ArgValue::Scalar(Vec::new())
+                    }
+                    None => ArgValue::Scalar(Vec::new()),
+                }
+            }
+        };
+        args.push(value);
+    }
+    Launch {
+        grid,
+        block,
+        shared,
+        args,
+    }
 }

@@ -3,11 +3,11 @@
 //! an error so that one run reports all of them.
 
 use super::args::{self, ArgSpec};
-use super::cases::{self, Decls, KernelDecl, Located};
+use super::cases::{self, Decls, KernelDecl, LaunchDecl, Located};
 use super::expr::Expr;
-use super::schema::{ExprText, RawFile, RawInit};
+use super::schema::{ExprText, RawFile, RawInit, RawKernel};
 use super::signature::{self, ParamKind};
-use super::{Bench, Buffer, Check, Init, Kernel, Role, Source, Suite, Tolerance};
+use super::{Bench, Buffer, Check, Init, Kernel, Limits, Role, Scratch, Source, Suite, Tolerance};
 use crate::dtype::DType;
 use crate::error::{Diagnostic, LoadError};
 use crate::npy;
@@ -417,6 +417,14 @@ fn build(ctx: &mut Ctx, raw: RawFile) -> Option<Suite> {
         );
     }
 
+    let suite_limits = limits(
+        ctx,
+        &rs.memory_budget,
+        &rs.max_registers,
+        &rs.spills,
+        Limits::default(),
+    );
+
     // Kernels.
     let mut kernels = Vec::new();
     let mut kernel_decls = Vec::new();
@@ -460,24 +468,39 @@ fn build(ctx: &mut Ctx, raw: RawFile) -> Option<Suite> {
                 None
             }
         };
-        let decl = kernel_decl(ctx, k, &by_name, &size_names);
-        if let (Some(si), Some(decl)) = (source, &decl) {
-            check_signature(
-                ctx,
-                &sources[si],
-                k.entry.get_ref(),
-                &k.entry,
-                decl,
-                &buffers,
-                &k.args,
-            );
+        let launches = launch_views(ctx, k, rk.span().start);
+        let (scratch, scratch_lens) = scratch_decls(ctx, k, &by_name, &size_names);
+        // Args may name the suite's buffers and this kernel's scratch buffers.
+        let mut names = by_name.clone();
+        for (j, sc) in scratch.iter().enumerate() {
+            names.insert(sc.name.clone(), buffers.len() + j);
         }
+        let elements: Vec<DType> = buffers
+            .iter()
+            .map(|b| b.dtype)
+            .chain(scratch.iter().map(|s| s.dtype))
+            .collect();
+        let mut decls = Vec::new();
+        for l in &launches {
+            let decl = launch_decl(ctx, l, &names, &size_names);
+            if let (Some(si), Some(decl)) = (source, &decl) {
+                check_signature(ctx, &sources[si], l, decl, &elements, &names);
+            }
+            decls.extend(decl);
+        }
+        let limits = kernel_limits(ctx, k, &suite_limits);
         kernel_lines.push(crate::error::line_col(ctx.text, rk.span().start).0);
         kernels.push(Kernel {
             name: kname,
-            entry: k.entry.get_ref().clone(),
+            entries: launches.iter().map(|l| l.entry.get_ref().clone()).collect(),
             source: source.unwrap_or(0),
             reference: k.reference,
+            scratch,
+            limits,
+        });
+        let decl = (decls.len() == launches.len() && !launches.is_empty()).then_some(KernelDecl {
+            launches: decls,
+            scratch_lens,
         });
         kernel_decls.extend(decl);
     }
@@ -646,12 +669,120 @@ fn parse_init(
     Some(init)
 }
 
-fn kernel_decl(
+/// One launch as written: inline in `[[kernel]]` or a `[[kernel.launch]]` table.
+pub(super) struct LaunchView<'a> {
+    entry: &'a Spanned<String>,
+    grid: &'a Spanned<Vec<Spanned<ExprText>>>,
+    block: &'a Spanned<Vec<Spanned<ExprText>>>,
+    shared: Option<&'a Spanned<ExprText>>,
+    args: &'a Spanned<Vec<Spanned<String>>>,
+}
+
+/// The launches of a kernel; a kernel takes an inline launch or `[[kernel.launch]]` tables.
+fn launch_views<'a>(ctx: &mut Ctx, k: &'a RawKernel, at: usize) -> Vec<LaunchView<'a>> {
+    let name = k.name.get_ref();
+    let inline = k.entry.is_some()
+        || k.grid.is_some()
+        || k.block.is_some()
+        || k.shared.is_some()
+        || k.args.is_some();
+    if !k.launch.is_empty() {
+        if inline {
+            ctx.error(at, format!("kernel `{name}` has both inline `entry`/`grid`/`block`/`args` and `[[kernel.launch]]` tables (keep one form)"));
+        }
+        return k
+            .launch
+            .iter()
+            .map(|l| {
+                let l = l.get_ref();
+                LaunchView {
+                    entry: &l.entry,
+                    grid: &l.grid,
+                    block: &l.block,
+                    shared: l.shared.as_ref(),
+                    args: &l.args,
+                }
+            })
+            .collect();
+    }
+    match (&k.entry, &k.grid, &k.block, &k.args) {
+        (Some(entry), Some(grid), Some(block), Some(args)) => {
+            vec![LaunchView {
+                entry,
+                grid,
+                block,
+                shared: k.shared.as_ref(),
+                args,
+            }]
+        }
+        _ => {
+            let missing: Vec<&str> = [
+                ("entry", k.entry.is_none()),
+                ("grid", k.grid.is_none()),
+                ("block", k.block.is_none()),
+                ("args", k.args.is_none()),
+            ]
+            .into_iter()
+            .filter(|(_, m)| *m)
+            .map(|(n, _)| n)
+            .collect();
+            ctx.error(
+                at,
+                format!(
+                    "kernel `{name}` needs `{}` (or a sequence of `[[kernel.launch]]` tables)",
+                    missing.join("`, `")
+                ),
+            );
+            Vec::new()
+        }
+    }
+}
+
+fn scratch_decls(
     ctx: &mut Ctx,
-    k: &super::schema::RawKernel,
-    by_name: &BTreeMap<String, usize>,
+    k: &RawKernel,
+    buffers: &BTreeMap<String, usize>,
     sizes: &[String],
-) -> Option<KernelDecl> {
+) -> (Vec<Scratch>, Vec<Located<Expr>>) {
+    let mut scratch: Vec<Scratch> = Vec::new();
+    let mut lens = Vec::new();
+    for rs in &k.scratch {
+        let r = rs.get_ref();
+        let name = r.name.get_ref().clone();
+        if !is_ident(&name) || name.contains('-') {
+            ctx.error(
+                r.name.span().start,
+                format!("scratch name `{name}` must be letters, digits or `_`"),
+            );
+        } else if buffers.contains_key(&name)
+            || sizes.contains(&name)
+            || scratch.iter().any(|s| s.name == name)
+        {
+            ctx.error(r.name.span().start, format!("scratch `{name}` has the name of a buffer, a size or another scratch (rename it)"));
+        }
+        let dtype = DType::parse(r.dtype.get_ref()).unwrap_or_else(|| {
+            ctx.error(
+                r.dtype.span().start,
+                format!(
+                    "unknown type `{}` (use one of {})",
+                    r.dtype.get_ref(),
+                    crate::dtype::ALL.map(|t| t.name()).join(", ")
+                ),
+            );
+            DType::U8
+        });
+        lens.extend(expr(ctx, &r.len, sizes));
+        scratch.push(Scratch { name, dtype });
+    }
+    (scratch, lens)
+}
+
+fn launch_decl(
+    ctx: &mut Ctx,
+    l: &LaunchView,
+    names: &BTreeMap<String, usize>,
+    sizes: &[String],
+) -> Option<LaunchDecl> {
     let mut ok = true;
     let mut dims = |ctx: &mut Ctx, list: &Spanned<Vec<Spanned<ExprText>>>, what: &str| {
         if list.get_ref().is_empty() || list.get_ref().len() > 3 {
@@ -669,9 +800,9 @@ fn kernel_decl(
         ok &= parsed.len() == list.get_ref().len();
         parsed
     };
-    let grid = dims(ctx, &k.grid, "grid");
-    let block = dims(ctx, &k.block, "block");
-    let shared = match &k.shared {
+    let grid = dims(ctx, l.grid, "grid");
+    let block = dims(ctx, l.block, "block");
+    let shared = match l.shared {
         Some(s) => {
             let e = expr(ctx, s, sizes);
             ok &= e.is_some();
@@ -680,9 +811,9 @@ fn kernel_decl(
         None => None,
     };
     let mut parsed_args = Vec::new();
-    for a in k.args.get_ref() {
+    for a in l.args.get_ref() {
         let base = a.span().start + 1;
-        match args::parse(a.get_ref(), by_name, sizes) {
+        match args::parse(a.get_ref(), names, sizes) {
             Ok(spec) => parsed_args.push(Located {
                 value: spec,
                 at: base,
@@ -693,7 +824,7 @@ fn kernel_decl(
             }
         }
     }
-    ok.then_some(KernelDecl {
+    ok.then_some(LaunchDecl {
         grid,
         block,
         shared,
@@ -701,22 +832,23 @@ fn kernel_decl(
     })
 }
 
+/// Checks a launch's args against the entry's parameters in the source, where it can be read.
 fn check_signature(
     ctx: &mut Ctx,
     source: &Source,
-    entry: &str,
-    entry_at: &Spanned<String>,
-    decl: &KernelDecl,
-    buffers: &[Buffer],
-    raw_args: &Spanned<Vec<Spanned<String>>>,
+    l: &LaunchView,
+    decl: &LaunchDecl,
+    elements: &[DType],
+    names: &BTreeMap<String, usize>,
 ) {
+    let entry = l.entry.get_ref();
     let Some(sig) = signature::find(&source.text, entry) else {
         let base = entry.split('<').next().unwrap_or(entry);
         let declared =
             source.text.contains(&format!("{base}(")) || source.text.contains(&format!("{base} ("));
         if !declared {
             ctx.error(
-                entry_at.span().start,
+                l.entry.span().start,
                 format!(
                     "no function `{base}` in `{}` (check the spelling, or the kernel's `source`)",
                     source.path.display()
@@ -724,6 +856,13 @@ fn check_signature(
             );
         }
         return;
+    };
+    let name_of = |i: usize| {
+        names
+            .iter()
+            .find(|(_, v)| **v == i)
+            .map(|(k, _)| k.as_str())
+            .unwrap_or("?")
     };
     let where_ = format!("`{}` ({}:{})", entry, source.path.display(), sig.line);
     if sig.params.len() != decl.args.len() {
@@ -734,7 +873,7 @@ fn check_signature(
             .collect::<Vec<_>>()
             .join(", ");
         ctx.error(
-            raw_args.span().start,
+            l.args.span().start,
             format!(
                 "{} args given, but {where_} takes {}: ({list})",
                 decl.args.len(),
@@ -745,15 +884,18 @@ fn check_signature(
     }
     for (param, arg) in sig.params.iter().zip(&decl.args) {
         let message = match (&arg.value, param.kind, param.pointer) {
-            (ArgSpec::Buffer(b), ParamKind::Elements(t), true) if buffers[*b].dtype != t => {
+            (ArgSpec::Buffer(b), ParamKind::Elements(t), true) if elements[*b] != t => {
                 Some(format!(
                     "buffer `{}` holds {} but parameter `{}` of {where_} points to {t}",
-                    buffers[*b].name, buffers[*b].dtype, param.text
+                    name_of(*b),
+                    elements[*b],
+                    param.text
                 ))
             }
             (ArgSpec::Buffer(b), _, false) => Some(format!(
                 "buffer `{}` is passed where {where_} takes `{}`, not a pointer",
-                buffers[*b].name, param.text
+                name_of(*b),
+                param.text
             )),
             (spec, _, true) if !matches!(spec, ArgSpec::Buffer(_)) => Some(format!(
                 "parameter `{}` of {where_} is a pointer: pass a buffer name",
@@ -777,6 +919,67 @@ fn check_signature(
             ctx.error(arg.at, m);
         }
     }
+}
+
+/// Parses `"512 MiB"`, `"2 GiB"`, `"1.5 GB"`, `"4096"` (bytes) into bytes.
+pub fn parse_bytes(text: &str) -> Option<u64> {
+    let t = text.trim();
+    let split = t.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(t.len());
+    let (number, unit) = (t[..split].trim(), t[split..].trim());
+    let v: f64 = number.parse().ok()?;
+    let scale = match unit {
+        "" | "B" => 1.0,
+        "KiB" => 1024.0,
+        "MiB" => 1024.0 * 1024.0,
+        "GiB" => 1024.0 * 1024.0 * 1024.0,
+        "KB" | "kB" => 1e3,
+        "MB" => 1e6,
+        "GB" => 1e9,
+        _ => return None,
+    };
+    let bytes = v * scale;
+    (v.is_finite() && v >= 0.0 && bytes < u64::MAX as f64).then_some(bytes.round() as u64)
+}
+
+/// Limits from `memory_budget`, `max_registers` and `spills`, over `base`.
+fn limits(
+    ctx: &mut Ctx,
+    budget: &Option<Spanned<String>>,
+    registers: &Option<Spanned<u32>>,
+    spills: &Option<Spanned<String>>,
+    base: Limits,
+) -> Limits {
+    let mut out = base;
+    if let Some(b) = budget {
+        match parse_bytes(b.get_ref()) {
+            Some(v) if v > 0 => out.memory_budget = Some(v),
+            _ => ctx.error(b.span().start, format!("bad memory_budget `{}` (write e.g. \"512 MiB\", \"2 GiB\" or a number of bytes)", b.get_ref())),
+        }
+    }
+    if let Some(r) = registers {
+        if *r.get_ref() == 0 || *r.get_ref() > 255 {
+            ctx.error(
+                r.span().start,
+                "max_registers is between 1 and 255 (registers per thread)",
+            );
+        }
+        out.max_registers = Some(*r.get_ref());
+    }
+    if let Some(s) = spills {
+        match s.get_ref().as_str() {
+            "allow" => out.forbid_spills = false,
+            "forbid" => out.forbid_spills = true,
+            other => ctx.error(
+                s.span().start,
+                format!("unknown spills `{other}` (write \"forbid\" or \"allow\")"),
+            ),
+        }
+    }
+    out
+}
+
+fn kernel_limits(ctx: &mut Ctx, k: &RawKernel, suite: &Limits) -> Limits {
+    limits(ctx, &k.memory_budget, &k.max_registers, &k.spills, *suite)
 }
 
 fn parse_tolerance(ctx: &mut Ctx, v: &Option<Spanned<f64>>, default: f64) -> f64 {
@@ -922,6 +1125,7 @@ fn build_bench(
         max_time_ms: DEFAULT_MAX_TIME_MS,
         precision: DEFAULT_PRECISION,
         max_slowdown: DEFAULT_MAX_SLOWDOWN,
+        memory_growth: 0.0,
     };
     let Some(rb) = raw.map(|r| r.get_ref()) else {
         return (bench, None, None);
@@ -975,6 +1179,18 @@ fn build_bench(
             ),
         }
     }
+    if let Some(m) = &rb.memory_growth {
+        match parse_percent(m.get_ref()) {
+            Some(v) if v >= 0.0 => bench.memory_growth = v,
+            _ => ctx.error(
+                m.span().start,
+                format!(
+                    "bad memory_growth `{}` (write a percentage such as \"0%\" or \"10%\")",
+                    m.get_ref()
+                ),
+            ),
+        }
+    }
     let bytes = rb.bytes.as_ref().and_then(|b| expr(ctx, b, sizes));
     let flops = rb.flops.as_ref().and_then(|f| expr(ctx, f, sizes));
     (bench, bytes, flops)
@@ -984,4 +1200,24 @@ fn build_bench(
 pub fn parse_percent(text: &str) -> Option<f64> {
     let v: f64 = text.trim().strip_suffix('%')?.trim().parse().ok()?;
     v.is_finite().then_some(v / 100.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_and_percentages() {
+        assert_eq!(parse_bytes("512 MiB"), Some(512 << 20));
+        assert_eq!(parse_bytes("2GiB"), Some(2 << 30));
+        assert_eq!(parse_bytes("1.5 GB"), Some(1_500_000_000));
+        assert_eq!(parse_bytes("4096"), Some(4096));
+        assert_eq!(parse_bytes("12 KB"), Some(12_000));
+        assert_eq!(parse_bytes("lots"), None);
+        assert_eq!(parse_bytes("-1 MiB"), None);
+        assert_eq!(parse_bytes("3 parsecs"), None);
+        assert_eq!(parse_percent("3%"), Some(0.03));
+        assert_eq!(parse_percent(" 0.5 % "), Some(0.005));
+        assert_eq!(parse_percent("3"), None);
+    }
 }

@@ -127,6 +127,8 @@ pub struct Buffer {
 pub enum ArgValue {
     /// A pointer to buffer `index`.
     Buffer(usize),
+    /// A pointer to the kernel's scratch buffer `index`.
+    Scratch(usize),
     /// A scalar, as the bytes the kernel receives.
     Scalar(Vec<u8>),
 }
@@ -144,17 +146,42 @@ pub struct Launch {
     pub args: Vec<ArgValue>,
 }
 
-/// A kernel of the suite.
+/// A kernel of the suite: one launch, or a sequence of launches timed and checked as one.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Kernel {
     /// Name: the second part of trial names.
     pub name: String,
-    /// The `__global__` function (or a template instantiation such as `scale<float>`).
-    pub entry: String,
+    /// The `__global__` function of each launch (or a template instantiation such as
+    /// `scale<float>`).
+    pub entries: Vec<String>,
     /// Index into the suite's sources.
     pub source: usize,
     /// Whether this is the suite's reference.
     pub reference: bool,
+    /// Scratch buffers, allocated on the stream before the launches and freed after them.
+    pub scratch: Vec<Scratch>,
+    /// Memory and resource limits.
+    pub limits: Limits,
+}
+
+/// A scratch buffer of a kernel.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Scratch {
+    /// Name, as the kernel's args refer to it.
+    pub name: String,
+    /// Element type.
+    pub dtype: DType,
+}
+
+/// What a kernel may use; each breach fails its trials.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct Limits {
+    /// Peak device memory of a case (the pool's high-water mark), bytes.
+    pub memory_budget: Option<u64>,
+    /// Registers per thread, in any launch.
+    pub max_registers: Option<u32>,
+    /// Fail when any launch uses local memory (spills, run-time-indexed arrays).
+    pub forbid_spills: bool,
 }
 
 /// One size combination of a suite, with everything resolved.
@@ -166,8 +193,10 @@ pub struct Case {
     pub sizes: BTreeMap<String, i64>,
     /// Element count of each buffer, in buffer order.
     pub lens: Vec<usize>,
-    /// One launch per kernel, in kernel order.
-    pub launches: Vec<Launch>,
+    /// Per kernel (in kernel order), its launches in order.
+    pub launches: Vec<Vec<Launch>>,
+    /// Per kernel, the element count of each scratch buffer.
+    pub scratch_lens: Vec<Vec<usize>>,
     /// Bytes one run moves, if declared.
     pub bytes: Option<f64>,
     /// Floating-point operations one run does, if declared.
@@ -213,6 +242,8 @@ pub struct Bench {
     pub precision: f64,
     /// The smallest slowdown worth failing a merge for (0.03 = 3%).
     pub max_slowdown: f64,
+    /// Peak memory growth over the baseline that fails (0: any growth fails).
+    pub memory_growth: f64,
 }
 
 impl Bench {

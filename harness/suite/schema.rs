@@ -31,6 +31,9 @@ pub struct RawSuite {
     pub options: Vec<Spanned<String>>,
     pub sizes: Option<Spanned<toml::Table>>,
     pub sweep: Option<Spanned<String>>,
+    pub memory_budget: Option<Spanned<String>>,
+    pub max_registers: Option<Spanned<u32>>,
+    pub spills: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -62,14 +65,44 @@ pub struct RawInit {
 #[serde(deny_unknown_fields)]
 pub struct RawKernel {
     pub name: Spanned<String>,
-    pub entry: Spanned<String>,
     pub source: Option<Spanned<String>>,
     #[serde(default)]
     pub reference: bool,
+    // A single launch, written inline...
+    pub entry: Option<Spanned<String>>,
+    pub grid: Option<Spanned<Vec<Spanned<ExprText>>>>,
+    pub block: Option<Spanned<Vec<Spanned<ExprText>>>>,
+    pub shared: Option<Spanned<ExprText>>,
+    pub args: Option<Spanned<Vec<Spanned<String>>>>,
+    // ...or a sequence of `[[kernel.launch]]` tables.
+    #[serde(default)]
+    pub launch: Vec<Spanned<RawLaunch>>,
+    #[serde(default)]
+    pub scratch: Vec<Spanned<RawScratch>>,
+    pub memory_budget: Option<Spanned<String>>,
+    pub max_registers: Option<Spanned<u32>>,
+    pub spills: Option<Spanned<String>>,
+}
+
+/// One launch of a multi-launch kernel.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawLaunch {
+    pub entry: Spanned<String>,
     pub grid: Spanned<Vec<Spanned<ExprText>>>,
     pub block: Spanned<Vec<Spanned<ExprText>>>,
     pub shared: Option<Spanned<ExprText>>,
     pub args: Spanned<Vec<Spanned<String>>>,
+}
+
+/// A scratch buffer a kernel allocates (on the stream) for its launches.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawScratch {
+    pub name: Spanned<String>,
+    #[serde(rename = "type")]
+    pub dtype: Spanned<String>,
+    pub len: Spanned<ExprText>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -106,6 +139,7 @@ pub struct RawBench {
     pub max_time_ms: Option<Spanned<u64>>,
     pub precision: Option<Spanned<String>>,
     pub max_slowdown: Option<Spanned<String>>,
+    pub memory_growth: Option<Spanned<String>>,
 }
 
 /// An integer expression as written: a TOML integer or a string. `quoted` says whether the

@@ -3,7 +3,7 @@
 //! prints (`printf` goes to the same stdout) is passed through, not parsed.
 
 use crate::device::DeviceInfo;
-use crate::measure::Samples;
+use crate::measure::{Footprint, Samples};
 use crate::suite::Suite;
 use serde::{Deserialize, Serialize};
 
@@ -49,11 +49,20 @@ pub enum Response {
     Trial(TrialResult),
 }
 
+/// What a trial that passed correctness measured.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TrialData {
+    /// Timing samples.
+    pub samples: Samples,
+    /// Memory and resources of the kernel under test.
+    pub footprint: Footprint,
+}
+
 /// A trial's result.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TrialResult {
-    /// Samples when the trial passed correctness and was timed, else why it failed.
-    pub outcome: Result<Samples, String>,
+    /// Measurements when the trial passed correctness and was timed, else why it failed.
+    pub outcome: Result<TrialData, String>,
     /// The device context is unusable (a kernel faulted): the worker exits after this.
     pub fatal: bool,
     /// NVRTC compiles this trial needed, and how many came from the cache.

@@ -1,13 +1,14 @@
 //! `Session`: the worker's GPU, the modules it has loaded, and the execution of one trial —
 //! compile (through the cache), check correctness, then time.
 
-use super::protocol::{TrialRequest, TrialResult};
+use super::protocol::{TrialData, TrialRequest, TrialResult};
 use crate::check::inputs::generate;
 use crate::check::verify::{self, Failure};
 use crate::device::compile::{self, CompileError, CompileRequest};
-use crate::device::{DeviceBuffer, DeviceError, Function, Gpu, Module};
-use crate::measure::{Timed, Timer};
-use crate::suite::{Launch, Role, Suite};
+use crate::device::{DeviceBuffer, DeviceError, Function, FunctionAttribute, Gpu, Module};
+use crate::measure::{Footprint, Resources, Timed, Timer};
+use crate::report::bytes;
+use crate::suite::{Role, Suite};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -19,9 +20,9 @@ struct Phases {
     check: f64,
 }
 
-/// Modules and functions of one suite, in kernel order.
+/// Modules and functions of one suite: per kernel, one function per launch.
 struct Loaded {
-    functions: Vec<Function>,
+    functions: Vec<Vec<Function>>,
     // Declared after `functions` so functions are dropped first; they must not outlive it.
     _modules: Vec<Module>,
 }
@@ -32,6 +33,19 @@ pub struct Session {
     timer: Option<Timer>,
     loaded: HashMap<PathBuf, Loaded>,
     cache_dir: Option<PathBuf>,
+}
+
+/// The distinct entries of the kernels compiled from source `si`, in first-use order.
+fn source_entries(suite: &Suite, si: usize) -> Vec<String> {
+    let mut entries: Vec<String> = Vec::new();
+    for k in suite.kernels.iter().filter(|k| k.source == si) {
+        for e in &k.entries {
+            if !entries.contains(e) {
+                entries.push(e.clone());
+            }
+        }
+    }
+    entries
 }
 
 /// Compiles every source of `suite` for `arch`; on failure, a message naming the suite, the
@@ -45,7 +59,7 @@ pub fn compile_suite(
     for (si, source) in suite.sources.iter().enumerate() {
         let kernels: Vec<&crate::suite::Kernel> =
             suite.kernels.iter().filter(|k| k.source == si).collect();
-        let entries: Vec<String> = kernels.iter().map(|k| k.entry.clone()).collect();
+        let entries = source_entries(suite, si);
         let req = CompileRequest {
             path: &source.path,
             text: &source.text,
@@ -82,11 +96,13 @@ pub fn compile_suite(
     Ok(out)
 }
 
-/// A kernel launch as a timed operation over rotated input copies, restoring in-out buffers
-/// of every copy before each sample.
+/// A kernel (all its launches) as a timed operation over rotated input copies, restoring
+/// in-out buffers of every copy before each sample.
 struct Op<'a> {
-    f: &'a Function,
-    launch: &'a Launch,
+    suite: &'a Suite,
+    case: usize,
+    kernel: usize,
+    funcs: &'a [Function],
     copies: &'a [Vec<DeviceBuffer>],
     pristine: &'a [(usize, DeviceBuffer)],
 }
@@ -101,12 +117,8 @@ impl Timed for Op<'_> {
         Ok(())
     }
     fn run(&mut self, gpu: &Gpu, copy: usize) -> Result<(), DeviceError> {
-        verify::launch(
-            gpu,
-            self.f,
-            self.launch,
-            &self.copies[copy % self.copies.len()],
-        )
+        let bufs = &self.copies[copy % self.copies.len()];
+        verify::run_op(gpu, self.suite, self.case, self.kernel, self.funcs, bufs)
     }
 }
 
@@ -179,77 +191,72 @@ impl Session {
         }
     }
 
-    fn trial(
-        &mut self,
-        req: &TrialRequest,
-        phases: &mut Phases,
-    ) -> Result<crate::measure::Samples, Failure> {
+    /// Compiles and loads a suite's kernels once per worker.
+    fn load(&mut self, suite: &Suite) -> Result<(), Failure> {
+        if self.loaded.contains_key(&suite.path) {
+            return Ok(());
+        }
+        let arch = self.gpu.info.arch();
+        let compiled =
+            compile_suite(suite, &arch, self.cache_dir.as_deref()).map_err(Failure::Wrong)?;
+        let mut modules = Vec::new();
+        let mut functions: Vec<Vec<Function>> = suite.kernels.iter().map(|_| Vec::new()).collect();
+        for (si, c) in compiled {
+            let module = self.gpu.load(&c.cubin)?;
+            let entries = source_entries(suite, si);
+            for (ki, k) in suite
+                .kernels
+                .iter()
+                .enumerate()
+                .filter(|(_, k)| k.source == si)
+            {
+                for entry in &k.entries {
+                    let at = entries
+                        .iter()
+                        .position(|e| e == entry)
+                        .expect("every entry was compiled");
+                    let f = module.function(&c.lowered[at]).map_err(|e| {
+                        Failure::Wrong(format!(
+                            "kernel `{}`: entry `{entry}` not found in the module: {e}",
+                            k.name
+                        ))
+                    })?;
+                    functions[ki].push(f);
+                }
+            }
+            modules.push(module);
+        }
+        self.loaded.insert(
+            suite.path.clone(),
+            Loaded {
+                functions,
+                _modules: modules,
+            },
+        );
+        Ok(())
+    }
+
+    fn trial(&mut self, req: &TrialRequest, phases: &mut Phases) -> Result<TrialData, Failure> {
         let clock = Instant::now();
         let suite = &req.suite;
-        if !self.loaded.contains_key(&suite.path) {
-            let arch = self.gpu.info.arch();
-            let compiled =
-                compile_suite(suite, &arch, self.cache_dir.as_deref()).map_err(Failure::Wrong)?;
-            let mut modules = Vec::new();
-            let mut functions: Vec<Option<Function>> = suite.kernels.iter().map(|_| None).collect();
-            for (si, c) in compiled {
-                let module = self.gpu.load(&c.cubin)?;
-                let mut lowered = c.lowered.iter();
-                for (ki, k) in suite
-                    .kernels
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, k)| k.source == si)
-                {
-                    let name = lowered.next().expect("one lowered name per entry");
-                    functions[ki] = Some(module.function(name).map_err(|e| {
-                        Failure::Wrong(format!(
-                            "kernel `{}`: entry `{}` not found in the module: {e}",
-                            k.name, k.entry
-                        ))
-                    })?);
-                }
-                modules.push(module);
-            }
-            let functions = functions
-                .into_iter()
-                .map(|f| f.expect("every kernel has a source"))
-                .collect();
-            self.loaded.insert(
-                suite.path.clone(),
-                Loaded {
-                    functions,
-                    _modules: modules,
-                },
-            );
-        }
+        self.load(suite)?;
         if self.timer.is_none() {
             let (empty, _module) = empty_kernel(&self.gpu, self.cache_dir.as_deref())?;
             self.timer = Some(Timer::new(&self.gpu, &empty)?);
         }
         let loaded = &self.loaded[&suite.path];
         let case = &suite.cases[req.case];
-        let bufs: Vec<DeviceBuffer> = suite
-            .buffers
-            .iter()
-            .zip(&case.lens)
-            .map(|(b, len)| self.gpu.alloc(len * b.dtype.size()))
-            .collect::<Result<_, _>>()?;
         let (k, r) = (req.kernel, suite.reference);
         let launch_limit = self.gpu.max_shared_optin()? as u32;
-        for (ki, l) in case
-            .launches
-            .iter()
-            .enumerate()
-            .filter(|(ki, _)| *ki == k || *ki == r)
-        {
-            if l.shared > launch_limit {
+        for ki in [k, r] {
+            if let Some(l) = case.launches[ki].iter().find(|l| l.shared > launch_limit) {
                 return Err(Failure::Wrong(format!(
                     "kernel `{}` asks for {} bytes of dynamic shared memory; this device allows {launch_limit}",
                     suite.kernels[ki].name, l.shared
                 )));
             }
         }
+        let bufs = self.case_buffers(suite, req.case)?;
         phases.setup = clock.elapsed().as_secs_f64();
         let clock = Instant::now();
         if req.check {
@@ -264,6 +271,7 @@ impl Session {
             )?;
         }
         phases.check = clock.elapsed().as_secs_f64();
+        let footprint = footprint(&self.gpu, suite, req.case, k, &loaded.functions[k], &bufs)?;
 
         // Time on the first input set, in-out buffers restored from a pristine copy each sample.
         let host = generate(suite, req.case, req.seed).map_err(Failure::Wrong)?;
@@ -275,7 +283,7 @@ impl Session {
             .enumerate()
             .filter(|(_, b)| b.role == Role::Inout)
         {
-            let copy = self.gpu.alloc(bufs[i].bytes)?;
+            let copy = self.gpu.alloc_plain(bufs[i].bytes)?;
             self.gpu.copy(&copy, &bufs[i])?;
             pristine.push((i, copy));
         }
@@ -284,14 +292,18 @@ impl Session {
         let mut copies = vec![bufs];
         let plan = {
             let mut kernel = Op {
-                f: &loaded.functions[k],
-                launch: &case.launches[k],
+                suite,
+                case: req.case,
+                kernel: k,
+                funcs: &loaded.functions[k],
                 copies: &copies,
                 pristine: &pristine,
             };
             let mut reference = Op {
-                f: &loaded.functions[r],
-                launch: &case.launches[r],
+                suite,
+                case: req.case,
+                kernel: r,
+                funcs: &loaded.functions[r],
                 copies: &copies,
                 pristine: &pristine,
             };
@@ -299,30 +311,34 @@ impl Session {
                 if k == r { None } else { Some(&mut reference) };
             timer.plan(&self.gpu, &bench, &mut kernel, reference)?
         };
-        let footprint: usize = copies[0].iter().map(|b| b.bytes).sum();
+        let bytes: usize = copies[0].iter().map(|b| b.bytes).sum();
         let wanted = plan.copies(
-            footprint,
+            bytes,
             self.gpu.info.l2_bytes.max(0) as usize,
             bench.l2_flush,
         );
         while copies.len() < wanted {
             let mut copy = Vec::new();
             for b in &copies[0] {
-                let c = self.gpu.alloc(b.bytes)?;
+                let c = self.gpu.alloc_plain(b.bytes)?;
                 self.gpu.copy(&c, b)?;
                 copy.push(c);
             }
             copies.push(copy);
         }
         let mut kernel = Op {
-            f: &loaded.functions[k],
-            launch: &case.launches[k],
+            suite,
+            case: req.case,
+            kernel: k,
+            funcs: &loaded.functions[k],
             copies: &copies,
             pristine: &pristine,
         };
         let mut reference = Op {
-            f: &loaded.functions[r],
-            launch: &case.launches[r],
+            suite,
+            case: req.case,
+            kernel: r,
+            funcs: &loaded.functions[r],
             copies: &copies,
             pristine: &pristine,
         };
@@ -338,6 +354,81 @@ impl Session {
         drop(pristine);
         drop(copies);
         self.gpu.synchronize()?;
-        Ok(samples)
+        Ok(TrialData { samples, footprint })
     }
+
+    /// The case's buffers, from the pool; running out of memory says how much was asked for.
+    fn case_buffers(&self, suite: &Suite, case: usize) -> Result<Vec<DeviceBuffer>, Failure> {
+        let lens = &suite.cases[case].lens;
+        let needed: usize = suite
+            .buffers
+            .iter()
+            .zip(lens)
+            .map(|(b, len)| len * b.dtype.size())
+            .sum();
+        let mut out = Vec::new();
+        for (b, len) in suite.buffers.iter().zip(lens) {
+            match self.gpu.alloc(len * b.dtype.size()) {
+                Ok(buf) => out.push(buf),
+                Err(e) if e.name == "CUDA_ERROR_OUT_OF_MEMORY" => {
+                    let (free, total) = self.gpu.memory_info().unwrap_or((0, 0));
+                    return Err(Failure::Wrong(format!(
+                        "out of memory: the case's buffers need {} in all (`{}` alone {}), the device has {} free of {}",
+                        bytes(needed as u64),
+                        b.name,
+                        bytes((len * b.dtype.size()) as u64),
+                        bytes(free as u64),
+                        bytes(total as u64)
+                    )));
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// One run of kernel `k` alone, to see what it occupies: the pool's high-water mark (reset
+/// first, so it counts this case's buffers and the kernel's scratch), the driver's free-memory
+/// drop across the launches (local memory it reserves for spills and stack frames), and each
+/// launch's resources.
+fn footprint(
+    gpu: &Gpu,
+    suite: &Suite,
+    case: usize,
+    k: usize,
+    funcs: &[Function],
+    bufs: &[DeviceBuffer],
+) -> Result<Footprint, Failure> {
+    gpu.synchronize()?;
+    gpu.reset_pool_high()?;
+    let (free_before, _) = gpu.memory_info()?;
+    verify::run_op(gpu, suite, case, k, funcs, bufs)?;
+    let (free_launched, _) = gpu.memory_info()?;
+    gpu.synchronize()?;
+    let (free_after, _) = gpu.memory_info()?;
+    let pool_peak = gpu.pool_high()?;
+    let mut launches = Vec::new();
+    for ((f, l), entry) in funcs
+        .iter()
+        .zip(&suite.cases[case].launches[k])
+        .zip(&suite.kernels[k].entries)
+    {
+        let threads = l.block.iter().product::<u32>();
+        launches.push(Resources {
+            entry: entry.clone(),
+            registers: f.attribute(FunctionAttribute::Registers)?,
+            static_shared: f.attribute(FunctionAttribute::StaticShared)?,
+            dynamic_shared: l.shared,
+            local_bytes: f.attribute(FunctionAttribute::LocalBytes)?,
+            max_threads: f.attribute(FunctionAttribute::MaxThreads)?,
+            block_threads: threads,
+            blocks_per_sm: f.blocks_per_sm(threads, l.shared)?,
+        });
+    }
+    Ok(Footprint {
+        pool_peak,
+        free_drop: free_before.saturating_sub(free_launched.min(free_after)) as u64,
+        launches,
+    })
 }
