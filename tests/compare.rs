@@ -36,6 +36,7 @@ fn record(name: &str, median: f64, rng: &mut rand_chacha::ChaCha8Rng) -> TrialRe
             footprint: Footprint {
                 pool_peak: 1 << 20,
                 free_drop: 0,
+                local_reservation: 0,
                 launches: vec![],
             },
         }),

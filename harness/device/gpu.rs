@@ -72,6 +72,8 @@ pub struct DeviceInfo {
     pub bus_width_bits: i32,
     /// L2 cache, bytes.
     pub l2_bytes: i32,
+    /// Threads one SM can hold at once.
+    pub max_threads_per_sm: i32,
     /// Device memory, bytes.
     pub total_memory: usize,
     /// Driver's CUDA version, e.g. 13000.
@@ -171,6 +173,7 @@ impl Gpu {
             memory_clock_khz: attr(A::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE)?,
             bus_width_bits: attr(A::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH)?,
             l2_bytes: attr(A::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)?,
+            max_threads_per_sm: attr(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)?,
             // SAFETY: `dev` is valid.
             total_memory: unsafe { cu::device::total_mem(dev) }
                 .map_err(error("cuDeviceTotalMem"))?,

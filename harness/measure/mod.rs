@@ -86,9 +86,13 @@ pub struct Footprint {
     /// The stream-ordered pool's high-water mark during one run: the case's buffers and the
     /// kernel's scratch, bytes.
     pub pool_peak: u64,
-    /// How far the driver's free memory fell across that run, bytes: the pool's growth plus
-    /// what the pool does not see (local memory reserved for spills and stack frames).
+    /// How far the driver's free memory fell across the kernel's first run in the worker,
+    /// bytes: the pool's growth plus what the pool does not see (local memory reserved for
+    /// spills and stack frames, kept by the driver once reserved).
     pub free_drop: u64,
+    /// Local memory the largest launch implies for every thread the GPU can hold at once
+    /// (local bytes per thread × threads per SM × SMs), bytes: what the driver reserves.
+    pub local_reservation: u64,
     /// Each launch's resources.
     pub launches: Vec<Resources>,
 }
@@ -175,7 +179,7 @@ impl Timer {
             .collect::<Result<_, DeviceError>>()?;
         let l2 = gpu.info.l2_bytes.max(0) as usize;
         let flush = if l2 > 0 {
-            Some(gpu.alloc(2 * l2)?)
+            Some(gpu.alloc_plain(2 * l2)?)
         } else {
             None
         };

@@ -195,6 +195,7 @@ mod tests {
             memory_clock_khz: 2_619_000,
             bus_width_bits: 5120,
             l2_bytes: 50 << 20,
+            max_threads_per_sm: 2048,
             total_memory: 80 << 30,
             driver_version: 13000,
             driver_release: "580.159.04".into(),

@@ -257,6 +257,11 @@ impl Session {
             }
         }
         let bufs = self.case_buffers(suite, req.case)?;
+        // The footprint comes from the kernel's first run in this worker, on real inputs, so
+        // that the driver's local-memory reservation (kept once made) shows as a drop.
+        let host = generate(suite, req.case, req.seed).map_err(Failure::Wrong)?;
+        verify::upload(&self.gpu, &bufs, &host)?;
+        let footprint = footprint(&self.gpu, suite, req.case, k, &loaded.functions[k], &bufs)?;
         phases.setup = clock.elapsed().as_secs_f64();
         let clock = Instant::now();
         if req.check {
@@ -271,10 +276,8 @@ impl Session {
             )?;
         }
         phases.check = clock.elapsed().as_secs_f64();
-        let footprint = footprint(&self.gpu, suite, req.case, k, &loaded.functions[k], &bufs)?;
 
         // Time on the first input set, in-out buffers restored from a pristine copy each sample.
-        let host = generate(suite, req.case, req.seed).map_err(Failure::Wrong)?;
         verify::upload(&self.gpu, &bufs, &host)?;
         let mut pristine = Vec::new();
         for (i, _) in suite
@@ -426,8 +429,15 @@ fn footprint(
             blocks_per_sm: f.blocks_per_sm(threads, l.shared)?,
         });
     }
+    let resident = gpu.info.max_threads_per_sm.max(0) as u64 * gpu.info.sm_count.max(0) as u64;
+    let local = launches
+        .iter()
+        .map(|l| l.local_bytes.max(0) as u64)
+        .max()
+        .unwrap_or(0);
     Ok(Footprint {
         pool_peak,
+        local_reservation: local * resident,
         free_drop: free_before.saturating_sub(free_launched.min(free_after)) as u64,
         launches,
     })
