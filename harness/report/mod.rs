@@ -98,7 +98,8 @@ pub fn footprint(f: &crate::measure::Footprint) -> String {
                 .collect(),
         );
         out.push_str(&format!(
-            " · local {local}/thread, driver reserved {}",
+            " · local {local}/thread: up to {} for every resident thread, free memory fell {} as it ran",
+            bytes(f.local_reservation),
             bytes(f.free_drop)
         ));
     }
