@@ -18,6 +18,8 @@ fn record(name: &str, median: f64, rng: &mut rand_chacha::ChaCha8Rng) -> TrialRe
         file: "suites/s.toml".into(),
         line: 10,
         status: Status::Passed,
+        failure: None,
+        device_ordinal: Some(0),
         message: None,
         measurement: Some(Measurement {
             regime: "cold".into(),

@@ -22,6 +22,30 @@ pub enum Status {
     Ignored,
 }
 
+/// What kind of failure a trial had; the run's exit code follows the worst.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FailKind {
+    /// Slower than its baseline, or over a memory or resource limit (exit code 1).
+    Performance,
+    /// Wrong output, a fault, a time-out, a compile error (exit code 101).
+    Correctness,
+    /// The setup: no GPU or NVRTC where required, an unusable baseline, a worker that cannot
+    /// start (exit code 2).
+    Infrastructure,
+}
+
+impl FailKind {
+    /// The process exit code for a run whose worst failure is this.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            FailKind::Performance => 1,
+            FailKind::Correctness => 101,
+            FailKind::Infrastructure => 2,
+        }
+    }
+}
+
 /// Measurements of one trial.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Measurement {
@@ -60,6 +84,10 @@ pub struct TrialRecord {
     pub line: usize,
     /// How it ended.
     pub status: Status,
+    /// For failures, what kind.
+    pub failure: Option<FailKind>,
+    /// The GPU it ran on, when it ran on one.
+    pub device_ordinal: Option<i32>,
     /// Why it failed or was ignored; the gate's note otherwise.
     pub message: Option<String>,
     /// Measurements, when it was timed.

@@ -2,7 +2,7 @@
 //! trial in the GPU worker — and says what came of it. Nothing here decides pass or fail
 //! against baselines; that waits until every trial has run.
 
-use super::{Kind, Outcome, Planned, Run};
+use super::{FailKind, Kind, Outcome, Planned, Run};
 use crate::device;
 use crate::suite::Suite;
 use crate::worker::client::NoDevice;
@@ -22,7 +22,10 @@ pub(super) fn execute(run: &Run, suites: &[Suite], trial: &Planned, effort: u32)
 fn compile(run: &Run, suite: &Suite) -> Outcome {
     if let Some(reason) = device::nvrtc_missing() {
         if run.config.require_nvrtc {
-            return Outcome::Failed(format!("{reason} (KERNELGATE_REQUIRE_NVRTC is set)"));
+            return Outcome::Failed(
+                FailKind::Infrastructure,
+                format!("{reason} (KERNELGATE_REQUIRE_NVRTC is set)"),
+            );
         }
         return Outcome::Ignored(reason);
     }
@@ -36,7 +39,7 @@ fn compile(run: &Run, suite: &Suite) -> Outcome {
     };
     let compiled = match crate::worker::compile_suite(suite, &arch, Some(&run.config.cache)) {
         Ok(c) => c,
-        Err(e) => return Outcome::Failed(e),
+        Err(e) => return Outcome::Failed(FailKind::Correctness, e),
     };
     for (si, c) in compiled.iter().filter(|(_, c)| !c.log.is_empty()) {
         eprintln!(
@@ -57,7 +60,10 @@ fn compile(run: &Run, suite: &Suite) -> Outcome {
 fn gpu(run: &Run, suite: &Suite, case: usize, kernel: usize, effort: u32) -> Outcome {
     let no_gpu = |reason: String| {
         if run.config.require_gpu {
-            Outcome::Failed(format!("{reason} (KERNELGATE_REQUIRE_GPU is set)"))
+            Outcome::Failed(
+                FailKind::Infrastructure,
+                format!("{reason} (KERNELGATE_REQUIRE_GPU is set)"),
+            )
         } else {
             Outcome::Ignored(reason)
         }
@@ -69,7 +75,7 @@ fn gpu(run: &Run, suite: &Suite, case: usize, kernel: usize, effort: u32) -> Out
     match worker.device() {
         Ok(_) => {}
         Err(NoDevice::Absent(reason)) => return no_gpu(format!("no usable GPU: {reason}")),
-        Err(NoDevice::Broken(reason)) => return Outcome::Failed(reason),
+        Err(NoDevice::Broken(reason)) => return Outcome::Failed(FailKind::Infrastructure, reason),
     }
     let request = TrialRequest {
         suite: suite.clone(),
@@ -81,7 +87,7 @@ fn gpu(run: &Run, suite: &Suite, case: usize, kernel: usize, effort: u32) -> Out
     };
     let result = match worker.trial(request, run.config.timeout * effort.max(1)) {
         Ok(r) => r,
-        Err(e) => return Outcome::Failed(e),
+        Err(e) => return Outcome::Failed(FailKind::Correctness, e),
     };
     drop(worker);
     let mut totals = run.totals();
@@ -99,6 +105,7 @@ fn gpu(run: &Run, suite: &Suite, case: usize, kernel: usize, effort: u32) -> Out
             totals.kernel_seconds +=
                 samples.kernel.iter().sum::<f64>() + samples.reference.iter().sum::<f64>();
             Outcome::Measured(Box::new(super::Measured {
+                ordinal: run.config.device,
                 samples: data.samples,
                 footprint: data.footprint,
                 baseline: None,
@@ -107,10 +114,10 @@ fn gpu(run: &Run, suite: &Suite, case: usize, kernel: usize, effort: u32) -> Out
         }
         Err(m) => {
             let line = suite.kernel_lines.get(kernel).copied().unwrap_or(1);
-            Outcome::Failed(format!(
-                "{m}\n  kernel declared at {}:{line}",
-                suite.path.display()
-            ))
+            Outcome::Failed(
+                FailKind::Correctness,
+                format!("{m}\n  kernel declared at {}:{line}", suite.path.display()),
+            )
         }
     }
 }

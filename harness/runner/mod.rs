@@ -13,7 +13,7 @@ use crate::config::{self, Config};
 use crate::device::DeviceInfo;
 use crate::gate::TrialVerdict;
 use crate::measure::{Footprint, Samples};
-use crate::report::results::{self, Measurement, Results, Status, TrialRecord};
+use crate::report::results::{self, FailKind, Measurement, Results, Status, TrialRecord};
 use crate::report::TrialLine;
 use crate::suite::{self, Suite};
 use crate::worker::client::{Worker, WORKER_ENV};
@@ -91,14 +91,16 @@ pub(crate) enum Outcome {
     Compiled(String),
     /// Not run, and why.
     Ignored(String),
-    /// Failed, and why.
-    Failed(String),
+    /// Failed: what kind, and why.
+    Failed(FailKind, String),
     /// Checked and timed.
     Measured(Box<Measured>),
 }
 
 /// A trial that passed correctness and was timed.
 pub(crate) struct Measured {
+    /// The GPU it ran on.
+    ordinal: i32,
     samples: Samples,
     footprint: Footprint,
     /// This trial's baseline entry on this device, if any (for memory and resources).
@@ -208,33 +210,40 @@ pub fn run(args: impl Iterator<Item = String>) -> ExitCode {
     }
     run.worker().stop();
 
-    // Phase 4: the results file; phase 5: report through libtest.
-    let records = records(&run, &suites, &plan, &outcomes, &selected);
-    let mut exit_problem = false;
+    // Phase 4: settle every trial, write the reports; phase 5: show them through libtest.
+    let settled: Vec<Option<Settled>> = plan
+        .iter()
+        .zip(&outcomes)
+        .map(|(trial, o)| {
+            o.as_ref()
+                .map(|o| settle(&run, &suites, trial, o, device.as_ref()))
+        })
+        .collect();
+    let records = records(&suites, &plan, &outcomes, &settled);
+    let results = Results {
+        format: results::FORMAT,
+        kernelgate: env!("CARGO_PKG_VERSION").to_string(),
+        date: crate::baseline::today(),
+        device: device.as_ref().map(Fingerprint::of),
+        device_info: device.clone(),
+        trials: records,
+    };
+    let mut report_failed = false;
     if let Some(path) = &run.config.results {
-        let results = Results {
-            format: results::FORMAT,
-            kernelgate: env!("CARGO_PKG_VERSION").to_string(),
-            date: crate::baseline::today(),
-            device: device.as_ref().map(Fingerprint::of),
-            device_info: device.clone(),
-            trials: records.iter().flatten().cloned().collect(),
-        };
         if let Err(e) = results.save(path) {
             eprintln!("error: {e}");
-            exit_problem = true;
+            report_failed = true;
         }
     }
     let inline = pretty && args.test_threads == Some(1);
-    let trials = report_trials(&run, &suites, &plan, outcomes, device.as_ref(), inline);
-    let conclusion = libtest_mimic::run(&args, trials);
+    let conclusion = libtest_mimic::run(&args, report_trials(&plan, &settled, inline));
     if pretty {
         for line in &blessed {
             println!("kernelgate: {line}");
         }
-        let inconclusive: Vec<&str> = records
+        let inconclusive: Vec<&str> = results
+            .trials
             .iter()
-            .flatten()
             .filter(|r| {
                 r.verdict
                     .is_some_and(|v| v.verdict == crate::gate::Verdict::Inconclusive)
@@ -250,10 +259,16 @@ pub fn run(args: impl Iterator<Item = String>) -> ExitCode {
         }
         summary(&run, start.elapsed().as_secs_f64());
     }
-    if exit_problem && !conclusion.has_failed() {
-        return ExitCode::from(EXIT_BAD_INPUT);
+    let worst = settled
+        .iter()
+        .flatten()
+        .filter_map(|s| s.result.as_ref().err().map(|(k, _)| *k))
+        .max();
+    match (worst, report_failed) {
+        (Some(kind), _) => ExitCode::from(kind.exit_code()),
+        (None, true) => ExitCode::from(EXIT_BAD_INPUT),
+        (None, false) => conclusion.exit_code(),
     }
-    conclusion.exit_code()
 }
 
 /// Every trial, in list order: per suite, its compile trial, then each case's kernels.
@@ -278,19 +293,62 @@ fn plan(suites: &[Suite]) -> Vec<Planned> {
     out
 }
 
-/// What a trial's line says and whether it passes.
+/// What a trial's line says, and how it ended.
+struct Settled {
+    line: String,
+    /// `Ok(None)` passed, `Ok(Some(reason))` ignored, `Err` failed.
+    result: Result<Option<String>, (FailKind, String)>,
+}
+
+/// The commands that re-run one failing trial, and profile its kernel with Nsight Compute.
+fn reproduce(name: &str, suite: &Suite, trial: &Planned) -> String {
+    let mut out = format!("\n  rerun:   cargo test --test perf -- --exact '{name}'");
+    if let Some((_, kernel)) = trial.case_kernel() {
+        let entries = &suite.kernels[kernel].entries;
+        let names: Vec<&str> = entries
+            .iter()
+            .map(|e| e.split('<').next().unwrap_or(e))
+            .collect();
+        out.push_str(&format!(
+            "\n  profile: KERNELGATE_TIMEOUT=600 ncu --target-processes all -k regex:'^({})' -c {} cargo test --test perf -- --exact '{name}'",
+            names.join("|"),
+            entries.len()
+        ));
+    }
+    out
+}
+
 fn settle(
     run: &Run,
     suites: &[Suite],
     trial: &Planned,
     outcome: &Outcome,
     device: Option<&DeviceInfo>,
-) -> (String, Result<Completion, String>) {
+) -> Settled {
     let suite = &suites[trial.suite];
+    let fail = |kind: FailKind, message: &str| {
+        let mut message = format!("{message}{}", reproduce(&trial.name, suite, trial));
+        if kind == FailKind::Performance {
+            message.push_str(&format!(
+                "\n  rebless: KERNELGATE_BLESS=1 cargo test --test perf -- --exact '{}'",
+                trial.name
+            ));
+        }
+        Err((kind, message))
+    };
     match outcome {
-        Outcome::Compiled(line) => (line.clone(), Ok(Completion::Completed)),
-        Outcome::Ignored(reason) => (String::new(), Ok(Completion::ignored_with(reason))),
-        Outcome::Failed(m) => (String::new(), Err(m.clone())),
+        Outcome::Compiled(line) => Settled {
+            line: line.clone(),
+            result: Ok(None),
+        },
+        Outcome::Ignored(reason) => Settled {
+            line: String::new(),
+            result: Ok(Some(reason.clone())),
+        },
+        Outcome::Failed(kind, m) => Settled {
+            line: String::new(),
+            result: fail(*kind, m),
+        },
         Outcome::Measured(m) => {
             let (case, kernel) = trial.case_kernel().expect("kernel trials are measured");
             let mut line = match device {
@@ -318,26 +376,20 @@ fn settle(
                 line.push_str("  │ ");
                 line.push_str(&note);
             }
-            match failures(run, trial, suite, m) {
-                Some(f) => (line, Err(f)),
-                None => (line, Ok(Completion::Completed)),
-            }
+            let result = match failures(run, suite, kernel, m) {
+                Some((kind, message)) => fail(kind, &message),
+                None => Ok(None),
+            };
+            Settled { line, result }
         }
     }
 }
 
-fn report_trials(
-    run: &Run,
-    suites: &[Suite],
-    plan: &[Planned],
-    outcomes: Vec<Option<Outcome>>,
-    device: Option<&DeviceInfo>,
-    inline: bool,
-) -> Vec<Trial> {
+fn report_trials(plan: &[Planned], settled: &[Option<Settled>], inline: bool) -> Vec<Trial> {
     plan.iter()
-        .zip(outcomes)
-        .map(|(trial, outcome)| {
-            let settled = outcome.map(|o| settle(run, suites, trial, &o, device));
+        .zip(settled)
+        .map(|(trial, settled)| {
+            let settled = settled.as_ref().map(|s| (s.line.clone(), s.result.clone()));
             Trial::ignorable_test(trial.name.clone(), move || {
                 let Some((line, result)) = settled else {
                     return Ok(Completion::Completed);
@@ -347,7 +399,11 @@ fn report_trials(
                     let _ = write!(out, "{line}  ");
                     let _ = out.flush();
                 }
-                result.map_err(Failed::from)
+                match result {
+                    Ok(None) => Ok(Completion::Completed),
+                    Ok(Some(reason)) => Ok(Completion::ignored_with(reason)),
+                    Err((_, m)) => Err(Failed::from(m)),
+                }
             })
         })
         .collect()
@@ -355,36 +411,37 @@ fn report_trials(
 
 /// The results-file record of each selected trial.
 fn records(
-    run: &Run,
     suites: &[Suite],
     plan: &[Planned],
     outcomes: &[Option<Outcome>],
-    selected: &[usize],
-) -> Vec<Option<TrialRecord>> {
-    let mut out: Vec<Option<TrialRecord>> = plan.iter().map(|_| None).collect();
-    for &i in selected {
-        let Some(outcome) = &outcomes[i] else {
+    settled: &[Option<Settled>],
+) -> Vec<TrialRecord> {
+    let mut out = Vec::new();
+    for ((trial, outcome), settled) in plan.iter().zip(outcomes).zip(settled) {
+        let (Some(outcome), Some(settled)) = (outcome, settled) else {
             continue;
         };
-        let trial = &plan[i];
         let suite = &suites[trial.suite];
         let line = trial
             .case_kernel()
             .and_then(|(_, k)| suite.kernel_lines.get(k).copied())
             .unwrap_or(1);
-        let (status, message, measurement, verdict) = match outcome {
-            Outcome::Compiled(m) => (Status::Passed, Some(m.clone()), None, None),
-            Outcome::Ignored(m) => (Status::Ignored, Some(m.clone()), None, None),
-            Outcome::Failed(m) => (Status::Failed, Some(m.clone()), None, None),
+        let (status, failure, message) = match (&settled.result, outcome) {
+            (Err((kind, m)), _) => (Status::Failed, Some(*kind), Some(m.clone())),
+            (Ok(_), Outcome::Ignored(reason)) => (Status::Ignored, None, Some(reason.clone())),
+            (Ok(_), Outcome::Measured(m)) => (
+                Status::Passed,
+                None,
+                Some(verdicts::note(&m.gate)).filter(|n| !n.is_empty()),
+            ),
+            (Ok(_), _) => (
+                Status::Passed,
+                None,
+                Some(settled.line.clone()).filter(|l| !l.is_empty()),
+            ),
+        };
+        let (measurement, verdict, device_ordinal) = match outcome {
             Outcome::Measured(m) => {
-                let failure = failures(run, trial, suite, m);
-                let status = if failure.is_some() {
-                    Status::Failed
-                } else {
-                    Status::Passed
-                };
-                let message =
-                    failure.or_else(|| Some(verdicts::note(&m.gate)).filter(|n| !n.is_empty()));
                 let ratios: Vec<f64> = m
                     .samples
                     .reference
@@ -408,15 +465,18 @@ fn records(
                     GateNote::Compared { verdict, .. } => Some(*verdict),
                     _ => None,
                 };
-                (status, message, measurement, verdict)
+                (measurement, verdict, Some(m.ordinal))
             }
+            _ => (None, None, None),
         };
-        out[i] = Some(TrialRecord {
+        out.push(TrialRecord {
             name: trial.name.clone(),
             suite: suite.name.clone(),
             file: suite.path.display().to_string(),
             line,
             status,
+            failure,
+            device_ordinal,
             message,
             measurement,
             verdict,
@@ -425,26 +485,27 @@ fn records(
     out
 }
 
-/// Everything that fails a measured trial: the gate's verdict, its limits, memory growth.
-fn failures(run: &Run, trial: &Planned, suite: &Suite, m: &Measured) -> Option<String> {
-    let (_, kernel) = trial.case_kernel()?;
-    let mut out: Vec<String> = Vec::new();
-    out.extend(verdicts::failure(
-        run,
-        &trial.name,
-        suite,
-        &m.samples,
-        &m.gate,
-    ));
-    out.extend(verdicts::limit_failures(suite, kernel, &m.footprint));
-    if !run.config.bless {
-        out.extend(verdicts::memory_growth(
-            suite,
-            &m.footprint,
-            m.baseline.as_deref(),
-        ));
+/// Everything that fails a measured trial: the gate's verdict, its limits, memory growth. The
+/// kind is the worst of them.
+fn failures(run: &Run, suite: &Suite, kernel: usize, m: &Measured) -> Option<(FailKind, String)> {
+    let mut out: Vec<(FailKind, String)> = Vec::new();
+    out.extend(verdicts::failure(run, suite, &m.samples, &m.gate));
+    for f in verdicts::limit_failures(suite, kernel, &m.footprint) {
+        out.push((FailKind::Performance, f));
     }
-    (!out.is_empty()).then(|| out.join("\n"))
+    if !run.config.bless {
+        for f in verdicts::memory_growth(suite, &m.footprint, m.baseline.as_deref()) {
+            out.push((FailKind::Performance, f));
+        }
+    }
+    let kind = out.iter().map(|(k, _)| *k).max()?;
+    Some((
+        kind,
+        out.into_iter()
+            .map(|(_, m)| m)
+            .collect::<Vec<_>>()
+            .join("\n"),
+    ))
 }
 
 fn summary(run: &Run, wall: f64) {

@@ -9,6 +9,7 @@ use crate::baseline::{self, BaselineFile, Entry, Fingerprint};
 use crate::device::DeviceInfo;
 use crate::gate::{self, percent, GateInput, TrialVerdict, Verdict};
 use crate::measure::Footprint;
+use crate::report::results::FailKind;
 use crate::report::{bytes, duration};
 use crate::suite::Suite;
 use std::collections::BTreeMap;
@@ -209,25 +210,21 @@ pub(super) fn note(gate: &GateNote) -> String {
     }
 }
 
-/// Why a compared trial fails, with the evidence and the commands to re-run and re-bless it;
-/// `None` when it passes.
+/// Why a trial fails at the gate, with the evidence; `None` when it passes.
 pub(super) fn failure(
     run: &Run,
-    name: &str,
     suite: &Suite,
     new_samples: &crate::measure::Samples,
     gate: &GateNote,
-) -> Option<String> {
-    let rerun = format!("cargo test --test perf -- --exact '{name}'");
-    let rebless = format!("KERNELGATE_BLESS=1 cargo test --test perf -- --exact '{name}'");
+) -> Option<(FailKind, String)> {
     match gate {
-        GateNote::Error(e) => Some(format!("{e}\n  rebless: {rebless}")),
+        GateNote::Error(e) => Some((FailKind::Infrastructure, e.clone())),
         GateNote::NoBaseline { .. } | GateNote::OtherRegime(_)
             if run.config.require_baseline && !run.config.bless =>
         {
-            Some(format!(
-                "{} (KERNELGATE_REQUIRE_BASELINE is set)\n  rebless: {rebless}",
-                note(gate)
+            Some((
+                FailKind::Infrastructure,
+                format!("{} (KERNELGATE_REQUIRE_BASELINE is set)", note(gate)),
             ))
         }
         GateNote::Compared {
@@ -243,16 +240,9 @@ pub(super) fn failure(
                 _ => false,
             };
             fails.then(|| {
-                evidence(
-                    suite,
-                    new_samples,
-                    verdict,
-                    old,
-                    path,
-                    *remeasured,
-                    *family,
-                    &rerun,
-                    &rebless,
+                (
+                    FailKind::Performance,
+                    evidence(suite, new_samples, verdict, old, path, *remeasured, *family),
                 )
             })
         }
@@ -260,7 +250,6 @@ pub(super) fn failure(
     }
 }
 
-#[allow(clippy::too_many_arguments)]
 fn evidence(
     suite: &Suite,
     new_samples: &crate::measure::Samples,
@@ -269,8 +258,6 @@ fn evidence(
     path: &std::path::Path,
     remeasured: bool,
     family: usize,
-    rerun: &str,
-    rebless: &str,
 ) -> String {
     let t = &verdict.time;
     let new_median = new_samples
@@ -310,7 +297,7 @@ fn evidence(
         out.push_str(&format!("\n  measured again with {REMEASURE_EFFORT}x the samples after an inconclusive first run"));
     }
     out.push_str(&format!(
-        "\n  baseline: {} (recorded {} by kernelgate {})\n  rerun:    {rerun}\n  rebless:  {rebless}",
+        "\n  baseline: {} (recorded {} by kernelgate {})",
         path.display(),
         old.date,
         old.kernelgate
