@@ -34,6 +34,14 @@ pub struct Config {
     pub require_baseline: bool,
     /// `KERNELGATE_RESULTS`: write the whole run to this JSON file.
     pub results: Option<PathBuf>,
+    /// `KERNELGATE_JUNIT`: write JUnit XML here.
+    pub junit: Option<PathBuf>,
+    /// `KERNELGATE_MARKDOWN`: write the Markdown summary here.
+    pub markdown: Option<PathBuf>,
+    /// `GITHUB_STEP_SUMMARY`: append the Markdown summary to it (set by GitHub Actions).
+    pub step_summary: Option<PathBuf>,
+    /// `GITHUB_ACTIONS=true` or `KERNELGATE_ANNOTATIONS=1`: print `::error` annotations.
+    pub annotations: bool,
 }
 
 /// Reads a variable; unset and empty are the same.
@@ -100,6 +108,11 @@ impl Config {
             strict: flag("KERNELGATE_STRICT")?,
             require_baseline: flag("KERNELGATE_REQUIRE_BASELINE")?,
             results: var("KERNELGATE_RESULTS").map(PathBuf::from),
+            junit: var("KERNELGATE_JUNIT").map(PathBuf::from),
+            markdown: var("KERNELGATE_MARKDOWN").map(PathBuf::from),
+            step_summary: var("GITHUB_STEP_SUMMARY").map(PathBuf::from),
+            annotations: var("GITHUB_ACTIONS").as_deref() == Some("true")
+                || flag("KERNELGATE_ANNOTATIONS")?,
         })
     }
 }

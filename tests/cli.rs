@@ -64,7 +64,11 @@ fn require_gpu_turns_no_gpu_into_a_failure() {
     }
     let o = kernelgate(&["run", "saxpy::naive"], &[("KERNELGATE_REQUIRE_GPU", "1")]);
     let (out, err) = text(&o);
-    assert_eq!(o.status.code(), Some(2), "an infrastructure failure: {out}{err}");
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "an infrastructure failure: {out}{err}"
+    );
     assert!(out.contains("KERNELGATE_REQUIRE_GPU is set"), "{out}");
 }
 
@@ -161,7 +165,10 @@ fn a_compile_error_fails_with_nvrtc_log_naming_suite_and_kernel() {
         "{out}"
     );
     assert!(out.contains("broken.cu(9)"), "{out}");
-    assert!(out.contains("rerun:   cargo test --test perf -- --exact 'broken::compile'"), "{out}");
+    assert!(
+        out.contains("rerun:   cargo test --test perf -- --exact 'broken::compile'"),
+        "{out}"
+    );
 }
 
 #[test]

@@ -7,7 +7,10 @@ use crate::stats::Summary;
 use crate::suite::Case;
 use std::fmt;
 
+pub mod annotations;
 pub mod compare;
+pub mod junit;
+pub mod markdown;
 pub mod results;
 
 /// Formats seconds with a unit that keeps three or four significant digits.

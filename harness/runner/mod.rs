@@ -228,13 +228,7 @@ pub fn run(args: impl Iterator<Item = String>) -> ExitCode {
         device_info: device.clone(),
         trials: records,
     };
-    let mut report_failed = false;
-    if let Some(path) = &run.config.results {
-        if let Err(e) = results.save(path) {
-            eprintln!("error: {e}");
-            report_failed = true;
-        }
-    }
+    let report_failed = !write_reports(&run.config, &results);
     let inline = pretty && args.test_threads == Some(1);
     let conclusion = libtest_mimic::run(&args, report_trials(&plan, &settled, inline));
     if pretty {
@@ -269,6 +263,52 @@ pub fn run(args: impl Iterator<Item = String>) -> ExitCode {
         (None, true) => ExitCode::from(EXIT_BAD_INPUT),
         (None, false) => conclusion.exit_code(),
     }
+}
+
+/// Writes the results file, JUnit XML and Markdown summary asked for, and prints GitHub
+/// annotations; false when a file could not be written (each problem is printed).
+fn write_reports(config: &Config, results: &Results) -> bool {
+    use crate::report::{annotations, junit, markdown};
+    let mut ok = true;
+    let mut check = |what: &str, r: Result<(), String>| {
+        if let Err(e) = r {
+            eprintln!("error: cannot write the {what}: {e}");
+            ok = false;
+        }
+    };
+    if let Some(path) = &config.results {
+        check("results file", results.save(path));
+    }
+    if let Some(path) = &config.junit {
+        check(
+            "JUnit report",
+            crate::baseline::write_atomically(path, junit::render(results).as_bytes()),
+        );
+    }
+    let summary = (config.markdown.is_some() || config.step_summary.is_some())
+        .then(|| markdown::render(results));
+    if let (Some(path), Some(text)) = (&config.markdown, &summary) {
+        check(
+            "Markdown summary",
+            crate::baseline::write_atomically(path, text.as_bytes()),
+        );
+    }
+    if let (Some(path), Some(text)) = (&config.step_summary, &summary) {
+        use std::io::Write as _;
+        let appended = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .and_then(|mut f| f.write_all(text.as_bytes()))
+            .map_err(|e| format!("`{}`: {e}", path.display()));
+        check("GitHub step summary", appended);
+    }
+    if config.annotations {
+        for line in annotations::render(results) {
+            println!("{line}");
+        }
+    }
+    ok
 }
 
 /// Every trial, in list order: per suite, its compile trial, then each case's kernels.

@@ -1,0 +1,127 @@
+//! `markdown`: a summary for people (`KERNELGATE_MARKDOWN=path`, and `$GITHUB_STEP_SUMMARY`
+//! when set): what needs attention first — failed, regressed, inconclusive and improved trials —
+//! then every trial. GitHub caps a step summary at 1 MiB; this stays under `MAX_BYTES`.
+
+use super::results::{Results, Status, TrialRecord};
+use super::{bytes, duration};
+use crate::gate::{percent, Verdict};
+
+/// The size the summary is kept under.
+pub const MAX_BYTES: usize = 1_000_000;
+
+fn cell(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('|', "\\|")
+        .replace('\n', "<br>")
+}
+
+fn verdict(t: &TrialRecord) -> String {
+    match (t.status, &t.verdict, &t.measurement) {
+        (_, Some(v), _) if v.verdict == Verdict::Regressed => "**regressed**".into(),
+        (Status::Failed, _, _) => "**failed**".into(),
+        (Status::Ignored, _, _) => "ignored".into(),
+        (_, Some(v), _) => v.verdict.to_string(),
+        (_, None, Some(_)) => "no baseline".into(),
+        (_, None, None) => "passed".into(),
+    }
+}
+
+fn change(t: &TrialRecord) -> String {
+    t.verdict
+        .map(|v| {
+            format!(
+                "{} [{}, {}]",
+                percent(v.time.slowdown),
+                percent(v.time.low),
+                percent(v.time.high)
+            )
+        })
+        .unwrap_or_else(|| "–".into())
+}
+
+fn needs_attention(t: &TrialRecord) -> bool {
+    t.status == Status::Failed
+        || t.verdict.is_some_and(|v| {
+            matches!(
+                v.verdict,
+                Verdict::Regressed | Verdict::Inconclusive | Verdict::Improved
+            )
+        })
+}
+
+/// The summary.
+pub fn render(results: &Results) -> String {
+    let count = |f: &dyn Fn(&TrialRecord) -> bool| results.trials.iter().filter(|t| f(t)).count();
+    let is = |v: Verdict| move |t: &TrialRecord| t.verdict.is_some_and(|x| x.verdict == v);
+    let device = results
+        .device
+        .as_ref()
+        .map(|d| d.describe())
+        .unwrap_or_else(|| "no GPU".into());
+    let mut out = format!(
+        "## kernelgate: {} failed, {} regressed, {} inconclusive, {} improved, {} unchanged, {} ignored\n\n{device} · kernelgate {} · {}\n\n",
+        count(&|t| t.status == Status::Failed),
+        count(&is(Verdict::Regressed)),
+        count(&is(Verdict::Inconclusive)),
+        count(&is(Verdict::Improved)),
+        count(&is(Verdict::Unchanged)),
+        count(&|t| t.status == Status::Ignored),
+        results.kernelgate,
+        results.date
+    );
+    let attention: Vec<&TrialRecord> = results
+        .trials
+        .iter()
+        .filter(|t| needs_attention(t))
+        .collect();
+    if !attention.is_empty() {
+        out.push_str("### Needs attention\n\n| trial | verdict | change [95% interval] | why |\n| --- | --- | --- | --- |\n");
+        for t in attention {
+            let why = t
+                .message
+                .as_deref()
+                .unwrap_or("")
+                .lines()
+                .next()
+                .unwrap_or("");
+            out.push_str(&format!(
+                "| `{}` | {} | {} | {} |\n",
+                cell(&t.name),
+                verdict(t),
+                change(t),
+                cell(why)
+            ));
+        }
+        out.push('\n');
+    }
+    out.push_str("### All trials\n\n| trial | median | speedup | memory | verdict | change [95% interval] |\n| --- | --- | --- | --- | --- | --- |\n");
+    let footer = |shown: usize| {
+        format!("\n_{} of {} trials shown: the summary is capped at 1 MiB; the results file has them all._\n", shown, results.trials.len())
+    };
+    for (i, t) in results.trials.iter().enumerate() {
+        let (median, speedup, memory) = match &t.measurement {
+            Some(m) => (
+                duration(m.time.median),
+                m.speedup
+                    .map(|s| format!("{:.2}×", s.median))
+                    .unwrap_or_else(|| "reference".into()),
+                bytes(m.footprint.pool_peak),
+            ),
+            None => ("–".into(), "–".into(), "–".into()),
+        };
+        let row = format!(
+            "| `{}` | {median} | {speedup} | {memory} | {} | {} |\n",
+            cell(&t.name),
+            verdict(t),
+            change(t)
+        );
+        if out.len() + row.len() + footer(i).len() > MAX_BYTES {
+            out.push_str(&footer(i));
+            return out;
+        }
+        out.push_str(&row);
+    }
+    out
+}

@@ -1,0 +1,271 @@
+//! The CI reports on a synthetic run: JUnit XML parsed and checked against the structure CI
+//! tools read, the Markdown summary as a snapshot (`BLESS=1` rewrites it), the 1 MiB cap, and
+//! GitHub annotations.
+
+use kernelgate::baseline::{Fingerprint, Stored};
+use kernelgate::gate::{Comparison, TrialVerdict, Verdict};
+use kernelgate::measure::{Footprint, Resources};
+use kernelgate::report::results::{FailKind, Measurement, Results, Status, TrialRecord, FORMAT};
+use kernelgate::report::{annotations, junit, markdown};
+
+fn measured(median: f64, speedup: Option<f64>) -> Measurement {
+    Measurement {
+        regime: "cold".into(),
+        batch: [1, 1],
+        launch_floor: 4.3e-6,
+        time: Stored {
+            median,
+            low: median * 0.99,
+            high: median * 1.01,
+        },
+        time_samples: vec![median; 16],
+        speedup: speedup.map(|s| Stored {
+            median: s,
+            low: s * 0.99,
+            high: s * 1.01,
+        }),
+        speedup_samples: speedup.map(|s| vec![s; 16]).unwrap_or_default(),
+        max_slowdown: 0.03,
+        hit_time_cap: false,
+        footprint: Footprint {
+            pool_peak: 128 << 20,
+            free_drop: 0,
+            local_reservation: 0,
+            launches: vec![Resources {
+                entry: "k".into(),
+                registers: 32,
+                static_shared: 0,
+                dynamic_shared: 0,
+                local_bytes: 0,
+                max_threads: 1024,
+                block_threads: 256,
+                blocks_per_sm: 8,
+            }],
+        },
+    }
+}
+
+fn verdict(v: Verdict, slowdown: f64) -> TrialVerdict {
+    let c = Comparison {
+        slowdown,
+        low: slowdown - 0.01,
+        high: slowdown + 0.01,
+        p: 1e-6,
+        p_adjusted: 2e-6,
+    };
+    TrialVerdict {
+        verdict: v,
+        time: c,
+        speedup: None,
+    }
+}
+
+fn trial(
+    name: &str,
+    status: Status,
+    failure: Option<FailKind>,
+    message: Option<&str>,
+) -> TrialRecord {
+    TrialRecord {
+        name: name.into(),
+        suite: name.split("::").next().unwrap().into(),
+        file: format!("suites/{}.toml", name.split("::").next().unwrap()),
+        line: 20,
+        status,
+        failure,
+        device_ordinal: Some(0),
+        message: message.map(String::from),
+        measurement: None,
+        verdict: None,
+    }
+}
+
+fn run() -> Results {
+    let mut unchanged = trial(
+        "saxpy::vec4::n=4096",
+        Status::Passed,
+        None,
+        Some("unchanged +0.1% [-0.4%, +0.8%]"),
+    );
+    unchanged.measurement = Some(measured(51.2e-6, Some(1.25)));
+    unchanged.verdict = Some(verdict(Verdict::Unchanged, 1.001));
+    let mut regressed = trial(
+        "matmul::tiled::n=1000",
+        Status::Failed,
+        Some(FailKind::Performance),
+        Some("regressed: 268.6 µs → 334.7 µs per run, +24.5% [+24.2%, +24.9%]\n  rerun:   cargo test --test perf -- --exact 'matmul::tiled::n=1000'"),
+    );
+    regressed.measurement = Some(measured(334.7e-6, Some(1.03)));
+    regressed.verdict = Some(verdict(Verdict::Regressed, 1.245));
+    let mut improved = trial(
+        "reduce::shuffle::n=65536",
+        Status::Passed,
+        None,
+        Some("improved -12.0% [-13.0%, -11.0%]"),
+    );
+    improved.measurement = Some(measured(4.1e-6, Some(30.0)));
+    improved.verdict = Some(verdict(Verdict::Improved, 0.88));
+    let mut reference = trial(
+        "saxpy::naive::n=4096",
+        Status::Passed,
+        None,
+        Some("no baseline — run with KERNELGATE_BLESS=1"),
+    );
+    reference.measurement = Some(measured(64.0e-6, None));
+    Results {
+        format: FORMAT,
+        kernelgate: "0.1.0".into(),
+        date: "2026-11-21".into(),
+        device: Some(Fingerprint {
+            name: "NVIDIA H200".into(),
+            compute_capability: "9.0".into(),
+            sm_count: 132,
+            memory_gib: 140,
+            driver: "580.159.04".into(),
+            cuda: "13.0".into(),
+        }),
+        device_info: None,
+        trials: vec![
+            trial("saxpy::compile", Status::Passed, None, Some("1 source(s) for sm_90, 0 compiled, 1 from cache")),
+            reference,
+            unchanged,
+            regressed,
+            improved,
+            trial(
+                "conv2d::tiled::h=200,w=200",
+                Status::Failed,
+                Some(FailKind::Correctness),
+                Some("output `out` of `tiled` differs from the reference `naive`: 3 of 40000 elements differ; worst at index 7: got 1e0, expected <2> & \"3\""),
+            ),
+            trial("softmax::online::rows=4096,cols=128", Status::Failed, Some(FailKind::Infrastructure), Some("baseline `x.json` is not valid JSON")),
+            trial("transpose::tiled::n=1000", Status::Ignored, None, Some("no CUDA driver: libcuda could not be loaded")),
+        ],
+    }
+}
+
+#[test]
+fn junit_has_the_structure_ci_tools_read() {
+    let xml = junit::render(&run());
+    let doc = roxmltree::Document::parse(&xml).unwrap_or_else(|e| panic!("{e}\n{xml}"));
+    let root = doc.root_element();
+    assert_eq!(root.tag_name().name(), "testsuites");
+    let attr = |n: roxmltree::Node, a: &str| {
+        n.attribute(a)
+            .unwrap_or_else(|| panic!("{a} on {:?}", n.tag_name()))
+            .to_string()
+    };
+    assert_eq!(
+        (
+            attr(root, "tests"),
+            attr(root, "failures"),
+            attr(root, "errors"),
+            attr(root, "skipped")
+        ),
+        ("8".into(), "2".into(), "1".into(), "1".into())
+    );
+    let mut cases = 0;
+    let mut sum_tests = 0;
+    for suite in root.children().filter(|n| n.is_element()) {
+        assert_eq!(suite.tag_name().name(), "testsuite");
+        let counted = suite.children().filter(|n| n.is_element()).count();
+        assert_eq!(attr(suite, "tests").parse::<usize>().unwrap(), counted);
+        sum_tests += counted;
+        for case in suite.children().filter(|n| n.is_element()) {
+            assert_eq!(case.tag_name().name(), "testcase");
+            assert!(!attr(case, "name").is_empty() && !attr(case, "classname").is_empty());
+            for child in case.children().filter(|n| n.is_element()) {
+                assert!(
+                    ["failure", "error", "skipped", "system-out"]
+                        .contains(&child.tag_name().name()),
+                    "{:?}",
+                    child.tag_name()
+                );
+            }
+            cases += 1;
+        }
+    }
+    assert_eq!((cases, sum_tests), (8, 8));
+    let conv = doc
+        .descendants()
+        .find(|n| n.attribute("name") == Some("conv2d::tiled::h=200,w=200"))
+        .unwrap();
+    let failure = conv.children().find(|n| n.has_tag_name("failure")).unwrap();
+    assert_eq!(failure.attribute("type"), Some("correctness"));
+    assert!(
+        failure.text().unwrap().contains("expected <2> & \"3\""),
+        "escaped and read back intact"
+    );
+    let regressed = doc
+        .descendants()
+        .find(|n| n.attribute("name") == Some("matmul::tiled::n=1000"))
+        .unwrap();
+    assert_eq!(
+        regressed
+            .children()
+            .find(|n| n.has_tag_name("failure"))
+            .unwrap()
+            .attribute("type"),
+        Some("performance")
+    );
+    let broken = doc
+        .descendants()
+        .find(|n| n.attribute("name") == Some("softmax::online::rows=4096,cols=128"))
+        .unwrap();
+    assert!(broken.children().any(|n| n.has_tag_name("error")));
+    let ignored = doc
+        .descendants()
+        .find(|n| n.attribute("name") == Some("transpose::tiled::n=1000"))
+        .unwrap();
+    assert!(ignored.children().any(|n| n.has_tag_name("skipped")));
+}
+
+#[test]
+fn markdown_summary_snapshot() {
+    let text = markdown::render(&run());
+    let path = "tests/snapshots/summary.md";
+    if std::env::var_os("BLESS").is_some() {
+        std::fs::write(path, &text).unwrap();
+    }
+    let expected = std::fs::read_to_string(path).unwrap_or_default();
+    assert_eq!(
+        text, expected,
+        "the summary changed (BLESS=1 rewrites {path}); it is now:\n{text}"
+    );
+    let attention = text.find("### Needs attention").unwrap();
+    let all = text.find("### All trials").unwrap();
+    assert!(attention < all, "what needs attention comes first");
+}
+
+#[test]
+fn markdown_stays_under_the_step_summary_cap() {
+    let mut big = run();
+    let template = big.trials[2].clone();
+    big.trials = (0..20_000)
+        .map(|i| {
+            let mut t = template.clone();
+            t.name = format!("saxpy::vec4::n={i}");
+            t
+        })
+        .collect();
+    let text = markdown::render(&big);
+    assert!(text.len() <= markdown::MAX_BYTES, "{}", text.len());
+    assert!(text.contains("of 20000 trials shown"), "says it was cut");
+}
+
+#[test]
+fn annotations_point_at_the_suite_and_are_capped() {
+    let lines = annotations::render(&run());
+    assert_eq!(lines.len(), 3);
+    assert!(lines[0].starts_with("::error file=suites/matmul.toml,line=20,title=kernelgate%3A matmul%3A%3Atiled%3A%3An=1000::regressed"), "{}", lines[0]);
+    assert!(
+        lines[0].contains("%0A  rerun%3A") || lines[0].contains("%0A  rerun:"),
+        "newlines escaped: {}",
+        lines[0]
+    );
+    let mut many = run();
+    let failing = many.trials[3].clone();
+    many.trials = (0..12).map(|_| failing.clone()).collect();
+    let lines = annotations::render(&many);
+    assert_eq!(lines.len(), annotations::MAX + 1);
+    assert!(lines.last().unwrap().contains("2 more failing trial(s)"));
+}
