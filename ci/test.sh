@@ -17,5 +17,7 @@ export LD_LIBRARY_PATH="$PWD/$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export KERNELGATE_REQUIRE_NVRTC=1
 
 cargo test
+# Every suite valid and every kernel compiled, errors at file:line.
+cargo run --quiet --bin kernelgate -- lint
 # The suites: without a GPU every GPU trial is ignored and every `<suite>::compile` trial runs.
 cargo test --test perf

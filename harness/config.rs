@@ -11,8 +11,11 @@ pub struct Config {
     pub suites: PathBuf,
     /// `KERNELGATE_BASELINES`: the folder of stored baselines (default `baselines`).
     pub baselines: PathBuf,
-    /// `KERNELGATE_DEVICE`: the GPU ordinal (default 0).
-    pub device: i32,
+    /// `KERNELGATE_DEVICE`: the GPU ordinals to use, e.g. `0` (the default) or `0,1`; trials
+    /// spread over them, one worker per GPU.
+    pub devices: Vec<i32>,
+    /// `KERNELGATE_SHARD=k/n`: run only the k-th (1-based) of n stable parts of the trials.
+    pub shard: Option<(u64, u64)>,
     /// `KERNELGATE_REQUIRE_GPU=1`: no usable GPU fails the run instead of ignoring its trials.
     pub require_gpu: bool,
     /// `KERNELGATE_REQUIRE_NVRTC=1`: no NVRTC fails the compile trials instead of ignoring them.
@@ -95,7 +98,8 @@ impl Config {
             baselines: var("KERNELGATE_BASELINES")
                 .map(PathBuf::from)
                 .unwrap_or_else(|| "baselines".into()),
-            device: number::<i32>("KERNELGATE_DEVICE", "a device ordinal")?.unwrap_or(0),
+            devices: devices(var("KERNELGATE_DEVICE").as_deref().unwrap_or("0"))?,
+            shard: var("KERNELGATE_SHARD").map(|v| shard(&v)).transpose()?,
             require_gpu: flag("KERNELGATE_REQUIRE_GPU")?,
             require_nvrtc: flag("KERNELGATE_REQUIRE_NVRTC")?,
             timeout: Duration::from_secs(timeout),
@@ -122,6 +126,49 @@ pub fn in_ci() -> bool {
     var("CI").is_some_and(|v| v != "0" && !v.eq_ignore_ascii_case("false"))
 }
 
+fn devices(text: &str) -> Result<Vec<i32>, String> {
+    let mut out = Vec::new();
+    for part in text.split(',') {
+        let d: i32 = part
+            .trim()
+            .parse()
+            .ok()
+            .filter(|d| *d >= 0)
+            .ok_or_else(|| format!("`KERNELGATE_DEVICE={text}` is not a device ordinal or a list of them (write 0, or 0,1)"))?;
+        if out.contains(&d) {
+            return Err(format!("`KERNELGATE_DEVICE={text}` names GPU {d} twice"));
+        }
+        out.push(d);
+    }
+    Ok(out)
+}
+
+fn shard(text: &str) -> Result<(u64, u64), String> {
+    let bad = || {
+        format!("`KERNELGATE_SHARD={text}` is not a shard (write k/n with 1 <= k <= n, e.g. 1/2)")
+    };
+    let (k, n) = text.split_once('/').ok_or_else(bad)?;
+    let (k, n): (u64, u64) = (
+        k.trim().parse().map_err(|_| bad())?,
+        n.trim().parse().map_err(|_| bad())?,
+    );
+    if k == 0 || n == 0 || k > n {
+        return Err(bad());
+    }
+    Ok((k, n))
+}
+
+/// Whether trial `name` belongs to shard `k` of `n`: a stable hash of the name (FNV-1a), so a
+/// trial stays in its shard whatever else is added.
+pub fn in_shard(name: &str, (k, n): (u64, u64)) -> bool {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in name.bytes() {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h % n == k - 1
+}
+
 fn parse_seed(v: &str) -> Option<u64> {
     match v.strip_prefix("0x") {
         Some(hex) => u64::from_str_radix(hex, 16).ok(),
@@ -132,6 +179,26 @@ fn parse_seed(v: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn devices_and_shards() {
+        assert_eq!(devices("0"), Ok(vec![0]));
+        assert_eq!(devices("0, 1"), Ok(vec![0, 1]));
+        assert!(devices("0,0").unwrap_err().contains("twice"));
+        assert!(devices("first").is_err());
+        assert!(devices("-1").is_err());
+        assert_eq!(shard("1/2"), Ok((1, 2)));
+        assert!(shard("0/2").is_err());
+        assert!(shard("3/2").is_err());
+        assert!(shard("half").is_err());
+        // Every name lands in exactly one shard, and the shards are about even.
+        let names: Vec<String> = (0..1000).map(|i| format!("suite::kernel::n={i}")).collect();
+        let sizes: Vec<usize> = (1..=3)
+            .map(|k| names.iter().filter(|n| in_shard(n, (k, 3))).count())
+            .collect();
+        assert_eq!(sizes.iter().sum::<usize>(), 1000);
+        assert!(sizes.iter().all(|s| (280..=390).contains(s)), "{sizes:?}");
+    }
 
     #[test]
     fn seeds_in_decimal_or_hex() {

@@ -219,3 +219,106 @@ fn a_results_file_is_written_without_a_gpu_too() {
         assert!(t.message.as_deref().unwrap().contains("no CUDA driver"));
     }
 }
+
+#[test]
+fn lint_validates_and_compiles_without_a_gpu() {
+    let o = kernelgate(&["lint"], &[]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}{err}");
+    assert!(out.contains("7 suite(s)"), "{out}");
+    let o = kernelgate(&["lint"], &[("KERNELGATE_SUITES", "tests/fixtures/bad")]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        err.contains("tests/fixtures/bad/wrong_arg_count.toml:24:8"),
+        "{err}"
+    );
+    if kernelgate::device::nvrtc_missing().is_none() {
+        let o = kernelgate(
+            &["lint"],
+            &[("KERNELGATE_SUITES", "tests/fixtures/compile_error")],
+        );
+        let (_, err) = text(&o);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert!(
+            err.contains("error: tests/fixtures/compile_error/broken.toml:12:1: suite `broken`"),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn shards_split_the_trials_and_merge_back() {
+    let list = |shard: Option<&str>| {
+        let env: Vec<(&str, &str)> = shard
+            .map(|s| vec![("KERNELGATE_SHARD", s)])
+            .unwrap_or_default();
+        let o = kernelgate(&["run", "--list"], &env);
+        text(&o)
+            .0
+            .lines()
+            .filter_map(|l| l.strip_suffix(": test").map(String::from))
+            .collect::<Vec<_>>()
+    };
+    let (all, one, two) = (list(None), list(Some("1/2")), list(Some("2/2")));
+    assert!(!one.is_empty() && !two.is_empty());
+    assert!(one.iter().all(|n| !two.contains(n)), "disjoint");
+    let mut union: Vec<String> = one.iter().chain(&two).cloned().collect();
+    union.sort();
+    let mut sorted = all.clone();
+    sorted.sort();
+    assert_eq!(union, sorted, "together they are every trial");
+
+    let dir = env!("CARGO_TARGET_TMPDIR");
+    let paths = [
+        format!("{dir}/shard1.json"),
+        format!("{dir}/shard2.json"),
+        format!("{dir}/merged.json"),
+    ];
+    for (k, p) in ["1/2", "2/2"].iter().zip(&paths) {
+        let o = kernelgate(
+            &["run"],
+            &[("KERNELGATE_SHARD", k), ("KERNELGATE_RESULTS", p)],
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
+    }
+    let o = kernelgate(&["merge", &paths[2], &paths[0], &paths[1]], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
+    let merged =
+        kernelgate::report::results::Results::load(std::path::Path::new(&paths[2])).unwrap();
+    assert_eq!(merged.trials.len(), all.len());
+    let o = kernelgate(&["merge", &paths[2], &paths[0], &paths[0]], &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o).1.contains("is in two of the files"),
+        "{}",
+        text(&o).1
+    );
+}
+
+#[test]
+fn reports_are_written_where_asked() {
+    let dir = env!("CARGO_TARGET_TMPDIR");
+    let (junit, md, summary) = (
+        format!("{dir}/j.xml"),
+        format!("{dir}/s.md"),
+        format!("{dir}/step.md"),
+    );
+    let _ = std::fs::remove_file(&summary);
+    let o = kernelgate(
+        &["run", "saxpy"],
+        &[
+            ("KERNELGATE_JUNIT", &junit),
+            ("KERNELGATE_MARKDOWN", &md),
+            ("GITHUB_STEP_SUMMARY", &summary),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(roxmltree::Document::parse(&xml).is_ok());
+    assert!(xml.contains("saxpy::vec4::n=4096"));
+    assert_eq!(
+        std::fs::read_to_string(&md).unwrap(),
+        std::fs::read_to_string(&summary).unwrap()
+    );
+}

@@ -3,6 +3,8 @@
 //! ```text
 //! kernelgate run [LIBTEST ARGS]        run the suites, as `cargo test --test perf` does
 //! kernelgate compare OLD.json NEW.json the gate between two results files (KERNELGATE_RESULTS)
+//! kernelgate lint                      validate every suite and compile every kernel (no GPU)
+//! kernelgate merge OUT.json IN.json... join the results files of shards
 //! ```
 
 use std::process::ExitCode;
@@ -28,6 +30,19 @@ fn main() -> ExitCode {
                 _ => {
                     eprintln!("error: compare takes two results files\n{USAGE}");
                     ExitCode::from(kernelgate::report::compare::EXIT_BAD_INPUT)
+                }
+            }
+        }
+        Some("lint") => kernelgate::runner::lint::lint(),
+        Some("merge") => {
+            let files: Vec<std::path::PathBuf> = args.map(Into::into).collect();
+            match files.split_first() {
+                Some((out, inputs)) if !inputs.is_empty() => {
+                    ExitCode::from(kernelgate::report::merge::command(out, inputs))
+                }
+                _ => {
+                    eprintln!("error: merge takes the output file, then the results files to join\n{USAGE}");
+                    ExitCode::from(kernelgate::runner::EXIT_BAD_INPUT)
                 }
             }
         }

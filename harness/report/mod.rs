@@ -11,6 +11,7 @@ pub mod annotations;
 pub mod compare;
 pub mod junit;
 pub mod markdown;
+pub mod merge;
 pub mod results;
 
 /// Formats seconds with a unit that keeps three or four significant digits.

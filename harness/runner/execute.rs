@@ -8,18 +8,24 @@ use crate::suite::Suite;
 use crate::worker::client::NoDevice;
 use crate::worker::protocol::TrialRequest;
 
-/// Runs `trial`; `effort` > 1 re-measures a trial already checked.
-pub(super) fn execute(run: &Run, suites: &[Suite], trial: &Planned, effort: u32) -> Outcome {
+/// Runs `trial` with worker `w` (one per GPU); `effort` > 1 re-measures a trial already checked.
+pub(super) fn execute(
+    run: &Run,
+    suites: &[Suite],
+    trial: &Planned,
+    effort: u32,
+    w: usize,
+) -> Outcome {
     let suite = &suites[trial.suite];
     match trial.kind {
-        Kind::Compile => compile(run, suite),
-        Kind::Kernel { case, kernel } => gpu(run, suite, case, kernel, effort),
+        Kind::Compile => compile(run, suite, w),
+        Kind::Kernel { case, kernel } => gpu(run, suite, case, kernel, effort, w),
     }
 }
 
 /// Compiles every kernel of a suite: with a GPU for its architecture, without one for
 /// `KERNELGATE_ARCH`, so compile errors fail CI machines that have NVRTC but no GPU.
-fn compile(run: &Run, suite: &Suite) -> Outcome {
+fn compile(run: &Run, suite: &Suite, w: usize) -> Outcome {
     if let Some(reason) = device::nvrtc_missing() {
         if run.config.require_nvrtc {
             return Outcome::Failed(
@@ -31,7 +37,7 @@ fn compile(run: &Run, suite: &Suite) -> Outcome {
     }
     let arch = match device::driver_missing() {
         None => run
-            .worker()
+            .worker(w)
             .device()
             .map(|d| d.arch())
             .unwrap_or_else(|_| run.config.arch.clone()),
@@ -39,7 +45,7 @@ fn compile(run: &Run, suite: &Suite) -> Outcome {
     };
     let compiled = match crate::worker::compile_suite(suite, &arch, Some(&run.config.cache)) {
         Ok(c) => c,
-        Err(e) => return Outcome::Failed(FailKind::Correctness, e),
+        Err((_, e)) => return Outcome::Failed(FailKind::Correctness, e),
     };
     for (si, c) in compiled.iter().filter(|(_, c)| !c.log.is_empty()) {
         eprintln!(
@@ -57,7 +63,7 @@ fn compile(run: &Run, suite: &Suite) -> Outcome {
     ))
 }
 
-fn gpu(run: &Run, suite: &Suite, case: usize, kernel: usize, effort: u32) -> Outcome {
+fn gpu(run: &Run, suite: &Suite, case: usize, kernel: usize, effort: u32, w: usize) -> Outcome {
     let no_gpu = |reason: String| {
         if run.config.require_gpu {
             Outcome::Failed(
@@ -71,7 +77,8 @@ fn gpu(run: &Run, suite: &Suite, case: usize, kernel: usize, effort: u32) -> Out
     if let Some(reason) = device::driver_missing() {
         return no_gpu(reason);
     }
-    let mut worker = run.worker();
+    let mut worker = run.worker(w);
+    let ordinal = worker.ordinal();
     match worker.device() {
         Ok(_) => {}
         Err(NoDevice::Absent(reason)) => return no_gpu(format!("no usable GPU: {reason}")),
@@ -105,7 +112,7 @@ fn gpu(run: &Run, suite: &Suite, case: usize, kernel: usize, effort: u32) -> Out
             totals.kernel_seconds +=
                 samples.kernel.iter().sum::<f64>() + samples.reference.iter().sum::<f64>();
             Outcome::Measured(Box::new(super::Measured {
-                ordinal: run.config.device,
+                ordinal,
                 samples: data.samples,
                 footprint: data.footprint,
                 baseline: None,

@@ -6,6 +6,7 @@
 
 mod bless;
 mod execute;
+pub mod lint;
 mod verdicts;
 
 use crate::baseline::{Entry, Fingerprint, Stored};
@@ -30,15 +31,16 @@ pub const EXIT_BAD_INPUT: u8 = 2;
 /// What the phases of one run share.
 pub(crate) struct Run {
     config: Config,
-    worker: Mutex<Worker>,
+    /// One worker per GPU in `KERNELGATE_DEVICE`.
+    workers: Vec<Mutex<Worker>>,
     totals: Mutex<Totals>,
     /// Print progress on stderr (it is a terminal and the output is for people).
     progress: bool,
 }
 
 impl Run {
-    fn worker(&self) -> MutexGuard<'_, Worker> {
-        self.worker.lock().unwrap_or_else(|e| e.into_inner())
+    fn worker(&self, w: usize) -> MutexGuard<'_, Worker> {
+        self.workers[w].lock().unwrap_or_else(|e| e.into_inner())
     }
     fn totals(&self) -> MutexGuard<'_, Totals> {
         self.totals.lock().unwrap_or_else(|e| e.into_inner())
@@ -166,7 +168,10 @@ pub fn run(args: impl Iterator<Item = String>) -> ExitCode {
         }
     };
     let pretty = matches!(args.format, None | Some(FormatSetting::Pretty)) && !args.quiet;
-    let plan = plan(&suites);
+    let mut plan = plan(&suites);
+    if let Some(shard) = config.shard {
+        plan.retain(|p| config::in_shard(&p.name, shard));
+    }
     if args.list {
         let trials = plan
             .iter()
@@ -175,7 +180,11 @@ pub fn run(args: impl Iterator<Item = String>) -> ExitCode {
         return libtest_mimic::run(&args, trials).exit_code();
     }
     let run = Run {
-        worker: Mutex::new(Worker::new(config.device)),
+        workers: config
+            .devices
+            .iter()
+            .map(|d| Mutex::new(Worker::new(*d)))
+            .collect(),
         config,
         totals: Mutex::new(Totals::default()),
         progress: pretty && std::io::stderr().is_terminal(),
@@ -185,19 +194,19 @@ pub fn run(args: impl Iterator<Item = String>) -> ExitCode {
         .filter(|&i| !args.is_filtered_out(&Trial::test(plan[i].name.clone(), || Ok(()))))
         .collect();
 
-    // Phase 1: run every selected trial.
-    let mut outcomes: Vec<Option<Outcome>> = plan.iter().map(|_| None).collect();
-    for (n, &i) in selected.iter().enumerate() {
-        run.progress(&format!("[{}/{}] {}", n + 1, selected.len(), plan[i].name));
-        outcomes[i] = Some(execute::execute(&run, &suites, &plan[i], 1));
+    // Phase 1: run every selected trial, spread over the workers (one per GPU).
+    if let Err(e) = same_kind_of_gpu(&run) {
+        eprintln!("error: {e}");
+        return ExitCode::from(EXIT_BAD_INPUT);
     }
+    let mut outcomes = execute_all(&run, &suites, &plan, &selected);
 
     // Phase 2: judge against baselines; phase 3: bless.
     let any_measured = outcomes
         .iter()
         .any(|o| matches!(o, Some(Outcome::Measured(_))));
     let device = if any_measured {
-        run.worker().device().ok()
+        run.worker(0).device().ok()
     } else {
         None
     };
@@ -208,7 +217,9 @@ pub fn run(args: impl Iterator<Item = String>) -> ExitCode {
             blessed = bless::bless(&run, &suites, &plan, &outcomes, info);
         }
     }
-    run.worker().stop();
+    for w in 0..run.workers.len() {
+        run.worker(w).stop();
+    }
 
     // Phase 4: settle every trial, write the reports; phase 5: show them through libtest.
     let settled: Vec<Option<Settled>> = plan
@@ -309,6 +320,73 @@ fn write_reports(config: &Config, results: &Results) -> bool {
         }
     }
     ok
+}
+
+/// Runs the selected trials: in order with one GPU; with several, each worker takes the next
+/// trial when its GPU is free, so no GPU ever runs two at once.
+fn execute_all(
+    run: &Run,
+    suites: &[Suite],
+    plan: &[Planned],
+    selected: &[usize],
+) -> Vec<Option<Outcome>> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let slots: Vec<Mutex<Option<Outcome>>> = plan.iter().map(|_| Mutex::new(None)).collect();
+    let next = AtomicUsize::new(0);
+    let work = |w: usize| loop {
+        let n = next.fetch_add(1, Ordering::SeqCst);
+        let Some(&i) = selected.get(n) else { break };
+        let on = if run.workers.len() > 1 {
+            format!(" on GPU {}", run.config.devices[w])
+        } else {
+            String::new()
+        };
+        run.progress(&format!(
+            "[{}/{}] {}{on}",
+            n + 1,
+            selected.len(),
+            plan[i].name
+        ));
+        let outcome = execute::execute(run, suites, &plan[i], 1, w);
+        *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(outcome);
+    };
+    if run.workers.len() == 1 {
+        work(0);
+    } else {
+        std::thread::scope(|scope| {
+            for w in 0..run.workers.len() {
+                let work = &work;
+                scope.spawn(move || work(w));
+            }
+        });
+    }
+    slots
+        .into_iter()
+        .map(|s| s.into_inner().unwrap_or_else(|e| e.into_inner()))
+        .collect()
+}
+
+/// With several GPUs, all must share one fingerprint: baselines are per kind of GPU.
+fn same_kind_of_gpu(run: &Run) -> Result<(), String> {
+    if run.workers.len() < 2 || crate::device::driver_missing().is_some() {
+        return Ok(());
+    }
+    let mut seen: Vec<(i32, Fingerprint)> = Vec::new();
+    for w in 0..run.workers.len() {
+        let mut worker = run.worker(w);
+        if let Ok(info) = worker.device() {
+            seen.push((worker.ordinal(), Fingerprint::of(&info)));
+        }
+    }
+    match seen.iter().find(|(_, f)| *f != seen[0].1) {
+        Some((d, f)) => Err(format!(
+            "KERNELGATE_DEVICE lists GPUs of different kinds: {} is {}, {d} is {}; baselines are per kind of GPU, so run them separately",
+            seen[0].0,
+            seen[0].1.describe(),
+            f.describe()
+        )),
+        None => Ok(()),
+    }
 }
 
 /// Every trial, in list order: per suite, its compile trial, then each case's kernels.
@@ -554,7 +632,7 @@ fn summary(run: &Run, wall: f64) {
         crate::device::compile::counts().0 + t.compiled,
         crate::device::compile::counts().1 + t.cached,
     );
-    let starts = run.worker().starts;
+    let starts: usize = (0..run.workers.len()).map(|w| run.worker(w).starts).sum();
     println!(
         "kernelgate: {} trial(s) measured in {wall:.1} s of wall time: setup {:.1} s, correctness {:.1} s, sampling {:.1} s (kernel time in samples {:.3} s)",
         t.trials_measured, t.setup_seconds, t.check_seconds, t.sampled_seconds, t.kernel_seconds

@@ -129,7 +129,7 @@ pub(super) fn judge(
                 "re-measuring {} ({}x the samples: inconclusive)",
                 plan[i].name, REMEASURE_EFFORT
             ));
-            match execute(run, suites, &plan[i], REMEASURE_EFFORT) {
+            match execute(run, suites, &plan[i], REMEASURE_EFFORT, 0) {
                 Outcome::Measured(m) => {
                     outcomes[i] = Some(Outcome::Measured(m));
                     remeasured[k] = true;

@@ -51,6 +51,11 @@ impl Worker {
         }
     }
 
+    /// The GPU ordinal this worker runs on.
+    pub fn ordinal(&self) -> i32 {
+        self.ordinal
+    }
+
     /// The device, opening it (starting a worker) if needed. A device the driver refused is
     /// not tried again; a worker that broke is.
     pub fn device(&mut self) -> Result<DeviceInfo, NoDevice> {

@@ -54,7 +54,7 @@ pub fn compile_suite(
     suite: &Suite,
     arch: &str,
     cache_dir: Option<&std::path::Path>,
-) -> Result<Vec<(usize, compile::Compiled)>, String> {
+) -> Result<Vec<(usize, compile::Compiled)>, (usize, String)> {
     let mut out = Vec::new();
     for (si, source) in suite.sources.iter().enumerate() {
         let kernels: Vec<&crate::suite::Kernel> =
@@ -85,10 +85,13 @@ pub fn compile_suite(
                     CompileError::Source { .. } => "does not compile",
                     _ => "could not be compiled",
                 };
-                return Err(format!(
-                    "suite `{}`, {names}: `{}` {what} for {arch}\n{e}",
-                    suite.name,
-                    source.path.display()
+                return Err((
+                    si,
+                    format!(
+                        "suite `{}`, {names}: `{}` {what} for {arch}\n{e}",
+                        suite.name,
+                        source.path.display()
+                    ),
                 ));
             }
         }
@@ -197,8 +200,8 @@ impl Session {
             return Ok(());
         }
         let arch = self.gpu.info.arch();
-        let compiled =
-            compile_suite(suite, &arch, self.cache_dir.as_deref()).map_err(Failure::Wrong)?;
+        let compiled = compile_suite(suite, &arch, self.cache_dir.as_deref())
+            .map_err(|(_, m)| Failure::Wrong(m))?;
         let mut modules = Vec::new();
         let mut functions: Vec<Vec<Function>> = suite.kernels.iter().map(|_| Vec::new()).collect();
         for (si, c) in compiled {

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The merge gate on a GPU runner, from an unpacked bundle (ci/bundle.sh) or a checkout with
+# target/release/kernelgate built. Writes reports under ${KERNELGATE_REPORTS:-reports}/ and
+# exits with kernelgate's code:
+#   0 pass · 1 performance regression · 101 correctness failure · 2 infrastructure / bad input
+# Shard with KERNELGATE_SHARD=k/n (one runner each); spread over GPUs with KERNELGATE_DEVICE=0,1.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+bin=./kernelgate
+[ -x "$bin" ] || bin=target/release/kernelgate
+reports=${KERNELGATE_REPORTS:-reports}
+mkdir -p "$reports"
+tag=${KERNELGATE_SHARD:-all}; tag=${tag//\//-of-}
+export KERNELGATE_REQUIRE_GPU=${KERNELGATE_REQUIRE_GPU:-1}
+export KERNELGATE_REQUIRE_BASELINE=${KERNELGATE_REQUIRE_BASELINE:-1}
+export KERNELGATE_RESULTS=${KERNELGATE_RESULTS:-$reports/results-$tag.json}
+export KERNELGATE_JUNIT=${KERNELGATE_JUNIT:-$reports/junit-$tag.xml}
+export KERNELGATE_MARKDOWN=${KERNELGATE_MARKDOWN:-$reports/summary-$tag.md}
+"$bin" run "$@"
+code=$?
+case $code in
+  0) echo "kernelgate: passed" ;;
+  1) echo "kernelgate: a trial got slower than its baseline (performance regression); see $KERNELGATE_MARKDOWN" ;;
+  101) echo "kernelgate: a kernel computed a wrong result, faulted, hung or did not compile" ;;
+  2) echo "kernelgate: infrastructure problem or bad input (no GPU, missing baseline, invalid suite)" ;;
+  *) echo "kernelgate: exited with $code" ;;
+esac
+exit $code

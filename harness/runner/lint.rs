@@ -1,0 +1,69 @@
+//! `lint`: validates every suite and, where NVRTC can be loaded, compiles every kernel — on any
+//! machine, no GPU needed. Errors name the file and line.
+
+use crate::config::Config;
+use crate::suite;
+use std::process::ExitCode;
+
+/// Exit code: a kernel does not compile.
+pub const EXIT_COMPILE_ERROR: u8 = 1;
+
+/// The `kernelgate lint` command.
+pub fn lint() -> ExitCode {
+    let config = match Config::from_env() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(super::EXIT_BAD_INPUT);
+        }
+    };
+    let suites = match suite::load_dir(&config.suites) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("{e}");
+            eprintln!(
+                "kernelgate lint: {} problem(s) in the suite files",
+                e.diagnostics.len()
+            );
+            return ExitCode::from(super::EXIT_BAD_INPUT);
+        }
+    };
+    let kernels: usize = suites.iter().map(|s| s.kernels.len()).sum();
+    let cases: usize = suites.iter().map(|s| s.cases.len()).sum();
+    if let Some(reason) = crate::device::nvrtc_missing() {
+        if config.require_nvrtc {
+            eprintln!("error: {reason} (KERNELGATE_REQUIRE_NVRTC is set)");
+            return ExitCode::from(super::EXIT_BAD_INPUT);
+        }
+        println!("kernelgate lint: {} suite(s), {kernels} kernel(s), {cases} case(s) valid; not compiled: {reason}", suites.len());
+        return ExitCode::SUCCESS;
+    }
+    let mut failed = 0;
+    let mut sources = 0;
+    for s in &suites {
+        match crate::worker::compile_suite(s, &config.arch, Some(&config.cache)) {
+            Ok(compiled) => sources += compiled.len(),
+            Err((si, message)) => {
+                failed += 1;
+                let line = s
+                    .kernels
+                    .iter()
+                    .position(|k| k.source == si)
+                    .and_then(|k| s.kernel_lines.get(k).copied())
+                    .unwrap_or(1);
+                eprintln!("error: {}:{line}:1: {message}", s.path.display());
+            }
+        }
+    }
+    println!(
+        "kernelgate lint: {} suite(s), {kernels} kernel(s), {cases} case(s) valid; {sources} source(s) compiled for {}{}",
+        suites.len(),
+        config.arch,
+        if failed > 0 { format!("; {failed} suite(s) do not compile") } else { String::new() }
+    );
+    if failed > 0 {
+        ExitCode::from(EXIT_COMPILE_ERROR)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
