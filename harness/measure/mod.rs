@@ -149,16 +149,20 @@ impl Samples {
         Summary::of(&self.reference)
     }
 
-    /// Speedup over the reference: the median of per-round ratios reference / kernel, with
-    /// its interval. Pairing by round cancels drift that affects both.
-    pub fn speedup(&self) -> Option<Summary> {
-        let ratios: Vec<f64> = self
-            .reference
+    /// Per-round speedups over the reference: reference / kernel, paired by round (empty for
+    /// the reference's own trial).
+    pub fn ratios(&self) -> Vec<f64> {
+        self.reference
             .iter()
             .zip(&self.kernel)
             .map(|(r, k)| r / k)
-            .collect();
-        Summary::of(&ratios)
+            .collect()
+    }
+
+    /// Speedup over the reference: the median of per-round ratios reference / kernel, with
+    /// its interval. Pairing by round cancels drift that affects both.
+    pub fn speedup(&self) -> Option<Summary> {
+        Summary::of(&self.ratios())
     }
 }
 

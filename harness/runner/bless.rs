@@ -18,12 +18,6 @@ fn entry(
 ) -> Option<Entry> {
     let (case, kernel) = trial.case_kernel()?;
     let time = samples.kernel_summary()?;
-    let ratios: Vec<f64> = samples
-        .reference
-        .iter()
-        .zip(&samples.kernel)
-        .map(|(r, k)| r / k)
-        .collect();
     Some(Entry {
         kernel: suite.kernels[kernel].name.clone(),
         case: suite.cases[case].label.clone(),
@@ -31,7 +25,7 @@ fn entry(
         time: Stored::from(time),
         time_samples: baseline::thin(&samples.kernel, MAX_STORED_SAMPLES),
         speedup: samples.speedup().map(Stored::from),
-        speedup_samples: baseline::thin(&ratios, MAX_STORED_SAMPLES),
+        speedup_samples: baseline::thin(&samples.ratios(), MAX_STORED_SAMPLES),
         footprint: Some(footprint.clone()),
         reference: suite.kernels[suite.reference].name.clone(),
         kernelgate: env!("CARGO_PKG_VERSION").to_string(),

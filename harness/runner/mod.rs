@@ -560,13 +560,6 @@ fn records(
         };
         let (measurement, verdict, device_ordinal) = match outcome {
             Outcome::Measured(m) => {
-                let ratios: Vec<f64> = m
-                    .samples
-                    .reference
-                    .iter()
-                    .zip(&m.samples.kernel)
-                    .map(|(r, k)| r / k)
-                    .collect();
                 let measurement = m.samples.kernel_summary().map(|time| Measurement {
                     regime: m.samples.regime.clone(),
                     batch: m.samples.batch,
@@ -574,7 +567,7 @@ fn records(
                     time: Stored::from(time),
                     time_samples: m.samples.kernel.clone(),
                     speedup: m.samples.speedup().map(Stored::from),
-                    speedup_samples: ratios,
+                    speedup_samples: m.samples.ratios(),
                     max_slowdown: suite.bench.max_slowdown,
                     hit_time_cap: m.samples.hit_time_cap,
                     footprint: m.footprint.clone(),

@@ -29,17 +29,8 @@ fn input(outcome: &Outcome, old: &Entry, max_slowdown: f64) -> Option<GateInput>
     let Outcome::Measured(m) = outcome else {
         return None;
     };
-    let speedups =
-        (!old.speedup_samples.is_empty() && !m.samples.reference.is_empty()).then(|| {
-            let new: Vec<f64> = m
-                .samples
-                .reference
-                .iter()
-                .zip(&m.samples.kernel)
-                .map(|(r, k)| r / k)
-                .collect();
-            (old.speedup_samples.clone(), new)
-        });
+    let speedups = (!old.speedup_samples.is_empty() && !m.samples.reference.is_empty())
+        .then(|| (old.speedup_samples.clone(), m.samples.ratios()));
     Some(GateInput {
         old_times: old.time_samples.clone(),
         new_times: m.samples.kernel.clone(),

@@ -110,6 +110,26 @@ struct Op<'a> {
     pristine: &'a [(usize, DeviceBuffer)],
 }
 
+impl<'a> Op<'a> {
+    /// Kernel `kernel` of `req`'s case over `copies`.
+    fn new(
+        req: &'a TrialRequest,
+        kernel: usize,
+        funcs: &'a [Vec<Function>],
+        copies: &'a [Vec<DeviceBuffer>],
+        pristine: &'a [(usize, DeviceBuffer)],
+    ) -> Op<'a> {
+        Op {
+            suite: &req.suite,
+            case: req.case,
+            kernel,
+            funcs: &funcs[kernel],
+            copies,
+            pristine,
+        }
+    }
+}
+
 impl Timed for Op<'_> {
     fn prepare(&mut self, gpu: &Gpu) -> Result<(), DeviceError> {
         for copy in self.copies {
@@ -297,22 +317,8 @@ impl Session {
         let bench = suite.bench.with_effort(req.effort);
         let mut copies = vec![bufs];
         let plan = {
-            let mut kernel = Op {
-                suite,
-                case: req.case,
-                kernel: k,
-                funcs: &loaded.functions[k],
-                copies: &copies,
-                pristine: &pristine,
-            };
-            let mut reference = Op {
-                suite,
-                case: req.case,
-                kernel: r,
-                funcs: &loaded.functions[r],
-                copies: &copies,
-                pristine: &pristine,
-            };
+            let mut kernel = Op::new(req, k, &loaded.functions, &copies, &pristine);
+            let mut reference = Op::new(req, r, &loaded.functions, &copies, &pristine);
             let reference: Option<&mut dyn Timed> =
                 if k == r { None } else { Some(&mut reference) };
             timer.plan(&self.gpu, &bench, &mut kernel, reference)?
@@ -332,22 +338,8 @@ impl Session {
             }
             copies.push(copy);
         }
-        let mut kernel = Op {
-            suite,
-            case: req.case,
-            kernel: k,
-            funcs: &loaded.functions[k],
-            copies: &copies,
-            pristine: &pristine,
-        };
-        let mut reference = Op {
-            suite,
-            case: req.case,
-            kernel: r,
-            funcs: &loaded.functions[r],
-            copies: &copies,
-            pristine: &pristine,
-        };
+        let mut kernel = Op::new(req, k, &loaded.functions, &copies, &pristine);
+        let mut reference = Op::new(req, r, &loaded.functions, &copies, &pristine);
         let reference: Option<&mut dyn Timed> = if k == r { None } else { Some(&mut reference) };
         let samples = timer.sample(
             &self.gpu,
