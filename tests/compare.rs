@@ -35,6 +35,7 @@ fn record(name: &str, median: f64, rng: &mut rand_chacha::ChaCha8Rng) -> TrialRe
             speedup_samples: vec![],
             max_slowdown: 0.03,
             hit_time_cap: false,
+            clocks: Default::default(),
             footprint: Footprint {
                 pool_peak: 1 << 20,
                 free_drop: 0,

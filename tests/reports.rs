@@ -27,6 +27,7 @@ fn measured(median: f64, speedup: Option<f64>) -> Measurement {
         speedup_samples: speedup.map(|s| vec![s; 16]).unwrap_or_default(),
         max_slowdown: 0.03,
         hit_time_cap: false,
+        clocks: Default::default(),
         footprint: Footprint {
             pool_peak: 128 << 20,
             free_drop: 0,

@@ -136,6 +136,8 @@ pub struct Samples {
     pub hit_time_cap: bool,
     /// Wall time spent sampling.
     pub wall_seconds: f64,
+    /// The SM clock while sampling.
+    pub clocks: Clocks,
 }
 
 impl Samples {
@@ -166,18 +168,58 @@ impl Samples {
     }
 }
 
-/// Reusable timing state on one GPU: events, the L2 flush buffer and the launch floor.
+/// A batch of rounds is discarded when the SM clock read after it is under this fraction of
+/// the highest clock seen in the worker: a throttled sample is not the kernel's time.
+pub const THROTTLE_FRACTION: f64 = 0.90;
+/// A trial with more than this fraction of its rounds discarded is unreliable: never gated.
+pub const UNRELIABLE_FRACTION: f64 = 0.25;
+/// Iterations of the clock probe's dependent loop (about 10 µs at 2 GHz).
+const PROBE_SPINS: i32 = 5000;
+
+/// The SM clock during a trial's sampling, read by a probe kernel after every few rounds
+/// (`clock64()` cycles over `%globaltimer` nanoseconds).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Clocks {
+    /// Each reading, MHz.
+    pub mhz: Vec<f64>,
+    /// Rounds discarded because the clock read after them was throttled.
+    pub discarded_rounds: usize,
+    /// Rounds kept.
+    pub kept_rounds: usize,
+    /// Too many rounds were throttled: the trial's times are not to be trusted or gated.
+    pub unreliable: bool,
+}
+
+impl Clocks {
+    /// (min, median, max) MHz, when read.
+    pub fn summary(&self) -> Option<(f64, f64, f64)> {
+        Summary::of(&self.mhz).map(|s| (s.min, s.median, s.max))
+    }
+}
+
+/// Reusable timing state on one GPU: events, the L2 flush buffer, the launch floor and the
+/// clock probe.
 pub struct Timer {
     events: Vec<(Event, Event)>,
     flush: Option<DeviceBuffer>,
     flushes: u8,
     floor: f64,
+    clock: Function,
+    clock_out: DeviceBuffer,
+    max_mhz: f64,
+    // Last: the functions above must not outlive their module.
+    _module: crate::device::Module,
 }
 
 impl Timer {
     /// Creates events and a flush buffer twice the L2's size, and measures the launch floor
-    /// with `empty`, a kernel that does nothing.
-    pub fn new(gpu: &Gpu, empty: &Function) -> Result<Timer, DeviceError> {
+    /// with `empty`, a kernel that does nothing; `clock` reads the SM clock (both from `module`).
+    pub fn new(
+        gpu: &Gpu,
+        empty: &Function,
+        clock: Function,
+        module: crate::device::Module,
+    ) -> Result<Timer, DeviceError> {
         let events = (0..2 * ROUNDS)
             .map(|_| Ok((gpu.event()?, gpu.event()?)))
             .collect::<Result<_, DeviceError>>()?;
@@ -192,6 +234,10 @@ impl Timer {
             flush,
             flushes: 0,
             floor: 0.0,
+            clock,
+            clock_out: gpu.alloc_plain(3 * 8)?,
+            max_mhz: 0.0,
+            _module: module,
         };
         let dims = LaunchDims {
             grid: [1; 3],
@@ -211,7 +257,39 @@ impl Timer {
             times.push(elapsed_ms(s, e)? as f64 / 1e3);
         }
         timer.floor = Summary::of(&times).map(|s| s.median).unwrap_or(0.0);
+        for _ in 0..3 {
+            timer.read_clock(gpu)?;
+        }
         Ok(timer)
+    }
+
+    /// Runs the clock probe and returns the SM clock in MHz (0 when it cannot tell).
+    fn read_clock(&mut self, gpu: &Gpu) -> Result<f64, DeviceError> {
+        let dims = LaunchDims {
+            grid: [1; 3],
+            block: [32, 1, 1],
+            shared: 0,
+        };
+        let spins = PROBE_SPINS.to_le_bytes();
+        gpu.launch(
+            &self.clock,
+            dims,
+            &[
+                crate::device::KernelArg::Buffer(&self.clock_out),
+                crate::device::KernelArg::Scalar(&spins),
+            ],
+        )?;
+        let raw = gpu.download(&self.clock_out)?;
+        let word =
+            |i: usize| u64::from_le_bytes(raw[8 * i..8 * i + 8].try_into().expect("8 bytes"));
+        let (cycles, ns) = (word(0), word(1));
+        let mhz = if ns > 0 {
+            cycles as f64 / ns as f64 * 1e3
+        } else {
+            0.0
+        };
+        self.max_mhz = self.max_mhz.max(mhz);
+        Ok(mhz)
     }
 
     /// The launch floor, seconds.
@@ -324,6 +402,7 @@ impl Timer {
             reference: Vec::new(),
             hit_time_cap: false,
             wall_seconds: 0.0,
+            clocks: Clocks::default(),
         };
         let capture = |op: &mut dyn Timed, launches: usize| -> Result<Option<Graph>, DeviceError> {
             if plan.regime != GRAPH {
@@ -353,6 +432,18 @@ impl Timer {
                 }
             }
             gpu.synchronize()?;
+            let mhz = self.read_clock(gpu)?;
+            out.clocks.mhz.push(mhz);
+            if mhz > 0.0 && mhz < THROTTLE_FRACTION * self.max_mhz {
+                // Throttled: these rounds are not the kernel's time.
+                out.clocks.discarded_rounds += ROUNDS;
+                round += ROUNDS;
+                if start.elapsed() >= 2 * cap {
+                    break;
+                }
+                continue;
+            }
+            out.clocks.kept_rounds += ROUNDS;
             for b in 0..ROUNDS {
                 let kernel_first = (round + b) % 2 == 0;
                 for slot in 0..2 {
@@ -379,7 +470,8 @@ impl Timer {
                 None
             };
             let done = precise(out.kernel_summary()) && precise(reference_summary);
-            if n >= bench.min_samples && done {
+            let enough_time = start.elapsed() >= Duration::from_millis(bench.min_time_ms);
+            if n >= bench.min_samples && done && enough_time {
                 break;
             }
             if n >= bench.max_samples || (start.elapsed() >= cap && n >= bench.min_samples) {
@@ -387,6 +479,9 @@ impl Timer {
                 break;
             }
         }
+        let rounds = out.clocks.kept_rounds + out.clocks.discarded_rounds;
+        out.clocks.unreliable =
+            out.clocks.discarded_rounds as f64 > UNRELIABLE_FRACTION * rounds as f64;
         out.wall_seconds = start.elapsed().as_secs_f64();
         Ok(out)
     }

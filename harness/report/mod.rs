@@ -162,6 +162,15 @@ impl fmt::Display for TrialLine<'_> {
         if self.samples.regime == crate::measure::GRAPH {
             write!(f, " as graphs of {} launches", self.samples.batch[0])?;
         }
+        let c = &self.samples.clocks;
+        if c.discarded_rounds > 0 {
+            write!(
+                f,
+                " ({} of {} rounds dropped: SM clock throttled)",
+                c.discarded_rounds,
+                c.discarded_rounds + c.kept_rounds
+            )?;
+        }
         if self.samples.hit_time_cap {
             write!(
                 f,
@@ -214,6 +223,7 @@ mod tests {
             reference: vec![20e-6; 20],
             hit_time_cap: false,
             wall_seconds: 0.1,
+            clocks: Default::default(),
         };
         let case = Case {
             label: "n=4".into(),

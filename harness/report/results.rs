@@ -69,6 +69,8 @@ pub struct Measurement {
     pub hit_time_cap: bool,
     /// Memory and resources of the kernel.
     pub footprint: crate::measure::Footprint,
+    /// The SM clock while sampling.
+    pub clocks: crate::measure::Clocks,
 }
 
 /// One trial of the run.

@@ -45,6 +45,9 @@ pub(super) fn bless(
     let mut by_suite: BTreeMap<usize, Vec<(String, Entry)>> = BTreeMap::new();
     for (i, trial) in plan.iter().enumerate() {
         if let Some(Outcome::Measured(m)) = &outcomes[i] {
+            if m.samples.clocks.unreliable {
+                continue;
+            }
             if let Some(e) = entry(&suites[trial.suite], trial, &m.samples, &m.footprint) {
                 by_suite
                     .entry(trial.suite)

@@ -108,6 +108,9 @@ fn gpu(run: &Run, suite: &Suite, case: usize, kernel: usize, effort: u32, w: usi
             totals.trials_measured += 1;
             totals.launch_floor = Some(samples.launch_floor);
             totals.batched += (samples.regime == crate::measure::GRAPH) as usize;
+            totals.clock_mhz.extend(&samples.clocks.mhz);
+            totals.dropped_rounds += samples.clocks.discarded_rounds;
+            totals.unreliable += samples.clocks.unreliable as usize;
             totals.sampled_seconds += samples.wall_seconds;
             totals.kernel_seconds +=
                 samples.kernel.iter().sum::<f64>() + samples.reference.iter().sum::<f64>();

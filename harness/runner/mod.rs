@@ -63,6 +63,9 @@ struct Totals {
     cached: usize,
     launch_floor: Option<f64>,
     batched: usize,
+    clock_mhz: Vec<f64>,
+    dropped_rounds: usize,
+    unreliable: usize,
 }
 
 /// One trial of the run, in list order.
@@ -120,6 +123,8 @@ pub(crate) enum GateNote {
     OtherRegime(String),
     /// The baseline file cannot be used.
     Error(String),
+    /// The SM clock was throttled in too many rounds: not compared.
+    Unreliable(String),
     /// Compared with its baseline.
     Compared {
         verdict: TrialVerdict,
@@ -571,6 +576,7 @@ fn records(
                     max_slowdown: suite.bench.max_slowdown,
                     hit_time_cap: m.samples.hit_time_cap,
                     footprint: m.footprint.clone(),
+                    clocks: m.samples.clocks.clone(),
                 });
                 let verdict = match &m.gate {
                     GateNote::Compared { verdict, .. } => Some(*verdict),
@@ -631,6 +637,12 @@ fn summary(run: &Run, wall: f64) {
         t.trials_measured, t.setup_seconds, t.check_seconds, t.sampled_seconds, t.kernel_seconds
     );
     println!("kernelgate: NVRTC {compiled} compiled, {cached} from cache; GPU worker started {starts} time(s)");
+    if let Some(s) = crate::stats::Summary::of(&t.clock_mhz) {
+        println!(
+            "kernelgate: SM clock while sampling {:.0} / {:.0} / {:.0} MHz (min / median / max); {} round(s) dropped as throttled; {} trial(s) unreliable",
+            s.min, s.median, s.max, t.dropped_rounds, t.unreliable
+        );
+    }
     if let Some(floor) = t.launch_floor {
         println!(
             "kernelgate: launch floor (event-timed empty kernel) {}; {} trial(s) under {}x it timed as CUDA-graph replays",

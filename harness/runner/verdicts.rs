@@ -64,6 +64,15 @@ pub(super) fn judge(
         if let Ok(Some(f)) = file {
             m.baseline = f.trials.get(&trial.name).cloned().map(Box::new);
         }
+        let clocks = &m.samples.clocks;
+        if clocks.unreliable || m.samples.kernel.is_empty() {
+            m.gate = GateNote::Unreliable(format!(
+                "UNRELIABLE: the SM clock was throttled in {} of {} rounds; not gated",
+                clocks.discarded_rounds,
+                clocks.discarded_rounds + clocks.kept_rounds
+            ));
+            continue;
+        }
         m.gate = match file {
             Err(e) => GateNote::Error(e.clone()),
             Ok(None) => GateNote::NoBaseline {
@@ -175,6 +184,7 @@ pub(super) fn note(gate: &GateNote) -> String {
             format!("baseline measured in the `{r}` regime, not comparable — re-bless")
         }
         GateNote::Error(e) => format!("baseline unusable: {e}"),
+        GateNote::Unreliable(why) => why.clone(),
         GateNote::Compared {
             verdict,
             remeasured,

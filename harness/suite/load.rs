@@ -23,6 +23,8 @@ pub const DEFAULT_SEED: u64 = 0x5EED;
 pub const DEFAULT_MIN_SAMPLES: usize = 10;
 /// Samples never exceeded per kernel.
 pub const DEFAULT_MAX_SAMPLES: usize = 2000;
+/// Sampling time floor per trial.
+pub const DEFAULT_MIN_TIME_MS: u64 = 10;
 /// Sampling time cap per trial.
 pub const DEFAULT_MAX_TIME_MS: u64 = 1000;
 /// Target relative half-width of the median's 95% interval.
@@ -1122,6 +1124,7 @@ fn build_bench(
         l2_flush: true,
         min_samples: DEFAULT_MIN_SAMPLES,
         max_samples: DEFAULT_MAX_SAMPLES,
+        min_time_ms: DEFAULT_MIN_TIME_MS,
         max_time_ms: DEFAULT_MAX_TIME_MS,
         precision: DEFAULT_PRECISION,
         max_slowdown: DEFAULT_MAX_SLOWDOWN,
@@ -1149,10 +1152,19 @@ fn build_bench(
             );
         }
     }
+    if let Some(m) = &rb.min_time_ms {
+        bench.min_time_ms = *m.get_ref();
+    }
     if let Some(m) = &rb.max_time_ms {
         bench.max_time_ms = *m.get_ref();
-        if bench.max_time_ms == 0 {
-            ctx.error(m.span().start, "`max_time_ms` must be positive");
+        if bench.max_time_ms == 0 || bench.max_time_ms < bench.min_time_ms {
+            ctx.error(
+                m.span().start,
+                format!(
+                    "`max_time_ms` must be positive and at least `min_time_ms` ({})",
+                    bench.min_time_ms
+                ),
+            );
         }
     }
     if let Some(p) = &rb.precision {

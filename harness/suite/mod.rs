@@ -236,6 +236,8 @@ pub struct Bench {
     pub min_samples: usize,
     /// Samples never exceeded per kernel.
     pub max_samples: usize,
+    /// Sampling lasts at least this long, milliseconds.
+    pub min_time_ms: u64,
     /// Time cap for one trial's sampling, milliseconds.
     pub max_time_ms: u64,
     /// Stop once the median's 95% interval is this narrow (relative half-width).
@@ -254,6 +256,7 @@ impl Bench {
         Bench {
             min_samples: self.min_samples * e as usize,
             max_samples: self.max_samples * e as usize,
+            min_time_ms: self.min_time_ms * e as u64,
             max_time_ms: self.max_time_ms * e as u64,
             precision: self.precision / e as f64,
             ..self.clone()

@@ -136,6 +136,7 @@ pub struct RawBench {
     pub l2_flush: Option<bool>,
     pub min_samples: Option<Spanned<usize>>,
     pub max_samples: Option<Spanned<usize>>,
+    pub min_time_ms: Option<Spanned<u64>>,
     pub max_time_ms: Option<Spanned<u64>>,
     pub precision: Option<Spanned<String>>,
     pub max_slowdown: Option<Spanned<String>>,
