@@ -5,6 +5,8 @@
 //! kernelgate compare OLD.json NEW.json the gate between two results files (KERNELGATE_RESULTS)
 //! kernelgate lint                      validate every suite and compile every kernel (no GPU)
 //! kernelgate merge OUT.json IN.json... join the results files of shards
+//! kernelgate calibrate [--reps N] [--out FILE.md]
+//!                                      accuracy, sensitivity and cost, measured on a GPU
 //! ```
 
 use std::process::ExitCode;
@@ -34,6 +36,7 @@ fn main() -> ExitCode {
             }
         }
         Some("lint") => kernelgate::runner::lint::lint(),
+        Some("calibrate") => kernelgate::runner::calibrate::calibrate(&args.collect::<Vec<_>>()),
         Some("merge") => {
             let files: Vec<std::path::PathBuf> = args.map(Into::into).collect();
             match files.split_first() {

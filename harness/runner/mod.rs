@@ -5,6 +5,7 @@
 //! and the results file written; last, libtest reports each trial's outcome on its line.
 
 mod bless;
+pub mod calibrate;
 mod execute;
 pub mod lint;
 mod verdicts;

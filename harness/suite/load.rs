@@ -302,10 +302,10 @@ fn build(ctx: &mut Ctx, raw: RawFile) -> Option<Suite> {
                     sizes_at,
                     format!("size name `{k}` must be letters, digits or `_`"),
                 );
-            } else if values.is_empty() || values.len() != count || values.iter().any(|v| *v < 1) {
+            } else if values.is_empty() || values.len() != count || values.iter().any(|v| *v < 0) {
                 ctx.error(
                     sizes_at,
-                    format!("size `{k}` must be a positive integer or a non-empty list of them, as in `{k} = [1024, 4096]`"),
+                    format!("size `{k}` must be a non-negative integer or a non-empty list of them, as in `{k} = [1024, 4096]`"),
                 );
             } else {
                 sizes.push((k.clone(), values));
