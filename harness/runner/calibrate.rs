@@ -131,6 +131,7 @@ fn measure(
         kernel: 0,
         seed: suite.check.seed,
         check: true,
+        regime: None,
         effort,
     };
     let result = worker.trial(request, timeout)?;
@@ -280,13 +281,20 @@ fn run(reps: usize) -> Result<String, String> {
     let info = worker.device().map_err(|e| format!("{e:?}"))?;
     let timeout = config.timeout;
 
-    // Accuracy: iteration counts for about 3 µs to 10 ms at this device's clock (two dependent
-    // FMAs, about 8 cycles, per iteration).
-    let per_second = info.sm_clock_khz as f64 * 1e3 / 8.0;
+    // Accuracy: iteration counts for about 3 µs to 10 ms, sized from a pilot kernel's time
+    // per iteration on this device.
+    const PILOT_ITERS: i64 = 100_000;
+    let pilot = load(
+        &dir,
+        "pilot",
+        &suite_text("pilot", &[PILOT_ITERS], &[0], "2%"),
+    )?;
+    let (pilot, _) = measure(&mut worker, &pilot, 0, 1, timeout)?;
+    let per_iteration = median(&pilot.samples) / PILOT_ITERS as f64;
     let targets = [3e-6, 10e-6, 30e-6, 100e-6, 1e-3, 10e-3];
     let iters: Vec<i64> = targets
         .iter()
-        .map(|t| ((t * per_second) as i64).max(1))
+        .map(|t| ((t / per_iteration) as i64).max(1))
         .collect();
     let accuracy = load(
         &dir,
@@ -304,7 +312,7 @@ fn run(reps: usize) -> Result<String, String> {
     let (cupy, ncu) = reference_times(&dir, &iters);
 
     // Sensitivity: a ~50 µs kernel; the baseline in one worker, each repetition in a fresh one.
-    let sens_iters = ((50e-6 * per_second) as i64).max(1);
+    let sens_iters = ((50e-6 / per_iteration) as i64).max(1);
     let sensitivity = load(
         &dir,
         "sensitivity",

@@ -90,6 +90,7 @@ fn gpu(run: &Run, suite: &Suite, case: usize, kernel: usize, effort: u32, w: usi
         kernel,
         seed: run.config.seed.unwrap_or(suite.check.seed),
         check: effort <= 1,
+        regime: run.regimes.get(&suite.trial_name(case, kernel)).cloned(),
         effort,
     };
     let result = match worker.trial(request, run.config.timeout * effort.max(1)) {

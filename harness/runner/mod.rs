@@ -35,6 +35,8 @@ pub(crate) struct Run {
     /// One worker per GPU in `KERNELGATE_DEVICE`.
     workers: Vec<Mutex<Worker>>,
     totals: Mutex<Totals>,
+    /// Each trial's baseline regime on this device, so it is timed the same way again.
+    regimes: std::collections::HashMap<String, String>,
     /// Print progress on stderr (it is a terminal and the output is for people).
     progress: bool,
 }
@@ -185,7 +187,8 @@ pub fn run(args: impl Iterator<Item = String>) -> ExitCode {
             .collect();
         return libtest_mimic::run(&args, trials).exit_code();
     }
-    let run = Run {
+    let mut run = Run {
+        regimes: Default::default(),
         workers: config
             .devices
             .iter()
@@ -205,6 +208,7 @@ pub fn run(args: impl Iterator<Item = String>) -> ExitCode {
         eprintln!("error: {e}");
         return ExitCode::from(EXIT_BAD_INPUT);
     }
+    run.regimes = baseline_regimes(&run, &suites);
     let mut outcomes = execute_all(&run, &suites, &plan, &selected);
 
     // Phase 2: judge against baselines; phase 3: bless.
@@ -370,6 +374,29 @@ fn execute_all(
         .into_iter()
         .map(|s| s.into_inner().unwrap_or_else(|e| e.into_inner()))
         .collect()
+}
+
+/// The regime of every stored baseline entry for this device (none without a GPU). Files that
+/// cannot be read are skipped here; the gate reports them.
+fn baseline_regimes(run: &Run, suites: &[Suite]) -> std::collections::HashMap<String, String> {
+    let mut out = std::collections::HashMap::new();
+    if crate::device::driver_missing().is_some() {
+        return out;
+    }
+    let Ok(info) = run.worker(0).device() else {
+        return out;
+    };
+    let fingerprint = Fingerprint::of(&info);
+    for s in suites {
+        if let Ok(Some(file)) = crate::baseline::load(&crate::baseline::path(
+            &run.config.baselines,
+            &fingerprint,
+            &s.name,
+        )) {
+            out.extend(file.trials.into_iter().map(|(name, e)| (name, e.regime)));
+        }
+    }
+    out
 }
 
 /// With several GPUs, all must share one fingerprint: baselines are per kind of GPU.

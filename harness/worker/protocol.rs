@@ -35,6 +35,8 @@ pub struct TrialRequest {
     pub seed: u64,
     /// Check correctness first (false when re-measuring a trial already checked).
     pub check: bool,
+    /// The regime to time in (the baseline's), or `None` to choose by the launch floor.
+    pub regime: Option<String>,
     /// Sampling effort: 1 normally; more when re-measuring an inconclusive trial (samples and
     /// time cap multiplied, precision target divided).
     pub effort: u32,

@@ -343,7 +343,13 @@ impl Session {
             let mut reference = Op::new(req, r, &loaded.functions, &copies, &pristine);
             let reference: Option<&mut dyn Timed> =
                 if k == r { None } else { Some(&mut reference) };
-            timer.plan(&self.gpu, &bench, &mut kernel, reference)?
+            timer.plan(
+                &self.gpu,
+                &bench,
+                &mut kernel,
+                reference,
+                req.regime.as_deref(),
+            )?
         };
         let bytes: usize = copies[0].iter().map(|b| b.bytes).sum();
         let wanted = plan.copies(
