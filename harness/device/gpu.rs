@@ -183,6 +183,22 @@ impl Gpu {
         Ok(Gpu { dev, stream, info })
     }
 
+    /// The device's UUID as NVML and nvidia-smi print it (`GPU-xxxxxxxx-xxxx-…`).
+    pub fn uuid(&self) -> Option<String> {
+        let u = cu::device::get_uuid(self.dev).ok()?;
+        let b: Vec<u8> = u.bytes.iter().map(|c| *c as u8).collect();
+        let hex =
+            |r: std::ops::Range<usize>| b[r].iter().map(|x| format!("{x:02x}")).collect::<String>();
+        Some(format!(
+            "GPU-{}-{}-{}-{}-{}",
+            hex(0..4),
+            hex(4..6),
+            hex(6..8),
+            hex(8..10),
+            hex(10..16)
+        ))
+    }
+
     /// The largest dynamic shared memory a block may opt into.
     pub fn max_shared_optin(&self) -> Result<i32, DeviceError> {
         // SAFETY: `dev` is valid.

@@ -3,6 +3,7 @@
 
 pub mod compile;
 mod gpu;
+pub mod thermal;
 
 pub use gpu::{
     elapsed_ms, DeviceBuffer, DeviceError, DeviceInfo, Event, Function, FunctionAttribute, Gpu,

@@ -182,6 +182,9 @@ const PROBE_SPINS: i32 = 5000;
 pub struct Clocks {
     /// Each reading, MHz.
     pub mhz: Vec<f64>,
+    /// The GPU's temperature at each reading, °C (empty where NVML is not available).
+    #[serde(default)]
+    pub celsius: Vec<f64>,
     /// Rounds discarded because the clock read after them was throttled.
     pub discarded_rounds: usize,
     /// Rounds kept.
@@ -207,6 +210,7 @@ pub struct Timer {
     clock: Function,
     clock_out: DeviceBuffer,
     max_mhz: f64,
+    thermal: Option<crate::device::thermal::Thermal>,
     // Last: the functions above must not outlive their module.
     _module: crate::device::Module,
 }
@@ -237,6 +241,9 @@ impl Timer {
             clock,
             clock_out: gpu.alloc_plain(3 * 8)?,
             max_mhz: 0.0,
+            thermal: gpu
+                .uuid()
+                .and_then(|u| crate::device::thermal::Thermal::open(&u)),
             _module: module,
         };
         let dims = LaunchDims {
@@ -443,6 +450,9 @@ impl Timer {
             gpu.synchronize()?;
             let mhz = self.read_clock(gpu)?;
             out.clocks.mhz.push(mhz);
+            if let Some(c) = self.thermal.as_ref().and_then(|t| t.celsius()) {
+                out.clocks.celsius.push(c);
+            }
             if mhz > 0.0 && mhz < THROTTLE_FRACTION * self.max_mhz {
                 // Throttled: these rounds are not the kernel's time.
                 out.clocks.discarded_rounds += ROUNDS;

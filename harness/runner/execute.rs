@@ -110,6 +110,7 @@ fn gpu(run: &Run, suite: &Suite, case: usize, kernel: usize, effort: u32, w: usi
             totals.launch_floor = Some(samples.launch_floor);
             totals.batched += (samples.regime == crate::measure::GRAPH) as usize;
             totals.clock_mhz.extend(&samples.clocks.mhz);
+            totals.celsius.extend(&samples.clocks.celsius);
             totals.dropped_rounds += samples.clocks.discarded_rounds;
             totals.unreliable += samples.clocks.unreliable as usize;
             totals.sampled_seconds += samples.wall_seconds;

@@ -67,6 +67,7 @@ struct Totals {
     launch_floor: Option<f64>,
     batched: usize,
     clock_mhz: Vec<f64>,
+    celsius: Vec<f64>,
     dropped_rounds: usize,
     unreliable: usize,
 }
@@ -670,6 +671,9 @@ fn summary(run: &Run, wall: f64) {
             "kernelgate: SM clock while sampling {:.0} / {:.0} / {:.0} MHz (min / median / max); {} round(s) dropped as throttled; {} trial(s) unreliable",
             s.min, s.median, s.max, t.dropped_rounds, t.unreliable
         );
+    }
+    if let Some(s) = crate::stats::Summary::of(&t.celsius) {
+        println!("kernelgate: GPU temperature while sampling {:.0} / {:.0} / {:.0} °C (min / median / max)", s.min, s.median, s.max);
     }
     if let Some(floor) = t.launch_floor {
         println!(
