@@ -4,8 +4,10 @@
 pub mod args;
 mod cases;
 pub mod expr;
+mod kernels;
 pub mod load;
 mod schema;
+mod sections;
 pub mod signature;
 
 use crate::dtype::DType;

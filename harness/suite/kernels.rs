@@ -1,0 +1,327 @@
+//! `launch_views`, `check_signature`, `limits`: a `[[kernel]]` table — its launches (inline or
+//! `[[kernel.launch]]`), scratch buffers, arguments checked against the source's parameters, and
+//! its memory and resource limits.
+
+use super::args::{self, ArgSpec};
+use super::cases::{LaunchDecl, Located};
+use super::expr::Expr;
+use super::load::{expr, is_ident, Ctx};
+use super::schema::{ExprText, RawKernel};
+use super::signature::{self, ParamKind};
+use super::{Limits, Scratch, Source};
+use crate::dtype::DType;
+use std::collections::BTreeMap;
+use toml::Spanned;
+
+/// One launch as written: inline in `[[kernel]]` or a `[[kernel.launch]]` table.
+pub(super) struct LaunchView<'a> {
+    pub(super) entry: &'a Spanned<String>,
+    grid: &'a Spanned<Vec<Spanned<ExprText>>>,
+    block: &'a Spanned<Vec<Spanned<ExprText>>>,
+    shared: Option<&'a Spanned<ExprText>>,
+    args: &'a Spanned<Vec<Spanned<String>>>,
+}
+
+/// The launches of a kernel; a kernel takes an inline launch or `[[kernel.launch]]` tables.
+pub(super) fn launch_views<'a>(ctx: &mut Ctx, k: &'a RawKernel, at: usize) -> Vec<LaunchView<'a>> {
+    let name = k.name.get_ref();
+    let inline = k.entry.is_some()
+        || k.grid.is_some()
+        || k.block.is_some()
+        || k.shared.is_some()
+        || k.args.is_some();
+    if !k.launch.is_empty() {
+        if inline {
+            ctx.error(at, format!("kernel `{name}` has both inline `entry`/`grid`/`block`/`args` and `[[kernel.launch]]` tables (keep one form)"));
+        }
+        return k
+            .launch
+            .iter()
+            .map(|l| {
+                let l = l.get_ref();
+                LaunchView {
+                    entry: &l.entry,
+                    grid: &l.grid,
+                    block: &l.block,
+                    shared: l.shared.as_ref(),
+                    args: &l.args,
+                }
+            })
+            .collect();
+    }
+    match (&k.entry, &k.grid, &k.block, &k.args) {
+        (Some(entry), Some(grid), Some(block), Some(args)) => {
+            vec![LaunchView {
+                entry,
+                grid,
+                block,
+                shared: k.shared.as_ref(),
+                args,
+            }]
+        }
+        _ => {
+            let missing: Vec<&str> = [
+                ("entry", k.entry.is_none()),
+                ("grid", k.grid.is_none()),
+                ("block", k.block.is_none()),
+                ("args", k.args.is_none()),
+            ]
+            .into_iter()
+            .filter(|(_, m)| *m)
+            .map(|(n, _)| n)
+            .collect();
+            ctx.error(
+                at,
+                format!(
+                    "kernel `{name}` needs `{}` (or a sequence of `[[kernel.launch]]` tables)",
+                    missing.join("`, `")
+                ),
+            );
+            Vec::new()
+        }
+    }
+}
+
+pub(super) fn scratch_decls(
+    ctx: &mut Ctx,
+    k: &RawKernel,
+    buffers: &BTreeMap<String, usize>,
+    sizes: &[String],
+) -> (Vec<Scratch>, Vec<Located<Expr>>) {
+    let mut scratch: Vec<Scratch> = Vec::new();
+    let mut lens = Vec::new();
+    for rs in &k.scratch {
+        let r = rs.get_ref();
+        let name = r.name.get_ref().clone();
+        if !is_ident(&name) || name.contains('-') {
+            ctx.error(
+                r.name.span().start,
+                format!("scratch name `{name}` must be letters, digits or `_`"),
+            );
+        } else if buffers.contains_key(&name)
+            || sizes.contains(&name)
+            || scratch.iter().any(|s| s.name == name)
+        {
+            ctx.error(r.name.span().start, format!("scratch `{name}` has the name of a buffer, a size or another scratch (rename it)"));
+        }
+        let dtype = DType::parse(r.dtype.get_ref()).unwrap_or_else(|| {
+            ctx.error(
+                r.dtype.span().start,
+                format!(
+                    "unknown type `{}` (use one of {})",
+                    r.dtype.get_ref(),
+                    crate::dtype::ALL.map(|t| t.name()).join(", ")
+                ),
+            );
+            DType::U8
+        });
+        lens.extend(expr(ctx, &r.len, sizes));
+        scratch.push(Scratch { name, dtype });
+    }
+    (scratch, lens)
+}
+
+pub(super) fn launch_decl(
+    ctx: &mut Ctx,
+    l: &LaunchView,
+    names: &BTreeMap<String, usize>,
+    sizes: &[String],
+) -> Option<LaunchDecl> {
+    let mut ok = true;
+    let mut dims = |ctx: &mut Ctx, list: &Spanned<Vec<Spanned<ExprText>>>, what: &str| {
+        if list.get_ref().is_empty() || list.get_ref().len() > 3 {
+            ctx.error(
+                list.span().start,
+                format!("`{what}` takes 1 to 3 dimensions, as in `{what} = [\"ceil(n / 256)\"]`"),
+            );
+            ok = false;
+        }
+        let parsed: Vec<_> = list
+            .get_ref()
+            .iter()
+            .filter_map(|d| expr(ctx, d, sizes))
+            .collect();
+        ok &= parsed.len() == list.get_ref().len();
+        parsed
+    };
+    let grid = dims(ctx, l.grid, "grid");
+    let block = dims(ctx, l.block, "block");
+    let shared = match l.shared {
+        Some(s) => {
+            let e = expr(ctx, s, sizes);
+            ok &= e.is_some();
+            e
+        }
+        None => None,
+    };
+    let mut parsed_args = Vec::new();
+    for a in l.args.get_ref() {
+        let base = a.span().start + 1;
+        match args::parse(a.get_ref(), names, sizes) {
+            Ok(spec) => parsed_args.push(Located {
+                value: spec,
+                at: base,
+            }),
+            Err(e) => {
+                ctx.error(base + e.offset, e.message);
+                ok = false;
+            }
+        }
+    }
+    ok.then_some(LaunchDecl {
+        grid,
+        block,
+        shared,
+        args: parsed_args,
+    })
+}
+
+/// Checks a launch's args against the entry's parameters in the source, where it can be read.
+pub(super) fn check_signature(
+    ctx: &mut Ctx,
+    source: &Source,
+    l: &LaunchView,
+    decl: &LaunchDecl,
+    elements: &[DType],
+    names: &BTreeMap<String, usize>,
+) {
+    let entry = l.entry.get_ref();
+    let Some(sig) = signature::find(&source.text, entry) else {
+        let base = entry.split('<').next().unwrap_or(entry);
+        let declared =
+            source.text.contains(&format!("{base}(")) || source.text.contains(&format!("{base} ("));
+        if !declared {
+            ctx.error(
+                l.entry.span().start,
+                format!(
+                    "no function `{base}` in `{}` (check the spelling, or the kernel's `source`)",
+                    source.path.display()
+                ),
+            );
+        }
+        return;
+    };
+    let name_of = |i: usize| {
+        names
+            .iter()
+            .find(|(_, v)| **v == i)
+            .map(|(k, _)| k.as_str())
+            .unwrap_or("?")
+    };
+    let where_ = format!("`{}` ({}:{})", entry, source.path.display(), sig.line);
+    if sig.params.len() != decl.args.len() {
+        let list = sig
+            .params
+            .iter()
+            .map(|p| p.text.as_str())
+            .collect::<Vec<_>>()
+            .join(", ");
+        ctx.error(
+            l.args.span().start,
+            format!(
+                "{} args given, but {where_} takes {}: ({list})",
+                decl.args.len(),
+                sig.params.len()
+            ),
+        );
+        return;
+    }
+    for (param, arg) in sig.params.iter().zip(&decl.args) {
+        let message = match (&arg.value, param.kind, param.pointer) {
+            (ArgSpec::Buffer(b), ParamKind::Elements(t), true) if elements[*b] != t => {
+                Some(format!(
+                    "buffer `{}` holds {} but parameter `{}` of {where_} points to {t}",
+                    name_of(*b),
+                    elements[*b],
+                    param.text
+                ))
+            }
+            (ArgSpec::Buffer(b), _, false) => Some(format!(
+                "buffer `{}` is passed where {where_} takes `{}`, not a pointer",
+                name_of(*b),
+                param.text
+            )),
+            (spec, _, true) if !matches!(spec, ArgSpec::Buffer(_)) => Some(format!(
+                "parameter `{}` of {where_} is a pointer: pass a buffer name",
+                param.text
+            )),
+            (spec, ParamKind::Scalar(t), false) if spec.scalar_type() != Some(t) => {
+                let example = if t.is_int() {
+                    format!("`n as {0}` or `1{0}`", t.name())
+                } else {
+                    format!("`1.0{}`", t.name())
+                };
+                Some(format!(
+                    "parameter `{}` of {where_} is {}: pass a value of that type, e.g. {example}",
+                    param.text,
+                    t.name()
+                ))
+            }
+            _ => None,
+        };
+        if let Some(m) = message {
+            ctx.error(arg.at, m);
+        }
+    }
+}
+
+/// Parses `"512 MiB"`, `"2 GiB"`, `"1.5 GB"`, `"4096"` (bytes) into bytes.
+pub fn parse_bytes(text: &str) -> Option<u64> {
+    let t = text.trim();
+    let split = t.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(t.len());
+    let (number, unit) = (t[..split].trim(), t[split..].trim());
+    let v: f64 = number.parse().ok()?;
+    let scale = match unit {
+        "" | "B" => 1.0,
+        "KiB" => 1024.0,
+        "MiB" => 1024.0 * 1024.0,
+        "GiB" => 1024.0 * 1024.0 * 1024.0,
+        "KB" | "kB" => 1e3,
+        "MB" => 1e6,
+        "GB" => 1e9,
+        _ => return None,
+    };
+    let bytes = v * scale;
+    (v.is_finite() && v >= 0.0 && bytes < u64::MAX as f64).then_some(bytes.round() as u64)
+}
+
+/// Limits from `memory_budget`, `max_registers` and `spills`, over `base`.
+pub(super) fn limits(
+    ctx: &mut Ctx,
+    budget: &Option<Spanned<String>>,
+    registers: &Option<Spanned<u32>>,
+    spills: &Option<Spanned<String>>,
+    base: Limits,
+) -> Limits {
+    let mut out = base;
+    if let Some(b) = budget {
+        match parse_bytes(b.get_ref()) {
+            Some(v) if v > 0 => out.memory_budget = Some(v),
+            _ => ctx.error(b.span().start, format!("bad memory_budget `{}` (write e.g. \"512 MiB\", \"2 GiB\" or a number of bytes)", b.get_ref())),
+        }
+    }
+    if let Some(r) = registers {
+        if *r.get_ref() == 0 || *r.get_ref() > 255 {
+            ctx.error(
+                r.span().start,
+                "max_registers is between 1 and 255 (registers per thread)",
+            );
+        }
+        out.max_registers = Some(*r.get_ref());
+    }
+    if let Some(s) = spills {
+        match s.get_ref().as_str() {
+            "allow" => out.forbid_spills = false,
+            "forbid" => out.forbid_spills = true,
+            other => ctx.error(
+                s.span().start,
+                format!("unknown spills `{other}` (write \"forbid\" or \"allow\")"),
+            ),
+        }
+    }
+    out
+}
+
+pub(super) fn kernel_limits(ctx: &mut Ctx, k: &RawKernel, suite: &Limits) -> Limits {
+    limits(ctx, &k.memory_budget, &k.max_registers, &k.spills, *suite)
+}
