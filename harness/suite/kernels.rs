@@ -5,7 +5,7 @@
 use super::args::{self, ArgSpec};
 use super::cases::{LaunchDecl, Located};
 use super::expr::Expr;
-use super::load::{expr, is_ident, Ctx};
+use super::load::{element_type, expr, is_ident, Ctx};
 use super::schema::{ExprText, RawKernel};
 use super::signature::{self, ParamKind};
 use super::{Limits, Scratch, Source};
@@ -104,17 +104,7 @@ pub(super) fn scratch_decls(
         {
             ctx.error(r.name.span().start, format!("scratch `{name}` has the name of a buffer, a size or another scratch (rename it)"));
         }
-        let dtype = DType::parse(r.dtype.get_ref()).unwrap_or_else(|| {
-            ctx.error(
-                r.dtype.span().start,
-                format!(
-                    "unknown type `{}` (use one of {})",
-                    r.dtype.get_ref(),
-                    crate::dtype::ALL.map(|t| t.name()).join(", ")
-                ),
-            );
-            DType::U8
-        });
+        let dtype = element_type(ctx, &r.dtype).unwrap_or(DType::U8);
         lens.extend(expr(ctx, &r.len, sizes));
         scratch.push(Scratch { name, dtype });
     }

@@ -140,6 +140,22 @@ pub fn load_text(path: &Path, text: &str) -> Result<Suite, Vec<Diagnostic>> {
     }
 }
 
+/// The element type named at `raw`; an unknown name is an error listing the types.
+pub(super) fn element_type(ctx: &mut Ctx, raw: &Spanned<String>) -> Option<DType> {
+    let t = DType::parse(raw.get_ref());
+    if t.is_none() {
+        ctx.error(
+            raw.span().start,
+            format!(
+                "unknown type `{}` (use one of {})",
+                raw.get_ref(),
+                crate::dtype::ALL.map(|t| t.name()).join(", ")
+            ),
+        );
+    }
+    t
+}
+
 pub(super) fn is_ident(s: &str) -> bool {
     let mut chars = s.chars();
     chars
@@ -355,17 +371,7 @@ fn build(ctx: &mut Ctx, raw: RawFile) -> Option<Suite> {
                 format!("buffer `{bname}` has the name of a size (rename one)"),
             );
         }
-        let dtype = DType::parse(b.dtype.get_ref()).unwrap_or_else(|| {
-            ctx.error(
-                b.dtype.span().start,
-                format!(
-                    "unknown type `{}` (use one of {})",
-                    b.dtype.get_ref(),
-                    crate::dtype::ALL.map(|t| t.name()).join(", ")
-                ),
-            );
-            DType::F32
-        });
+        let dtype = element_type(ctx, &b.dtype).unwrap_or(DType::F32);
         let role = match b.role.as_ref().map(|r| r.get_ref().as_str()) {
             None | Some("input") => Role::Input,
             Some("output") => Role::Output,
