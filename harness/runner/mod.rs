@@ -137,6 +137,8 @@ pub(crate) enum GateNote {
         path: PathBuf,
         remeasured: bool,
         family: usize,
+        /// The suite's `max_slowdown`.
+        max_slowdown: f64,
     },
 }
 

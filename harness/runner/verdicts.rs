@@ -160,6 +160,7 @@ pub(super) fn judge(
                 path: c.path,
                 remeasured: remeasured[k],
                 family,
+                max_slowdown: suites[plan[c.index].suite].bench.max_slowdown,
             };
         }
     }
@@ -188,6 +189,7 @@ pub(super) fn note(gate: &GateNote) -> String {
         GateNote::Compared {
             verdict,
             remeasured,
+            max_slowdown,
             ..
         } => {
             let t = &verdict.time;
@@ -202,10 +204,25 @@ pub(super) fn note(gate: &GateNote) -> String {
             } else {
                 ""
             };
+            // Slower in time, yet not regressed: say why, or the line reads as nonsense.
+            let held = match &verdict.speedup {
+                Some(s)
+                    if t.verdict(*max_slowdown) == Verdict::Regressed
+                        && verdict.verdict != Verdict::Regressed =>
+                {
+                    format!(
+                        " in time, but its speedup over the reference held ({} [{}, {}]): the reference slowed as much, so the whole GPU ran slower",
+                        percent(1.0 / s.slowdown),
+                        percent(1.0 / s.high),
+                        percent(1.0 / s.low)
+                    )
+                }
+                _ => String::new(),
+            };
             match verdict.verdict {
-                Verdict::Inconclusive => format!("INCONCLUSIVE {change}{again}: too noisy to tell (KERNELGATE_STRICT=1 fails it)"),
+                Verdict::Inconclusive => format!("INCONCLUSIVE {change}{again}{held}: too noisy to tell (KERNELGATE_STRICT=1 fails it)"),
                 Verdict::Regressed => format!("REGRESSED {change}{again}"),
-                v => format!("{v} {change}{again}"),
+                v => format!("{v} {change}{again}{held}"),
             }
         }
     }
@@ -234,6 +251,7 @@ pub(super) fn failure(
             path,
             remeasured,
             family,
+            ..
         } if !run.config.bless => {
             let fails = match verdict.verdict {
                 Verdict::Regressed => true,
@@ -385,4 +403,88 @@ pub(super) fn resource_changes(f: &Footprint, old: Option<&Entry>) -> Option<Str
         })
         .collect();
     (!changes.is_empty()).then(|| changes.join("; "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::baseline::Stored;
+    use crate::gate::{combine, Comparison};
+
+    fn compared(time: Comparison, speedup: Option<Comparison>) -> GateNote {
+        let verdict = combine(time.verdict(0.03), speedup.map(|s| s.verdict(0.03)));
+        let stored = Stored {
+            median: 1e-5,
+            low: 1e-5,
+            high: 1e-5,
+        };
+        GateNote::Compared {
+            verdict: TrialVerdict {
+                verdict,
+                time,
+                speedup,
+            },
+            old: Box::new(Entry {
+                kernel: "k".into(),
+                case: String::new(),
+                regime: "cold".into(),
+                time: stored,
+                time_samples: vec![],
+                speedup: None,
+                speedup_samples: vec![],
+                footprint: None,
+                reference: "naive".into(),
+                kernelgate: "0.1.0".into(),
+                date: "2026-11-21".into(),
+            }),
+            path: PathBuf::from("b.json"),
+            remeasured: false,
+            family: 1,
+            max_slowdown: 0.03,
+        }
+    }
+
+    #[test]
+    fn a_slower_gpu_is_explained_not_called_a_regression() {
+        // Seen under ncu: every launch 26x slower, the reference as much as the kernel.
+        let time = Comparison {
+            slowdown: 26.2,
+            low: 25.8,
+            high: 26.7,
+            p: 1e-9,
+            p_adjusted: 1e-9,
+        };
+        let speedup = Comparison {
+            slowdown: 1.0,
+            low: 0.99,
+            high: 1.01,
+            p: 0.8,
+            p_adjusted: 0.8,
+        };
+        let text = note(&compared(time, Some(speedup)));
+        assert!(text.starts_with("unchanged +2520.0%"), "{text}");
+        assert!(
+            text.contains("but its speedup over the reference held"),
+            "{text}"
+        );
+        let regressed = Comparison {
+            slowdown: 1.2,
+            low: 1.15,
+            high: 1.25,
+            p: 1e-9,
+            p_adjusted: 1e-9,
+        };
+        assert!(note(&compared(time, Some(regressed))).starts_with("REGRESSED"));
+        let quiet = Comparison {
+            slowdown: 1.001,
+            low: 0.99,
+            high: 1.01,
+            p: 0.7,
+            p_adjusted: 0.7,
+        };
+        assert!(
+            !note(&compared(quiet, Some(speedup))).contains("held"),
+            "nothing to explain"
+        );
+    }
 }
