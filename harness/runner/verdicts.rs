@@ -18,6 +18,13 @@ use std::path::PathBuf;
 /// How much harder an inconclusive trial is measured the second time.
 pub const REMEASURE_EFFORT: u32 = 4;
 
+/// A suite's stored baseline on this device, as the gate found it.
+struct SuiteBaseline {
+    path: PathBuf,
+    file: Result<Option<BaselineFile>, String>,
+    elsewhere: Vec<Fingerprint>,
+}
+
 /// A measured trial with a comparable baseline entry.
 struct Compared {
     index: usize,
@@ -48,18 +55,35 @@ pub(super) fn judge(
     device: &DeviceInfo,
 ) {
     let fingerprint = Fingerprint::of(device);
-    let mut files: BTreeMap<usize, (PathBuf, Result<Option<BaselineFile>, String>)> =
-        BTreeMap::new();
+    // Per suite: the baseline file, and (when there is none) the devices that have one. Both
+    // are read once per suite, not once per trial.
+    let mut files: BTreeMap<usize, SuiteBaseline> = BTreeMap::new();
     let mut compared = Vec::new();
     for (i, trial) in plan.iter().enumerate() {
         let Some(Outcome::Measured(m)) = &mut outcomes[i] else {
             continue;
         };
         let suite = &suites[trial.suite];
-        let (path, file) = files.entry(trial.suite).or_insert_with(|| {
+        let SuiteBaseline {
+            path,
+            file,
+            elsewhere,
+        } = files.entry(trial.suite).or_insert_with(|| {
             let path = baseline::path(&run.config.baselines, &fingerprint, &suite.name);
             let file = baseline::load(&path);
-            (path, file)
+            let elsewhere = match &file {
+                Ok(None) => baseline::recorded_elsewhere(
+                    &run.config.baselines,
+                    &suite.name,
+                    &fingerprint.slug(),
+                ),
+                _ => Vec::new(),
+            };
+            SuiteBaseline {
+                path,
+                file,
+                elsewhere,
+            }
         });
         if let Ok(Some(f)) = file {
             m.baseline = f.trials.get(&trial.name).cloned().map(Box::new);
@@ -76,11 +100,7 @@ pub(super) fn judge(
         m.gate = match file {
             Err(e) => GateNote::Error(e.clone()),
             Ok(None) => GateNote::NoBaseline {
-                elsewhere: baseline::recorded_elsewhere(
-                    &run.config.baselines,
-                    &suite.name,
-                    &fingerprint.slug(),
-                ),
+                elsewhere: elsewhere.clone(),
             },
             Ok(Some(f)) => match f.trials.get(&trial.name) {
                 None => GateNote::NoBaseline {
