@@ -132,9 +132,17 @@ fn run_once(
     Ok(outputs)
 }
 
+/// The first set of inputs of a trial, which the caller has already generated.
+pub struct FirstInputs<'a> {
+    /// Its seed; set `t` uses `seed + t`.
+    pub seed: u64,
+    /// Its contents, as `generate` made them.
+    pub host: &'a [Option<HostData>],
+}
+
 /// Checks kernel `k` of `case` against the suite's reference (and, for the reference itself,
-/// against golden files and for unwritten elements). Leaves the buffers holding the last
-/// input set.
+/// against golden files and for unwritten elements), on `first` and then freshly generated
+/// sets. Leaves the buffers holding the last input set.
 pub fn verify(
     gpu: &Gpu,
     suite: &Suite,
@@ -142,7 +150,7 @@ pub fn verify(
     k: usize,
     funcs: &[Vec<Function>],
     bufs: &[DeviceBuffer],
-    first_seed: u64,
+    first: FirstInputs,
 ) -> Result<(), Failure> {
     let r = suite.reference;
     let label = &suite.cases[case].label;
@@ -153,9 +161,15 @@ pub fn verify(
     };
     let trials = suite.check.trials;
     for t in 0..trials {
-        let seed = first_seed.wrapping_add(t as u64);
-        let host = generate(suite, case, seed).map_err(Failure::Wrong)?;
-        let expected = run_once(gpu, suite, case, r, funcs, bufs, &host)?;
+        let seed = first.seed.wrapping_add(t as u64);
+        let later;
+        let host = if t == 0 {
+            first.host
+        } else {
+            later = generate(suite, case, seed).map_err(Failure::Wrong)?;
+            &later[..]
+        };
+        let expected = run_once(gpu, suite, case, r, funcs, bufs, host)?;
         let where_ = format!("{in_case} with inputs from seed {seed} (set {} of {trials}; rerun with KERNELGATE_SEED={seed})", t + 1);
         if k == r {
             for (i, out) in expected.iter().enumerate() {
@@ -188,7 +202,7 @@ pub fn verify(
             }
             continue;
         }
-        let actual = run_once(gpu, suite, case, k, funcs, bufs, &host)?;
+        let actual = run_once(gpu, suite, case, k, funcs, bufs, host)?;
         for (i, (a, e)) in actual.iter().zip(&expected).enumerate() {
             let (Some(a), Some(e)) = (a, e) else { continue };
             if let Err(m) = compare(a, e, suite.check.tolerances[&i]) {

@@ -317,7 +317,10 @@ impl Session {
                 k,
                 &loaded.functions,
                 &bufs,
-                req.seed,
+                verify::FirstInputs {
+                    seed: req.seed,
+                    host: &host,
+                },
             )?;
         }
         phases.check = clock.elapsed().as_secs_f64();
