@@ -16,6 +16,8 @@ fi
 export LD_LIBRARY_PATH="$PWD/$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export KERNELGATE_REQUIRE_NVRTC=1
 
+cargo fmt --all -- --check
+cargo clippy --all-targets -- -D warnings
 cargo test
 # Every suite valid and every kernel compiled, errors at file:line.
 cargo run --quiet --bin kernelgate -- lint

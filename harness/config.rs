@@ -4,6 +4,15 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// What a run does with its measurements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Judge every trial against its stored baseline.
+    Gate,
+    /// Record every trial that ran and passed as its new baseline (`KERNELGATE_BLESS=1`).
+    Bless,
+}
+
 /// Options read from the environment.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
@@ -29,8 +38,9 @@ pub struct Config {
     pub cache: PathBuf,
     /// `KERNELGATE_SEED`: overrides every suite's first input seed (to reproduce a failure).
     pub seed: Option<u64>,
-    /// `KERNELGATE_BLESS=1`: record the trials that ran and passed as the new baselines.
-    pub bless: bool,
+    /// `KERNELGATE_BLESS=1`: bless (record the trials that ran and passed as the new
+    /// baselines) instead of gating; chosen once for the whole run.
+    pub mode: Mode,
     /// `KERNELGATE_STRICT=1`: a trial still inconclusive after re-measuring fails.
     pub strict: bool,
     /// `KERNELGATE_REQUIRE_BASELINE=1`: a trial without a comparable baseline fails.
@@ -108,7 +118,11 @@ impl Config {
                 .map(PathBuf::from)
                 .unwrap_or_else(|| target.join("kernelgate-cache")),
             seed,
-            bless: flag("KERNELGATE_BLESS")?,
+            mode: if flag("KERNELGATE_BLESS")? {
+                Mode::Bless
+            } else {
+                Mode::Gate
+            },
             strict: flag("KERNELGATE_STRICT")?,
             require_baseline: flag("KERNELGATE_REQUIRE_BASELINE")?,
             results: var("KERNELGATE_RESULTS").map(PathBuf::from),

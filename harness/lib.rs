@@ -6,10 +6,13 @@
 
 pub mod baseline;
 pub mod check;
+pub mod cli;
 pub mod config;
 pub mod device;
 pub mod dtype;
 pub mod error;
+pub mod exit;
+pub mod failure;
 pub mod gate;
 pub mod measure;
 pub mod npy;
@@ -19,4 +22,4 @@ pub mod stats;
 pub mod suite;
 pub mod worker;
 
-pub use runner::main;
+pub use cli::run::main;

@@ -22,7 +22,7 @@ fn record(name: &str, median: f64, rng: &mut rand_chacha::ChaCha8Rng) -> TrialRe
         device_ordinal: Some(0),
         message: None,
         measurement: Some(Measurement {
-            regime: "cold".into(),
+            regime: kernelgate::measure::Regime::Cold,
             batch: [1, 1],
             launch_floor: 3.4e-6,
             time: Stored {
@@ -36,6 +36,9 @@ fn record(name: &str, median: f64, rng: &mut rand_chacha::ChaCha8Rng) -> TrialRe
             max_slowdown: 0.03,
             hit_time_cap: false,
             clocks: Default::default(),
+            bytes: None,
+            flops: None,
+            reference: None,
             footprint: Footprint {
                 pool_peak: 1 << 20,
                 free_drop: 0,
@@ -44,6 +47,12 @@ fn record(name: &str, median: f64, rng: &mut rand_chacha::ChaCha8Rng) -> TrialRe
             },
         }),
         verdict: None,
+        gate: None,
+        breaches: Vec::new(),
+        resource_changes: Vec::new(),
+        failure_detail: None,
+        commands: None,
+        compiled: None,
     }
 }
 
@@ -55,6 +64,7 @@ fn results(trials: Vec<TrialRecord>) -> Results {
         device: None,
         device_info: None,
         trials,
+        totals: None,
     }
 }
 

@@ -10,7 +10,7 @@ use kernelgate::report::{annotations, junit, markdown};
 
 fn measured(median: f64, speedup: Option<f64>) -> Measurement {
     Measurement {
-        regime: "cold".into(),
+        regime: kernelgate::measure::Regime::Cold,
         batch: [1, 1],
         launch_floor: 4.3e-6,
         time: Stored {
@@ -28,6 +28,9 @@ fn measured(median: f64, speedup: Option<f64>) -> Measurement {
         max_slowdown: 0.03,
         hit_time_cap: false,
         clocks: Default::default(),
+        bytes: None,
+        flops: None,
+        reference: None,
         footprint: Footprint {
             pool_peak: 128 << 20,
             free_drop: 0,
@@ -78,6 +81,12 @@ fn trial(
         message: message.map(String::from),
         measurement: None,
         verdict: None,
+        gate: None,
+        breaches: Vec::new(),
+        resource_changes: Vec::new(),
+        failure_detail: None,
+        commands: None,
+        compiled: None,
     }
 }
 
@@ -141,6 +150,7 @@ fn run() -> Results {
             trial("softmax::online::rows=4096,cols=128", Status::Failed, Some(FailKind::Infrastructure), Some("baseline `x.json` is not valid JSON")),
             trial("transpose::tiled::n=1000", Status::Ignored, None, Some("no CUDA driver: libcuda could not be loaded")),
         ],
+        totals: None,
     }
 }
 

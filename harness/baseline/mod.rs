@@ -4,6 +4,9 @@
 //! diffs.
 
 mod json;
+mod store;
+
+pub use store::{BaselineStore, SuiteBaseline};
 
 pub use json::pretty as pretty_json;
 
@@ -126,7 +129,7 @@ pub struct Entry {
     /// Case label.
     pub case: String,
     /// How it was timed (`cold`); entries of another regime are not compared.
-    pub regime: String,
+    pub regime: crate::measure::Regime,
     /// Time per run, seconds.
     pub time: Stored,
     /// Time samples, seconds (at most `MAX_STORED_SAMPLES`).
@@ -163,39 +166,93 @@ pub fn path(dir: &Path, device: &Fingerprint, suite: &str) -> PathBuf {
     dir.join(device.slug()).join(format!("{suite}.json"))
 }
 
+/// Why a baseline file cannot be used: each names the file and says what to do.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BaselineError {
+    /// The file exists but cannot be read.
+    #[error("cannot read baseline `{path}`: {message}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The OS's reason.
+        message: String,
+    },
+    /// Not JSON.
+    #[error("baseline `{path}` is not valid JSON ({message}); restore it from version control, or delete it and re-bless")]
+    NotJson {
+        /// The file.
+        path: PathBuf,
+        /// The parser's reason.
+        message: String,
+    },
+    /// JSON without a `format`.
+    #[error("`{path}` has no `format` number: it is not a kernelgate baseline")]
+    NoFormat {
+        /// The file.
+        path: PathBuf,
+    },
+    /// Written by a newer kernelgate.
+    #[error("baseline `{path}` has format {found}, newer than this kernelgate reads ({FORMAT}): upgrade kernelgate")]
+    Newer {
+        /// The file.
+        path: PathBuf,
+        /// Its format.
+        found: u64,
+    },
+    /// Written by an older kernelgate.
+    #[error("baseline `{path}` has format {found}, older than this kernelgate reads ({FORMAT}): re-record it with KERNELGATE_BLESS=1")]
+    Older {
+        /// The file.
+        path: PathBuf,
+        /// Its format.
+        found: u64,
+    },
+    /// The right format number, the wrong contents.
+    #[error("baseline `{path}` does not match format {FORMAT}: {message}")]
+    Mismatch {
+        /// The file.
+        path: PathBuf,
+        /// The parser's reason.
+        message: String,
+    },
+}
+
 /// Reads a baseline file: `Ok(None)` when there is none; an error, naming the file and saying
 /// what to do, when it cannot be used.
-pub fn load(path: &Path) -> Result<Option<BaselineFile>, String> {
+pub fn load(path: &Path) -> Result<Option<BaselineFile>, BaselineError> {
+    let path_buf = || path.to_path_buf();
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("cannot read baseline `{}`: {e}", path.display())),
+        Err(e) => {
+            return Err(BaselineError::Read {
+                path: path_buf(),
+                message: e.to_string(),
+            })
+        }
     };
-    let value: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| format!("baseline `{}` is not valid JSON ({e}); restore it from version control, or delete it and re-bless", path.display()))?;
+    let value: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| BaselineError::NotJson {
+            path: path_buf(),
+            message: e.to_string(),
+        })?;
     match value.get("format").and_then(|f| f.as_u64()) {
-        None => Err(format!("`{}` has no `format` number: it is not a kernelgate baseline", path.display())),
-        Some(f) if f > FORMAT as u64 => Err(format!(
-            "baseline `{}` has format {f}, newer than this kernelgate reads ({FORMAT}): upgrade kernelgate",
-            path.display()
-        )),
-        Some(f) if f < FORMAT as u64 => Err(format!(
-            "baseline `{}` has format {f}, older than this kernelgate reads ({FORMAT}): re-record it with KERNELGATE_BLESS=1",
-            path.display()
-        )),
+        None => Err(BaselineError::NoFormat { path: path_buf() }),
+        Some(f) if f > FORMAT as u64 => Err(BaselineError::Newer {
+            path: path_buf(),
+            found: f,
+        }),
+        Some(f) if f < FORMAT as u64 => Err(BaselineError::Older {
+            path: path_buf(),
+            found: f,
+        }),
         Some(_) => serde_json::from_value(value)
             .map(Some)
-            .map_err(|e| format!("baseline `{}` does not match format {FORMAT}: {e}", path.display())),
+            .map_err(|e| BaselineError::Mismatch {
+                path: path_buf(),
+                message: e.to_string(),
+            }),
     }
-}
-
-/// The `format` number stored in a JSON file, if it has one.
-pub fn stored_format(path: &Path) -> Option<u64> {
-    let text = std::fs::read_to_string(path).ok()?;
-    serde_json::from_str::<serde_json::Value>(&text)
-        .ok()?
-        .get("format")?
-        .as_u64()
 }
 
 /// Writes `file` atomically: a temporary file beside it, flushed to disk, then renamed over it.
@@ -294,7 +351,7 @@ mod tests {
         Entry {
             kernel: "vec4".into(),
             case: "n=4096".into(),
-            regime: "cold".into(),
+            regime: crate::measure::Regime::Cold,
             time: Stored {
                 median,
                 low: median * 0.99,
@@ -374,15 +431,27 @@ mod tests {
         let p = dir.join("s.json");
         assert_eq!(load(&p), Ok(None), "missing is not an error");
         std::fs::write(&p, r#"{"format": 99, "suite": "s"}"#).unwrap();
-        assert!(load(&p).unwrap_err().contains("upgrade kernelgate"));
+        assert!(load(&p)
+            .unwrap_err()
+            .to_string()
+            .contains("upgrade kernelgate"));
         std::fs::write(&p, r#"{"format": 0, "suite": "s"}"#).unwrap();
-        assert!(load(&p).unwrap_err().contains("KERNELGATE_BLESS=1"));
+        assert!(load(&p)
+            .unwrap_err()
+            .to_string()
+            .contains("KERNELGATE_BLESS=1"));
         std::fs::write(&p, r#"{"suite": "s"}"#).unwrap();
-        assert!(load(&p).unwrap_err().contains("not a kernelgate baseline"));
+        assert!(load(&p)
+            .unwrap_err()
+            .to_string()
+            .contains("not a kernelgate baseline"));
         std::fs::write(&p, "{ not json").unwrap();
-        assert!(load(&p).unwrap_err().contains("not valid JSON"));
+        assert!(load(&p).unwrap_err().to_string().contains("not valid JSON"));
         std::fs::write(&p, r#"{"format": 1, "suite": 3}"#).unwrap();
-        assert!(load(&p).unwrap_err().contains("does not match format 1"));
+        assert!(load(&p)
+            .unwrap_err()
+            .to_string()
+            .contains("does not match format 1"));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

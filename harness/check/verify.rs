@@ -13,10 +13,29 @@ use crate::suite::{ArgValue, Launch, Role, Suite};
 /// Why a trial failed.
 #[derive(Debug)]
 pub enum Failure {
-    /// The kernel computed something wrong, or broke a rule (wrote an input).
+    /// The kernel computed something wrong.
     Wrong(String),
+    /// Any other failure, already typed where it happened.
+    Trial(crate::failure::TrialFailure),
     /// A CUDA call failed.
     Device(DeviceError),
+}
+
+impl Failure {
+    /// The typed failure the worker reports: driver errors by their code.
+    pub fn into_trial(self) -> crate::failure::TrialFailure {
+        use crate::device::ErrorKind;
+        use crate::failure::TrialFailure as T;
+        match self {
+            Failure::Wrong(m) => T::WrongOutput(m),
+            Failure::Trial(t) => t,
+            Failure::Device(e) => match e.kind() {
+                ErrorKind::OutOfMemory => T::OutOfMemory(e.to_string()),
+                ErrorKind::ResourceLimit => T::ResourceLimit(e.to_string()),
+                ErrorKind::Other => T::Fault(e.fault()),
+            },
+        }
+    }
 }
 
 impl From<DeviceError> for Failure {
@@ -115,14 +134,14 @@ fn run_once(
                 let differs = |j: &usize| now.bytes_of(*j) != before.bytes_of(*j);
                 let first = (0..now.len()).find(differs).unwrap_or(0);
                 let changed = (0..now.len()).filter(differs).count();
-                return Err(Failure::Wrong(format!(
+                return Err(Failure::Trial(crate::failure::TrialFailure::InputWritten(format!(
                     "kernel `{}` changed input `{}`: {changed} of {} elements, first at index {first} ({} became {}); declare it `role = \"inout\"` if the kernel writes it",
                     suite.kernels[k].name,
                     b.name,
                     now.len(),
                     before.show(first),
                     now.show(first)
-                )));
+                ))));
             }
             outputs.push(None);
         } else {

@@ -9,6 +9,8 @@ use std::ffi::{c_void, CString};
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("{call} failed: {name} ({description})")]
 pub struct DeviceError {
+    /// The driver's code, kept as its type (`None` for errors the harness found before calling).
+    code: Option<sys::CUresult>,
     /// The driver call.
     pub call: &'static str,
     /// The error's name, e.g. `CUDA_ERROR_ILLEGAL_ADDRESS`.
@@ -45,10 +47,56 @@ fn error(call: &'static str) -> impl Fn(cu::DriverError) -> DeviceError {
                 | E::CUDA_ERROR_CONTEXT_IS_DESTROYED
         );
         DeviceError {
+            code: Some(e.0),
             call,
             name,
             description,
             sticky,
+        }
+    }
+}
+
+/// What a driver error means for a trial.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// `CUDA_ERROR_OUT_OF_MEMORY`.
+    OutOfMemory,
+    /// `CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES` or an invalid launch shape.
+    ResourceLimit,
+    /// Anything else (faults, bad arguments).
+    Other,
+}
+
+impl DeviceError {
+    /// An error the harness found itself, before or instead of a driver call.
+    pub fn harness(call: &'static str, name: &str, description: String) -> DeviceError {
+        DeviceError {
+            code: None,
+            call,
+            name: name.into(),
+            description,
+            sticky: false,
+        }
+    }
+
+    /// What the driver's code means, by the code, not its name.
+    pub fn kind(&self) -> ErrorKind {
+        use sys::cudaError_enum as E;
+        match self.code {
+            Some(E::CUDA_ERROR_OUT_OF_MEMORY) => ErrorKind::OutOfMemory,
+            Some(E::CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES) => ErrorKind::ResourceLimit,
+            _ => ErrorKind::Other,
+        }
+    }
+
+    /// The error as the worker reports it across the process boundary.
+    pub fn fault(&self) -> crate::failure::DriverFault {
+        crate::failure::DriverFault {
+            call: self.call.to_string(),
+            code: self.code.map(|c| c as u32).unwrap_or(0),
+            name: self.name.clone(),
+            description: self.description.clone(),
+            sticky: self.sticky,
         }
     }
 }
@@ -134,14 +182,11 @@ impl Gpu {
         cu::init().map_err(error("cuInit"))?;
         let count = cu::device::get_count().map_err(error("cuDeviceGetCount"))?;
         if ordinal < 0 || ordinal >= count {
-            return Err(DeviceError {
-                call: "cuDeviceGet",
-                name: "CUDA_ERROR_INVALID_DEVICE".into(),
-                description: format!(
-                    "device {ordinal} requested, {count} present (set KERNELGATE_DEVICE)"
-                ),
-                sticky: false,
-            });
+            return Err(DeviceError::harness(
+                "cuDeviceGet",
+                "CUDA_ERROR_INVALID_DEVICE",
+                format!("device {ordinal} requested, {count} present (set KERNELGATE_DEVICE)"),
+            ));
         }
         let dev = cu::device::get(ordinal).map_err(error("cuDeviceGet"))?;
         // SAFETY: `dev` is a valid device handle from cuDeviceGet.
@@ -342,14 +387,13 @@ impl Gpu {
         if let Some(sizes) = &f.param_sizes {
             let given: Vec<usize> = storage.iter().map(Vec::len).collect();
             if &given != sizes {
-                return Err(DeviceError {
-                    call: "cuLaunchKernel",
-                    name: "argument mismatch".into(),
-                    description: format!(
+                return Err(DeviceError::harness(
+                    "cuLaunchKernel",
+                    "argument mismatch",
+                    format!(
                         "the kernel's parameters take {sizes:?} bytes, the suite passes {given:?} (check the args' count and types)"
                     ),
-                    sticky: false,
-                });
+                ));
             }
         }
         if dims.shared > 48 * 1024 {
@@ -496,11 +540,12 @@ impl Module {
     /// Looks up a function by its lowered name, with its parameter sizes where the driver
     /// can tell them.
     pub fn function(&self, lowered: &str) -> Result<Function, DeviceError> {
-        let name = CString::new(lowered).map_err(|_| DeviceError {
-            call: "cuModuleGetFunction",
-            name: "bad name".into(),
-            description: "the function name contains a NUL byte".into(),
-            sticky: false,
+        let name = CString::new(lowered).map_err(|_| {
+            DeviceError::harness(
+                "cuModuleGetFunction",
+                "bad name",
+                "the function name contains a NUL byte".into(),
+            )
         })?;
         // SAFETY: the module is live; `name` is a valid C string.
         let handle = unsafe { cu::module::get_function(self.0, name) }

@@ -6,8 +6,8 @@ mod gpu;
 pub mod thermal;
 
 pub use gpu::{
-    elapsed_ms, DeviceBuffer, DeviceError, DeviceInfo, Event, Function, FunctionAttribute, Gpu,
-    Graph, KernelArg, LaunchDims, Module,
+    elapsed_ms, DeviceBuffer, DeviceError, DeviceInfo, ErrorKind, Event, Function,
+    FunctionAttribute, Gpu, Graph, KernelArg, LaunchDims, Module,
 };
 
 /// Why GPU trials cannot run here, or `None` when the CUDA driver library loads.

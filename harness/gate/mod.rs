@@ -23,6 +23,10 @@
 //! same model, clocks, temperature) is not the kernel's. The reference's own trial is judged by
 //! its time.
 
+mod settle;
+
+pub use settle::{settle, Decision, REMEASURE_EFFORT};
+
 use crate::stats::twosample::{benjamini_hochberg, mann_whitney, shift};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -219,28 +223,27 @@ mod tests {
             .collect()
     }
 
-    /// One gate decision as a run makes it: inconclusive results are measured again once with
-    /// four times the samples.
+    /// One gate decision as a run makes it, through the run's own policy ([`settle`]).
     fn gate(rng: &mut ChaCha8Rng, n: usize, shift: f64, max_slowdown: f64) -> Verdict {
         let old = samples(rng, n, 1.0);
-        let new = samples(rng, n, shift);
         let input = GateInput {
             old_times: old.clone(),
-            new_times: new,
+            new_times: samples(rng, n, shift),
             speedups: None,
             max_slowdown,
         };
-        let first = decide(&[input])[0].verdict;
-        if first != Verdict::Inconclusive {
-            return first;
-        }
-        let again = GateInput {
-            old_times: old,
-            new_times: samples(rng, 4 * n, shift),
-            speedups: None,
-            max_slowdown,
+        let mut again = |_: usize| -> Result<GateInput, ()> {
+            Ok(GateInput {
+                old_times: old.clone(),
+                new_times: samples(rng, REMEASURE_EFFORT as usize * n, shift),
+                speedups: None,
+                max_slowdown,
+            })
         };
-        decide(&[again])[0].verdict
+        settle(vec![input], Some(&mut again))[0]
+            .expect("re-measures succeed here")
+            .verdict
+            .verdict
     }
 
     /// At the default sample count (10, rounded up to the timing batch of 8: 16).

@@ -37,10 +37,24 @@ pub const BATCH_TARGET_SECONDS: f64 = 100e-6;
 /// Launches in a graph, at most.
 pub const MAX_BATCH: usize = 1024;
 
-/// The regime of single launches with L2 flushed before each.
-pub const COLD: &str = "cold";
-/// The regime of CUDA-graph replays of several launches over rotated input copies.
-pub const GRAPH: &str = "graph";
+/// How a trial is timed; stored in baselines and results as `"cold"` or `"graph"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Regime {
+    /// Single launches with L2 flushed before each.
+    Cold,
+    /// CUDA-graph replays of several launches over rotated input copies.
+    Graph,
+}
+
+impl std::fmt::Display for Regime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Regime::Cold => "cold",
+            Regime::Graph => "graph",
+        })
+    }
+}
 
 /// What one timed operation is: everything to do before it (untimed) and one launch.
 pub trait Timed {
@@ -53,8 +67,8 @@ pub trait Timed {
 /// How a trial will be timed.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Plan {
-    /// `COLD` or `GRAPH`.
-    pub regime: &'static str,
+    /// The regime.
+    pub regime: Regime,
     /// Launches per sample of the kernel under test.
     pub kernel_batch: usize,
     /// Launches per sample of the reference.
@@ -65,7 +79,7 @@ impl Plan {
     /// Input copies to rotate through: enough that a batch's launches together touch more
     /// than twice the L2 (one copy when not batching or not flushing).
     pub fn copies(&self, footprint_bytes: usize, l2_bytes: usize, l2_flush: bool) -> usize {
-        if self.regime != GRAPH || !l2_flush {
+        if self.regime != Regime::Graph || !l2_flush {
             return 1;
         }
         let needed = (2 * l2_bytes).div_ceil(footprint_bytes.max(1));
@@ -81,7 +95,7 @@ pub fn batch_size(seconds: f64) -> usize {
 }
 
 /// What a kernel occupies on the device.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Footprint {
     /// The stream-ordered pool's high-water mark during one run: the case's buffers and the
     /// kernel's scratch, bytes.
@@ -119,10 +133,10 @@ pub struct Resources {
 }
 
 /// Samples of one trial, seconds per launch.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Samples {
     /// How they were taken (`COLD` or `GRAPH`).
-    pub regime: String,
+    pub regime: Regime,
     /// Launches per sample: kernel, reference.
     pub batch: [usize; 2],
     /// The event-timed empty-kernel time on this device, seconds.
@@ -346,7 +360,7 @@ impl Timer {
         bench: &Bench,
         kernel: &mut dyn Timed,
         mut reference: Option<&mut dyn Timed>,
-        preferred: Option<&str>,
+        preferred: Option<Regime>,
     ) -> Result<Plan, DeviceError> {
         let start = Instant::now();
         let mut runs = 0;
@@ -378,19 +392,19 @@ impl Timer {
             None => f64::INFINITY,
         };
         let graph = match preferred {
-            Some(GRAPH) => true,
-            Some(COLD) => false,
-            _ => k.min(r) < FLOOR_FACTOR * self.floor,
+            Some(Regime::Graph) => true,
+            Some(Regime::Cold) => false,
+            None => k.min(r) < FLOOR_FACTOR * self.floor,
         };
         if graph {
             Ok(Plan {
-                regime: GRAPH,
+                regime: Regime::Graph,
                 kernel_batch: batch_size(k),
                 reference_batch: if r.is_finite() { batch_size(r) } else { 1 },
             })
         } else {
             Ok(Plan {
-                regime: COLD,
+                regime: Regime::Cold,
                 kernel_batch: 1,
                 reference_batch: 1,
             })
@@ -411,7 +425,7 @@ impl Timer {
         let start = Instant::now();
         let cap = Duration::from_millis(bench.max_time_ms);
         let mut out = Samples {
-            regime: plan.regime.to_string(),
+            regime: plan.regime,
             batch: [plan.kernel_batch, plan.reference_batch],
             launch_floor: self.floor,
             kernel: Vec::new(),
@@ -421,7 +435,7 @@ impl Timer {
             clocks: Clocks::default(),
         };
         let capture = |op: &mut dyn Timed, launches: usize| -> Result<Option<Graph>, DeviceError> {
-            if plan.regime != GRAPH {
+            if plan.regime != Regime::Graph {
                 return Ok(None);
             }
             op.prepare(gpu)?;
@@ -526,7 +540,7 @@ mod tests {
     #[test]
     fn copies_outgrow_l2_but_not_the_batch() {
         let batch = Plan {
-            regime: GRAPH,
+            regime: Regime::Graph,
             kernel_batch: 32,
             reference_batch: 8,
         };
@@ -542,7 +556,7 @@ mod tests {
             "no flush, no rotation"
         );
         let cold = Plan {
-            regime: COLD,
+            regime: Regime::Cold,
             kernel_batch: 1,
             reference_batch: 1,
         };

@@ -3,15 +3,7 @@
 
 use super::duration;
 use super::results::{Results, TrialRecord};
-use crate::gate::{self, percent, GateInput, Verdict};
-use std::path::Path;
-
-/// Exit code: no trial regressed.
-pub const EXIT_OK: u8 = 0;
-/// Exit code: at least one trial regressed.
-pub const EXIT_REGRESSED: u8 = 1;
-/// Exit code: a file could not be read.
-pub const EXIT_BAD_INPUT: u8 = 2;
+use crate::gate::{self, percent, GateInput};
 
 /// One row of the table.
 #[derive(Debug, Clone, PartialEq)]
@@ -137,48 +129,4 @@ pub fn table(rows: &[Row]) -> String {
         line(row);
     }
     out
-}
-
-/// The `kernelgate compare` command: prints the table; returns the exit code.
-pub fn command(old: &Path, new: &Path) -> u8 {
-    let (old_results, new_results) = match (Results::load(old), Results::load(new)) {
-        (Ok(o), Ok(n)) => (o, n),
-        (Err(e), _) | (_, Err(e)) => {
-            eprintln!("error: {e}");
-            return EXIT_BAD_INPUT;
-        }
-    };
-    if old_results.device != new_results.device {
-        let describe = |r: &Results| {
-            r.device
-                .as_ref()
-                .map(|d| d.describe())
-                .unwrap_or_else(|| "no GPU".into())
-        };
-        println!(
-            "note: the files come from different devices (OLD: {}; NEW: {}): absolute times may differ for that reason alone",
-            describe(&old_results),
-            describe(&new_results)
-        );
-    }
-    let rows = compare(&old_results, &new_results);
-    print!("{}", table(&rows));
-    let count = |v: Verdict| {
-        rows.iter()
-            .filter(|r| r.verdict.is_some_and(|x| x.verdict == v))
-            .count()
-    };
-    let regressed = count(Verdict::Regressed);
-    println!(
-        "{} compared: {regressed} regressed, {} improved, {} inconclusive, {} unchanged",
-        rows.iter().filter(|r| r.verdict.is_some()).count(),
-        count(Verdict::Improved),
-        count(Verdict::Inconclusive),
-        count(Verdict::Unchanged)
-    );
-    if regressed > 0 {
-        EXIT_REGRESSED
-    } else {
-        EXIT_OK
-    }
 }

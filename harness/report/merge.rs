@@ -2,7 +2,6 @@
 //! for reports and `kernelgate compare`.
 
 use super::results::Results;
-use std::path::{Path, PathBuf};
 
 /// Merges `inputs`: one device fingerprint, no trial twice, trials in input order.
 pub fn merge(inputs: &[Results]) -> Result<Results, String> {
@@ -34,28 +33,4 @@ pub fn merge(inputs: &[Results]) -> Result<Results, String> {
         }
     }
     Ok(out)
-}
-
-/// The `kernelgate merge OUT.json IN.json...` command; returns the exit code (0, or 2 for
-/// bad input).
-pub fn command(out: &Path, inputs: &[PathBuf]) -> u8 {
-    let loaded: Result<Vec<Results>, String> = inputs.iter().map(|p| Results::load(p)).collect();
-    let merged = loaded
-        .and_then(|l| merge(&l))
-        .and_then(|m| m.save(out).map(|_| m));
-    match merged {
-        Ok(m) => {
-            println!(
-                "merged {} trial(s) from {} file(s) into {}",
-                m.trials.len(),
-                inputs.len(),
-                out.display()
-            );
-            0
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            2
-        }
-    }
 }

@@ -1,10 +1,10 @@
 //! `TrialLine`: what the terminal shows for one measured trial — median with its interval,
-//! speedup over the reference with its interval, and achieved rates against the device's peak.
+//! speedup over the reference with its interval, and achieved rates against the device's peak —
+//! and the units every reporter formats with. Reporters render the runner's typed records.
 
 use crate::device::DeviceInfo;
-use crate::measure::Samples;
 use crate::stats::Summary;
-use crate::suite::Case;
+use results::Measurement;
 use std::fmt;
 
 pub mod annotations;
@@ -13,6 +13,7 @@ pub mod junit;
 pub mod markdown;
 pub mod merge;
 pub mod results;
+pub mod terminal;
 
 /// Formats seconds with a unit that keeps three or four significant digits.
 pub fn duration(seconds: f64) -> String {
@@ -110,14 +111,11 @@ pub fn footprint(f: &crate::measure::Footprint) -> String {
     out
 }
 
-/// One measured trial, ready to print.
+/// One measured trial's figures, ready to print: median with its interval, speedup over the
+/// reference, achieved rates against the device's peaks, the sample count and regime.
 pub struct TrialLine<'a> {
-    /// The samples.
-    pub samples: &'a Samples,
-    /// The case (for bytes and flops).
-    pub case: &'a Case,
-    /// Name of the reference kernel, or `None` when this trial is the reference.
-    pub reference: Option<&'a str>,
+    /// The trial's measurement, as recorded.
+    pub measurement: &'a Measurement,
     /// The device (for peaks).
     pub device: &'a DeviceInfo,
 }
@@ -128,11 +126,12 @@ fn interval(s: &Summary, show: fn(f64) -> String) -> String {
 
 impl fmt::Display for TrialLine<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let Some(k) = self.samples.kernel_summary() else {
+        let m = self.measurement;
+        let Some(k) = Summary::of(&m.time_samples) else {
             return f.write_str("no samples");
         };
         write!(f, "{}", interval(&k, duration))?;
-        match (self.reference, self.samples.speedup()) {
+        match (&m.reference, Summary::of(&m.speedup_samples)) {
             (Some(name), Some(s)) => {
                 write!(
                     f,
@@ -142,7 +141,7 @@ impl fmt::Display for TrialLine<'_> {
             }
             _ => f.write_str("  reference")?,
         }
-        if let Some(bytes) = self.case.bytes {
+        if let Some(bytes) = m.bytes {
             let bw = bytes / k.median;
             let peak = self.device.peak_bandwidth();
             write!(f, "  {}", rate(bw, "B/s"))?;
@@ -150,7 +149,7 @@ impl fmt::Display for TrialLine<'_> {
                 write!(f, " ({:.0}% of peak)", 100.0 * bw / peak)?;
             }
         }
-        if let Some(flops) = self.case.flops {
+        if let Some(flops) = m.flops {
             let r = flops / k.median;
             let peak = self.device.peak_fp32_flops();
             write!(f, "  {}", rate(r, "FLOP/s"))?;
@@ -159,10 +158,10 @@ impl fmt::Display for TrialLine<'_> {
             }
         }
         write!(f, "  n={}", k.n)?;
-        if self.samples.regime == crate::measure::GRAPH {
-            write!(f, " as graphs of {} launches", self.samples.batch[0])?;
+        if m.regime == crate::measure::Regime::Graph {
+            write!(f, " as graphs of {} launches", m.batch[0])?;
         }
-        let c = &self.samples.clocks;
+        let c = &m.clocks;
         if c.discarded_rounds > 0 {
             write!(
                 f,
@@ -171,7 +170,7 @@ impl fmt::Display for TrialLine<'_> {
                 c.discarded_rounds + c.kept_rounds
             )?;
         }
-        if self.samples.hit_time_cap {
+        if m.hit_time_cap {
             write!(
                 f,
                 " (±{:.1}% at the time cap)",
@@ -215,29 +214,28 @@ mod tests {
             driver_release: "580.159.04".into(),
         };
         assert!((device.peak_bandwidth() - 3.352e12).abs() < 1e9);
-        let samples = Samples {
-            regime: "cold".into(),
+        let measurement = Measurement {
+            regime: crate::measure::Regime::Cold,
             batch: [1, 1],
             launch_floor: 3.4e-6,
-            kernel: vec![10e-6; 20],
-            reference: vec![20e-6; 20],
+            time: crate::baseline::Stored {
+                median: 10e-6,
+                low: 10e-6,
+                high: 10e-6,
+            },
+            time_samples: vec![10e-6; 20],
+            speedup: None,
+            speedup_samples: vec![2.0; 20],
+            max_slowdown: 0.03,
             hit_time_cap: false,
-            wall_seconds: 0.1,
+            footprint: Default::default(),
             clocks: Default::default(),
-        };
-        let case = Case {
-            label: "n=4".into(),
-            sizes: Default::default(),
-            lens: vec![],
-            launches: vec![],
-            scratch_lens: vec![],
             bytes: Some(3.352e7),
             flops: None,
+            reference: Some("naive".into()),
         };
         let line = TrialLine {
-            samples: &samples,
-            case: &case,
-            reference: Some("naive"),
+            measurement: &measurement,
             device: &device,
         };
         assert_eq!(

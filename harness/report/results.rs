@@ -4,6 +4,7 @@
 use crate::baseline::{Fingerprint, Stored};
 use crate::device::DeviceInfo;
 use crate::gate::TrialVerdict;
+use crate::measure::Regime;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -22,27 +23,175 @@ pub enum Status {
     Ignored,
 }
 
-/// What kind of failure a trial had; the run's exit code follows the worst.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum FailKind {
-    /// Slower than its baseline, or over a memory or resource limit (exit code 1).
-    Performance,
-    /// Wrong output, a fault, a time-out, a compile error (exit code 101).
-    Correctness,
-    /// The setup: no GPU or NVRTC where required, an unusable baseline, a worker that cannot
-    /// start (exit code 2).
-    Infrastructure,
+pub use crate::failure::{FailKind, TrialFailure};
+
+/// What the gate made of a measured trial (the verdict itself is [`TrialRecord::verdict`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum GateNote {
+    /// No baseline for this trial on this device; `elsewhere` lists devices that have one for
+    /// the suite.
+    NoBaseline {
+        /// Devices with a baseline file for this suite.
+        elsewhere: Vec<Fingerprint>,
+    },
+    /// The baseline was measured in another regime: not comparable.
+    OtherRegime {
+        /// The baseline's regime.
+        regime: Regime,
+    },
+    /// The baseline file cannot be used.
+    BaselineError {
+        /// Why.
+        message: String,
+    },
+    /// The SM clock was throttled in too many rounds: not compared.
+    Unreliable {
+        /// Rounds dropped as throttled.
+        discarded: usize,
+        /// All rounds.
+        rounds: usize,
+    },
+    /// Compared with its baseline.
+    Compared {
+        /// The baseline it was compared with.
+        baseline: BaselineRef,
+        /// Whether the verdict comes from a second measurement.
+        remeasured: bool,
+        /// Comparisons in the Benjamini–Hochberg family it was decided in.
+        family: usize,
+    },
+    /// A re-measure of an inconclusive trial failed; the trial left the family.
+    RemeasureFailed,
+    /// `KERNELGATE_BLESS`: recorded as the new baseline, not judged.
+    Blessed,
 }
 
-impl FailKind {
-    /// The process exit code for a run whose worst failure is this.
-    pub fn exit_code(self) -> u8 {
-        match self {
-            FailKind::Performance => 1,
-            FailKind::Correctness => 101,
-            FailKind::Infrastructure => 2,
-        }
+/// The stored baseline a trial was compared with, as much as its report needs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BaselineRef {
+    /// The baseline file.
+    pub path: String,
+    /// Its median time, seconds.
+    pub median: f64,
+    /// Its median speedup over the reference, for other kernels.
+    pub speedup: Option<f64>,
+    /// Its reference kernel.
+    pub reference: String,
+    /// When it was recorded.
+    pub date: String,
+    /// By which kernelgate.
+    pub kernelgate: String,
+}
+
+/// A declared limit a measured trial broke, or a change since its baseline that fails it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Breach {
+    /// The case's peak device memory is over the suite's `memory_budget`.
+    MemoryBudget {
+        /// The peak, bytes.
+        peak: u64,
+        /// The budget, bytes.
+        budget: u64,
+    },
+    /// A launch uses more registers than `max_registers`.
+    Registers {
+        /// The entry.
+        entry: String,
+        /// Registers per thread.
+        registers: i32,
+        /// The limit.
+        max: u32,
+    },
+    /// A launch uses local memory under `spills = "forbid"`.
+    Spills {
+        /// The entry.
+        entry: String,
+        /// Local bytes per thread.
+        local_bytes: i32,
+    },
+    /// Peak memory grew over the baseline's beyond `memory_growth`.
+    MemoryGrowth {
+        /// The baseline's peak, bytes.
+        old: u64,
+        /// This run's peak, bytes.
+        new: u64,
+        /// The allowed growth, a fraction.
+        allowed: f64,
+        /// Resources that changed with it.
+        changes: Vec<ResourceChange>,
+    },
+}
+
+/// Registers or local memory of a launch that changed since the baseline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResourceChange {
+    /// The entry.
+    pub entry: String,
+    /// Registers per thread: baseline, now.
+    pub registers: [i32; 2],
+    /// Local bytes per thread: baseline, now.
+    pub local_bytes: [i32; 2],
+}
+
+/// The commands that re-run, profile and re-bless one trial.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Commands {
+    /// Re-runs exactly this trial.
+    pub rerun: String,
+    /// Profiles exactly its kernel launches with Nsight Compute (kernel trials).
+    pub profile: Option<String>,
+    /// Re-records its baseline (kernel trials).
+    pub rebless: Option<String>,
+}
+
+/// Where a run's time went, and what the clocks did, for its summary lines.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunTotals {
+    /// Kernel trials measured (re-measures included).
+    pub trials_measured: usize,
+    /// Seconds compiling, loading and allocating.
+    pub setup_seconds: f64,
+    /// Seconds checking correctness.
+    pub check_seconds: f64,
+    /// Seconds sampling.
+    pub sampled_seconds: f64,
+    /// Kernel time inside the samples.
+    pub kernel_seconds: f64,
+    /// NVRTC compiles.
+    pub compiled: usize,
+    /// Modules from the compile cache.
+    pub cached: usize,
+    /// The last launch floor measured, seconds.
+    pub launch_floor: Option<f64>,
+    /// Trials timed as CUDA-graph replays.
+    pub batched: usize,
+    /// Every SM clock reading, MHz.
+    pub clock_mhz: Vec<f64>,
+    /// Every temperature reading, °C.
+    pub celsius: Vec<f64>,
+    /// Rounds dropped as throttled.
+    pub dropped_rounds: usize,
+    /// Trials marked unreliable.
+    pub unreliable: usize,
+    /// GPU worker processes started.
+    pub worker_starts: usize,
+}
+
+impl RunTotals {
+    /// Counts one measured trial's samples.
+    pub fn add(&mut self, samples: &crate::measure::Samples) {
+        self.trials_measured += 1;
+        self.launch_floor = Some(samples.launch_floor);
+        self.batched += (samples.regime == Regime::Graph) as usize;
+        self.clock_mhz.extend(&samples.clocks.mhz);
+        self.celsius.extend(&samples.clocks.celsius);
+        self.dropped_rounds += samples.clocks.discarded_rounds;
+        self.unreliable += samples.clocks.unreliable as usize;
+        self.sampled_seconds += samples.wall_seconds;
+        self.kernel_seconds +=
+            samples.kernel.iter().sum::<f64>() + samples.reference.iter().sum::<f64>();
     }
 }
 
@@ -50,7 +199,7 @@ impl FailKind {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Measurement {
     /// Timing regime (`cold`, or `batch` near the launch floor).
-    pub regime: String,
+    pub regime: crate::measure::Regime,
     /// Launches per sample: kernel, reference.
     pub batch: [usize; 2],
     /// The device's launch floor (event-timed empty kernel), seconds.
@@ -69,6 +218,15 @@ pub struct Measurement {
     pub hit_time_cap: bool,
     /// Memory and resources of the kernel.
     pub footprint: crate::measure::Footprint,
+    /// The case's `bytes` (for achieved bandwidth), when the suite declares it.
+    #[serde(default)]
+    pub bytes: Option<f64>,
+    /// The case's `flops`, when the suite declares it.
+    #[serde(default)]
+    pub flops: Option<f64>,
+    /// The reference kernel this trial's speedup is over (`None` for the reference itself).
+    #[serde(default)]
+    pub reference: Option<String>,
     /// The SM clock while sampling.
     pub clocks: crate::measure::Clocks,
 }
@@ -96,6 +254,35 @@ pub struct TrialRecord {
     pub measurement: Option<Measurement>,
     /// The gate's verdict, when a comparable baseline existed.
     pub verdict: Option<TrialVerdict>,
+    /// What the gate made of it (measured trials).
+    #[serde(default)]
+    pub gate: Option<GateNote>,
+    /// Declared limits broken, and growth over the baseline.
+    #[serde(default)]
+    pub breaches: Vec<Breach>,
+    /// Registers or local memory changed since the baseline.
+    #[serde(default)]
+    pub resource_changes: Vec<ResourceChange>,
+    /// The typed failure, when the trial itself failed (not the gate).
+    #[serde(default)]
+    pub failure_detail: Option<TrialFailure>,
+    /// Commands to re-run, profile and re-bless this trial.
+    #[serde(default)]
+    pub commands: Option<Commands>,
+    /// What a compile trial compiled.
+    #[serde(default)]
+    pub compiled: Option<Compiled>,
+}
+
+/// What a suite's compile trial did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Compiled {
+    /// Sources compiled.
+    pub sources: usize,
+    /// Of those, compiled now; the rest came from the cache.
+    pub fresh: usize,
+    /// The target architecture.
+    pub arch: String,
 }
 
 /// A whole run.
@@ -113,9 +300,17 @@ pub struct Results {
     pub device_info: Option<DeviceInfo>,
     /// Every trial that was selected, in run order.
     pub trials: Vec<TrialRecord>,
+    /// Where the run's time went.
+    #[serde(default)]
+    pub totals: Option<RunTotals>,
 }
 
 impl Results {
+    /// The worst failure of the run, which decides its exit code.
+    pub fn worst_failure(&self) -> Option<FailKind> {
+        self.trials.iter().filter_map(|r| r.failure).max()
+    }
+
     /// Writes the file atomically.
     pub fn save(&self, path: &Path) -> Result<(), String> {
         let value = serde_json::to_value(self).map_err(|e| e.to_string())?;

@@ -1,9 +1,10 @@
 //! `bless`: with `KERNELGATE_BLESS=1`, the trials that ran and passed correctness become the
 //! stored baselines for this device. Entries of trials that did not run are kept as they were.
 
-use super::{Outcome, Planned, Run};
-use crate::baseline::{self, BaselineFile, Entry, Fingerprint, Stored, MAX_STORED_SAMPLES};
-use crate::device::DeviceInfo;
+use super::{Outcome, Planned, Runner};
+use crate::baseline::{
+    self, BaselineError, BaselineFile, BaselineStore, Entry, Stored, MAX_STORED_SAMPLES,
+};
 use crate::gate::percent;
 use crate::report::duration;
 use crate::suite::Suite;
@@ -21,7 +22,7 @@ fn entry(
     Some(Entry {
         kernel: suite.kernels[kernel].name.clone(),
         case: suite.cases[case].label.clone(),
-        regime: samples.regime.clone(),
+        regime: samples.regime,
         time: Stored::from(time),
         time_samples: baseline::thin(&samples.kernel, MAX_STORED_SAMPLES),
         speedup: samples.speedup().map(Stored::from),
@@ -33,15 +34,16 @@ fn entry(
     })
 }
 
-/// Writes the baselines of every measured trial; returns one line per trial (or per problem).
+/// Writes the baselines of every measured trial into the files `store` read at the start of
+/// the run; returns one line per trial (or per problem).
 pub(super) fn bless(
-    run: &Run,
-    suites: &[Suite],
+    run: &Runner,
     plan: &[Planned],
     outcomes: &[Option<Outcome>],
-    device: &DeviceInfo,
+    store: &BaselineStore,
 ) -> Vec<String> {
-    let fingerprint = Fingerprint::of(device);
+    let suites = run.suites;
+    let fingerprint = store.device.clone();
     let mut by_suite: BTreeMap<usize, Vec<(String, Entry)>> = BTreeMap::new();
     for (i, trial) in plan.iter().enumerate() {
         if let Some(Outcome::Measured(m)) = &outcomes[i] {
@@ -59,25 +61,22 @@ pub(super) fn bless(
     let mut lines = Vec::new();
     for (s, entries) in by_suite {
         let suite = &suites[s];
-        let path = baseline::path(&run.config.baselines, &fingerprint, &suite.name);
-        let mut file = match baseline::load(&path) {
-            Ok(Some(f)) => f,
-            Ok(None) => BaselineFile {
-                format: baseline::FORMAT,
-                suite: suite.name.clone(),
-                device: fingerprint.clone(),
-                trials: BTreeMap::new(),
-            },
-            Err(e)
-                if baseline::stored_format(&path).is_some_and(|f| f < baseline::FORMAT as u64) =>
-            {
+        let Some(stored) = store.suite(&suite.name) else {
+            continue;
+        };
+        let path = stored.path.clone();
+        let fresh = || BaselineFile {
+            format: baseline::FORMAT,
+            suite: suite.name.clone(),
+            device: fingerprint.clone(),
+            trials: BTreeMap::new(),
+        };
+        let mut file = match &stored.file {
+            Ok(Some(f)) => f.clone(),
+            Ok(None) => fresh(),
+            Err(e @ BaselineError::Older { .. }) => {
                 lines.push(format!("replacing an older-format baseline: {e}"));
-                BaselineFile {
-                    format: baseline::FORMAT,
-                    suite: suite.name.clone(),
-                    device: fingerprint.clone(),
-                    trials: BTreeMap::new(),
-                }
+                fresh()
             }
             Err(e) => {
                 lines.push(format!("not blessed, suite `{}`: {e}", suite.name));

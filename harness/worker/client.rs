@@ -4,6 +4,9 @@
 
 use super::protocol::{encode_request, Request, Response, TrialRequest, TrialResult, PREFIX};
 use crate::device::DeviceInfo;
+use crate::failure::TrialFailure;
+use crate::suite::Suite;
+use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
@@ -36,6 +39,8 @@ pub struct Worker {
     ordinal: i32,
     live: Option<Live>,
     device: Option<Result<DeviceInfo, String>>,
+    /// The suites the live worker has been sent (by index); empty again after a restart.
+    sent: HashSet<usize>,
     /// How many times a worker was started.
     pub starts: usize,
 }
@@ -47,6 +52,7 @@ impl Worker {
             ordinal,
             live: None,
             device: None,
+            sent: HashSet::new(),
             starts: 0,
         }
     }
@@ -73,26 +79,38 @@ impl Worker {
         }
     }
 
-    /// Runs one trial in the worker; a fatal result stops it, so the next trial gets a fresh one.
+    /// Runs one trial of `suite` (sent to the worker first if this worker has not seen it); a
+    /// fatal result stops the worker, so the next trial gets a fresh one.
     pub fn trial(
         &mut self,
+        suite: &Suite,
         request: TrialRequest,
         timeout: Duration,
-    ) -> Result<TrialResult, String> {
+    ) -> Result<TrialResult, TrialFailure> {
         if let Some(Err(e)) = &self.device {
-            return Err(e.clone());
+            return Err(TrialFailure::Harness(e.clone()));
         }
-        self.start()?;
+        self.start().map_err(TrialFailure::Harness)?;
+        if !self.sent.contains(&request.suite) {
+            let index = request.suite;
+            self.send(&Request::Suite {
+                index,
+                suite: Box::new(suite.clone()),
+            })?;
+            self.sent.insert(index);
+        }
         match self.exchange(&Request::Trial(Box::new(request)), timeout)? {
             Response::Trial(result) => {
-                if result.fatal {
+                if result.outcome.as_ref().is_err_and(TrialFailure::is_fatal) {
                     let _ = self.reap();
                 }
                 Ok(result)
             }
             Response::Hello(_) => {
                 self.stop();
-                Err("the GPU worker answered out of turn".into())
+                Err(TrialFailure::Harness(
+                    "the GPU worker answered out of turn".into(),
+                ))
             }
         }
     }
@@ -131,6 +149,7 @@ impl Worker {
                 stdin,
                 lines,
             });
+            self.sent.clear();
             let hello = self.exchange(
                 &Request::Hello {
                     ordinal: self.ordinal,
@@ -143,7 +162,7 @@ impl Worker {
                     self.stop();
                     return Err("the GPU worker answered out of turn".into());
                 }
-                Err(e) => return Err(e),
+                Err(e) => return Err(e.to_string()),
             };
             if info.is_err() {
                 self.stop();
@@ -162,10 +181,12 @@ impl Worker {
         }
     }
 
-    /// Sends `request` to the running worker and waits up to `timeout` for the answer. On a crash or time-out the
-    /// worker is stopped and the error says what happened.
-    fn exchange(&mut self, request: &Request, timeout: Duration) -> Result<Response, String> {
-        let live = self.live.as_mut().ok_or("the GPU worker is not running")?;
+    /// Writes `request` to the running worker; a worker that has gone is reaped.
+    fn send(&mut self, request: &Request) -> Result<(), TrialFailure> {
+        let live = self
+            .live
+            .as_mut()
+            .ok_or_else(|| TrialFailure::Harness("the GPU worker is not running".into()))?;
         if live
             .stdin
             .write_all(encode_request(request).as_bytes())
@@ -173,27 +194,35 @@ impl Worker {
             .is_err()
         {
             let status = self.reap();
-            return Err(format!(
-                "the GPU worker exited before taking the request ({status})"
-            ));
+            return Err(TrialFailure::Crashed {
+                status: format!("it exited before taking the request: {status}"),
+            });
         }
+        Ok(())
+    }
+
+    /// Sends `request` to the running worker and waits up to `timeout` for the answer. On a
+    /// crash or time-out the worker is stopped and the failure says what happened.
+    fn exchange(&mut self, request: &Request, timeout: Duration) -> Result<Response, TrialFailure> {
+        self.send(request)?;
+        let live = self
+            .live
+            .as_mut()
+            .ok_or_else(|| TrialFailure::Harness("the GPU worker is not running".into()))?;
         match live.lines.recv_timeout(timeout) {
             Ok(line) => serde_json::from_str(&line).map_err(|e| {
                 self.stop();
-                format!("the GPU worker sent an unreadable answer: {e}")
+                TrialFailure::Harness(format!("the GPU worker sent an unreadable answer: {e}"))
             }),
             Err(RecvTimeoutError::Timeout) => {
                 self.stop();
-                Err(format!(
-                    "timed out after {} s (the worker was stopped and will restart; raise KERNELGATE_TIMEOUT if this kernel is that slow)",
-                    timeout.as_secs()
-                ))
+                Err(TrialFailure::Timeout {
+                    seconds: timeout.as_secs(),
+                })
             }
             Err(RecvTimeoutError::Disconnected) => {
                 let status = self.reap();
-                Err(format!(
-                    "the GPU worker crashed ({status}); it will restart for the next trial"
-                ))
+                Err(TrialFailure::Crashed { status })
             }
         }
     }

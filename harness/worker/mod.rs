@@ -3,6 +3,7 @@
 //! exits after a fault that poisons the context. The harness (`client`) never touches CUDA.
 
 pub mod client;
+pub mod pool;
 pub mod protocol;
 mod session;
 
@@ -47,13 +48,23 @@ pub fn serve(cache_dir: Option<PathBuf>) -> i32 {
                 };
                 reply(&Response::Hello(info));
             }
+            Request::Suite { index, suite } => {
+                let Some(s) = session.as_mut() else {
+                    eprintln!("kernelgate worker: a suite came before Hello");
+                    return 2;
+                };
+                s.add_suite(index, *suite);
+            }
             Request::Trial(req) => {
                 let Some(s) = session.as_mut() else {
                     eprintln!("kernelgate worker: a trial came before Hello");
                     return 2;
                 };
                 let result = s.run_trial(&req);
-                let fatal = result.fatal;
+                let fatal = result
+                    .outcome
+                    .as_ref()
+                    .is_err_and(crate::failure::TrialFailure::is_fatal);
                 reply(&Response::Trial(result));
                 if fatal {
                     return 3;

@@ -3,6 +3,7 @@
 //! prints (`printf` goes to the same stdout) is passed through, not parsed.
 
 use crate::device::DeviceInfo;
+use crate::failure::TrialFailure;
 use crate::measure::{Footprint, Samples};
 use crate::suite::Suite;
 use serde::{Deserialize, Serialize};
@@ -18,6 +19,14 @@ pub enum Request {
         /// Device ordinal.
         ordinal: i32,
     },
+    /// A suite, sent once per worker process before its first trial; trials refer to it by
+    /// `index`. Not answered.
+    Suite {
+        /// The suite's index in the run.
+        index: usize,
+        /// The whole suite, as loaded and validated by the harness.
+        suite: Box<Suite>,
+    },
     /// Check and time one trial.
     Trial(Box<TrialRequest>),
 }
@@ -25,8 +34,8 @@ pub enum Request {
 /// One trial to run.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct TrialRequest {
-    /// The whole suite, as loaded and validated by the harness.
-    pub suite: Suite,
+    /// The suite's index, as sent in `Request::Suite`.
+    pub suite: usize,
     /// Case index.
     pub case: usize,
     /// Kernel index.
@@ -36,7 +45,7 @@ pub struct TrialRequest {
     /// Check correctness first (false when re-measuring a trial already checked).
     pub check: bool,
     /// The regime to time in (the baseline's), or `None` to choose by the launch floor.
-    pub regime: Option<String>,
+    pub regime: Option<crate::measure::Regime>,
     /// Sampling effort: 1 normally; more when re-measuring an inconclusive trial (samples and
     /// time cap multiplied, precision target divided).
     pub effort: u32,
@@ -63,10 +72,9 @@ pub struct TrialData {
 /// A trial's result.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TrialResult {
-    /// Measurements when the trial passed correctness and was timed, else why it failed.
-    pub outcome: Result<TrialData, String>,
-    /// The device context is unusable (a kernel faulted): the worker exits after this.
-    pub fatal: bool,
+    /// Measurements when the trial passed correctness and was timed, else why it failed (a
+    /// fatal failure ends the worker after this answer).
+    pub outcome: Result<TrialData, TrialFailure>,
     /// NVRTC compiles this trial needed, and how many came from the cache.
     pub compiled: usize,
     /// Modules loaded from the cache.

@@ -5,7 +5,10 @@ use super::protocol::{TrialData, TrialRequest, TrialResult};
 use crate::check::inputs::generate;
 use crate::check::verify::{self, Failure};
 use crate::device::compile::{self, CompileError, CompileRequest};
-use crate::device::{DeviceBuffer, DeviceError, Function, FunctionAttribute, Gpu, Module};
+use crate::device::{
+    DeviceBuffer, DeviceError, ErrorKind, Function, FunctionAttribute, Gpu, Module,
+};
+use crate::failure::TrialFailure;
 use crate::measure::{Footprint, Resources, Timed, Timer};
 use crate::report::bytes;
 use crate::suite::{Role, Suite};
@@ -31,7 +34,10 @@ struct Loaded {
 pub struct Session {
     gpu: Gpu,
     timer: Option<Timer>,
-    loaded: HashMap<PathBuf, Loaded>,
+    /// The run's suites this worker was sent, by index.
+    suites: HashMap<usize, Suite>,
+    /// Loaded modules, by suite index.
+    loaded: HashMap<usize, Loaded>,
     cache_dir: Option<PathBuf>,
 }
 
@@ -113,14 +119,15 @@ struct Op<'a> {
 impl<'a> Op<'a> {
     /// Kernel `kernel` of `req`'s case over `copies`.
     fn new(
-        req: &'a TrialRequest,
+        suite: &'a Suite,
+        req: &TrialRequest,
         kernel: usize,
         funcs: &'a [Vec<Function>],
         copies: &'a [Vec<DeviceBuffer>],
         pristine: &'a [(usize, DeviceBuffer)],
     ) -> Op<'a> {
         Op {
-            suite: &req.suite,
+            suite,
             case: req.case,
             kernel,
             funcs: &funcs[kernel],
@@ -183,8 +190,11 @@ fn probes(
         entries: &entries,
         arch: &gpu.info.arch(),
     };
-    let c = compile::compile(&req, cache_dir)
-        .map_err(|e| Failure::Wrong(format!("the harness's probe kernels: {e}")))?;
+    let c = compile::compile(&req, cache_dir).map_err(|e| {
+        Failure::Trial(TrialFailure::Harness(format!(
+            "the harness's probe kernels: {e}"
+        )))
+    })?;
     let module = gpu.load(&c.cubin)?;
     let empty = module.function(&c.lowered[0])?;
     let clock = module.function(&c.lowered[1])?;
@@ -198,6 +208,7 @@ impl Session {
         Ok(Session {
             gpu,
             timer: None,
+            suites: HashMap::new(),
             loaded: HashMap::new(),
             cache_dir,
         })
@@ -208,27 +219,33 @@ impl Session {
         &self.gpu
     }
 
-    /// Runs one trial: never panics on the user's input; a sticky device error sets `fatal`.
+    /// Keeps suite `index` for the trials that refer to it.
+    pub fn add_suite(&mut self, index: usize, suite: Suite) {
+        self.loaded.remove(&index);
+        self.suites.insert(index, suite);
+    }
+
+    /// Runs one trial: never panics on the user's input; a sticky device error is fatal.
     pub fn run_trial(&mut self, req: &TrialRequest) -> TrialResult {
         let before = compile::counts();
         let mut phases = Phases::default();
-        let outcome = self.trial(req, &mut phases);
-        let after = compile::counts();
-        let (outcome, fatal) = match outcome {
-            Ok(samples) => (Ok(samples), false),
-            Err(Failure::Wrong(m)) => (Err(m), false),
-            Err(Failure::Device(e)) => {
-                let hint = if e.sticky {
-                    " (a fault in a kernel poisons its CUDA context: the worker restarts; run `compute-sanitizer` on this trial to find the access)"
-                } else {
-                    ""
-                };
-                (Err(format!("{e}{hint}")), e.sticky)
+        // Taken out while the trial runs (it borrows the session mutably), then put back.
+        let outcome = match self.suites.remove(&req.suite) {
+            Some(suite) => {
+                let outcome = self
+                    .trial(&suite, req, &mut phases)
+                    .map_err(Failure::into_trial);
+                self.suites.insert(req.suite, suite);
+                outcome
             }
+            None => Err(TrialFailure::Harness(format!(
+                "the worker was not sent suite {} before its trial",
+                req.suite
+            ))),
         };
+        let after = compile::counts();
         TrialResult {
             outcome,
-            fatal,
             compiled: after.0 - before.0,
             cached: after.1 - before.1,
             setup_seconds: phases.setup,
@@ -237,13 +254,13 @@ impl Session {
     }
 
     /// Compiles and loads a suite's kernels once per worker.
-    fn load(&mut self, suite: &Suite) -> Result<(), Failure> {
-        if self.loaded.contains_key(&suite.path) {
+    fn load(&mut self, index: usize, suite: &Suite) -> Result<(), Failure> {
+        if self.loaded.contains_key(&index) {
             return Ok(());
         }
         let arch = self.gpu.info.arch();
         let compiled = compile_suite(suite, &arch, self.cache_dir.as_deref())
-            .map_err(|(_, m)| Failure::Wrong(m))?;
+            .map_err(|(_, m)| Failure::Trial(TrialFailure::Compile(m)))?;
         let mut modules = Vec::new();
         let mut functions: Vec<Vec<Function>> = suite.kernels.iter().map(|_| Vec::new()).collect();
         for (si, c) in compiled {
@@ -261,10 +278,10 @@ impl Session {
                         .position(|e| e == entry)
                         .expect("every entry was compiled");
                     let f = module.function(&c.lowered[at]).map_err(|e| {
-                        Failure::Wrong(format!(
+                        Failure::Trial(TrialFailure::Compile(format!(
                             "kernel `{}`: entry `{entry}` not found in the module: {e}",
                             k.name
-                        ))
+                        )))
                     })?;
                     functions[ki].push(f);
                 }
@@ -272,7 +289,7 @@ impl Session {
             modules.push(module);
         }
         self.loaded.insert(
-            suite.path.clone(),
+            index,
             Loaded {
                 functions,
                 _modules: modules,
@@ -281,24 +298,28 @@ impl Session {
         Ok(())
     }
 
-    fn trial(&mut self, req: &TrialRequest, phases: &mut Phases) -> Result<TrialData, Failure> {
+    fn trial(
+        &mut self,
+        suite: &Suite,
+        req: &TrialRequest,
+        phases: &mut Phases,
+    ) -> Result<TrialData, Failure> {
         let clock = Instant::now();
-        let suite = &req.suite;
-        self.load(suite)?;
+        self.load(req.suite, suite)?;
         if self.timer.is_none() {
             let (empty, clock, module) = probes(&self.gpu, self.cache_dir.as_deref())?;
             self.timer = Some(Timer::new(&self.gpu, &empty, clock, module)?);
         }
-        let loaded = &self.loaded[&suite.path];
+        let loaded = &self.loaded[&req.suite];
         let case = &suite.cases[req.case];
         let (k, r) = (req.kernel, suite.reference);
         let launch_limit = self.gpu.max_shared_optin()? as u32;
         for ki in [k, r] {
             if let Some(l) = case.launches[ki].iter().find(|l| l.shared > launch_limit) {
-                return Err(Failure::Wrong(format!(
+                return Err(Failure::Trial(TrialFailure::ResourceLimit(format!(
                     "kernel `{}` asks for {} bytes of dynamic shared memory; this device allows {launch_limit}",
                     suite.kernels[ki].name, l.shared
-                )));
+                ))));
             }
         }
         let bufs = self.case_buffers(suite, req.case)?;
@@ -342,17 +363,11 @@ impl Session {
         let bench = suite.bench.with_effort(req.effort);
         let mut copies = vec![bufs];
         let plan = {
-            let mut kernel = Op::new(req, k, &loaded.functions, &copies, &pristine);
-            let mut reference = Op::new(req, r, &loaded.functions, &copies, &pristine);
+            let mut kernel = Op::new(suite, req, k, &loaded.functions, &copies, &pristine);
+            let mut reference = Op::new(suite, req, r, &loaded.functions, &copies, &pristine);
             let reference: Option<&mut dyn Timed> =
                 if k == r { None } else { Some(&mut reference) };
-            timer.plan(
-                &self.gpu,
-                &bench,
-                &mut kernel,
-                reference,
-                req.regime.as_deref(),
-            )?
+            timer.plan(&self.gpu, &bench, &mut kernel, reference, req.regime)?
         };
         let bytes: usize = copies[0].iter().map(|b| b.bytes).sum();
         let wanted = plan.copies(
@@ -369,8 +384,8 @@ impl Session {
             }
             copies.push(copy);
         }
-        let mut kernel = Op::new(req, k, &loaded.functions, &copies, &pristine);
-        let mut reference = Op::new(req, r, &loaded.functions, &copies, &pristine);
+        let mut kernel = Op::new(suite, req, k, &loaded.functions, &copies, &pristine);
+        let mut reference = Op::new(suite, req, r, &loaded.functions, &copies, &pristine);
         let reference: Option<&mut dyn Timed> = if k == r { None } else { Some(&mut reference) };
         let samples = timer.sample(
             &self.gpu,
@@ -399,16 +414,16 @@ impl Session {
         for (b, len) in suite.buffers.iter().zip(lens) {
             match self.gpu.alloc(len * b.dtype.size()) {
                 Ok(buf) => out.push(buf),
-                Err(e) if e.name == "CUDA_ERROR_OUT_OF_MEMORY" => {
+                Err(e) if e.kind() == ErrorKind::OutOfMemory => {
                     let (free, total) = self.gpu.memory_info().unwrap_or((0, 0));
-                    return Err(Failure::Wrong(format!(
+                    return Err(Failure::Trial(TrialFailure::OutOfMemory(format!(
                         "out of memory: the case's buffers need {} in all (`{}` alone {}), the device has {} free of {}",
                         bytes(needed as u64),
                         b.name,
                         bytes((len * b.dtype.size()) as u64),
                         bytes(free as u64),
                         bytes(total as u64)
-                    )));
+                    ))));
                 }
                 Err(e) => return Err(e.into()),
             }

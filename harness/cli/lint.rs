@@ -5,16 +5,13 @@ use crate::config::Config;
 use crate::suite;
 use std::process::ExitCode;
 
-/// Exit code: a kernel does not compile.
-pub const EXIT_COMPILE_ERROR: u8 = 1;
-
 /// The `kernelgate lint` command.
 pub fn lint() -> ExitCode {
     let config = match Config::from_env() {
         Ok(c) => c,
         Err(e) => {
             eprintln!("error: {e}");
-            return ExitCode::from(super::EXIT_BAD_INPUT);
+            return crate::exit::code(crate::exit::BAD_INPUT);
         }
     };
     let suites = match suite::load_dir(&config.suites) {
@@ -25,7 +22,7 @@ pub fn lint() -> ExitCode {
                 "kernelgate lint: {} problem(s) in the suite files",
                 e.diagnostics.len()
             );
-            return ExitCode::from(super::EXIT_BAD_INPUT);
+            return crate::exit::code(crate::exit::BAD_INPUT);
         }
     };
     let kernels: usize = suites.iter().map(|s| s.kernels.len()).sum();
@@ -33,7 +30,7 @@ pub fn lint() -> ExitCode {
     if let Some(reason) = crate::device::nvrtc_missing() {
         if config.require_nvrtc {
             eprintln!("error: {reason} (KERNELGATE_REQUIRE_NVRTC is set)");
-            return ExitCode::from(super::EXIT_BAD_INPUT);
+            return crate::exit::code(crate::exit::BAD_INPUT);
         }
         println!("kernelgate lint: {} suite(s), {kernels} kernel(s), {cases} case(s) valid; not compiled: {reason}", suites.len());
         return ExitCode::SUCCESS;
@@ -62,7 +59,7 @@ pub fn lint() -> ExitCode {
         if failed > 0 { format!("; {failed} suite(s) do not compile") } else { String::new() }
     );
     if failed > 0 {
-        ExitCode::from(EXIT_COMPILE_ERROR)
+        crate::exit::code(crate::exit::COMPILE_ERROR)
     } else {
         ExitCode::SUCCESS
     }

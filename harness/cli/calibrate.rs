@@ -117,16 +117,17 @@ fn load(dir: &Path, name: &str, text: &str) -> Result<Suite, String> {
     })
 }
 
+/// Checks and times kernel 0 of `suite` (the run's suite number `index`) on `case`.
 fn measure(
     worker: &mut Worker,
-    suite: &Suite,
+    (index, suite): (usize, &Suite),
     case: usize,
     effort: u32,
     timeout: std::time::Duration,
 ) -> Result<(TrialData, f64), String> {
     let start = Instant::now();
     let request = TrialRequest {
-        suite: suite.clone(),
+        suite: index,
         case,
         kernel: 0,
         seed: suite.check.seed,
@@ -134,8 +135,10 @@ fn measure(
         regime: None,
         effort,
     };
-    let result = worker.trial(request, timeout)?;
-    let data = result.outcome?;
+    let result = worker
+        .trial(suite, request, timeout)
+        .map_err(|e| e.to_string())?;
+    let data = result.outcome.map_err(|e| e.to_string())?;
     Ok((data, start.elapsed().as_secs_f64()))
 }
 
@@ -244,7 +247,7 @@ pub fn calibrate(args: &[String]) -> ExitCode {
             }
             _ => {
                 eprintln!("error: unknown argument `{a}` (kernelgate calibrate [--reps N] [--out FILE.md])");
-                return ExitCode::from(super::EXIT_BAD_INPUT);
+                return ExitCode::from(crate::exit::BAD_INPUT);
             }
         }
     }
@@ -256,14 +259,14 @@ pub fn calibrate(args: &[String]) -> ExitCode {
                     crate::baseline::write_atomically(Path::new(&path), report.as_bytes())
                 {
                     eprintln!("error: {e}");
-                    return ExitCode::from(super::EXIT_BAD_INPUT);
+                    return ExitCode::from(crate::exit::BAD_INPUT);
                 }
             }
             ExitCode::SUCCESS
         }
         Err(e) => {
             eprintln!("error: calibration failed: {e}");
-            ExitCode::from(super::EXIT_BAD_INPUT)
+            ExitCode::from(crate::exit::BAD_INPUT)
         }
     }
 }
@@ -289,7 +292,7 @@ fn run(reps: usize) -> Result<String, String> {
         "pilot",
         &suite_text("pilot", &[PILOT_ITERS], &[0], "2%"),
     )?;
-    let (pilot, _) = measure(&mut worker, &pilot, 0, 1, timeout)?;
+    let (pilot, _) = measure(&mut worker, (0, &pilot), 0, 1, timeout)?;
     let per_iteration = median(&pilot.samples) / PILOT_ITERS as f64;
     let targets = [3e-6, 10e-6, 30e-6, 100e-6, 1e-3, 10e-3];
     let iters: Vec<i64> = targets
@@ -304,8 +307,8 @@ fn run(reps: usize) -> Result<String, String> {
     let mut ours = Vec::new();
     let mut costs = Vec::new();
     for case in 0..accuracy.cases.len() {
-        let (data, wall) = measure(&mut worker, &accuracy, case, 1, timeout)?;
-        ours.push((median(&data.samples), data.samples.regime.clone()));
+        let (data, wall) = measure(&mut worker, (1, &accuracy), case, 1, timeout)?;
+        ours.push((median(&data.samples), data.samples.regime));
         costs.push(wall);
     }
     worker.stop();
@@ -319,7 +322,7 @@ fn run(reps: usize) -> Result<String, String> {
         &suite_text("sensitivity", &[sens_iters], &LEVELS, "2%"),
     )?;
     let mut baseline_worker = Worker::new(ordinal);
-    let (baseline, _) = measure(&mut baseline_worker, &sensitivity, 0, 1, timeout)?;
+    let (baseline, _) = measure(&mut baseline_worker, (2, &sensitivity), 0, 1, timeout)?;
     baseline_worker.stop();
     let mut flagged = [0usize; LEVELS.len()];
     let mut inconclusive = [0usize; LEVELS.len()];
@@ -327,40 +330,33 @@ fn run(reps: usize) -> Result<String, String> {
         let mut w = Worker::new(ordinal);
         let mut samples = Vec::new();
         for case in 0..LEVELS.len() {
-            let (data, wall) = measure(&mut w, &sensitivity, case, 1, timeout)?;
+            let (data, wall) = measure(&mut w, (2, &sensitivity), case, 1, timeout)?;
             costs.push(wall);
             samples.push(data.samples);
         }
-        let inputs = |samples: &[Samples]| -> Vec<GateInput> {
-            samples
-                .iter()
-                .map(|s| GateInput {
-                    old_times: baseline.samples.kernel.clone(),
-                    new_times: s.kernel.clone(),
-                    speedups: None,
-                    max_slowdown: sensitivity.bench.max_slowdown,
-                })
-                .collect()
+        let input = |s: &Samples| GateInput {
+            old_times: baseline.samples.kernel.clone(),
+            new_times: s.kernel.clone(),
+            speedups: None,
+            max_slowdown: sensitivity.bench.max_slowdown,
         };
-        let mut verdicts = gate::decide(&inputs(&samples));
-        // As a run does: measure an inconclusive trial again with 4x the samples, decide again.
-        let again: Vec<usize> = (0..verdicts.len())
-            .filter(|&k| verdicts[k].verdict == Verdict::Inconclusive)
-            .collect();
-        for &k in &again {
+        let inputs: Vec<GateInput> = samples.iter().map(input).collect();
+        // As a run does: the gate's own policy, re-measuring inconclusive trials in this worker.
+        let mut again = |k: usize| -> Result<GateInput, String> {
             let (data, wall) = measure(
                 &mut w,
-                &sensitivity,
+                (2, &sensitivity),
                 k,
-                super::verdicts::REMEASURE_EFFORT,
+                gate::REMEASURE_EFFORT,
                 timeout,
             )?;
             costs.push(wall);
-            samples[k] = data.samples;
-        }
-        if !again.is_empty() {
-            verdicts = gate::decide(&inputs(&samples));
-        }
+            Ok(input(&data.samples))
+        };
+        let verdicts: Vec<gate::TrialVerdict> = gate::settle(inputs, Some(&mut again))
+            .into_iter()
+            .map(|d| d.map(|d| d.verdict))
+            .collect::<Result<_, _>>()?;
         w.stop();
         for (k, v) in verdicts.iter().enumerate() {
             flagged[k] += (v.verdict == Verdict::Regressed) as usize;

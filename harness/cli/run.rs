@@ -1,0 +1,186 @@
+//! `run`: the perf binary's entry point and `kernelgate run` — reads the options and suites,
+//! plans the trials, hands them to the [`Runner`] with the GPU worker pool as its executor,
+//! writes the reports, and shows every trial through libtest.
+
+use crate::config::{self, Config, Mode};
+use crate::exit;
+use crate::report::results::{Results, Status};
+use crate::report::terminal;
+use crate::runner::{plan, Runner};
+use crate::suite;
+use crate::worker::client::WORKER_ENV;
+use crate::worker::pool::WorkerPool;
+use libtest_mimic::{Arguments, Completion, Failed, FormatSetting, Trial};
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+use std::time::Instant;
+
+/// The perf binary's entry point: `tests/perf.rs` calls this and nothing else.
+pub fn main() -> ExitCode {
+    run(std::env::args())
+}
+
+/// Runs the suites with libtest arguments `args` (the first is the program name), or serves
+/// as the GPU worker when started as one.
+pub fn run(args: impl Iterator<Item = String>) -> ExitCode {
+    if std::env::var_os(WORKER_ENV).is_some() {
+        let cache = Config::from_env().map(|c| c.cache).ok();
+        return ExitCode::from(crate::worker::serve(cache) as u8);
+    }
+    let mut args = Arguments::from_iter(args);
+    // One thread keeps each trial's figures on its own line, in order.
+    args.test_threads.get_or_insert(1);
+    let config = match Config::from_env() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit::code(exit::BAD_INPUT);
+        }
+    };
+    if config.mode == Mode::Bless && config::in_ci() {
+        eprintln!("error: KERNELGATE_BLESS is refused when `CI` is set: baselines are recorded on purpose, by a person, and reviewed (unset CI to bless locally)");
+        return exit::code(exit::BAD_INPUT);
+    }
+    let suites = match suite::load_dir(&config.suites) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("{e}");
+            eprintln!(
+                "kernelgate: {} problem(s) in the suite files; nothing was run",
+                e.diagnostics.len()
+            );
+            return exit::code(exit::BAD_INPUT);
+        }
+    };
+    let pretty = matches!(args.format, None | Some(FormatSetting::Pretty)) && !args.quiet;
+    let mut plan = plan(&suites);
+    if let Some(shard) = config.shard {
+        plan.retain(|p| config::in_shard(&p.name, shard));
+    }
+    if args.list {
+        let trials = plan
+            .iter()
+            .map(|p| Trial::test(p.name.clone(), || Ok(())))
+            .collect();
+        return libtest_mimic::run(&args, trials).exit_code();
+    }
+    let start = Instant::now();
+    let selected: Vec<usize> = (0..plan.len())
+        .filter(|&i| !args.is_filtered_out(&Trial::test(plan[i].name.clone(), || Ok(()))))
+        .collect();
+    let pool = WorkerPool::new(&config, &suites);
+    if let Err(e) = pool.same_kind_of_gpu() {
+        eprintln!("error: {e}");
+        return exit::code(exit::BAD_INPUT);
+    }
+    let runner = Runner {
+        config: &config,
+        suites: &suites,
+        executor: &pool,
+        progress: pretty && std::io::stderr().is_terminal(),
+    };
+    let mut report = runner.run(&plan, &selected);
+    terminal::fill_messages(&mut report.results);
+    let results = report.results;
+    let report_failed = !write_reports(&config, &results);
+    let inline = pretty && args.test_threads == Some(1);
+    let conclusion = libtest_mimic::run(&args, libtest_trials(&plan, &results, inline));
+    if pretty {
+        for line in &report.blessed {
+            println!("kernelgate: {line}");
+        }
+        if config.mode == Mode::Gate {
+            if let Some(w) = terminal::inconclusive_warning(&results) {
+                println!("{w}");
+            }
+        }
+        if let Some(totals) = &results.totals {
+            for line in terminal::summary(totals, start.elapsed().as_secs_f64()) {
+                println!("{line}");
+            }
+        }
+    }
+    match (results.worst_failure(), report_failed) {
+        (Some(kind), _) => exit::code(kind.exit_code()),
+        (None, true) => exit::code(exit::BAD_INPUT),
+        (None, false) => conclusion.exit_code(),
+    }
+}
+
+/// One libtest trial per planned trial, in list order; selected ones report their record.
+fn libtest_trials(plan: &[crate::runner::Planned], results: &Results, inline: bool) -> Vec<Trial> {
+    let device = results.device_info.clone();
+    plan.iter()
+        .map(|trial| {
+            let record = results
+                .trials
+                .iter()
+                .find(|r| r.name == trial.name)
+                .cloned();
+            let device = device.clone();
+            Trial::ignorable_test(trial.name.clone(), move || {
+                let Some(r) = record else {
+                    return Ok(Completion::Completed);
+                };
+                let line = terminal::line(&r, device.as_ref());
+                if inline && !line.is_empty() {
+                    let mut out = std::io::stdout().lock();
+                    let _ = write!(out, "{line}  ");
+                    let _ = out.flush();
+                }
+                match r.status {
+                    Status::Passed => Ok(Completion::Completed),
+                    Status::Ignored => Ok(Completion::ignored_with(
+                        r.message.clone().unwrap_or_default(),
+                    )),
+                    Status::Failed => Err(Failed::from(r.message.clone().unwrap_or_default())),
+                }
+            })
+        })
+        .collect()
+}
+
+/// Writes the results file, JUnit XML and Markdown summary asked for, and prints GitHub
+/// annotations; false when a file could not be written (each problem is printed).
+pub fn write_reports(config: &Config, results: &Results) -> bool {
+    use crate::report::{annotations, junit, markdown};
+    let mut ok = true;
+    let mut check = |what: &str, r: Result<(), String>| {
+        if let Err(e) = r {
+            eprintln!("error: cannot write the {what}: {e}");
+            ok = false;
+        }
+    };
+    if let Some(path) = &config.results {
+        check("results file", results.save(path));
+    }
+    if let Some(path) = &config.junit {
+        check(
+            "JUnit report",
+            crate::baseline::write_atomically(path, junit::render(results).as_bytes()),
+        );
+    }
+    let summary = (config.markdown.is_some() || config.step_summary.is_some())
+        .then(|| markdown::render(results));
+    if let (Some(path), Some(text)) = (&config.markdown, &summary) {
+        check(
+            "Markdown summary",
+            crate::baseline::write_atomically(path, text.as_bytes()),
+        );
+    }
+    if let (Some(path), Some(text)) = (&config.step_summary, &summary) {
+        let appended = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .and_then(|mut f| f.write_all(text.as_bytes()))
+            .map_err(|e| format!("`{}`: {e}", path.display()));
+        check("GitHub step summary", appended);
+    }
+    if config.annotations {
+        for line in annotations::render(results) {
+            println!("{line}");
+        }
+    }
+    ok
+}

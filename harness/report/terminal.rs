@@ -1,0 +1,346 @@
+//! `line`, `note`, `failure`: what a person reads for one trial — its line, the gate's note, and
+//! why it failed with the commands to re-run, profile and re-bless it — rendered from the
+//! runner's typed record alone. The results file, JUnit, Markdown and annotations carry the
+//! same text, through [`fill_messages`].
+
+use super::results::{Breach, GateNote, ResourceChange, Results, RunTotals, Status, TrialRecord};
+use super::{bytes, duration, footprint, TrialLine};
+use crate::device::DeviceInfo;
+use crate::failure::{FailKind, TrialFailure};
+use crate::gate::{percent, Comparison, Verdict, REMEASURE_EFFORT};
+
+/// "change [low, high]": a comparison's estimate and interval, as signed percentages.
+pub fn change(c: &Comparison) -> String {
+    format!(
+        "{} [{}, {}]",
+        percent(c.slowdown),
+        percent(c.low),
+        percent(c.high)
+    )
+}
+
+/// A speedup comparison as the change in speedup: its slowdown factor `s` is old/new, so the
+/// change is 1/s − 1 and the interval flips.
+fn speedup_change(s: &Comparison) -> String {
+    format!(
+        "{} [{}, {}]",
+        percent(1.0 / s.slowdown),
+        percent(1.0 / s.high),
+        percent(1.0 / s.low)
+    )
+}
+
+fn resource_text(c: &ResourceChange) -> String {
+    format!(
+        "`{}` regs {} → {}, local {} → {} B",
+        c.entry, c.registers[0], c.registers[1], c.local_bytes[0], c.local_bytes[1]
+    )
+}
+
+/// The gate's note for a trial's line: the verdict with its change, or why there is none.
+pub fn note(r: &TrialRecord) -> String {
+    let Some(gate) = &r.gate else {
+        return String::new();
+    };
+    match gate {
+        GateNote::Blessed => "blessed".into(),
+        GateNote::NoBaseline { elsewhere } if elsewhere.is_empty() => {
+            "no baseline — run with KERNELGATE_BLESS=1".into()
+        }
+        GateNote::NoBaseline { elsewhere } => format!(
+            "no baseline for this device — run with KERNELGATE_BLESS=1 (recorded on {})",
+            elsewhere
+                .iter()
+                .map(|f| f.describe())
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
+        GateNote::OtherRegime { regime } => {
+            format!("baseline measured in the `{regime}` regime, not comparable — re-bless")
+        }
+        GateNote::BaselineError { message } => format!("baseline unusable: {message}"),
+        GateNote::Unreliable { discarded, rounds } => format!(
+            "UNRELIABLE: the SM clock was throttled in {discarded} of {rounds} rounds; not gated"
+        ),
+        GateNote::RemeasureFailed => "INCONCLUSIVE, and measuring it again failed".into(),
+        GateNote::Compared { remeasured, .. } => {
+            let Some(verdict) = &r.verdict else {
+                return String::new();
+            };
+            let max_slowdown = r.measurement.as_ref().map_or(0.0, |m| m.max_slowdown);
+            let t = &verdict.time;
+            let change = change(t);
+            let again = if *remeasured {
+                ", after re-measuring"
+            } else {
+                ""
+            };
+            // Slower in time, yet not regressed: say why, or the line reads as nonsense.
+            let held = match &verdict.speedup {
+                Some(s)
+                    if t.verdict(max_slowdown) == Verdict::Regressed
+                        && verdict.verdict != Verdict::Regressed =>
+                {
+                    format!(
+                        " in time, but its speedup over the reference held ({}): the reference slowed as much, so the whole GPU ran slower",
+                        speedup_change(s)
+                    )
+                }
+                _ => String::new(),
+            };
+            match verdict.verdict {
+                Verdict::Inconclusive => format!("INCONCLUSIVE {change}{again}{held}: too noisy to tell (KERNELGATE_STRICT=1 fails it)"),
+                Verdict::Regressed => format!("REGRESSED {change}{again}"),
+                v => format!("{v} {change}{again}{held}"),
+            }
+        }
+    }
+}
+
+/// A trial's line before libtest's verdict: a compile trial's counts, a measured trial's
+/// figures, footprint and gate note; empty otherwise.
+pub fn line(r: &TrialRecord, device: Option<&DeviceInfo>) -> String {
+    if let Some(c) = &r.compiled {
+        return format!(
+            "{} source(s) for {}, {} compiled, {} from cache",
+            c.sources,
+            c.arch,
+            c.fresh,
+            c.sources - c.fresh
+        );
+    }
+    let Some(m) = &r.measurement else {
+        return String::new();
+    };
+    let mut line = match device {
+        Some(device) => TrialLine {
+            measurement: m,
+            device,
+        }
+        .to_string(),
+        None => String::new(),
+    };
+    line.push_str("  │ ");
+    line.push_str(&footprint(&m.footprint));
+    if !r.resource_changes.is_empty() {
+        let changes: Vec<String> = r.resource_changes.iter().map(resource_text).collect();
+        line.push_str(&format!(" (since the baseline: {})", changes.join("; ")));
+    }
+    let note = note(r);
+    if !note.is_empty() {
+        line.push_str("  │ ");
+        line.push_str(&note);
+    }
+    line
+}
+
+fn breach_text(b: &Breach) -> String {
+    match b {
+        Breach::MemoryBudget { peak, budget } => format!(
+            "over memory_budget: the case peaked at {} ({peak} bytes: its buffers and scratch, the pool's high-water mark), the budget is {}",
+            bytes(*peak),
+            bytes(*budget)
+        ),
+        Breach::Registers {
+            entry,
+            registers,
+            max,
+        } => format!("`{entry}` uses {registers} registers per thread, over max_registers = {max}"),
+        Breach::Spills { entry, local_bytes } => format!(
+            "`{entry}` uses {local_bytes} bytes of local memory per thread (spills or a run-time-indexed array) and the suite says spills = \"forbid\""
+        ),
+        Breach::MemoryGrowth {
+            old,
+            new,
+            allowed,
+            changes,
+        } => {
+            let mut text = format!(
+                "peak memory grew: {} → {} ({old} → {new} bytes, {}), over the allowed growth of {}%",
+                bytes(*old),
+                bytes(*new),
+                percent(*new as f64 / (*old).max(1) as f64),
+                allowed * 100.0
+            );
+            for c in changes {
+                text.push_str(&format!(
+                    "\n  `{}`: registers {} → {}, local memory {} → {} bytes per thread",
+                    c.entry, c.registers[0], c.registers[1], c.local_bytes[0], c.local_bytes[1]
+                ));
+            }
+            text
+        }
+    }
+}
+
+/// The gate's evidence for a failing verdict.
+fn evidence(r: &TrialRecord) -> Option<String> {
+    let (
+        Some(GateNote::Compared {
+            baseline,
+            remeasured,
+            family,
+        }),
+        Some(verdict),
+        Some(m),
+    ) = (&r.gate, &r.verdict, &r.measurement)
+    else {
+        return None;
+    };
+    let what = match verdict.verdict {
+        Verdict::Regressed => "regressed",
+        Verdict::Inconclusive => "inconclusive (KERNELGATE_STRICT is set): too noisy to tell whether it is meaningfully slower",
+        _ => return None,
+    };
+    let t = &verdict.time;
+    let mut out = format!(
+        "{what}: {} → {} per run, {} (p = {:.2e} after Benjamini–Hochberg over {family} comparison(s); max_slowdown {}%)",
+        duration(baseline.median),
+        duration(m.time.median),
+        change(t),
+        t.p_adjusted,
+        m.max_slowdown * 100.0,
+    );
+    if let (Some(s), Some(old), Some(new)) = (&verdict.speedup, baseline.speedup, &m.speedup) {
+        out.push_str(&format!(
+            "\n  speedup vs {}: {old:.2}× → {:.2}×, {} (p = {:.2e})",
+            baseline.reference,
+            new.median,
+            speedup_change(s),
+            s.p_adjusted
+        ));
+    }
+    if *remeasured {
+        out.push_str(&format!(
+            "\n  measured again with {REMEASURE_EFFORT}x the samples after an inconclusive first run"
+        ));
+    }
+    out.push_str(&format!(
+        "\n  baseline: {} (recorded {} by kernelgate {})",
+        baseline.path, baseline.date, baseline.kernelgate
+    ));
+    Some(out)
+}
+
+/// Why a failed trial failed, every reason, then the commands to re-run and profile it (and
+/// to re-bless it, for performance failures).
+pub fn failure(r: &TrialRecord) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let remeasure = matches!(r.gate, Some(GateNote::RemeasureFailed));
+    if let Some(f) = &r.failure_detail {
+        let mut text = if remeasure {
+            format!("inconclusive, and measuring it again ({REMEASURE_EFFORT}x the samples) failed: {f}")
+        } else {
+            f.to_string()
+        };
+        // Failures the worker found in the kernel's own trial point at its declaration.
+        let kernel_trial = r.commands.as_ref().is_some_and(|c| c.profile.is_some());
+        let from_the_kernel = kernel_trial
+            && !matches!(
+                f,
+                TrialFailure::Timeout { .. }
+                    | TrialFailure::Crashed { .. }
+                    | TrialFailure::Unavailable(_)
+            );
+        if from_the_kernel {
+            text.push_str(&format!("\n  kernel declared at {}:{}", r.file, r.line));
+        }
+        parts.push(text);
+    }
+    match &r.gate {
+        Some(GateNote::BaselineError { message }) => parts.push(message.clone()),
+        Some(g @ (GateNote::NoBaseline { .. } | GateNote::OtherRegime { .. }))
+            if r.failure == Some(FailKind::Infrastructure) && r.failure_detail.is_none() =>
+        {
+            let mut text = note(&TrialRecord {
+                gate: Some(g.clone()),
+                ..r.clone()
+            });
+            text.push_str(" (KERNELGATE_REQUIRE_BASELINE is set)");
+            parts.push(text);
+        }
+        _ => parts.extend(evidence(r)),
+    }
+    parts.extend(r.breaches.iter().map(breach_text));
+    let mut out = parts.join("\n");
+    if let Some(c) = &r.commands {
+        out.push_str(&format!("\n  rerun:   {}", c.rerun));
+        if let Some(p) = &c.profile {
+            out.push_str(&format!("\n  profile: {p}"));
+        }
+        if let (Some(FailKind::Performance), Some(b)) = (r.failure, &c.rebless) {
+            out.push_str(&format!("\n  rebless: {b}"));
+        }
+    }
+    out
+}
+
+/// Sets every record's `message`: a failed trial's reasons and commands, a passed one's gate
+/// note (or a compile trial's line); an ignored trial keeps its reason.
+pub fn fill_messages(results: &mut Results) {
+    for r in &mut results.trials {
+        r.message = match r.status {
+            Status::Failed => Some(failure(r)),
+            Status::Ignored => r.message.take(),
+            Status::Passed if r.measurement.is_some() => Some(note(r)).filter(|n| !n.is_empty()),
+            Status::Passed => Some(line(r, None)).filter(|l| !l.is_empty()),
+        };
+    }
+}
+
+/// The run's closing lines: where the time went, the clocks, the launch floor.
+pub fn summary(t: &RunTotals, wall: f64) -> Vec<String> {
+    let mut out = vec![
+        format!(
+            "kernelgate: {} trial(s) measured in {wall:.1} s of wall time: setup {:.1} s, correctness {:.1} s, sampling {:.1} s (kernel time in samples {:.3} s)",
+            t.trials_measured, t.setup_seconds, t.check_seconds, t.sampled_seconds, t.kernel_seconds
+        ),
+        format!(
+            "kernelgate: NVRTC {} compiled, {} from cache; GPU worker started {} time(s)",
+            t.compiled, t.cached, t.worker_starts
+        ),
+    ];
+    if let Some(s) = crate::stats::Summary::of(&t.clock_mhz) {
+        out.push(format!(
+            "kernelgate: SM clock while sampling {:.0} / {:.0} / {:.0} MHz (min / median / max); {} round(s) dropped as throttled; {} trial(s) unreliable",
+            s.min, s.median, s.max, t.dropped_rounds, t.unreliable
+        ));
+    }
+    if let Some(s) = crate::stats::Summary::of(&t.celsius) {
+        out.push(format!(
+            "kernelgate: GPU temperature while sampling {:.0} / {:.0} / {:.0} °C (min / median / max)",
+            s.min, s.median, s.max
+        ));
+    }
+    if let Some(floor) = t.launch_floor {
+        out.push(format!(
+            "kernelgate: launch floor (event-timed empty kernel) {}; {} trial(s) under {}x it timed as CUDA-graph replays",
+            duration(floor),
+            t.batched,
+            crate::measure::FLOOR_FACTOR
+        ));
+    }
+    out
+}
+
+/// The warning for trials that passed though still inconclusive after re-measuring.
+pub fn inconclusive_warning(results: &Results) -> Option<String> {
+    let names: Vec<&str> = results
+        .trials
+        .iter()
+        .filter(|r| {
+            r.status == Status::Passed
+                && matches!(r.gate, Some(GateNote::Compared { .. }))
+                && r.verdict
+                    .is_some_and(|v| v.verdict == Verdict::Inconclusive)
+        })
+        .map(|r| r.name.as_str())
+        .collect();
+    (!names.is_empty()).then(|| {
+        format!(
+            "kernelgate: WARNING: {} trial(s) INCONCLUSIVE even after re-measuring (they passed; KERNELGATE_STRICT=1 fails them): {}",
+            names.len(),
+            names.join(", ")
+        )
+    })
+}

@@ -1,0 +1,85 @@
+//! `Executor`: the runner's only way to GPU work (and to compiling). The worker pool
+//! (`worker::pool::WorkerPool`) implements it over GPU worker processes; tests implement it with
+//! scripted outcomes, so scheduling, re-measuring, blessing and failure handling are tested on
+//! any machine.
+
+use crate::device::DeviceInfo;
+use crate::failure::TrialFailure;
+use crate::measure::{Footprint, Regime, Samples};
+use crate::report::results::RunTotals;
+
+/// What one trial is: a suite's compile check, or a kernel on a case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Compile every kernel of the suite.
+    Compile,
+    /// Check and time kernel `kernel` on case `case`.
+    Kernel {
+        /// Case index.
+        case: usize,
+        /// Kernel index.
+        kernel: usize,
+    },
+}
+
+/// One trial to execute.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrialSpec {
+    /// The suite's index in the run.
+    pub suite: usize,
+    /// What to do.
+    pub kind: Kind,
+    /// Seed of the first input set.
+    pub seed: u64,
+    /// The regime to time in (the baseline's), or `None` to choose by the launch floor.
+    pub regime: Option<Regime>,
+    /// 1 normally; [`crate::gate::REMEASURE_EFFORT`] when re-measuring a trial already checked
+    /// (then correctness is not checked again).
+    pub effort: u32,
+}
+
+/// A trial that passed correctness and was timed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Measured {
+    /// The GPU it ran on.
+    pub ordinal: i32,
+    /// The timing samples.
+    pub samples: Samples,
+    /// Memory and resources of the kernel under test.
+    pub footprint: Footprint,
+}
+
+/// What executing a trial produced.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// A compile trial passed.
+    Compiled {
+        /// Sources compiled.
+        sources: usize,
+        /// Of those, compiled now (the rest came from the cache).
+        fresh: usize,
+        /// The target architecture.
+        arch: String,
+    },
+    /// Not run, and why (no GPU, no NVRTC).
+    Ignored(String),
+    /// Failed, typed where it happened.
+    Failed(TrialFailure),
+    /// Checked and timed.
+    Measured(Box<Measured>),
+}
+
+/// Runs trials. `slots` GPUs may work at once; the runner never gives one slot two trials at
+/// the same time.
+pub trait Executor: Sync {
+    /// How many trials may run at once (one per GPU).
+    fn slots(&self) -> usize;
+    /// The device trials run on, when there is a usable one (opened on first use).
+    fn device(&self) -> Option<DeviceInfo>;
+    /// Executes one trial on `slot`.
+    fn execute(&self, slot: usize, spec: &TrialSpec) -> Outcome;
+    /// Ends every worker; called once all trials, re-measures included, have run.
+    fn stop(&self);
+    /// Where the time went, for the run's summary.
+    fn totals(&self) -> RunTotals;
+}

@@ -1,0 +1,163 @@
+//! `judge`: once every trial has run, each measured trial is matched with its stored baseline
+//! (same device fingerprint, same regime), and the gate's policy ([`gate::settle`]) decides
+//! them all together, re-measuring inconclusive ones through the executor.
+
+use super::{Outcome, Planned, Runner};
+use crate::baseline::{BaselineStore, Entry};
+use crate::config::Mode;
+use crate::failure::TrialFailure;
+use crate::gate::{self, GateInput, TrialVerdict, REMEASURE_EFFORT};
+use crate::measure::Samples;
+use crate::report::results::{BaselineRef, GateNote};
+
+/// What the gate made of one measured trial.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Judged {
+    /// This trial's baseline entry on this device (memory growth and resource changes are
+    /// judged against it, re-measured or not).
+    pub baseline: Option<Entry>,
+    /// The gate's note.
+    pub gate: GateNote,
+    /// The verdict, when compared.
+    pub verdict: Option<TrialVerdict>,
+    /// Why the re-measure of an inconclusive trial failed; the trial fails with it.
+    pub remeasure_failure: Option<TrialFailure>,
+}
+
+/// The gate's input for new samples against a stored entry.
+fn input(samples: &Samples, old: &Entry, max_slowdown: f64) -> GateInput {
+    let speedups = (!old.speedup_samples.is_empty() && !samples.reference.is_empty())
+        .then(|| (old.speedup_samples.clone(), samples.ratios()));
+    GateInput {
+        old_times: old.time_samples.clone(),
+        new_times: samples.kernel.clone(),
+        speedups,
+        max_slowdown,
+    }
+}
+
+/// Judges every measured trial in `outcomes` against `store`; re-measured trials get their new
+/// outcome in `outcomes`. One entry per trial of `plan`, `None` where nothing was measured.
+pub(super) fn judge(
+    run: &Runner,
+    plan: &[Planned],
+    outcomes: &mut [Option<Outcome>],
+    store: &BaselineStore,
+) -> Vec<Option<Judged>> {
+    let mut judged: Vec<Option<Judged>> = plan.iter().map(|_| None).collect();
+    // (trial index, its baseline entry) of every trial compared, in plan order.
+    let mut compared: Vec<(usize, Entry)> = Vec::new();
+    for (i, trial) in plan.iter().enumerate() {
+        let Some(Outcome::Measured(m)) = &outcomes[i] else {
+            continue;
+        };
+        let suite = &run.suites[trial.suite];
+        let baseline = store.entry(&suite.name, &trial.name).cloned();
+        let clocks = &m.samples.clocks;
+        let gate = if clocks.unreliable || m.samples.kernel.is_empty() {
+            GateNote::Unreliable {
+                discarded: clocks.discarded_rounds,
+                rounds: clocks.discarded_rounds + clocks.kept_rounds,
+            }
+        } else {
+            match store.suite(&suite.name).map(|s| (&s.file, &s.elsewhere)) {
+                None => GateNote::NoBaseline {
+                    elsewhere: Vec::new(),
+                },
+                Some((Err(e), _)) => GateNote::BaselineError {
+                    message: e.to_string(),
+                },
+                Some((Ok(None), elsewhere)) => GateNote::NoBaseline {
+                    elsewhere: elsewhere.clone(),
+                },
+                Some((Ok(Some(_)), _)) => match &baseline {
+                    None => GateNote::NoBaseline {
+                        elsewhere: Vec::new(),
+                    },
+                    Some(old) if old.regime != m.samples.regime => {
+                        GateNote::OtherRegime { regime: old.regime }
+                    }
+                    Some(old) => {
+                        compared.push((i, old.clone()));
+                        // Filled in once the gate has decided.
+                        GateNote::RemeasureFailed
+                    }
+                },
+            }
+        };
+        judged[i] = Some(Judged {
+            baseline,
+            gate,
+            verdict: None,
+            remeasure_failure: None,
+        });
+    }
+    if compared.is_empty() {
+        return judged;
+    }
+    let max_slowdown = |i: usize| run.suites[plan[i].suite].bench.max_slowdown;
+    let inputs: Vec<GateInput> = compared
+        .iter()
+        .map(|(i, old)| match &outcomes[*i] {
+            Some(Outcome::Measured(m)) => input(&m.samples, old, max_slowdown(*i)),
+            _ => unreachable!("only measured trials are compared"),
+        })
+        .collect();
+    let mut again = |k: usize| -> Result<GateInput, TrialFailure> {
+        let (i, old) = &compared[k];
+        let trial = &plan[*i];
+        run.progress(&format!(
+            "re-measuring {} ({REMEASURE_EFFORT}x the samples: inconclusive)",
+            trial.name
+        ));
+        let spec = run.spec(trial, REMEASURE_EFFORT, Some(old.regime));
+        match run.executor.execute(0, &spec) {
+            Outcome::Measured(m) => {
+                let input = input(&m.samples, old, max_slowdown(*i));
+                outcomes[*i] = Some(Outcome::Measured(m));
+                Ok(input)
+            }
+            Outcome::Failed(f) => Err(f),
+            Outcome::Ignored(reason) => Err(TrialFailure::Harness(format!(
+                "the re-measure could not run: {reason}"
+            ))),
+            Outcome::Compiled { .. } => Err(TrialFailure::Harness(
+                "the re-measure returned a compile result".into(),
+            )),
+        }
+    };
+    let remeasure: Option<&mut dyn FnMut(usize) -> Result<GateInput, TrialFailure>> =
+        match run.config.mode {
+            Mode::Gate => Some(&mut again),
+            Mode::Bless => None,
+        };
+    let decisions = gate::settle(inputs, remeasure);
+    for ((i, old), decision) in compared.iter().zip(decisions) {
+        let j = judged[*i].as_mut().expect("judged above");
+        match decision {
+            Ok(d) => {
+                j.verdict = Some(d.verdict);
+                j.gate = GateNote::Compared {
+                    baseline: BaselineRef {
+                        path: store
+                            .suite(&run.suites[plan[*i].suite].name)
+                            .map(|s| s.path.display().to_string())
+                            .unwrap_or_default(),
+                        median: old.time.median,
+                        speedup: old.speedup.map(|s| s.median),
+                        reference: old.reference.clone(),
+                        date: old.date.clone(),
+                        kernelgate: old.kernelgate.clone(),
+                    },
+                    remeasured: d.remeasured,
+                    family: d.family,
+                };
+            }
+            Err(f) => {
+                j.gate = GateNote::RemeasureFailed;
+                j.remeasure_failure = Some(f);
+            }
+        }
+    }
+    judged
+}

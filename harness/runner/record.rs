@@ -1,0 +1,225 @@
+//! `record`: one typed record per trial — how it ended, its measurements, the gate's note and
+//! verdict, limit breaches, and the commands that re-run, profile and re-bless it. Every
+//! reporter renders these records and nothing else; nothing here writes prose.
+
+use super::judge::Judged;
+use super::{Outcome, Planned, Runner};
+use crate::baseline::{Entry, Stored};
+use crate::config::Mode;
+use crate::failure::FailKind;
+use crate::gate::Verdict;
+use crate::measure::Footprint;
+use crate::report::results::{
+    Breach, Commands, Compiled, GateNote, Measurement, ResourceChange, Status, TrialRecord,
+};
+use crate::suite::Suite;
+
+/// The commands that re-run one trial, profile its kernel with Nsight Compute, and re-bless it.
+pub fn commands(name: &str, suite: &Suite, trial: &Planned) -> Commands {
+    let rerun = format!("cargo test --test perf -- --exact '{name}'");
+    let kernel = trial
+        .case_kernel()
+        .map(|(_, kernel)| &suite.kernels[kernel]);
+    Commands {
+        profile: kernel.map(|k| {
+            let names: Vec<&str> = k
+                .entries
+                .iter()
+                .map(|e| e.split('<').next().unwrap_or(e))
+                .collect();
+            format!(
+                "KERNELGATE_TIMEOUT=600 ncu --target-processes all -k regex:'^({})' -c {} {rerun}",
+                names.join("|"),
+                k.entries.len()
+            )
+        }),
+        rebless: kernel.map(|_| format!("KERNELGATE_BLESS=1 {rerun}")),
+        rerun,
+    }
+}
+
+/// Breaches of the kernel's declared limits: memory budget, registers, spills.
+pub fn limit_breaches(suite: &Suite, kernel: usize, f: &Footprint) -> Vec<Breach> {
+    let limits = &suite.kernels[kernel].limits;
+    let mut out = Vec::new();
+    if let Some(budget) = limits.memory_budget.filter(|b| f.pool_peak > *b) {
+        out.push(Breach::MemoryBudget {
+            peak: f.pool_peak,
+            budget,
+        });
+    }
+    for l in &f.launches {
+        if let Some(max) = limits.max_registers.filter(|m| l.registers as u32 > *m) {
+            out.push(Breach::Registers {
+                entry: l.entry.clone(),
+                registers: l.registers,
+                max,
+            });
+        }
+        if limits.forbid_spills && l.local_bytes > 0 {
+            out.push(Breach::Spills {
+                entry: l.entry.clone(),
+                local_bytes: l.local_bytes,
+            });
+        }
+    }
+    out
+}
+
+/// Registers or local memory that changed since the baseline.
+pub fn resource_changes(f: &Footprint, old: Option<&Entry>) -> Vec<ResourceChange> {
+    let Some(old) = old.and_then(|e| e.footprint.as_ref()) else {
+        return Vec::new();
+    };
+    f.launches
+        .iter()
+        .zip(&old.launches)
+        .filter(|(n, o)| n.registers != o.registers || n.local_bytes != o.local_bytes)
+        .map(|(n, o)| ResourceChange {
+            entry: n.entry.clone(),
+            registers: [o.registers, n.registers],
+            local_bytes: [o.local_bytes, n.local_bytes],
+        })
+        .collect()
+}
+
+/// Peak memory growth over the baseline beyond the suite's `memory_growth`.
+pub fn memory_growth(suite: &Suite, f: &Footprint, old: Option<&Entry>) -> Option<Breach> {
+    let old_footprint = old.and_then(|e| e.footprint.as_ref())?;
+    let allowed = suite.bench.memory_growth;
+    ((f.pool_peak as f64) > old_footprint.pool_peak as f64 * (1.0 + allowed)).then(|| {
+        Breach::MemoryGrowth {
+            old: old_footprint.pool_peak,
+            new: f.pool_peak,
+            allowed,
+            changes: resource_changes(f, old),
+        }
+    })
+}
+
+/// The record of one trial that ran.
+pub(super) fn record(
+    run: &Runner,
+    trial: &Planned,
+    outcome: &Outcome,
+    judged: Option<&Judged>,
+) -> TrialRecord {
+    let suite = &run.suites[trial.suite];
+    let line = trial
+        .case_kernel()
+        .and_then(|(_, k)| suite.kernel_lines.get(k).copied())
+        .unwrap_or(1);
+    let mut r = TrialRecord {
+        name: trial.name.clone(),
+        suite: suite.name.clone(),
+        file: suite.path.display().to_string(),
+        line,
+        status: Status::Passed,
+        failure: None,
+        device_ordinal: None,
+        message: None,
+        measurement: None,
+        verdict: None,
+        gate: None,
+        breaches: Vec::new(),
+        resource_changes: Vec::new(),
+        failure_detail: None,
+        commands: Some(commands(&trial.name, suite, trial)),
+        compiled: None,
+    };
+    match outcome {
+        Outcome::Compiled {
+            sources,
+            fresh,
+            arch,
+        } => {
+            r.compiled = Some(Compiled {
+                sources: *sources,
+                fresh: *fresh,
+                arch: arch.clone(),
+            })
+        }
+        Outcome::Ignored(reason) => {
+            r.status = Status::Ignored;
+            r.message = Some(reason.clone());
+        }
+        Outcome::Failed(f) => {
+            r.status = Status::Failed;
+            r.failure = Some(f.kind());
+            r.failure_detail = Some(f.clone());
+        }
+        Outcome::Measured(m) => {
+            let (case, kernel) = trial.case_kernel().expect("kernel trials are measured");
+            let samples = &m.samples;
+            r.device_ordinal = Some(m.ordinal);
+            r.measurement = samples.kernel_summary().map(|time| Measurement {
+                regime: samples.regime,
+                batch: samples.batch,
+                launch_floor: samples.launch_floor,
+                time: Stored::from(time),
+                time_samples: samples.kernel.clone(),
+                speedup: samples.speedup().map(Stored::from),
+                speedup_samples: samples.ratios(),
+                max_slowdown: suite.bench.max_slowdown,
+                hit_time_cap: samples.hit_time_cap,
+                footprint: m.footprint.clone(),
+                clocks: samples.clocks.clone(),
+                bytes: suite.cases[case].bytes,
+                flops: suite.cases[case].flops,
+                reference: (kernel != suite.reference)
+                    .then(|| suite.kernels[suite.reference].name.clone()),
+            });
+            let baseline = judged.and_then(|j| j.baseline.as_ref());
+            r.resource_changes = resource_changes(&m.footprint, baseline);
+            r.breaches = limit_breaches(suite, kernel, &m.footprint);
+            let gating = run.config.mode == Mode::Gate;
+            if gating {
+                r.breaches
+                    .extend(memory_growth(suite, &m.footprint, baseline));
+            }
+            let mut kinds: Vec<FailKind> = Vec::new();
+            if !r.breaches.is_empty() {
+                kinds.push(FailKind::Performance);
+            }
+            if let Some(j) = judged {
+                r.verdict = j.verdict;
+                r.gate = Some(match &j.gate {
+                    GateNote::BaselineError { .. } => j.gate.clone(),
+                    _ if !gating => GateNote::Blessed,
+                    other => other.clone(),
+                });
+                if let Some(f) = &j.remeasure_failure {
+                    kinds.push(f.kind());
+                    r.failure_detail = Some(f.clone());
+                }
+                kinds.extend(gate_failure(run, &j.gate, j.verdict.map(|v| v.verdict)));
+            }
+            if let Some(worst) = kinds.into_iter().max() {
+                r.status = Status::Failed;
+                r.failure = Some(worst);
+            }
+        }
+    }
+    r
+}
+
+/// Whether the gate fails a trial, and how: a regression (or, under `KERNELGATE_STRICT`, an
+/// inconclusive trial), an unusable baseline, or a missing one under
+/// `KERNELGATE_REQUIRE_BASELINE`. When blessing, only an unusable baseline fails.
+fn gate_failure(run: &Runner, gate: &GateNote, verdict: Option<Verdict>) -> Option<FailKind> {
+    match gate {
+        GateNote::BaselineError { .. } => Some(FailKind::Infrastructure),
+        _ if run.config.mode == Mode::Bless => None,
+        GateNote::NoBaseline { .. } | GateNote::OtherRegime { .. }
+            if run.config.require_baseline =>
+        {
+            Some(FailKind::Infrastructure)
+        }
+        GateNote::Compared { .. } => match verdict {
+            Some(Verdict::Regressed) => Some(FailKind::Performance),
+            Some(Verdict::Inconclusive) if run.config.strict => Some(FailKind::Performance),
+            _ => None,
+        },
+        _ => None,
+    }
+}

@@ -1,0 +1,195 @@
+//! `WorkerPool`: the runner's executor on real hardware — one GPU worker process per device in
+//! `KERNELGATE_DEVICE`, and compile trials in this process through NVRTC.
+
+use super::client::{NoDevice, Worker};
+use super::protocol::TrialRequest;
+use crate::baseline::Fingerprint;
+use crate::config::Config;
+use crate::device::{self, DeviceInfo};
+use crate::failure::TrialFailure;
+use crate::report::results::RunTotals;
+use crate::runner::{Executor, Kind, Measured, Outcome, TrialSpec};
+use crate::suite::Suite;
+use std::sync::{Mutex, MutexGuard};
+
+/// The GPU workers of a run, one per device, and what they have done.
+pub struct WorkerPool<'a> {
+    config: &'a Config,
+    suites: &'a [Suite],
+    workers: Vec<Mutex<Worker>>,
+    totals: Mutex<RunTotals>,
+}
+
+impl<'a> WorkerPool<'a> {
+    /// Workers for every device in `config.devices`, started on first use.
+    pub fn new(config: &'a Config, suites: &'a [Suite]) -> WorkerPool<'a> {
+        WorkerPool {
+            config,
+            suites,
+            workers: config
+                .devices
+                .iter()
+                .map(|d| Mutex::new(Worker::new(*d)))
+                .collect(),
+            totals: Mutex::new(RunTotals::default()),
+        }
+    }
+
+    fn worker(&self, w: usize) -> MutexGuard<'_, Worker> {
+        self.workers[w].lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// With several GPUs, all must share one fingerprint: baselines are per kind of GPU.
+    pub fn same_kind_of_gpu(&self) -> Result<(), String> {
+        if self.workers.len() < 2 || device::driver_missing().is_some() {
+            return Ok(());
+        }
+        let mut seen: Vec<(i32, Fingerprint)> = Vec::new();
+        for w in 0..self.workers.len() {
+            let mut worker = self.worker(w);
+            if let Ok(info) = worker.device() {
+                seen.push((worker.ordinal(), Fingerprint::of(&info)));
+            }
+        }
+        match seen.iter().find(|(_, f)| *f != seen[0].1) {
+            Some((d, f)) => Err(format!(
+                "KERNELGATE_DEVICE lists GPUs of different kinds: {} is {}, {d} is {}; baselines are per kind of GPU, so run them separately",
+                seen[0].0,
+                seen[0].1.describe(),
+                f.describe()
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// Compiles every kernel of a suite: with a GPU for its architecture, without one for
+    /// `KERNELGATE_ARCH`, so compile errors fail CI machines that have NVRTC but no GPU.
+    fn compile(&self, suite: &Suite, slot: usize) -> Outcome {
+        if let Some(reason) = device::nvrtc_missing() {
+            if self.config.require_nvrtc {
+                return Outcome::Failed(TrialFailure::Unavailable(format!(
+                    "{reason} (KERNELGATE_REQUIRE_NVRTC is set)"
+                )));
+            }
+            return Outcome::Ignored(reason);
+        }
+        let arch = match device::driver_missing() {
+            None => self
+                .worker(slot)
+                .device()
+                .map(|d| d.arch())
+                .unwrap_or_else(|_| self.config.arch.clone()),
+            Some(_) => self.config.arch.clone(),
+        };
+        let compiled = match super::compile_suite(suite, &arch, Some(&self.config.cache)) {
+            Ok(c) => c,
+            Err((_, e)) => return Outcome::Failed(TrialFailure::Compile(e)),
+        };
+        for (si, c) in compiled.iter().filter(|(_, c)| !c.log.is_empty()) {
+            eprintln!(
+                "warning: NVRTC said, for suite `{}`, {}: {}",
+                suite.name,
+                suite.sources[*si].path.display(),
+                c.log
+            );
+        }
+        Outcome::Compiled {
+            sources: compiled.len(),
+            fresh: compiled.iter().filter(|(_, c)| !c.cached).count(),
+            arch,
+        }
+    }
+
+    fn kernel(&self, spec: &TrialSpec, case: usize, kernel: usize, slot: usize) -> Outcome {
+        let suite = &self.suites[spec.suite];
+        let no_gpu = |reason: String| {
+            if self.config.require_gpu {
+                Outcome::Failed(TrialFailure::Unavailable(format!(
+                    "{reason} (KERNELGATE_REQUIRE_GPU is set)"
+                )))
+            } else {
+                Outcome::Ignored(reason)
+            }
+        };
+        if let Some(reason) = device::driver_missing() {
+            return no_gpu(reason);
+        }
+        let mut worker = self.worker(slot);
+        let ordinal = worker.ordinal();
+        match worker.device() {
+            Ok(_) => {}
+            Err(NoDevice::Absent(reason)) => return no_gpu(format!("no usable GPU: {reason}")),
+            Err(NoDevice::Broken(reason)) => return Outcome::Failed(TrialFailure::Harness(reason)),
+        }
+        let request = TrialRequest {
+            suite: spec.suite,
+            case,
+            kernel,
+            seed: spec.seed,
+            check: spec.effort <= 1,
+            regime: spec.regime,
+            effort: spec.effort,
+        };
+        let timeout = self.config.timeout * spec.effort.max(1);
+        let result = match worker.trial(suite, request, timeout) {
+            Ok(r) => r,
+            Err(e) => return Outcome::Failed(e),
+        };
+        drop(worker);
+        let mut totals = self.totals.lock().unwrap_or_else(|e| e.into_inner());
+        totals.compiled += result.compiled;
+        totals.cached += result.cached;
+        totals.setup_seconds += result.setup_seconds;
+        totals.check_seconds += result.check_seconds;
+        match result.outcome {
+            Ok(data) => {
+                totals.add(&data.samples);
+                Outcome::Measured(Box::new(Measured {
+                    ordinal,
+                    samples: data.samples,
+                    footprint: data.footprint,
+                }))
+            }
+            Err(failure) => Outcome::Failed(failure),
+        }
+    }
+}
+
+impl Executor for WorkerPool<'_> {
+    fn slots(&self) -> usize {
+        self.workers.len()
+    }
+
+    fn device(&self) -> Option<DeviceInfo> {
+        if device::driver_missing().is_some() {
+            return None;
+        }
+        self.worker(0).device().ok()
+    }
+
+    fn execute(&self, slot: usize, spec: &TrialSpec) -> Outcome {
+        match spec.kind {
+            Kind::Compile => self.compile(&self.suites[spec.suite], slot),
+            Kind::Kernel { case, kernel } => self.kernel(spec, case, kernel, slot),
+        }
+    }
+
+    fn stop(&self) {
+        for w in 0..self.workers.len() {
+            self.worker(w).stop();
+        }
+    }
+
+    fn totals(&self) -> RunTotals {
+        let mut t = self
+            .totals
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let (compiled, cached) = device::compile::counts();
+        t.compiled += compiled;
+        t.cached += cached;
+        t.worker_starts = (0..self.workers.len()).map(|w| self.worker(w).starts).sum();
+        t
+    }
+}
