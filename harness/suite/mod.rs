@@ -3,12 +3,17 @@
 
 pub mod args;
 mod cases;
+pub mod discover;
+mod entry;
 pub mod expr;
 mod kernels;
 pub mod load;
 mod schema;
 mod sections;
+mod values;
+mod toml_text;
 pub mod signature;
+pub mod tokens;
 
 use crate::dtype::DType;
 use serde::{Deserialize, Serialize};
@@ -22,6 +27,13 @@ pub use load::{discover, load_dir, load_file, load_text};
 pub struct Suite {
     /// The suite's name: the first part of every trial name.
     pub name: String,
+    /// Line and column of the name's value in the suite file.
+    #[serde(default)]
+    pub name_pos: (usize, usize),
+    /// What could not be checked at load time (e.g. a kernel source the signature reader
+    /// cannot follow); `kernelgate lint` and the run print them.
+    #[serde(skip)]
+    pub warnings: Vec<crate::error::Diagnostic>,
     /// The suite file, as found.
     pub path: PathBuf,
     /// Line of each kernel's `[[kernel]]` header, for messages that point at it.
