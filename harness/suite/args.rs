@@ -181,7 +181,7 @@ fn parse_literal(text: &str) -> Result<ArgSpec, String> {
         };
         if !fits {
             return Err(format!(
-                "`{text}` is not a finite {} (write a number within its range, e.g. `3.4e38f32` at most for f32)",
+                "`{text}` is not a finite {} (write a finite number in its range: about ±3.4e38 for f32, ±1.8e308 for f64)",
                 ty.name()
             ));
         }

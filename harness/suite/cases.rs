@@ -271,7 +271,7 @@ fn launch(
         let at = l.block.first().map(|b| b.at).unwrap_or(0);
         ctx.error(
             at,
-            format!("a block of {threads} threads is over the limit of {MAX_THREADS_PER_BLOCK}"),
+            format!("a block of {threads} threads is over the limit of {MAX_THREADS_PER_BLOCK} (make the product of `block` at most {MAX_THREADS_PER_BLOCK}, e.g. [256] or [32, 32])"),
         );
     }
     if let Some(r) = max_registers.filter(|r| threads * *r as i64 > MAX_REGISTERS_PER_BLOCK) {

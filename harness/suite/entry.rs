@@ -210,7 +210,8 @@ fn check_arg(
                 } else {
                     format!("instantiate with `{}`", c_type(held))
                 };
-                return Some(format!("buffer `{name}` holds {held} but parameter `{p}` of {where_} points to {t}{via} ({fix})"));
+                let fix = if via.is_empty() { format!(" ({fix})") } else { format!("{via}: {fix}") };
+                return Some(format!("buffer `{name}` holds {held} but parameter `{p}` of {where_} points to {t}{fix}"));
             }
             (param.const_pointee && targets.outputs.get(*b) == Some(&true)).then(|| {
                 format!("output `{name}` is passed to `{p}` of {where_}, whose elements are `const`: the kernel cannot write its result (drop the `const`, or pass an input)")

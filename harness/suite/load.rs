@@ -28,9 +28,13 @@ pub(super) struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
+    /// Records an error; the same message at the same place (one per case, or one per
+    /// kernel sharing a suite-wide setting) is recorded once.
     pub fn error(&mut self, at: usize, message: impl Into<String>) {
-        self.diagnostics
-            .push(Diagnostic::at(self.path, self.text, at, message));
+        let d = Diagnostic::at(self.path, self.text, at, message);
+        if !self.diagnostics.contains(&d) {
+            self.diagnostics.push(d);
+        }
     }
 
     /// Records something that could not be checked; the suite still loads.

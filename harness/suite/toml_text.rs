@@ -32,6 +32,9 @@ pub(super) fn locate(text: &str, e: &toml::de::Error) -> (usize, String) {
     if message.contains("missing field `suite`") {
         message.push_str(" (start the file with a `[suite]` table holding `name`)");
     }
+    if message == "duplicate key" {
+        message.push_str(" (a key is written once per table, and a `[table]` once per file: remove one, or write `[[kernel]]`-style headers for a list of tables)");
+    }
     match unclosed(text) {
         Some((open, kind)) if open < at || e.span().is_none() => {
             let close = match kind {
