@@ -101,8 +101,8 @@ pub(super) fn check_entry(
             return ctx.warn(at, format!("`{base}` is overloaded in `{file}` (lines {}): its arguments are not checked at load time (give each kernel its own name)", lines.join(", ")));
         }
         Lookup::Mentioned { line, in_directive } => {
-            let how = if in_directive { "on a preprocessor line" } else { "outside any declaration kernelgate can read (a macro use?)" };
-            return ctx.warn(at, format!("`{base}` appears in `{file}` only {how} (line {line}): its arguments are not checked at load time"));
+            let how = if in_directive { "on a preprocessor line" } else { "in a macro use or another form kernelgate cannot read" };
+            return ctx.warn(at, format!("`{base}` appears in `{file}` only {how}, at line {line}: its arguments are not checked at load time (declare it as a plain `__global__` function to have them checked)"));
         }
         Lookup::Unreadable { line, what } => {
             return ctx.warn(at, format!("`{file}` cannot be read as CUDA tokens ({what} at line {line}): `{base}`'s arguments are not checked at load time"));

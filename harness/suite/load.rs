@@ -89,7 +89,13 @@ pub fn load_file(path: &Path) -> Result<Suite, Vec<Diagnostic>> {
             message: format!("cannot read the suite file: {e}"),
         }]
     })?;
-    let text = super::toml_text::utf8(path, &bytes).map_err(|d| vec![d])?;
+    load_bytes(path, &bytes)
+}
+
+/// Validates `bytes` as the contents of the suite file at `path`; text that is not UTF-8 is
+/// an error at the bad byte's line.
+pub fn load_bytes(path: &Path, bytes: &[u8]) -> Result<Suite, Vec<Diagnostic>> {
+    let text = super::toml_text::utf8(path, bytes).map_err(|d| vec![d])?;
     load_text(path, text)
 }
 

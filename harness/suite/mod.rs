@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-pub use load::{discover, load_dir, load_file, load_text};
+pub use load::{discover, load_bytes, load_dir, load_file, load_text};
 
 /// One suite file, validated.
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -90,6 +90,8 @@ const ATTRIBUTES: &[&str] = &[
     "__cluster_dims__",
     "__maxnreg__",
     "__grid_constant__",
+    "noexcept",
+    "decltype",
 ];
 
 /// Words that qualify a parameter or a function without being its type.
@@ -237,19 +239,23 @@ fn closing(toks: &[Token], open: usize) -> Option<usize> {
     None
 }
 
-/// Reads a declaration as a function, if it is one.
+/// Reads a declaration as a function, if it is one. The parameter list is the last
+/// `name(...)` group: anything before it (a macro use with no `;`, say) is not this function's.
 fn function<'a>(decl: &[Token<'a>]) -> Option<Function<'a>> {
     let mut i = 0;
     let mut template = None;
-    if decl.first()?.text == "template" && decl.get(1)?.text == "<" {
-        let close = closing(decl, 1)?;
-        template = Some(template_params(&decl[2..close]));
-        i = close + 1;
-    }
     let (mut global, mut device) = (false, false);
     let mut prev: Option<Token> = None;
+    let mut last = None;
     while i < decl.len() {
         let t = decl[i];
+        if t.text == "template" && decl.get(i + 1).is_some_and(|n| n.text == "<") {
+            let close = closing(decl, i + 1)?;
+            template = Some(template_params(&decl[i + 2..close]));
+            (global, device, prev) = (false, false, None);
+            i = close + 1;
+            continue;
+        }
         if t.text == "[" && decl.get(i + 1).is_some_and(|n| n.text == "[") {
             i = closing(decl, i)? + 1; // a [[attribute]]
             continue;
@@ -261,32 +267,37 @@ fn function<'a>(decl: &[Token<'a>]) -> Option<Function<'a>> {
         match t.text {
             "__global__" => global = true,
             "__device__" => device = true,
+            "=" if last.is_none() => return None, // a variable
             "(" => {
-                let name = prev.filter(|p| p.kind == Kind::Ident)?;
                 let close = closing(decl, i)?;
-                let params = split(&decl[i + 1..close])
-                    .into_iter()
-                    .map(param)
-                    .filter(|p| !(p.text.is_empty() || p.text == "void"))
-                    .collect();
-                return Some(Function {
-                    name,
-                    global,
-                    device,
-                    sig: Signature {
-                        params,
-                        line: name.line,
-                        template,
-                    },
-                });
+                if let Some(name) = prev.filter(|p| p.kind == Kind::Ident) {
+                    last = Some((name, i, close, global, device, template.take()));
+                }
+                (global, device, prev) = (false, false, None);
+                i = close + 1;
+                continue;
             }
-            "=" => return None, // a variable
             _ => {}
         }
         prev = Some(t);
         i += 1;
     }
-    None
+    let (name, open, close, global, device, template) = last?;
+    let params = split(&decl[open + 1..close])
+        .into_iter()
+        .map(param)
+        .filter(|p| !(p.text.is_empty() || p.text == "void"))
+        .collect();
+    Some(Function {
+        name,
+        global,
+        device,
+        sig: Signature {
+            params,
+            line: name.line,
+            template,
+        },
+    })
 }
 
 fn template_params(toks: &[Token]) -> Vec<TemplateParam> {
