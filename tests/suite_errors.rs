@@ -85,7 +85,11 @@ fn duplicate_suite_names_across_files() {
     assert_eq!(e.diagnostics.len(), 1);
     let d = &e.diagnostics[0];
     assert!(d.file.ends_with("b.toml"), "{d}");
-    assert_eq!((d.line, d.col), (3, 8), "at the name's value, not a comment: {d}");
+    assert_eq!(
+        (d.line, d.col),
+        (3, 8),
+        "at the name's value, not a comment: {d}"
+    );
     assert!(d.message.contains("suite `twin` is also defined in"), "{d}");
     assert!(d.message.contains("a.toml"), "{d}");
 }
@@ -253,7 +257,9 @@ fn fuzz_every_fixture_suite_and_source() {
                 Err(d) => {
                     errors += 1;
                     assert!(!d.is_empty());
-                    assert!(d.iter().all(|d| d.line >= 1 && d.col >= 1 && !d.message.is_empty()));
+                    assert!(d
+                        .iter()
+                        .all(|d| d.line >= 1 && d.col >= 1 && !d.message.is_empty()));
                 }
             }
             if took > slowest.0 {
@@ -262,18 +268,28 @@ fn fuzz_every_fixture_suite_and_source() {
         }
     }
     // CUDA sources: damaged text through the tokenizer and the signature reader.
-    let mut sources: Vec<PathBuf> = ["tests/fixtures/bad", "tests/fixtures/warn", "suites"]
-        .iter()
-        .flat_map(|d| files_in(d, "cu"))
-        .collect();
-    sources.sort();
+    let mut sources: Vec<PathBuf> = files_in("tests/fixtures/bad", "cu");
+    sources.extend(files_in("tests/fixtures/warn", "cu"));
+    for d in std::fs::read_dir("suites").unwrap() {
+        let d = d.unwrap().path();
+        if d.is_dir() {
+            sources.extend(files_in(d.to_str().unwrap(), "cu"));
+        }
+    }
     let mut source_runs = 0;
     for path in &sources {
         let base = std::fs::read(path).unwrap();
         for i in 0..300 {
             let text = String::from_utf8_lossy(&mutate(&mut rng, &base)).into_owned();
             let took = timed(|| {
-                for entry in ["scale", "tscale<float>", "bounded", "made", "twice", "saxpy"] {
+                for entry in [
+                    "scale",
+                    "tscale<float>",
+                    "made",
+                    "twice",
+                    "saxpy",
+                    "softmax",
+                ] {
                     let _ = signature::lookup(&text, entry);
                 }
             });
@@ -290,17 +306,30 @@ fn fuzz_every_fixture_suite_and_source() {
         slowest.0,
         slowest.1
     );
-    assert!(inputs.len() >= 90 && sources.len() >= 3);
+    assert!(inputs.len() >= 90 && sources.len() >= 10);
     assert!(errors > runs / 2, "the mutations exercise the error paths");
-    assert!(slowest.0 < BOUND, "slowest input took {:?}: {}", slowest.0, slowest.1);
+    assert!(
+        slowest.0 < BOUND,
+        "slowest input took {:?}: {}",
+        slowest.0,
+        slowest.1
+    );
 }
 
 #[test]
 fn pathological_nesting_is_an_error_not_a_crash() {
     let path = Path::new("tests/fixtures/bad/nested.toml");
     for text in [
-        format!("[suite]\nname = \"a\"\nx = {}{}", "[".repeat(100_000), "]".repeat(100_000)),
-        format!("[suite]\nname = \"a\"\nx = {}1{}", "{a=".repeat(50_000), "}".repeat(50_000)),
+        format!(
+            "[suite]\nname = \"a\"\nx = {}{}",
+            "[".repeat(100_000),
+            "]".repeat(100_000)
+        ),
+        format!(
+            "[suite]\nname = \"a\"\nx = {}1{}",
+            "{a=".repeat(50_000),
+            "}".repeat(50_000)
+        ),
         format!("[suite]\nname = \"a\"\n{}", "[a.".repeat(20_000)),
     ] {
         let took = timed(|| assert!(load_text(path, &text).is_err()));
@@ -332,7 +361,10 @@ fn link_loop_trees_are_bounded() {
             }
         }
         // The one suite, reached by its real path and by a link to its folder and to itself.
-        let text = suite.replace("../bad/k.cu", &format!("{}/tests/fixtures/bad/k.cu", env!("CARGO_MANIFEST_DIR")));
+        let text = suite.replace(
+            "../bad/k.cu",
+            &format!("{}/tests/fixtures/bad/k.cu", env!("CARGO_MANIFEST_DIR")),
+        );
         std::fs::write(deep.join("s.toml"), text).unwrap();
         symlink(&deep, dir.join("shortcut")).unwrap();
         symlink(deep.join("s.toml"), dir.join("same.toml")).unwrap();
@@ -347,7 +379,12 @@ fn link_loop_trees_are_bounded() {
         let took = timed(|| result = Some(load_dir(&dir)));
         slowest = slowest.max(took);
         let e = result.unwrap().unwrap_err();
-        assert!(e.diagnostics.iter().all(|d| d.message.contains("link loop")), "{e}");
+        assert!(
+            e.diagnostics
+                .iter()
+                .all(|d| d.message.contains("link loop")),
+            "{e}"
+        );
         assert!(e.diagnostics.len() >= 6, "every loop is named: {e}");
         assert!(e.diagnostics.len() <= 14, "and named once: {e}");
         loops += e.diagnostics.len();

@@ -28,7 +28,10 @@ pub fn lint() -> ExitCode {
             return ExitCode::from(super::EXIT_BAD_INPUT);
         }
     };
-    suites.iter().flat_map(|s| &s.warnings).for_each(|w| eprintln!("warning: {w}"));
+    suites
+        .iter()
+        .flat_map(|s| &s.warnings)
+        .for_each(|w| eprintln!("warning: {w}"));
     let kernels: usize = suites.iter().map(|s| s.kernels.len()).sum();
     let cases: usize = suites.iter().map(|s| s.cases.len()).sum();
     if let Some(reason) = crate::device::nvrtc_missing() {

@@ -147,7 +147,11 @@ pub fn expand(ctx: &mut Ctx, decls: &Decls) -> Vec<Case> {
             .unwrap_or(usize::MAX)
     };
     if count > MAX_CASES {
-        let n = if count == usize::MAX { "too many".to_string() } else { count.to_string() };
+        let n = if count == usize::MAX {
+            "too many".to_string()
+        } else {
+            count.to_string()
+        };
         ctx.error(decls.sizes_at, format!("the sizes make {n} cases, over the limit of {MAX_CASES} (use `sweep = \"zip\"` to pair lists, or fewer values)"));
         return Vec::new();
     }
@@ -195,7 +199,9 @@ pub fn expand(ctx: &mut Ctx, decls: &Decls) -> Vec<Case> {
         let buffer_bytes = lens
             .iter()
             .zip(&decls.buffer_types)
-            .try_fold(0u64, |sum, (n, t)| sum.checked_add((*n as u64).checked_mul(t.size() as u64)?));
+            .try_fold(0u64, |sum, (n, t)| {
+                sum.checked_add((*n as u64).checked_mul(t.size() as u64)?)
+            });
         let buffers = decls.buffer_lens.len();
         let mut launches = Vec::new();
         let mut scratch_lens = Vec::new();
@@ -212,8 +218,12 @@ pub fn expand(ctx: &mut Ctx, decls: &Decls) -> Vec<Case> {
                 let scratch = lens
                     .iter()
                     .zip(&k.scratch_types)
-                    .try_fold(0u64, |sum, (n, t)| sum.checked_add((*n as u64).checked_mul(t.size() as u64)?));
-                let need = buffer_bytes.zip(scratch).and_then(|(a, b)| a.checked_add(b));
+                    .try_fold(0u64, |sum, (n, t)| {
+                        sum.checked_add((*n as u64).checked_mul(t.size() as u64)?)
+                    });
+                let need = buffer_bytes
+                    .zip(scratch)
+                    .and_then(|(a, b)| a.checked_add(b));
                 if need.is_none_or(|n| n > budget) {
                     let need = need.map_or("more than 2^64".to_string(), |n| n.to_string());
                     ctx.error(at, format!("the buffers and scratch of a case take {need} bytes{}, over memory_budget ({budget} bytes): raise the budget or shrink the sizes", in_case(&label)));
@@ -281,7 +291,16 @@ fn launch(
     let shared = l
         .shared
         .as_ref()
-        .and_then(|s| eval(ctx, s, sizes, label, (0, MAX_SHARED_BYTES), "dynamic shared memory (bytes; 227 KiB at most on sm_90)"))
+        .and_then(|s| {
+            eval(
+                ctx,
+                s,
+                sizes,
+                label,
+                (0, MAX_SHARED_BYTES),
+                "dynamic shared memory (bytes; 227 KiB at most on sm_90)",
+            )
+        })
         .unwrap_or(0) as u32;
     let mut args = Vec::new();
     for a in &l.args {

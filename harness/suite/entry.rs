@@ -101,7 +101,11 @@ pub(super) fn check_entry(
             return ctx.warn(at, format!("`{base}` is overloaded in `{file}` (lines {}): its arguments are not checked at load time (give each kernel its own name)", lines.join(", ")));
         }
         Lookup::Mentioned { line, in_directive } => {
-            let how = if in_directive { "on a preprocessor line" } else { "in a macro use or another form kernelgate cannot read" };
+            let how = if in_directive {
+                "on a preprocessor line"
+            } else {
+                "in a macro use or another form kernelgate cannot read"
+            };
             return ctx.warn(at, format!("`{base}` appears in `{file}` only {how}, at line {line}: its arguments are not checked at load time (declare it as a plain `__global__` function to have them checked)"));
         }
         Lookup::Unreadable { line, what } => {
@@ -126,7 +130,9 @@ pub(super) fn check_entry(
     }
     let mut restricted: Vec<(usize, bool)> = Vec::new();
     for (param, arg) in sig.params.iter().zip(&decl.args) {
-        let resolved = bindings.get(&param.base).map_or(param.base.as_str(), |s| s.as_str());
+        let resolved = bindings
+            .get(&param.base)
+            .map_or(param.base.as_str(), |s| s.as_str());
         let via = if resolved != param.base {
             format!(" ({} = {resolved})", param.base)
         } else {
@@ -158,22 +164,42 @@ fn bind_template(
     match (&sig.template, targs) {
         (None, None) => Some(BTreeMap::new()),
         (None, Some(_)) => {
-            ctx.error(at, format!("{where_} is not a template: write `entry = \"{base}\"`"));
+            ctx.error(
+                at,
+                format!("{where_} is not a template: write `entry = \"{base}\"`"),
+            );
             None
         }
         (Some(tp), None) => {
             if tp.iter().all(|p| p.has_default) {
                 return Some(BTreeMap::new());
             }
-            let example: Vec<&str> = tp.iter().map(|p| if p.is_type { "float" } else { "256" }).collect();
-            ctx.error(at, format!("{where_} is a template: name an instantiation, e.g. `{base}<{}>`", example.join(", ")));
+            let example: Vec<&str> = tp
+                .iter()
+                .map(|p| if p.is_type { "float" } else { "256" })
+                .collect();
+            ctx.error(
+                at,
+                format!(
+                    "{where_} is a template: name an instantiation, e.g. `{base}<{}>`",
+                    example.join(", ")
+                ),
+            );
             None
         }
         (Some(tp), Some(args)) => {
             let required = tp.iter().filter(|p| !p.has_default).count();
             if args.len() > tp.len() || args.len() < required {
                 let names: Vec<&str> = tp.iter().map(|p| p.name.as_str()).collect();
-                ctx.error(at, format!("{where_} takes {} template argument(s) <{}>, not {}", tp.len(), names.join(", "), args.len()));
+                ctx.error(
+                    at,
+                    format!(
+                        "{where_} takes {} template argument(s) <{}>, not {}",
+                        tp.len(),
+                        names.join(", "),
+                        args.len()
+                    ),
+                );
                 return None;
             }
             Some(
@@ -206,11 +232,18 @@ fn check_arg(
             let (name, held) = (targets.name(*b), targets.elements[*b]);
             if let Some(t) = signature::element_type(resolved).filter(|t| *t != held) {
                 let fix = if via.is_empty() {
-                    format!("declare the buffer `type = \"{t}\"` or the parameter `{}*`", c_type(held))
+                    format!(
+                        "declare the buffer `type = \"{t}\"` or the parameter `{}*`",
+                        c_type(held)
+                    )
                 } else {
                     format!("instantiate with `{}`", c_type(held))
                 };
-                let fix = if via.is_empty() { format!(" ({fix})") } else { format!("{via}: {fix}") };
+                let fix = if via.is_empty() {
+                    format!(" ({fix})")
+                } else {
+                    format!("{via}: {fix}")
+                };
                 return Some(format!("buffer `{name}` holds {held} but parameter `{p}` of {where_} points to {t}{fix}"));
             }
             (param.const_pointee && targets.outputs.get(*b) == Some(&true)).then(|| {

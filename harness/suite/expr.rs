@@ -455,7 +455,10 @@ mod tests {
         let deep = format!("{}n{}", "(".repeat(7800), ")".repeat(7800));
         let e = Expr::parse(&deep).unwrap_err();
         assert!(e.message.contains("nested more than 64"), "{}", e.message);
-        assert_eq!(e.offset, MAX_DEPTH, "at the first parenthesis past the limit");
+        assert_eq!(
+            e.offset, MAX_DEPTH,
+            "at the first parenthesis past the limit"
+        );
         assert!(Expr::parse(&"-".repeat(100_000)).is_err());
         let ok = format!("{}n{}", "(".repeat(40), ")".repeat(40));
         assert!(Expr::parse(&ok).is_ok());

@@ -3,8 +3,8 @@
 //! an error so that one run reports all of them.
 
 use super::cases::{self, Decls, KernelDecl, Located};
-use super::expr::Expr;
 use super::entry::{check_entry, Targets};
+use super::expr::Expr;
 use super::kernels::{kernel_limits, launch_decl, launch_views, limits, scratch_decls};
 use super::schema::{ExprText, RawFile};
 use super::sections::{build_bench, build_check, parse_init};
@@ -508,9 +508,7 @@ fn build(ctx: &mut Ctx, raw: RawFile) -> Option<Suite> {
             scratch_lens,
             scratch_types,
             max_registers: limits.max_registers,
-            budget: limits
-                .memory_budget
-                .zip(budget_at.map(|b| b.span().start)),
+            budget: limits.memory_budget.zip(budget_at.map(|b| b.span().start)),
         });
         kernel_decls.extend(decl);
     }

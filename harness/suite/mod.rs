@@ -10,10 +10,10 @@ mod kernels;
 pub mod load;
 mod schema;
 mod sections;
-mod values;
-mod toml_text;
 pub mod signature;
 pub mod tokens;
+mod toml_text;
+mod values;
 
 use crate::dtype::DType;
 use serde::{Deserialize, Serialize};

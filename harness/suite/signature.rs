@@ -126,7 +126,10 @@ pub fn lookup(source: &str, entry: &str) -> Lookup {
             continue;
         }
         if f.global {
-            if !kernels.iter().any(|k| same_params(&k.params, &f.sig.params)) {
+            if !kernels
+                .iter()
+                .any(|k| same_params(&k.params, &f.sig.params))
+            {
                 kernels.push(f.sig);
             }
         } else if other.is_none() {
@@ -137,7 +140,10 @@ pub fn lookup(source: &str, entry: &str) -> Lookup {
     match (kernels.len(), other) {
         (1, _) => Lookup::Kernel(kernels.pop().expect("one kernel")),
         (0, Some((line, what))) => Lookup::NotGlobal { line, what },
-        (0, None) => match toks.iter().find(|t| t.kind == Kind::Ident && t.text == base) {
+        (0, None) => match toks
+            .iter()
+            .find(|t| t.kind == Kind::Ident && t.text == base)
+        {
             Some(t) => Lookup::Mentioned {
                 line: t.line,
                 in_directive: t.directive,
@@ -358,7 +364,10 @@ fn render(toks: &[Token]) -> String {
 
 fn param(toks: &[Token]) -> Param {
     let text = render(toks);
-    let eq = toks.iter().position(|t| t.text == "=").unwrap_or(toks.len());
+    let eq = toks
+        .iter()
+        .position(|t| t.text == "=")
+        .unwrap_or(toks.len());
     let mut words = Vec::new();
     let (mut stars, mut const_before_star, mut restrict, mut array) = (0, false, false, false);
     let mut i = 0;
@@ -416,9 +425,7 @@ pub fn scalar_type(ty: &str) -> Option<ScalarType> {
         "int" | "int32_t" | "signed int" | "signed" => ScalarType::I32,
         "unsigned" | "unsigned int" | "uint32_t" => ScalarType::U32,
         "long long" | "long long int" | "int64_t" => ScalarType::I64,
-        "unsigned long long" | "unsigned long long int" | "uint64_t" | "size_t" => {
-            ScalarType::U64
-        }
+        "unsigned long long" | "unsigned long long int" | "uint64_t" | "size_t" => ScalarType::U64,
         _ => return None,
     })
 }
@@ -468,12 +475,19 @@ extern "C" __global__ void empty() {}
     #[test]
     fn attributes_and_templates() {
         let s = kernel("scale<float>");
-        assert_eq!(s.params.len(), 4, "__launch_bounds__(256, 2) is no parameter list");
+        assert_eq!(
+            s.params.len(),
+            4,
+            "__launch_bounds__(256, 2) is no parameter list"
+        );
         assert_eq!(s.params[0].base, "T");
         assert_eq!(s.params[2].base, "unsigned int");
         let t = s.template.unwrap();
         assert_eq!((t[0].name.as_str(), t[0].is_type), ("T", true));
-        assert_eq!((t[1].name.as_str(), t[1].is_type, t[1].has_default), ("N", false, true));
+        assert_eq!(
+            (t[1].name.as_str(), t[1].is_type, t[1].has_default),
+            ("N", false, true)
+        );
         let s = kernel("inner");
         assert_eq!(s.params.len(), 2);
         assert_eq!(s.params[0].base, "float");
@@ -488,13 +502,26 @@ extern "C" __global__ void empty() {}
         assert_eq!(lookup(SRC, "nope"), Lookup::Absent);
         assert_eq!(
             lookup(SRC, "helper"),
-            Lookup::NotGlobal { line: 13, what: "__device__" }
+            Lookup::NotGlobal {
+                line: 13,
+                what: "__device__"
+            }
         );
-        assert_eq!(lookup(SRC, "twice"), Lookup::Overloaded { lines: vec![9, 10] });
-        assert_eq!(kernel("declared").params.len(), 1, "a declaration and its definition");
+        assert_eq!(
+            lookup(SRC, "twice"),
+            Lookup::Overloaded { lines: vec![9, 10] }
+        );
+        assert_eq!(
+            kernel("declared").params.len(),
+            1,
+            "a declaration and its definition"
+        );
         assert_eq!(
             lookup(SRC, "made"),
-            Lookup::Mentioned { line: 15, in_directive: false }
+            Lookup::Mentioned {
+                line: 15,
+                in_directive: false
+            }
         );
         assert_eq!(kernel("empty").params, []);
         assert!(matches!(

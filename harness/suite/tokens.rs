@@ -168,12 +168,14 @@ pub fn tokenize(src: &str) -> Result<Vec<Token<'_>>, Unreadable> {
             } else {
                 Kind::Ident
             }
-        } else if c.is_ascii_digit() || (c == b'.' && b.get(i + 1).is_some_and(u8::is_ascii_digit)) {
+        } else if c.is_ascii_digit() || (c == b'.' && b.get(i + 1).is_some_and(u8::is_ascii_digit))
+        {
             while i < b.len()
                 && (b[i].is_ascii_alphanumeric()
                     || b[i] == b'.'
                     || b[i] == b'\''
-                    || ((b[i] == b'+' || b[i] == b'-') && matches!(b[i - 1], b'e' | b'E' | b'p' | b'P')))
+                    || ((b[i] == b'+' || b[i] == b'-')
+                        && matches!(b[i - 1], b'e' | b'E' | b'p' | b'P')))
             {
                 i += 1;
             }
@@ -212,7 +214,30 @@ mod tests {
         let t: Vec<_> = toks.iter().map(|t| t.text).collect();
         assert_eq!(
             t,
-            ["#", "define", "H", "(", "x", ")", "x", "const", "char", "*", "s", "=", "\"k(\\\"\"", ";", "char", "c", "=", "'\\''", ";", "std", "::", "max"]
+            [
+                "#",
+                "define",
+                "H",
+                "(",
+                "x",
+                ")",
+                "x",
+                "const",
+                "char",
+                "*",
+                "s",
+                "=",
+                "\"k(\\\"\"",
+                ";",
+                "char",
+                "c",
+                "=",
+                "'\\''",
+                ";",
+                "std",
+                "::",
+                "max"
+            ]
         );
         assert!(toks[6].directive, "a continued directive line");
         assert_eq!(toks[6].line, 4);
@@ -233,6 +258,9 @@ mod tests {
         assert!(tokenize("\"open\nx").is_err());
         assert!(tokenize("R\"x(open").is_err());
         assert!(tokenize("'").is_err());
-        assert_eq!(texts("#error don't\nx"), ["#", "error", "don", "'", "t", "x"]);
+        assert_eq!(
+            texts("#error don't\nx"),
+            ["#", "error", "don", "'", "t", "x"]
+        );
     }
 }

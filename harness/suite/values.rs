@@ -69,7 +69,7 @@ pub(super) fn check_init(ctx: &mut Ctx, at: usize, init: &Init, dtype: DType) {
         Init::Iota { start, step } if !(start.is_finite() && step.is_finite()) => Some(format!(
             "iota needs a finite start and step (got {start} and {step})"
         )),
-        Init::Iota { step, .. } if step == 0.0 => {
+        Init::Iota { step, .. } if step.abs() == 0.0 => {
             Some("iota with `step = 0` is a constant: write `{ constant = ... }`".to_string())
         }
         Init::Iota { start, step }
@@ -122,10 +122,24 @@ mod tests {
 
     #[test]
     fn owned_options() {
-        for o in ["-arch=sm_80", "--gpu-architecture=compute_80", "-code=sm_80", "-rdc=true", "-G", "-I/usr/include", "-arch sm_80"] {
+        for o in [
+            "-arch=sm_80",
+            "--gpu-architecture=compute_80",
+            "-code=sm_80",
+            "-rdc=true",
+            "-G",
+            "-I/usr/include",
+            "-arch sm_80",
+        ] {
             assert!(owned_option(o).is_some(), "{o}");
         }
-        for o in ["-use_fast_math", "-lineinfo", "-std=c++17", "-DN=4", "--extra-device-vectorization"] {
+        for o in [
+            "-use_fast_math",
+            "-lineinfo",
+            "-std=c++17",
+            "-DN=4",
+            "--extra-device-vectorization",
+        ] {
             assert_eq!(owned_option(o), None, "{o}");
         }
     }
