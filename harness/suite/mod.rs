@@ -3,6 +3,7 @@
 
 pub mod args;
 mod cases;
+mod declarations;
 pub mod discover;
 mod entry;
 pub mod expr;
