@@ -216,11 +216,19 @@ fn source_index(
     if let Some(i) = sources.iter().position(|x| x.path == path) {
         return Some(i);
     }
-    match std::fs::read_to_string(&path) {
-        Ok(text) => {
-            sources.push(Source { path, text });
-            Some(sources.len() - 1)
-        }
+    match std::fs::read(&path) {
+        Ok(bytes) => match super::toml_text::utf8(&path, &bytes) {
+            Ok(text) => {
+                let text = text.to_string();
+                sources.push(Source { path, text });
+                Some(sources.len() - 1)
+            }
+            Err(d) => {
+                // Reported at the bad byte in the source, which is where the fix goes.
+                ctx.diagnostics.push(d);
+                None
+            }
+        },
         Err(e) => {
             ctx.error(
                 s.span().start,

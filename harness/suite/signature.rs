@@ -83,7 +83,9 @@ pub enum Lookup {
 
 /// What `source` says about the function named `entry` (template arguments stripped).
 pub fn lookup(source: &str, entry: &str) -> Lookup {
-    let base = entry.split('<').next().unwrap_or(entry).trim();
+    // `ns::scale<float>` is looked up as `scale`: declarations are read inside namespaces.
+    let name = entry.split('<').next().unwrap_or(entry);
+    let base = name.rsplit("::").next().unwrap_or(name).trim();
     let toks = match tokenize(source) {
         Ok(t) => t,
         Err(u) => {
@@ -230,6 +232,7 @@ extern "C" __global__ void empty() {}
         assert_eq!(s.params[0].base, "float");
         assert_eq!(s.params[1].base, "int");
         assert!(!s.params[1].pointer);
+        assert_eq!(kernel("ns::inner").params.len(), 2, "a qualified name");
     }
 
     #[test]

@@ -18,7 +18,7 @@ pub(super) fn utf8<'a>(path: &Path, bytes: &'a [u8]) -> Result<&'a str, Diagnost
             line,
             col,
             message: format!(
-                "byte 0x{:02x} is not UTF-8 (suite files are UTF-8 text: re-save the file as UTF-8)",
+                "byte 0x{:02x} is not UTF-8 (suite files and kernel sources are UTF-8 text: re-save the file as UTF-8)",
                 bytes[good]
             ),
         }
