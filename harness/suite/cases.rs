@@ -226,7 +226,10 @@ pub fn expand(ctx: &mut Ctx, decls: &Decls) -> Vec<Case> {
                     .and_then(|(a, b)| a.checked_add(b));
                 if need.is_none_or(|n| n > budget) {
                     let need = need.map_or("more than 2^64".to_string(), |n| n.to_string());
-                    ctx.error(at, format!("the buffers and scratch of a case take {need} bytes{}, over memory_budget ({budget} bytes): raise the budget or shrink the sizes", in_case(&label)));
+                    // A warning, not an error: a budget breach fails that case's trials
+                    // with the measured peak, and the rest of the suite still runs (the
+                    // `tests/fixtures/memory` suite sweeps past its budget on purpose).
+                    ctx.warn(at, format!("the buffers and scratch of a case take {need} bytes{}, over memory_budget ({budget} bytes): its trials will fail (raise the budget or shrink the sizes)", in_case(&label)));
                 }
             }
             scratch_lens.push(lens);

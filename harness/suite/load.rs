@@ -39,8 +39,10 @@ impl Ctx<'_> {
 
     /// Records something that could not be checked; the suite still loads.
     pub fn warn(&mut self, at: usize, message: impl Into<String>) {
-        self.warnings
-            .push(Diagnostic::at(self.path, self.text, at, message));
+        let d = Diagnostic::at(self.path, self.text, at, message);
+        if !self.warnings.contains(&d) {
+            self.warnings.push(d);
+        }
     }
 }
 
