@@ -25,6 +25,10 @@ pub fn lint() -> ExitCode {
             return crate::exit::code(crate::exit::BAD_INPUT);
         }
     };
+    suites
+        .iter()
+        .flat_map(|s| &s.warnings)
+        .for_each(|w| eprintln!("warning: {w}"));
     let kernels: usize = suites.iter().map(|s| s.kernels.len()).sum();
     let cases: usize = suites.iter().map(|s| s.cases.len()).sum();
     if let Some(reason) = crate::device::nvrtc_missing() {

@@ -52,6 +52,10 @@ pub fn run(args: impl Iterator<Item = String>) -> ExitCode {
             return exit::code(exit::BAD_INPUT);
         }
     };
+    suites
+        .iter()
+        .flat_map(|s| &s.warnings)
+        .for_each(|w| eprintln!("warning: {w}"));
     let pretty = matches!(args.format, None | Some(FormatSetting::Pretty)) && !args.quiet;
     let mut plan = plan(&suites);
     if let Some(shard) = config.shard {

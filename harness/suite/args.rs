@@ -175,6 +175,16 @@ fn parse_literal(text: &str) -> Result<ArgSpec, String> {
         let v: f64 = number
             .parse()
             .map_err(|_| format!("`{number}` is not a number"))?;
+        let fits = match ty {
+            ScalarType::F32 => (v as f32).is_finite(),
+            _ => v.is_finite(),
+        };
+        if !fits {
+            return Err(format!(
+                "`{text}` is not a finite {} (write a finite number in its range: about ±3.4e38 for f32, ±1.8e308 for f64)",
+                ty.name()
+            ));
+        }
         match ty {
             ScalarType::F32 => (v as f32).to_le_bytes().to_vec(),
             _ => v.to_le_bytes().to_vec(),

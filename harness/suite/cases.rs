@@ -4,7 +4,9 @@
 use super::args::ArgSpec;
 use super::expr::Expr;
 use super::load::Ctx;
+use super::values::{iota_overflow, MAX_CASES, MAX_REGISTERS_PER_BLOCK, MAX_SHARED_BYTES};
 use super::{ArgValue, Case, Launch};
+use crate::dtype::DType;
 use std::collections::BTreeMap;
 
 /// A value with the byte offset where it was written.
@@ -29,6 +31,11 @@ pub struct LaunchDecl {
 pub struct KernelDecl {
     pub launches: Vec<LaunchDecl>,
     pub scratch_lens: Vec<Located<Expr>>,
+    pub scratch_types: Vec<DType>,
+    /// `max_registers`, checked against each launch's block size.
+    pub max_registers: Option<u32>,
+    /// `memory_budget` in bytes, and where it was written.
+    pub budget: Option<(u64, usize)>,
 }
 
 /// Everything `expand` evaluates per case.
@@ -42,6 +49,10 @@ pub struct Decls {
     pub flops: Option<Located<Expr>>,
     /// (buffer, element count of its .npy file, where the file was named)
     pub npy_checks: Vec<(usize, usize, usize)>,
+    /// (buffer, start, step, element type, where the init was written)
+    pub iotas: Vec<(usize, f64, f64, DType, usize)>,
+    /// Element type of each buffer.
+    pub buffer_types: Vec<DType>,
 }
 
 /// Hardware limits on launch shapes (the same on every GPU since compute capability 3.0).
@@ -84,6 +95,15 @@ fn label(decls: &Decls, sizes: &BTreeMap<String, i64>) -> String {
         .join(",")
 }
 
+/// ` for n=4096`, or nothing when the suite has no sizes.
+fn in_case(label: &str) -> String {
+    if label.is_empty() {
+        String::new()
+    } else {
+        format!(" for {label}")
+    }
+}
+
 /// Evaluates `e`, recording an error that names the case when it fails or is out of range.
 fn eval(
     ctx: &mut Ctx,
@@ -117,6 +137,24 @@ fn eval(
 /// Expands the sweep into cases. Errors are recorded in `ctx`; the returned cases are only
 /// meaningful when none were.
 pub fn expand(ctx: &mut Ctx, decls: &Decls) -> Vec<Case> {
+    let count = if decls.zip {
+        decls.sizes.first().map_or(1, |s| s.1.len())
+    } else {
+        decls
+            .sizes
+            .iter()
+            .try_fold(1usize, |n, s| n.checked_mul(s.1.len()))
+            .unwrap_or(usize::MAX)
+    };
+    if count > MAX_CASES {
+        let n = if count == usize::MAX {
+            "too many".to_string()
+        } else {
+            count.to_string()
+        };
+        ctx.error(decls.sizes_at, format!("the sizes make {n} cases, over the limit of {MAX_CASES} (use `sweep = \"zip\"` to pair lists, or fewer values)"));
+        return Vec::new();
+    }
     let combos = combinations(decls);
     let mut labels = BTreeMap::new();
     let mut cases = Vec::new();
@@ -152,6 +190,18 @@ pub fn expand(ctx: &mut Ctx, decls: &Decls) -> Vec<Case> {
                 );
             }
         }
+        for &(buffer, start, step, dtype, at) in &decls.iotas {
+            let len = lens.get(buffer).copied().unwrap_or(1);
+            if let Some(last) = iota_overflow(start, step, len, dtype) {
+                ctx.error(at, format!("iota reaches {last} at element {}{}, outside what `{dtype}` holds (lower the step, or use a wider type)", len - 1, in_case(&label)));
+            }
+        }
+        let buffer_bytes = lens
+            .iter()
+            .zip(&decls.buffer_types)
+            .try_fold(0u64, |sum, (n, t)| {
+                sum.checked_add((*n as u64).checked_mul(t.size() as u64)?)
+            });
         let buffers = decls.buffer_lens.len();
         let mut launches = Vec::new();
         let mut scratch_lens = Vec::new();
@@ -164,11 +214,29 @@ pub fn expand(ctx: &mut Ctx, decls: &Decls) -> Vec<Case> {
                         as usize
                 })
                 .collect();
+            if let Some((budget, at)) = k.budget {
+                let scratch = lens
+                    .iter()
+                    .zip(&k.scratch_types)
+                    .try_fold(0u64, |sum, (n, t)| {
+                        sum.checked_add((*n as u64).checked_mul(t.size() as u64)?)
+                    });
+                let need = buffer_bytes
+                    .zip(scratch)
+                    .and_then(|(a, b)| a.checked_add(b));
+                if need.is_none_or(|n| n > budget) {
+                    let need = need.map_or("more than 2^64".to_string(), |n| n.to_string());
+                    // A warning, not an error: a budget breach fails that case's trials
+                    // with the measured peak, and the rest of the suite still runs (the
+                    // `tests/fixtures/memory` suite sweeps past its budget on purpose).
+                    ctx.warn(at, format!("the buffers and scratch of a case take {need} bytes{}, over memory_budget ({budget} bytes): its trials will fail (raise the budget or shrink the sizes)", in_case(&label)));
+                }
+            }
             scratch_lens.push(lens);
             let steps: Vec<Launch> = k
                 .launches
                 .iter()
-                .map(|l| launch(ctx, l, &sizes, &label, buffers))
+                .map(|l| launch(ctx, l, &sizes, &label, buffers, k.max_registers))
                 .collect();
             launches.push(steps);
         }
@@ -199,6 +267,7 @@ fn launch(
     sizes: &BTreeMap<String, i64>,
     label: &str,
     buffers: usize,
+    max_registers: Option<u32>,
 ) -> Launch {
     let mut dims = |list: &[Located<Expr>], max: [i64; 3], what: &str| {
         let mut out = [1u32; 3];
@@ -215,13 +284,26 @@ fn launch(
         let at = l.block.first().map(|b| b.at).unwrap_or(0);
         ctx.error(
             at,
-            format!("a block of {threads} threads is over the limit of {MAX_THREADS_PER_BLOCK}"),
+            format!("a block of {threads} threads is over the limit of {MAX_THREADS_PER_BLOCK} (make the product of `block` at most {MAX_THREADS_PER_BLOCK}, e.g. [256] or [32, 32])"),
         );
+    }
+    if let Some(r) = max_registers.filter(|r| threads * *r as i64 > MAX_REGISTERS_PER_BLOCK) {
+        let at = l.block.first().map(|b| b.at).unwrap_or(0);
+        ctx.error(at, format!("a block of {threads} threads at max_registers = {r} needs {} registers{}, over the {MAX_REGISTERS_PER_BLOCK} of an SM: the launch would fail (lower max_registers to {} or use smaller blocks)", threads * r as i64, in_case(label), MAX_REGISTERS_PER_BLOCK / threads.max(1)));
     }
     let shared = l
         .shared
         .as_ref()
-        .and_then(|s| eval(ctx, s, sizes, label, (0, u32::MAX as i64), "shared memory"))
+        .and_then(|s| {
+            eval(
+                ctx,
+                s,
+                sizes,
+                label,
+                (0, MAX_SHARED_BYTES),
+                "dynamic shared memory (bytes; 227 KiB at most on sm_90)",
+            )
+        })
         .unwrap_or(0) as u32;
     let mut args = Vec::new();
     for a in &l.args {

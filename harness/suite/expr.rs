@@ -129,10 +129,15 @@ fn lex(text: &str) -> Result<Vec<(Tok, usize)>, ExprError> {
     Ok(out)
 }
 
+/// How deeply expressions may nest (parentheses, calls, unary minus). Real launch shapes nest
+/// two or three levels; without a limit, ~7,800 parentheses overflowed the stack (SIGABRT).
+pub const MAX_DEPTH: usize = 64;
+
 struct Parser {
     toks: Vec<(Tok, usize)>,
     pos: usize,
     end: usize,
+    depth: usize,
 }
 
 impl Parser {
@@ -190,10 +195,20 @@ impl Parser {
     }
 
     fn unary(&mut self) -> Result<Expr, ExprError> {
-        if self.eat('-') {
-            return Ok(Expr::Neg(Box::new(self.unary()?)));
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return err(
+                self.offset(),
+                format!("expression nested more than {MAX_DEPTH} levels deep (split it, or remove redundant parentheses)"),
+            );
         }
-        self.atom()
+        let e = if self.eat('-') {
+            Expr::Neg(Box::new(self.unary()?))
+        } else {
+            self.atom()?
+        };
+        self.depth -= 1;
+        Ok(e)
     }
 
     fn args(&mut self) -> Result<Vec<Expr>, ExprError> {
@@ -268,6 +283,7 @@ impl Expr {
             toks,
             pos: 0,
             end: text.len(),
+            depth: 0,
         };
         let e = p.expr()?;
         if p.pos != p.toks.len() {
@@ -432,6 +448,20 @@ mod tests {
         assert_eq!(e.message, "integer overflow");
         assert!(Expr::parse("99999999999999999999").is_err());
         assert!(eval("-9223372036854775807 - 2", &[]).is_err());
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_stack_overflow() {
+        let deep = format!("{}n{}", "(".repeat(7800), ")".repeat(7800));
+        let e = Expr::parse(&deep).unwrap_err();
+        assert!(e.message.contains("nested more than 64"), "{}", e.message);
+        assert_eq!(
+            e.offset, MAX_DEPTH,
+            "at the first parenthesis past the limit"
+        );
+        assert!(Expr::parse(&"-".repeat(100_000)).is_err());
+        let ok = format!("{}n{}", "(".repeat(40), ")".repeat(40));
+        assert!(Expr::parse(&ok).is_ok());
     }
 
     #[test]

@@ -1,14 +1,13 @@
-//! `launch_views`, `check_signature`, `limits`: a `[[kernel]]` table — its launches (inline or
-//! `[[kernel.launch]]`), scratch buffers, arguments checked against the source's parameters, and
-//! its memory and resource limits.
+//! `launch_views`, `limits`: a `[[kernel]]` table — its launches (inline or
+//! `[[kernel.launch]]`), scratch buffers, and its memory and resource limits (the arguments are
+//! checked against the source in `entry`).
 
-use super::args::{self, ArgSpec};
+use super::args;
 use super::cases::{LaunchDecl, Located};
 use super::expr::Expr;
 use super::load::{element_type, expr, is_ident, Ctx};
 use super::schema::{ExprText, RawKernel};
-use super::signature::{self, ParamKind};
-use super::{Limits, Scratch, Source};
+use super::{Limits, Scratch};
 use crate::dtype::DType;
 use std::collections::BTreeMap;
 use toml::Spanned;
@@ -19,7 +18,7 @@ pub(super) struct LaunchView<'a> {
     grid: &'a Spanned<Vec<Spanned<ExprText>>>,
     block: &'a Spanned<Vec<Spanned<ExprText>>>,
     shared: Option<&'a Spanned<ExprText>>,
-    args: &'a Spanned<Vec<Spanned<String>>>,
+    pub(super) args: &'a Spanned<Vec<Spanned<String>>>,
 }
 
 /// The launches of a kernel; a kernel takes an inline launch or `[[kernel.launch]]` tables.
@@ -164,95 +163,6 @@ pub(super) fn launch_decl(
         shared,
         args: parsed_args,
     })
-}
-
-/// Checks a launch's args against the entry's parameters in the source, where it can be read.
-pub(super) fn check_signature(
-    ctx: &mut Ctx,
-    source: &Source,
-    l: &LaunchView,
-    decl: &LaunchDecl,
-    elements: &[DType],
-    names: &BTreeMap<String, usize>,
-) {
-    let entry = l.entry.get_ref();
-    let Some(sig) = signature::find(&source.text, entry) else {
-        let base = entry.split('<').next().unwrap_or(entry);
-        let declared =
-            source.text.contains(&format!("{base}(")) || source.text.contains(&format!("{base} ("));
-        if !declared {
-            ctx.error(
-                l.entry.span().start,
-                format!(
-                    "no function `{base}` in `{}` (check the spelling, or the kernel's `source`)",
-                    source.path.display()
-                ),
-            );
-        }
-        return;
-    };
-    let name_of = |i: usize| {
-        names
-            .iter()
-            .find(|(_, v)| **v == i)
-            .map(|(k, _)| k.as_str())
-            .unwrap_or("?")
-    };
-    let where_ = format!("`{}` ({}:{})", entry, source.path.display(), sig.line);
-    if sig.params.len() != decl.args.len() {
-        let list = sig
-            .params
-            .iter()
-            .map(|p| p.text.as_str())
-            .collect::<Vec<_>>()
-            .join(", ");
-        ctx.error(
-            l.args.span().start,
-            format!(
-                "{} args given, but {where_} takes {}: ({list})",
-                decl.args.len(),
-                sig.params.len()
-            ),
-        );
-        return;
-    }
-    for (param, arg) in sig.params.iter().zip(&decl.args) {
-        let message = match (&arg.value, param.kind, param.pointer) {
-            (ArgSpec::Buffer(b), ParamKind::Elements(t), true) if elements[*b] != t => {
-                Some(format!(
-                    "buffer `{}` holds {} but parameter `{}` of {where_} points to {t}",
-                    name_of(*b),
-                    elements[*b],
-                    param.text
-                ))
-            }
-            (ArgSpec::Buffer(b), _, false) => Some(format!(
-                "buffer `{}` is passed where {where_} takes `{}`, not a pointer",
-                name_of(*b),
-                param.text
-            )),
-            (spec, _, true) if !matches!(spec, ArgSpec::Buffer(_)) => Some(format!(
-                "parameter `{}` of {where_} is a pointer: pass a buffer name",
-                param.text
-            )),
-            (spec, ParamKind::Scalar(t), false) if spec.scalar_type() != Some(t) => {
-                let example = if t.is_int() {
-                    format!("`n as {0}` or `1{0}`", t.name())
-                } else {
-                    format!("`1.0{}`", t.name())
-                };
-                Some(format!(
-                    "parameter `{}` of {where_} is {}: pass a value of that type, e.g. {example}",
-                    param.text,
-                    t.name()
-                ))
-            }
-            _ => None,
-        };
-        if let Some(m) = message {
-            ctx.error(arg.at, m);
-        }
-    }
 }
 
 /// Parses `"512 MiB"`, `"2 GiB"`, `"1.5 GB"`, `"4096"` (bytes) into bytes.

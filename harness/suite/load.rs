@@ -3,19 +3,19 @@
 //! an error so that one run reports all of them.
 
 use super::cases::{self, Decls, KernelDecl, Located};
+use super::entry::{check_entry, Targets};
 use super::expr::Expr;
-use super::kernels::{
-    check_signature, kernel_limits, launch_decl, launch_views, limits, scratch_decls,
-};
+use super::kernels::{kernel_limits, launch_decl, launch_views, limits, scratch_decls};
 use super::schema::{ExprText, RawFile};
 use super::sections::{build_bench, build_check, parse_init};
-use super::{Buffer, Kernel, Limits, Role, Source, Suite};
+use super::{Buffer, Init, Kernel, Limits, Role, Source, Suite};
 use crate::dtype::DType;
 use crate::error::{Diagnostic, LoadError};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use toml::Spanned;
 
+pub use super::discover::discover;
 pub use super::kernels::parse_bytes;
 pub use super::sections::parse_percent;
 
@@ -24,69 +24,49 @@ pub(super) struct Ctx<'a> {
     pub path: &'a Path,
     pub text: &'a str,
     pub diagnostics: Vec<Diagnostic>,
+    pub warnings: Vec<Diagnostic>,
 }
 
 impl Ctx<'_> {
+    /// Records an error; the same message at the same place (one per case, or one per
+    /// kernel sharing a suite-wide setting) is recorded once.
     pub fn error(&mut self, at: usize, message: impl Into<String>) {
-        self.diagnostics
-            .push(Diagnostic::at(self.path, self.text, at, message));
-    }
-}
-
-/// Every `.toml` file under `dir`, recursively, sorted.
-pub fn discover(dir: &Path) -> Result<Vec<PathBuf>, LoadError> {
-    let fail = |message: String| LoadError {
-        diagnostics: vec![Diagnostic {
-            file: dir.to_path_buf(),
-            line: 1,
-            col: 1,
-            message,
-        }],
-    };
-    if !dir.is_dir() {
-        return Err(fail(format!(
-            "the suites folder `{}` does not exist (run from the project root, or set KERNELGATE_SUITES)",
-            dir.display()
-        )));
-    }
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let entries = std::fs::read_dir(&d)
-            .map_err(|e| fail(format!("cannot list `{}`: {e}", d.display())))?;
-        for entry in entries.flatten() {
-            let p = entry.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|e| e == "toml") {
-                out.push(p);
-            }
+        let d = Diagnostic::at(self.path, self.text, at, message);
+        if !self.diagnostics.contains(&d) {
+            self.diagnostics.push(d);
         }
     }
-    out.sort();
-    Ok(out)
+
+    /// Records something that could not be checked; the suite still loads.
+    pub fn warn(&mut self, at: usize, message: impl Into<String>) {
+        let d = Diagnostic::at(self.path, self.text, at, message);
+        if !self.warnings.contains(&d) {
+            self.warnings.push(d);
+        }
+    }
 }
 
-/// Loads every suite under `dir`; all problems in all files are reported together.
+/// Loads every suite under `dir`; all problems in all files are reported together, link
+/// loops in the folder among them.
 pub fn load_dir(dir: &Path) -> Result<Vec<Suite>, LoadError> {
+    let found = super::discover::discover_all(dir)?;
     let mut suites: Vec<Suite> = Vec::new();
-    let mut diagnostics = Vec::new();
-    for path in discover(dir)? {
+    let mut diagnostics = found.loops;
+    for path in found.files {
         match load_file(&path) {
             Ok(suite) => {
                 if let Some(other) = suites.iter().find(|s| s.name == suite.name) {
-                    let text = std::fs::read_to_string(&path).unwrap_or_default();
-                    let at = text.find("name").unwrap_or(0);
-                    diagnostics.push(Diagnostic::at(
-                        &path,
-                        &text,
-                        at,
-                        format!(
+                    let (line, col) = suite.name_pos;
+                    diagnostics.push(Diagnostic {
+                        file: path.clone(),
+                        line,
+                        col,
+                        message: format!(
                             "suite `{}` is also defined in `{}` (give each suite its own name)",
                             suite.name,
                             other.path.display()
                         ),
-                    ));
+                    });
                 } else {
                     suites.push(suite);
                 }
@@ -103,7 +83,7 @@ pub fn load_dir(dir: &Path) -> Result<Vec<Suite>, LoadError> {
 
 /// Loads and validates one suite file.
 pub fn load_file(path: &Path) -> Result<Suite, Vec<Diagnostic>> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let bytes = std::fs::read(path).map_err(|e| {
         vec![Diagnostic {
             file: path.to_path_buf(),
             line: 1,
@@ -111,7 +91,14 @@ pub fn load_file(path: &Path) -> Result<Suite, Vec<Diagnostic>> {
             message: format!("cannot read the suite file: {e}"),
         }]
     })?;
-    load_text(path, &text)
+    load_bytes(path, &bytes)
+}
+
+/// Validates `bytes` as the contents of the suite file at `path`; text that is not UTF-8 is
+/// an error at the bad byte's line.
+pub fn load_bytes(path: &Path, bytes: &[u8]) -> Result<Suite, Vec<Diagnostic>> {
+    let text = super::toml_text::utf8(path, bytes).map_err(|d| vec![d])?;
+    load_text(path, text)
 }
 
 /// Validates `text` as the contents of the suite file at `path` (which places relative paths).
@@ -120,15 +107,12 @@ pub fn load_text(path: &Path, text: &str) -> Result<Suite, Vec<Diagnostic>> {
         path,
         text,
         diagnostics: Vec::new(),
+        warnings: Vec::new(),
     };
     let raw: RawFile = match toml::from_str(text) {
         Ok(raw) => raw,
         Err(e) => {
-            let at = e.span().map(|s| s.start).unwrap_or(0);
-            let mut message = e.message().trim().to_string();
-            if message.contains("missing field `suite`") {
-                message.push_str(" (start the file with a `[suite]` table holding `name`)");
-            }
+            let (at, message) = super::toml_text::locate(text, &e);
             ctx.error(at, message);
             return Err(ctx.diagnostics);
         }
@@ -234,11 +218,19 @@ fn source_index(
     if let Some(i) = sources.iter().position(|x| x.path == path) {
         return Some(i);
     }
-    match std::fs::read_to_string(&path) {
-        Ok(text) => {
-            sources.push(Source { path, text });
-            Some(sources.len() - 1)
-        }
+    match std::fs::read(&path) {
+        Ok(bytes) => match super::toml_text::utf8(&path, &bytes) {
+            Ok(text) => {
+                let text = text.to_string();
+                sources.push(Source { path, text });
+                Some(sources.len() - 1)
+            }
+            Err(d) => {
+                // Reported at the bad byte in the source, which is where the fix goes.
+                ctx.diagnostics.push(d);
+                None
+            }
+        },
         Err(e) => {
             ctx.error(
                 s.span().start,
@@ -287,6 +279,7 @@ fn build(ctx: &mut Ctx, raw: RawFile) -> Option<Suite> {
             );
         }
     }
+    super::values::check_options(ctx, &rs.options);
     let options: Vec<String> = rs.options.iter().map(|o| o.get_ref().clone()).collect();
 
     // Sizes.
@@ -351,6 +344,7 @@ fn build(ctx: &mut Ctx, raw: RawFile) -> Option<Suite> {
     let mut buffers = Vec::new();
     let mut buffer_lens = Vec::new();
     let mut npy_checks = Vec::new();
+    let mut iotas = Vec::new();
     let mut by_name: BTreeMap<String, usize> = BTreeMap::new();
     for rb in &raw.buffer {
         let b = rb.get_ref();
@@ -401,6 +395,12 @@ fn build(ctx: &mut Ctx, raw: RawFile) -> Option<Suite> {
             (None, Role::Output) => None,
             (Some(i), _) => parse_init(ctx, &dir, i, dtype, buffers.len(), &mut npy_checks),
         };
+        if let (Some(init), Some(raw)) = (&init, &b.init) {
+            super::values::check_init(ctx, raw.span().start, init, dtype);
+            if let Init::Iota { start, step } = *init {
+                iotas.push((buffers.len(), start, step, dtype, raw.span().start));
+            }
+        }
         if let Some(len) = expr(ctx, &b.len, &size_names) {
             buffer_lens.push(len);
         }
@@ -484,15 +484,25 @@ fn build(ctx: &mut Ctx, raw: RawFile) -> Option<Suite> {
             .map(|b| b.dtype)
             .chain(scratch.iter().map(|s| s.dtype))
             .collect();
+        let outputs: Vec<bool> = buffers.iter().map(|b| b.role.is_output()).collect();
+        let targets = Targets {
+            names: &names,
+            elements: &elements,
+            outputs: &outputs,
+        };
         let mut decls = Vec::new();
         for l in &launches {
             let decl = launch_decl(ctx, l, &names, &size_names);
             if let (Some(si), Some(decl)) = (source, &decl) {
-                check_signature(ctx, &sources[si], l, decl, &elements, &names);
+                check_entry(ctx, &sources[si], l, decl, &targets);
             }
             decls.extend(decl);
         }
+        if decls.len() == launches.len() && !launches.is_empty() {
+            super::values::outputs_written(ctx, &kname, rk.span().start, &buffers, &decls);
+        }
         let limits = kernel_limits(ctx, k, &suite_limits);
+        let scratch_types: Vec<DType> = scratch.iter().map(|s| s.dtype).collect();
         kernel_lines.push(crate::error::line_col(ctx.text, rk.span().start).0);
         kernels.push(Kernel {
             name: kname,
@@ -502,9 +512,13 @@ fn build(ctx: &mut Ctx, raw: RawFile) -> Option<Suite> {
             scratch,
             limits,
         });
+        let budget_at = k.memory_budget.as_ref().or(rs.memory_budget.as_ref());
         let decl = (decls.len() == launches.len() && !launches.is_empty()).then_some(KernelDecl {
             launches: decls,
             scratch_lens,
+            scratch_types,
+            max_registers: limits.max_registers,
+            budget: limits.memory_budget.zip(budget_at.map(|b| b.span().start)),
         });
         kernel_decls.extend(decl);
     }
@@ -542,10 +556,14 @@ fn build(ctx: &mut Ctx, raw: RawFile) -> Option<Suite> {
         bytes,
         flops,
         npy_checks,
+        iotas,
+        buffer_types: buffers.iter().map(|b| b.dtype).collect(),
     };
     let cases = cases::expand(ctx, &decls);
     Some(Suite {
         name,
+        name_pos: crate::error::line_col(ctx.text, rs.name.span().start),
+        warnings: std::mem::take(&mut ctx.warnings),
         path: ctx.path.to_path_buf(),
         kernel_lines,
         sources,

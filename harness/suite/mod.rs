@@ -3,25 +3,38 @@
 
 pub mod args;
 mod cases;
+mod declarations;
+pub mod discover;
+mod entry;
 pub mod expr;
 mod kernels;
 pub mod load;
 mod schema;
 mod sections;
 pub mod signature;
+pub mod tokens;
+mod toml_text;
+mod values;
 
 use crate::dtype::DType;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-pub use load::{discover, load_dir, load_file, load_text};
+pub use load::{discover, load_bytes, load_dir, load_file, load_text};
 
 /// One suite file, validated.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Suite {
     /// The suite's name: the first part of every trial name.
     pub name: String,
+    /// Line and column of the name's value in the suite file.
+    #[serde(default)]
+    pub name_pos: (usize, usize),
+    /// What could not be checked at load time (e.g. a kernel source the signature reader
+    /// cannot follow); `kernelgate lint` and the run print them.
+    #[serde(skip)]
+    pub warnings: Vec<crate::error::Diagnostic>,
     /// The suite file, as found.
     pub path: PathBuf,
     /// Line of each kernel's `[[kernel]]` header, for messages that point at it.

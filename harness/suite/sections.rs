@@ -361,6 +361,13 @@ pub(super) fn build_bench(
             ),
         }
     }
+    if let Some(p) = rb
+        .precision
+        .as_ref()
+        .filter(|_| bench.precision >= bench.max_slowdown)
+    {
+        ctx.error(p.span().start, format!("precision {} is not finer than max_slowdown {}: a slowdown that size could never be told from noise (make precision a fraction of max_slowdown, e.g. \"{}%\")", p.get_ref(), rb.max_slowdown.as_ref().map_or("3%".to_string(), |m| m.get_ref().clone()), bench.max_slowdown * 100.0 / 3.0));
+    }
     let bytes = rb.bytes.as_ref().and_then(|b| expr(ctx, b, sizes));
     let flops = rb.flops.as_ref().and_then(|f| expr(ctx, f, sizes));
     (bench, bytes, flops)

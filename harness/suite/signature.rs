@@ -1,8 +1,11 @@
-//! `Param`: a `__global__` function's parameter list, read from the CUDA source text so that
-//! argument mistakes are caught at load time, before any GPU work. Where the signature cannot
-//! be read with certainty (macros, overloads), nothing is claimed.
+//! `lookup`: what the CUDA source says about an entry — the `__global__` function's parameters
+//! (read from tokens, so comments, strings, macros, attributes and templates are told apart), or
+//! why it cannot be used: absent, a `__device__` helper, overloaded, or not readable (then the
+//! caller warns; it never passes silently).
 
 use super::args::ScalarType;
+use super::declarations::{declarations, function};
+use super::tokens::{tokenize, Kind, Token};
 use crate::dtype::DType;
 
 /// One parameter of a kernel.
@@ -10,142 +13,142 @@ use crate::dtype::DType;
 pub struct Param {
     /// The declaration as written, e.g. `const float* __restrict__ x`.
     pub text: String,
-    /// Whether it is a pointer.
+    /// Whether it is a pointer (or an array).
     pub pointer: bool,
-    /// For pointers: the element type, where it is one kernelgate knows; for scalars: the
-    /// scalar type, where known.
-    pub kind: ParamKind,
+    /// For pointers: whether the elements are `const` (read-only).
+    pub const_pointee: bool,
+    /// Whether it is `__restrict__`: no other parameter may alias it.
+    pub restrict: bool,
+    /// The base type, as written without qualifiers (`float`, `unsigned int`, `T`).
+    pub base: String,
 }
 
-/// What a parameter's type is, as far as the source says.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum ParamKind {
-    /// A pointer to elements of this type.
-    Elements(DType),
-    /// A scalar of this type.
-    Scalar(ScalarType),
-    /// Something else (vector types, structs, template parameters): not checked.
-    Unknown,
-}
-
-/// A kernel's signature: the parameters and the 1-based line of the function name.
+/// A kernel's signature, read from its declaration.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Signature {
     /// The parameters in order.
     pub params: Vec<Param>,
     /// Line of the function name in the source.
     pub line: usize,
+    /// For templates: each template parameter's name and whether it is a type (`typename T`),
+    /// and whether it has a default.
+    pub template: Option<Vec<TemplateParam>>,
 }
 
-/// Finds the single `__global__` function named `entry` (template arguments stripped) in
-/// `source`. `None` when it is absent, defined more than once, or not readable.
-pub fn find(source: &str, entry: &str) -> Option<Signature> {
-    let base = entry.split('<').next()?.trim();
-    let clean = strip_comments(source);
-    let mut found = None;
-    let mut search = 0;
-    while let Some(rel) = clean[search..].find("__global__") {
-        let at = search + rel;
-        search = at + "__global__".len();
-        // The declaration runs to the first `(` after `__global__`.
-        let open = search + clean[search..].find('(')?;
-        let head = &clean[search..open];
-        let name = head
-            .rsplit(|c: char| !(c.is_alphanumeric() || c == '_'))
-            .next()
-            .unwrap_or("");
-        if name != base {
+/// One parameter of a `template <...>`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TemplateParam {
+    /// Its name.
+    pub name: String,
+    /// `typename T` / `class T` (rather than a value such as `int N`).
+    pub is_type: bool,
+    /// Whether it has a default.
+    pub has_default: bool,
+}
+
+/// What the source says about an entry name.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Lookup {
+    /// One `__global__` function (declarations of the same parameters count once).
+    Kernel(Signature),
+    /// A function that is not `__global__` (a `__device__` helper or host code).
+    NotGlobal {
+        /// Line of its name.
+        line: usize,
+        /// `__device__` or `host`.
+        what: &'static str,
+    },
+    /// Several `__global__` functions of that name with different parameters.
+    Overloaded {
+        /// Line of each.
+        lines: Vec<usize>,
+    },
+    /// The name appears, but in no declaration kernelgate can read (a macro, say).
+    Mentioned {
+        /// Line of the first use.
+        line: usize,
+        /// Whether that use is on a preprocessor line.
+        in_directive: bool,
+    },
+    /// The name does not appear outside comments and strings.
+    Absent,
+    /// The source cannot be tokenized.
+    Unreadable {
+        /// Where.
+        line: usize,
+        /// What was not understood.
+        what: String,
+    },
+}
+
+/// What `source` says about the function named `entry` (template arguments stripped).
+pub fn lookup(source: &str, entry: &str) -> Lookup {
+    // `ns::scale<float>` is looked up as `scale`: declarations are read inside namespaces.
+    let name = entry.split('<').next().unwrap_or(entry);
+    let base = name.rsplit("::").next().unwrap_or(name).trim();
+    let toks = match tokenize(source) {
+        Ok(t) => t,
+        Err(u) => {
+            return Lookup::Unreadable {
+                line: u.line,
+                what: u.what,
+            }
+        }
+    };
+    let code: Vec<Token> = toks.iter().copied().filter(|t| !t.directive).collect();
+    let mut kernels: Vec<Signature> = Vec::new();
+    let mut other = None;
+    for decl in declarations(&code) {
+        let Some(f) = function(decl) else { continue };
+        if f.name.text != base {
             continue;
         }
-        let close = matching_paren(&clean, open)?;
-        let params = split_params(&clean[open + 1..close]);
-        let line = clean[..open].matches('\n').count() + 1;
-        if found.is_some() {
-            return None; // overloaded: ambiguous
-        }
-        found = Some(Signature { params, line });
-    }
-    found
-}
-
-fn matching_paren(text: &str, open: usize) -> Option<usize> {
-    let mut depth = 0;
-    for (i, c) in text[open..].char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(open + i);
-                }
+        if f.global {
+            if !kernels
+                .iter()
+                .any(|k| same_params(&k.params, &f.sig.params))
+            {
+                kernels.push(f.sig);
             }
-            _ => {}
+        } else if other.is_none() {
+            let what = if f.device { "__device__" } else { "host" };
+            other = Some((f.sig.line, what));
         }
     }
-    None
-}
-
-fn split_params(list: &str) -> Vec<Param> {
-    let mut out = Vec::new();
-    let mut depth = 0;
-    let mut start = 0;
-    for (i, c) in list.char_indices() {
-        match c {
-            '(' | '<' | '[' => depth += 1,
-            ')' | '>' | ']' => depth -= 1,
-            ',' if depth == 0 => {
-                out.push(&list[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    out.push(&list[start..]);
-    out.into_iter()
-        .map(|p| p.split_whitespace().collect::<Vec<_>>().join(" "))
-        .filter(|p| !p.is_empty() && p != "void")
-        .map(|text| classify(&text))
-        .collect()
-}
-
-fn classify(text: &str) -> Param {
-    let pointer = text.contains('*');
-    // Drop the parameter name (the last word, when more than a type remains) and qualifiers.
-    let words: Vec<&str> = text
-        .split(|c: char| c.is_whitespace() || c == '*' || c == '&')
-        .filter(|w| !w.is_empty())
-        .filter(|w| {
-            !matches!(
-                *w,
-                "const" | "volatile" | "__restrict__" | "__restrict" | "restrict"
-            )
-        })
-        .collect();
-    let type_words = if words.len() > 1 {
-        &words[..words.len() - 1]
-    } else {
-        &words[..]
-    };
-    let ty = type_words.join(" ");
-    let kind = if pointer {
-        element_type(&ty).map_or(ParamKind::Unknown, ParamKind::Elements)
-    } else {
-        scalar_type(&ty).map_or(ParamKind::Unknown, ParamKind::Scalar)
-    };
-    Param {
-        text: text.to_string(),
-        pointer,
-        kind,
+    match (kernels.len(), other) {
+        (1, _) => Lookup::Kernel(kernels.pop().expect("one kernel")),
+        (0, Some((line, what))) => Lookup::NotGlobal { line, what },
+        (0, None) => match toks
+            .iter()
+            .find(|t| t.kind == Kind::Ident && t.text == base)
+        {
+            Some(t) => Lookup::Mentioned {
+                line: t.line,
+                in_directive: t.directive,
+            },
+            None => Lookup::Absent,
+        },
+        _ => Lookup::Overloaded {
+            lines: kernels.iter().map(|k| k.line).collect(),
+        },
     }
 }
 
-fn element_type(ty: &str) -> Option<DType> {
+fn same_params(a: &[Param], b: &[Param]) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|(x, y)| x.base == y.base && x.pointer == y.pointer)
+}
+
+/// The element type of a C type name, where kernelgate knows it.
+pub fn element_type(ty: &str) -> Option<DType> {
     Some(match ty {
         "float" => DType::F32,
         "double" => DType::F64,
         "__half" | "half" => DType::F16,
         "__nv_bfloat16" | "nv_bfloat16" => DType::Bf16,
-        "int" | "int32_t" | "signed int" => DType::I32,
+        "int" | "int32_t" | "signed int" | "signed" => DType::I32,
         "unsigned" | "unsigned int" | "uint32_t" => DType::U32,
         "long long" | "long long int" | "int64_t" => DType::I64,
         "unsigned char" | "uint8_t" => DType::U8,
@@ -153,50 +156,17 @@ fn element_type(ty: &str) -> Option<DType> {
     })
 }
 
-fn scalar_type(ty: &str) -> Option<ScalarType> {
+/// The scalar type of a C type name, where kernelgate knows it.
+pub fn scalar_type(ty: &str) -> Option<ScalarType> {
     Some(match ty {
         "float" => ScalarType::F32,
         "double" => ScalarType::F64,
-        "int" | "int32_t" | "signed int" => ScalarType::I32,
+        "int" | "int32_t" | "signed int" | "signed" => ScalarType::I32,
         "unsigned" | "unsigned int" | "uint32_t" => ScalarType::U32,
         "long long" | "long long int" | "int64_t" => ScalarType::I64,
-        "unsigned long long" | "uint64_t" | "size_t" => ScalarType::U64,
+        "unsigned long long" | "unsigned long long int" | "uint64_t" | "size_t" => ScalarType::U64,
         _ => return None,
     })
-}
-
-/// Replaces comments with spaces, keeping newlines so line numbers hold.
-fn strip_comments(src: &str) -> String {
-    let mut out = String::with_capacity(src.len());
-    let mut chars = src.chars().peekable();
-    while let Some(c) = chars.next() {
-        match (c, chars.peek()) {
-            ('/', Some('/')) => {
-                for c in chars.by_ref() {
-                    if c == '\n' {
-                        out.push('\n');
-                        break;
-                    }
-                }
-            }
-            ('/', Some('*')) => {
-                chars.next();
-                let mut prev = ' ';
-                for c in chars.by_ref() {
-                    if c == '\n' {
-                        out.push('\n');
-                    }
-                    if prev == '*' && c == '/' {
-                        break;
-                    }
-                    prev = c;
-                }
-                out.push(' ');
-            }
-            _ => out.push(c),
-        }
-    }
-    out
 }
 
 #[cfg(test)]
@@ -208,46 +178,95 @@ mod tests {
 extern "C" __global__ void saxpy(float a, const float* __restrict__ x,
                                  float *y, int n) { }
 /* __global__ void hidden(int a) */
-template <typename T>
-__global__ void scale(T* out, const T* in, unsigned int n, size_t m, float4* v) {}
+const char* s = "__global__ void quoted(int a) {}";
+template <typename T, int N = 4>
+__global__ void __launch_bounds__(256, 2) scale(T* out, const T* in, unsigned int n, size_t m) {}
 __global__ void twice(int a) {}
 __global__ void twice(float a) {}
+__global__ void declared(int a);
+__global__ void declared(int b) {}
+__device__ float helper(float x) { return x; }
+#define MAKE(name) __global__ void name(float* p) {}
+MAKE(made)
+namespace ns { extern "C" { __global__ void __attribute__((noinline)) inner(alignas(16) float* p, const int n) {} } }
 extern "C" __global__ void empty() {}
 "#;
 
+    fn kernel(entry: &str) -> Signature {
+        match lookup(SRC, entry) {
+            Lookup::Kernel(s) => s,
+            other => panic!("{entry}: {other:?}"),
+        }
+    }
+
     #[test]
     fn reads_parameters() {
-        let s = find(SRC, "saxpy").unwrap();
+        let s = kernel("saxpy");
         assert_eq!(s.line, 3);
-        let kinds: Vec<_> = s.params.iter().map(|p| p.kind).collect();
-        assert_eq!(
-            kinds,
-            [
-                ParamKind::Scalar(ScalarType::F32),
-                ParamKind::Elements(DType::F32),
-                ParamKind::Elements(DType::F32),
-                ParamKind::Scalar(ScalarType::I32),
-            ]
-        );
+        let bases: Vec<_> = s.params.iter().map(|p| p.base.as_str()).collect();
+        assert_eq!(bases, ["float", "float", "float", "int"]);
+        assert!(s.params[1].const_pointee && s.params[1].restrict);
+        assert!(!s.params[2].const_pointee && s.params[2].pointer);
         assert_eq!(s.params[1].text, "const float* __restrict__ x");
+        assert_eq!(s.template, None);
     }
 
     #[test]
-    fn templates_and_unknown_types() {
-        let s = find(SRC, "scale<float>").unwrap();
-        assert_eq!(s.params.len(), 5);
-        assert_eq!(s.params[0].kind, ParamKind::Unknown);
-        assert!(s.params[0].pointer);
-        assert_eq!(s.params[2].kind, ParamKind::Scalar(ScalarType::U32));
-        assert_eq!(s.params[3].kind, ParamKind::Scalar(ScalarType::U64));
-        assert_eq!(s.params[4].kind, ParamKind::Unknown);
+    fn attributes_and_templates() {
+        let s = kernel("scale<float>");
+        assert_eq!(
+            s.params.len(),
+            4,
+            "__launch_bounds__(256, 2) is no parameter list"
+        );
+        assert_eq!(s.params[0].base, "T");
+        assert_eq!(s.params[2].base, "unsigned int");
+        let t = s.template.unwrap();
+        assert_eq!((t[0].name.as_str(), t[0].is_type), ("T", true));
+        assert_eq!(
+            (t[1].name.as_str(), t[1].is_type, t[1].has_default),
+            ("N", false, true)
+        );
+        let s = kernel("inner");
+        assert_eq!(s.params.len(), 2);
+        assert_eq!(s.params[0].base, "float");
+        assert_eq!(s.params[1].base, "int");
+        assert!(!s.params[1].pointer);
+        assert_eq!(kernel("ns::inner").params.len(), 2, "a qualified name");
     }
 
     #[test]
-    fn absent_overloaded_and_empty() {
-        assert_eq!(find(SRC, "hidden"), None, "commented out");
-        assert_eq!(find(SRC, "twice"), None, "overloads are ambiguous");
-        assert_eq!(find(SRC, "nope"), None);
-        assert_eq!(find(SRC, "empty").unwrap().params, []);
+    fn what_is_not_a_kernel() {
+        assert_eq!(lookup(SRC, "hidden"), Lookup::Absent, "commented out");
+        assert_eq!(lookup(SRC, "quoted"), Lookup::Absent, "inside a string");
+        assert_eq!(lookup(SRC, "nope"), Lookup::Absent);
+        assert_eq!(
+            lookup(SRC, "helper"),
+            Lookup::NotGlobal {
+                line: 13,
+                what: "__device__"
+            }
+        );
+        assert_eq!(
+            lookup(SRC, "twice"),
+            Lookup::Overloaded { lines: vec![9, 10] }
+        );
+        assert_eq!(
+            kernel("declared").params.len(),
+            1,
+            "a declaration and its definition"
+        );
+        assert_eq!(
+            lookup(SRC, "made"),
+            Lookup::Mentioned {
+                line: 15,
+                in_directive: false
+            }
+        );
+        assert_eq!(kernel("empty").params, []);
+        assert!(matches!(
+            lookup("__global__ void f() {}\n/* open", "f"),
+            Lookup::Unreadable { line: 2, .. }
+        ));
     }
 }

@@ -1,0 +1,111 @@
+//! `discover`: every suite file under a folder. Links are followed, but each real folder is
+//! searched once: a link back to a folder already on the path is a loop, reported at the link
+//! and not followed; a second link to a folder searched elsewhere is skipped. Seen before this:
+//! a folder linking to itself twice walked 2^depth paths (no output after 20 s, memory growing).
+
+use crate::error::{Diagnostic, LoadError};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// Suite files found, and the link loops skipped on the way (as diagnostics at each link).
+#[derive(Debug, Default)]
+pub struct Found {
+    /// `.toml` files, sorted, each real file once.
+    pub files: Vec<PathBuf>,
+    /// One per link that leads back to a folder on its own path.
+    pub loops: Vec<Diagnostic>,
+}
+
+fn at_path(file: &Path, message: String) -> Diagnostic {
+    Diagnostic {
+        file: file.to_path_buf(),
+        line: 1,
+        col: 1,
+        message,
+    }
+}
+
+/// Every `.toml` file under `dir`, recursively; each real folder and file is visited once, so
+/// time and memory are bounded by the real tree whatever links it holds.
+pub fn discover_all(dir: &Path) -> Result<Found, LoadError> {
+    let fail = |d: &Path, message: String| LoadError {
+        diagnostics: vec![at_path(d, message)],
+    };
+    if !dir.is_dir() {
+        return Err(fail(dir, format!(
+            "the suites folder `{}` does not exist (run from the project root, or set KERNELGATE_SUITES)",
+            dir.display()
+        )));
+    }
+    let root = dir
+        .canonicalize()
+        .map_err(|e| fail(dir, format!("cannot resolve `{}`: {e}", dir.display())))?;
+    let mut found = Found::default();
+    let mut seen_dirs = BTreeSet::from([root.clone()]);
+    let mut seen_files = BTreeSet::new();
+    // (path as the user sees it, real paths of the folders from the root down to it)
+    let mut stack = vec![(dir.to_path_buf(), vec![root])];
+    while let Some((shown, ancestors)) = stack.pop() {
+        let entries = std::fs::read_dir(&shown)
+            .map_err(|e| fail(&shown, format!("cannot list `{}`: {e}", shown.display())))?;
+        let mut entries: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+        entries.sort();
+        for p in entries {
+            let Ok(target) = p.canonicalize() else {
+                continue; // a dangling link: nothing to load
+            };
+            if target.is_dir() {
+                if ancestors.contains(&target) {
+                    found.loops.push(at_path(&p, format!(
+                        "`{}` links back to `{}`, a folder above it: a link loop, not followed (remove the link, or point it outside the suites folder)",
+                        p.display(),
+                        target.display()
+                    )));
+                } else if seen_dirs.insert(target.clone()) {
+                    let mut above = ancestors.clone();
+                    above.push(target);
+                    stack.push((p, above));
+                }
+            } else if p.extension().is_some_and(|e| e == "toml") && seen_files.insert(target) {
+                found.files.push(p);
+            }
+        }
+    }
+    found.files.sort();
+    Ok(found)
+}
+
+/// Every `.toml` file under `dir`, recursively, sorted; a link loop is an error at the link.
+pub fn discover(dir: &Path) -> Result<Vec<PathBuf>, LoadError> {
+    let found = discover_all(dir)?;
+    if found.loops.is_empty() {
+        Ok(found.files)
+    } else {
+        Err(LoadError {
+            diagnostics: found.loops,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn link_loops_are_reported_once_and_not_followed() {
+        use std::os::unix::fs::symlink;
+        let tmp = std::env::temp_dir().join(format!("kg-discover-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&tmp);
+        std::fs::create_dir_all(tmp.join("a/b")).unwrap();
+        std::fs::write(tmp.join("a/b/s.toml"), "").unwrap();
+        symlink(&tmp, tmp.join("a/b/again")).unwrap();
+        symlink(tmp.join("a"), tmp.join("a/b/up")).unwrap();
+        let found = discover_all(&tmp).unwrap();
+        assert_eq!(found.files.len(), 1, "{:?}", found.files);
+        assert_eq!(found.loops.len(), 2, "{:?}", found.loops);
+        assert!(found.loops[0].message.contains("link loop"));
+        assert!(discover(&tmp).is_err());
+        std::fs::remove_dir_all(&tmp).unwrap();
+    }
+}

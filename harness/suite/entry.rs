@@ -1,0 +1,288 @@
+//! `check_entry`: a launch's `entry` and `args` against the CUDA source, read as tokens. The
+//! entry must name one `__global__` function; a template entry names an instantiation whose
+//! type arguments meet the buffers; pointers get buffers of their element type, `const`
+//! pointees never get outputs, `__restrict__` pointers are not aliased, scalars get values of
+//! their type. What the source does not let us check becomes a warning, never a silent pass.
+
+use super::args::{ArgSpec, ScalarType};
+use super::cases::LaunchDecl;
+use super::kernels::LaunchView;
+use super::load::Ctx;
+use super::signature::{self, Lookup, Param, Signature};
+use super::Source;
+use crate::dtype::DType;
+use std::collections::BTreeMap;
+
+/// What the args of one launch refer to: per buffer index (suite buffers, then the kernel's
+/// scratch buffers), its name, element type and whether kernels write it as a result.
+pub(super) struct Targets<'a> {
+    pub names: &'a BTreeMap<String, usize>,
+    pub elements: &'a [DType],
+    pub outputs: &'a [bool],
+}
+
+impl Targets<'_> {
+    fn name(&self, i: usize) -> &str {
+        self.names
+            .iter()
+            .find(|(_, v)| **v == i)
+            .map_or("?", |(k, _)| k.as_str())
+    }
+}
+
+/// The C spelling of an element type, for messages that say what to write.
+fn c_type(t: DType) -> &'static str {
+    match t {
+        DType::F32 => "float",
+        DType::F64 => "double",
+        DType::F16 => "__half",
+        DType::Bf16 => "__nv_bfloat16",
+        DType::I32 => "int",
+        DType::U32 => "unsigned int",
+        DType::I64 => "long long",
+        DType::U8 => "unsigned char",
+    }
+}
+
+/// Splits `name<a, b>` into the name and its template arguments (`None` without `<`).
+fn template_args(entry: &str) -> Result<(&str, Option<Vec<String>>), String> {
+    let Some(open) = entry.find('<') else {
+        return Ok((entry.trim(), None));
+    };
+    let inner = entry[open + 1..]
+        .trim_end()
+        .strip_suffix('>')
+        .ok_or_else(|| format!("entry `{entry}` opens `<` but does not end with `>`"))?;
+    let mut args = Vec::new();
+    let (mut depth, mut start) = (0i32, 0);
+    for (i, c) in inner.char_indices() {
+        match c {
+            '<' | '(' => depth += 1,
+            '>' | ')' => depth -= 1,
+            ',' if depth == 0 => {
+                args.push(inner[start..i].trim().to_string());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    args.push(inner[start..].trim().to_string());
+    if args.iter().any(String::is_empty) {
+        return Err(format!("entry `{entry}` has an empty template argument"));
+    }
+    Ok((entry[..open].trim(), Some(args)))
+}
+
+/// Checks one launch; errors and warnings are recorded in `ctx`.
+pub(super) fn check_entry(
+    ctx: &mut Ctx,
+    source: &Source,
+    l: &LaunchView,
+    decl: &LaunchDecl,
+    targets: &Targets,
+) {
+    let entry = l.entry.get_ref();
+    let at = l.entry.span().start;
+    let file = source.path.display();
+    let (base, targs) = match template_args(entry) {
+        Ok(x) => x,
+        Err(m) => return ctx.error(at, format!("{m} (write e.g. `scale<float>`)")),
+    };
+    let sig = match signature::lookup(&source.text, entry) {
+        Lookup::Kernel(sig) => sig,
+        Lookup::Absent => {
+            return ctx.error(at, format!("no `__global__` function `{base}` in `{file}` (check the spelling, or the kernel's `source`; names in comments and strings do not count)"));
+        }
+        Lookup::NotGlobal { line, what } => {
+            return ctx.error(at, format!("`{base}` ({file}:{line}) is a {what} function, not a kernel: an entry names a `__global__` function (call the helper from one)"));
+        }
+        Lookup::Overloaded { lines } => {
+            let lines: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+            return ctx.warn(at, format!("`{base}` is overloaded in `{file}` (lines {}): its arguments are not checked at load time (give each kernel its own name)", lines.join(", ")));
+        }
+        Lookup::Mentioned { line, in_directive } => {
+            let how = if in_directive {
+                "on a preprocessor line"
+            } else {
+                "in a macro use or another form kernelgate cannot read"
+            };
+            return ctx.warn(at, format!("`{base}` appears in `{file}` only {how}, at line {line}: its arguments are not checked at load time (declare it as a plain `__global__` function to have them checked)"));
+        }
+        Lookup::Unreadable { line, what } => {
+            return ctx.warn(at, format!("`{file}` cannot be read as CUDA tokens ({what} at line {line}): `{base}`'s arguments are not checked at load time"));
+        }
+    };
+    let where_ = format!("`{entry}` ({file}:{})", sig.line);
+    let Some(bindings) = bind_template(ctx, at, base, &sig, targs.as_deref(), &where_) else {
+        return;
+    };
+    if sig.params.len() != decl.args.len() {
+        let list: Vec<&str> = sig.params.iter().map(|p| p.text.as_str()).collect();
+        return ctx.error(
+            l.args.span().start,
+            format!(
+                "{} args given, but {where_} takes {}: ({})",
+                decl.args.len(),
+                sig.params.len(),
+                list.join(", ")
+            ),
+        );
+    }
+    let mut restricted: Vec<(usize, bool)> = Vec::new();
+    for (param, arg) in sig.params.iter().zip(&decl.args) {
+        let resolved = bindings
+            .get(&param.base)
+            .map_or(param.base.as_str(), |s| s.as_str());
+        let via = if resolved != param.base {
+            format!(" ({} = {resolved})", param.base)
+        } else {
+            String::new()
+        };
+        if let ArgSpec::Buffer(b) = arg.value {
+            if let Some(&(_, r)) = restricted.iter().find(|(x, _)| *x == b) {
+                if r || param.restrict {
+                    ctx.error(arg.at, format!("buffer `{}` is passed twice to {where_}, through a `__restrict__` parameter: the kernel may assume they do not overlap (pass another buffer, or drop `__restrict__`)", targets.name(b)));
+                }
+            }
+            restricted.push((b, param.restrict));
+        }
+        if let Some(m) = check_arg(param, resolved, &via, &arg.value, targets, &where_) {
+            ctx.error(arg.at, m);
+        }
+    }
+}
+
+/// Template parameter name -> argument text, after checking the entry's template arguments.
+fn bind_template(
+    ctx: &mut Ctx,
+    at: usize,
+    base: &str,
+    sig: &Signature,
+    targs: Option<&[String]>,
+    where_: &str,
+) -> Option<BTreeMap<String, String>> {
+    match (&sig.template, targs) {
+        (None, None) => Some(BTreeMap::new()),
+        (None, Some(_)) => {
+            ctx.error(
+                at,
+                format!("{where_} is not a template: write `entry = \"{base}\"`"),
+            );
+            None
+        }
+        (Some(tp), None) => {
+            if tp.iter().all(|p| p.has_default) {
+                return Some(BTreeMap::new());
+            }
+            let example: Vec<&str> = tp
+                .iter()
+                .map(|p| if p.is_type { "float" } else { "256" })
+                .collect();
+            ctx.error(
+                at,
+                format!(
+                    "{where_} is a template: name an instantiation, e.g. `{base}<{}>`",
+                    example.join(", ")
+                ),
+            );
+            None
+        }
+        (Some(tp), Some(args)) => {
+            let required = tp.iter().filter(|p| !p.has_default).count();
+            if args.len() > tp.len() || args.len() < required {
+                let names: Vec<&str> = tp.iter().map(|p| p.name.as_str()).collect();
+                ctx.error(
+                    at,
+                    format!(
+                        "{where_} takes {} template argument(s) <{}>, not {}",
+                        tp.len(),
+                        names.join(", "),
+                        args.len()
+                    ),
+                );
+                return None;
+            }
+            Some(
+                tp.iter()
+                    .zip(args)
+                    .filter(|(p, _)| p.is_type)
+                    .map(|(p, a)| (p.name.clone(), a.clone()))
+                    .collect(),
+            )
+        }
+    }
+}
+
+/// The problem with passing `arg` to `param` (whose base type resolves to `resolved`), if any.
+fn check_arg(
+    param: &Param,
+    resolved: &str,
+    via: &str,
+    arg: &ArgSpec,
+    targets: &Targets,
+    where_: &str,
+) -> Option<String> {
+    let p = &param.text;
+    match arg {
+        ArgSpec::Buffer(b) if !param.pointer => Some(format!(
+            "buffer `{}` is passed where {where_} takes `{p}`, not a pointer",
+            targets.name(*b)
+        )),
+        ArgSpec::Buffer(b) => {
+            let (name, held) = (targets.name(*b), targets.elements[*b]);
+            if let Some(t) = signature::element_type(resolved).filter(|t| *t != held) {
+                let fix = if via.is_empty() {
+                    format!(
+                        "declare the buffer `type = \"{t}\"` or the parameter `{}*`",
+                        c_type(held)
+                    )
+                } else {
+                    format!("instantiate with `{}`", c_type(held))
+                };
+                let fix = if via.is_empty() {
+                    format!(" ({fix})")
+                } else {
+                    format!("{via}: {fix}")
+                };
+                return Some(format!("buffer `{name}` holds {held} but parameter `{p}` of {where_} points to {t}{fix}"));
+            }
+            (param.const_pointee && targets.outputs.get(*b) == Some(&true)).then(|| {
+                format!("output `{name}` is passed to `{p}` of {where_}, whose elements are `const`: the kernel cannot write its result (drop the `const`, or pass an input)")
+            })
+        }
+        _ if param.pointer => Some(format!(
+            "parameter `{p}` of {where_} is a pointer: pass a buffer name"
+        )),
+        spec => {
+            let t: ScalarType = signature::scalar_type(resolved)?;
+            (spec.scalar_type() != Some(t)).then(|| {
+                let example = if t.is_int() {
+                    format!("`n as {0}` or `1{0}`", t.name())
+                } else {
+                    format!("`1.0{}`", t.name())
+                };
+                format!("parameter `{p}` of {where_} is {}{via}: pass a value of that type, e.g. {example}", t.name())
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn template_arguments() {
+        assert_eq!(template_args("f"), Ok(("f", None)));
+        assert_eq!(
+            template_args("f<float, 256>"),
+            Ok(("f", Some(vec!["float".into(), "256".into()])))
+        );
+        assert_eq!(
+            template_args("f<g<int>, (1>2)>").unwrap().1.unwrap().len(),
+            2
+        );
+        assert!(template_args("f<float").is_err());
+        assert!(template_args("f<float,>").is_err());
+    }
+}

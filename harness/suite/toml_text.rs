@@ -1,0 +1,167 @@
+//! `locate`: where a TOML syntax error really is. The parser names the place it gave up, which
+//! for an unclosed array, inline table or multi-line string is lines below where it was opened
+//! (seen: an unclosed `args = [` reported at the next `[check]` header); this scanner finds the
+//! opener. `utf8` places an encoding error at the bad byte's line.
+
+use crate::error::{line_col, Diagnostic};
+use std::path::Path;
+
+/// `bytes` as text, or a diagnostic at the first byte that is not UTF-8.
+pub(super) fn utf8<'a>(path: &Path, bytes: &'a [u8]) -> Result<&'a str, Diagnostic> {
+    std::str::from_utf8(bytes).map_err(|e| {
+        let good = e.valid_up_to();
+        // The prefix up to `good` is valid UTF-8 by definition.
+        let prefix = std::str::from_utf8(&bytes[..good]).unwrap_or("");
+        let (line, col) = line_col(prefix, good);
+        Diagnostic {
+            file: path.to_path_buf(),
+            line,
+            col,
+            message: format!(
+                "byte 0x{:02x} is not UTF-8 (suite files and kernel sources are UTF-8 text: re-save the file as UTF-8)",
+                bytes[good]
+            ),
+        }
+    })
+}
+
+/// The byte offset and message to report for a TOML parse error in `text`.
+pub(super) fn locate(text: &str, e: &toml::de::Error) -> (usize, String) {
+    let at = e.span().map(|s| s.start).unwrap_or(0);
+    let mut message = e.message().trim().to_string();
+    if message.contains("missing field `suite`") {
+        message.push_str(" (start the file with a `[suite]` table holding `name`)");
+    }
+    if message == "duplicate key" {
+        message.push_str(" (a key is written once per table, and a `[table]` once per file: remove one, or write `[[kernel]]`-style headers for a list of tables)");
+    }
+    match unclosed(text) {
+        Some((open, kind)) if open < at || e.span().is_none() => {
+            let close = match kind {
+                Opener::Array => "`]`",
+                Opener::Table => "`}`",
+                Opener::String(q) => q,
+            };
+            let what = match kind {
+                Opener::Array => "array",
+                Opener::Table => "inline table",
+                Opener::String(_) => "multi-line string",
+            };
+            let (line, _) = line_col(text, at);
+            (
+                open,
+                format!("this {what} is never closed: add {close} to end it (the parser gave up at line {line}: {message})"),
+            )
+        }
+        _ => (at, message),
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Opener {
+    Array,
+    Table,
+    String(&'static str),
+}
+
+/// The outermost array, inline table or multi-line string left open at the end of `text`,
+/// with its offset; `None` when every opener is closed or the brackets do not nest (then the
+/// parser's own position is the right one).
+fn unclosed(text: &str) -> Option<(usize, Opener)> {
+    let b = text.as_bytes();
+    let mut stack: Vec<(usize, Opener)> = Vec::new();
+    let mut line_start = true;
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c == b'\n' {
+            line_start = true;
+            i += 1;
+            continue;
+        }
+        if c == b' ' || c == b'\t' || c == b'\r' {
+            i += 1;
+            continue;
+        }
+        let at_line_start = std::mem::replace(&mut line_start, false);
+        match c {
+            b'#' => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            b'"' | b'\'' => {
+                let triple = b.get(i..i + 3).is_some_and(|t| t.iter().all(|x| *x == c));
+                if triple {
+                    let q: &'static str = if c == b'"' { "`\"\"\"`" } else { "`'''`" };
+                    let end = text[i + 3..].find(if c == b'"' { "\"\"\"" } else { "'''" });
+                    match end {
+                        Some(e) => i += 3 + e + 3,
+                        None => return Some((i, Opener::String(q))),
+                    }
+                    continue;
+                }
+                // A one-line string: ends at its quote (skipping escapes in "...") or the line.
+                i += 1;
+                while i < b.len() && b[i] != c && b[i] != b'\n' {
+                    if c == b'"' && b[i] == b'\\' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+                i += 1;
+                continue;
+            }
+            b'[' if at_line_start && stack.is_empty() => {
+                // A table header: runs to its line's end.
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            b'[' => stack.push((i, Opener::Array)),
+            b'{' => stack.push((i, Opener::Table)),
+            b']' | b'}' => {
+                let want = if c == b']' {
+                    Opener::Array
+                } else {
+                    Opener::Table
+                };
+                match stack.pop() {
+                    Some((_, k)) if k == want => {}
+                    _ => return None,
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    stack.first().copied()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_the_opener() {
+        let t = "[suite]\nargs = [\"x\",\n \"y\",\n\n[check]\nrtol = 1\n";
+        assert_eq!(unclosed(t), Some((15, Opener::Array)));
+        let t = "a = { n = [1, 2], m = 3\n[check]\n";
+        assert_eq!(unclosed(t), Some((4, Opener::Table)));
+        assert_eq!(unclosed("a = [1, \"]\", '[' ] # [\n[x]\n"), None);
+        assert_eq!(unclosed("a = [1}\n"), None);
+        assert!(matches!(
+            unclosed("x = \"\"\"abc\n"),
+            Some((4, Opener::String(_)))
+        ));
+    }
+
+    #[test]
+    fn bad_bytes_name_their_line() {
+        let d = utf8(Path::new("s.toml"), b"[suite]\nname = \"a\xff\"\n").unwrap_err();
+        assert_eq!((d.line, d.col), (2, 10));
+        assert!(d.message.contains("0xff"), "{}", d.message);
+    }
+}
