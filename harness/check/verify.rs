@@ -5,6 +5,7 @@
 
 use super::compare::compare;
 use super::inputs::generate;
+use super::reference::References;
 use crate::device::{DeviceBuffer, DeviceError, Function, Gpu, KernelArg, LaunchDims};
 use crate::dtype::HostData;
 use crate::npy;
@@ -90,7 +91,7 @@ pub fn upload(
 }
 
 /// Runs kernel `k` once on `host`, and returns what it left in every output buffer.
-fn run_once(
+pub(super) fn run_once(
     gpu: &Gpu,
     suite: &Suite,
     case: usize,
@@ -142,7 +143,9 @@ pub struct FirstInputs<'a> {
 
 /// Checks kernel `k` of `case` against the suite's reference (and, for the reference itself,
 /// against golden files and for unwritten elements), on `first` and then freshly generated
-/// sets. Leaves the buffers holding the last input set.
+/// sets. The reference's outputs come from `references` (run once per case and seed in a
+/// worker). Leaves the buffers holding the last input set.
+#[allow(clippy::too_many_arguments)]
 pub fn verify(
     gpu: &Gpu,
     suite: &Suite,
@@ -151,6 +154,7 @@ pub fn verify(
     funcs: &[Vec<Function>],
     bufs: &[DeviceBuffer],
     first: FirstInputs,
+    references: &mut References,
 ) -> Result<(), Failure> {
     let r = suite.reference;
     let label = &suite.cases[case].label;
@@ -169,7 +173,7 @@ pub fn verify(
             later = generate(suite, case, seed).map_err(Failure::Wrong)?;
             &later[..]
         };
-        let expected = run_once(gpu, suite, case, r, funcs, bufs, host)?;
+        let expected = references.outputs(gpu, suite, case, seed, host, funcs, bufs)?;
         let where_ = format!("{in_case} with inputs from seed {seed} (set {} of {trials}; rerun with KERNELGATE_SEED={seed})", t + 1);
         if k == r {
             for (i, out) in expected.iter().enumerate() {
@@ -203,7 +207,7 @@ pub fn verify(
             continue;
         }
         let actual = run_once(gpu, suite, case, k, funcs, bufs, host)?;
-        for (i, (a, e)) in actual.iter().zip(&expected).enumerate() {
+        for (i, (a, e)) in actual.iter().zip(expected.iter()).enumerate() {
             let (Some(a), Some(e)) = (a, e) else { continue };
             if let Err(m) = compare(a, e, suite.check.tolerances[&i]) {
                 return Err(Failure::Wrong(format!(

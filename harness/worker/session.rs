@@ -2,13 +2,16 @@
 //! compile (through the cache), check correctness, then time.
 
 use super::protocol::{TrialData, TrialRequest, TrialResult};
+use crate::check::copies::Copies;
 use crate::check::inputs::generate;
+use crate::check::plausible::plausible;
+use crate::check::reference::References;
 use crate::check::verify::{self, Failure};
 use crate::device::compile::{self, CompileError, CompileRequest};
 use crate::device::{DeviceBuffer, DeviceError, Function, FunctionAttribute, Gpu, Module};
-use crate::measure::{Footprint, Resources, Timed, Timer};
+use crate::measure::{Footprint, Resources, Timed, Timer, GRAPH, INPUT_SETS};
 use crate::report::bytes;
-use crate::suite::{Role, Suite};
+use crate::suite::Suite;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -33,6 +36,8 @@ pub struct Session {
     timer: Option<Timer>,
     loaded: HashMap<PathBuf, Loaded>,
     cache_dir: Option<PathBuf>,
+    /// The reference's outputs per case and seed, reused by every kernel.
+    references: References,
 }
 
 /// The distinct entries of the kernels compiled from source `si`, in first-use order.
@@ -99,15 +104,14 @@ pub fn compile_suite(
     Ok(out)
 }
 
-/// A kernel (all its launches) as a timed operation over rotated input copies, restoring
-/// in-out buffers of every copy before each sample.
+/// A kernel (all its launches) as a timed operation over the timing copies, each sample
+/// starting from the checked state (see `check::copies`).
 struct Op<'a> {
     suite: &'a Suite,
     case: usize,
     kernel: usize,
     funcs: &'a [Function],
-    copies: &'a [Vec<DeviceBuffer>],
-    pristine: &'a [(usize, DeviceBuffer)],
+    copies: &'a Copies,
 }
 
 impl<'a> Op<'a> {
@@ -116,8 +120,7 @@ impl<'a> Op<'a> {
         req: &'a TrialRequest,
         kernel: usize,
         funcs: &'a [Vec<Function>],
-        copies: &'a [Vec<DeviceBuffer>],
-        pristine: &'a [(usize, DeviceBuffer)],
+        copies: &'a Copies,
     ) -> Op<'a> {
         Op {
             suite: &req.suite,
@@ -125,22 +128,16 @@ impl<'a> Op<'a> {
             kernel,
             funcs: &funcs[kernel],
             copies,
-            pristine,
         }
     }
 }
 
 impl Timed for Op<'_> {
-    fn prepare(&mut self, gpu: &Gpu) -> Result<(), DeviceError> {
-        for copy in self.copies {
-            for (i, pristine) in self.pristine {
-                gpu.copy(&copy[*i], pristine)?;
-            }
-        }
-        Ok(())
+    fn prepare(&mut self, gpu: &Gpu, copy: Option<usize>) -> Result<(), DeviceError> {
+        self.copies.prepare(gpu, copy)
     }
     fn run(&mut self, gpu: &Gpu, copy: usize) -> Result<(), DeviceError> {
-        let bufs = &self.copies[copy % self.copies.len()];
+        let bufs = self.copies.copy(copy);
         verify::run_op(gpu, self.suite, self.case, self.kernel, self.funcs, bufs)
     }
 }
@@ -200,6 +197,7 @@ impl Session {
             timer: None,
             loaded: HashMap::new(),
             cache_dir,
+            references: References::default(),
         })
     }
 
@@ -321,29 +319,32 @@ impl Session {
                     seed: req.seed,
                     host: &host,
                 },
+                &mut self.references,
             )?;
+        }
+        // Timed launches rotate over `INPUT_SETS` input sets: the check's first sets, whose
+        // reference outputs are cached, and which the timed outputs are compared with.
+        let seeds: Vec<u64> = (0..INPUT_SETS as u64)
+            .map(|s| req.seed.wrapping_add(s))
+            .collect();
+        let mut sets = vec![host];
+        for seed in &seeds[1..] {
+            sets.push(generate(suite, req.case, *seed).map_err(Failure::Wrong)?);
+        }
+        let mut expected = Vec::new();
+        for (seed, host) in seeds.iter().zip(&sets) {
+            let funcs = &loaded.functions;
+            let refs = &mut self.references;
+            expected.push(refs.outputs(&self.gpu, suite, req.case, *seed, host, funcs, &bufs)?);
         }
         phases.check = clock.elapsed().as_secs_f64();
 
-        // Time on the first input set, in-out buffers restored from a pristine copy each sample.
-        verify::upload(&self.gpu, &bufs, &host)?;
-        let mut pristine = Vec::new();
-        for (i, _) in suite
-            .buffers
-            .iter()
-            .enumerate()
-            .filter(|(_, b)| b.role == Role::Inout)
-        {
-            let copy = self.gpu.alloc_plain(bufs[i].bytes)?;
-            self.gpu.copy(&copy, &bufs[i])?;
-            pristine.push((i, copy));
-        }
+        let mut copies = Copies::new(&self.gpu, suite, bufs, sets)?;
         let timer = self.timer.as_mut().expect("created above");
         let bench = suite.bench.with_effort(req.effort);
-        let mut copies = vec![bufs];
         let plan = {
-            let mut kernel = Op::new(req, k, &loaded.functions, &copies, &pristine);
-            let mut reference = Op::new(req, r, &loaded.functions, &copies, &pristine);
+            let mut kernel = Op::new(req, k, &loaded.functions, &copies);
+            let mut reference = Op::new(req, r, &loaded.functions, &copies);
             let reference: Option<&mut dyn Timed> =
                 if k == r { None } else { Some(&mut reference) };
             timer.plan(
@@ -354,33 +355,36 @@ impl Session {
                 req.regime.as_deref(),
             )?
         };
-        let bytes: usize = copies[0].iter().map(|b| b.bytes).sum();
-        let wanted = plan.copies(
-            bytes,
-            self.gpu.info.l2_bytes.max(0) as usize,
-            bench.l2_flush,
-        );
-        while copies.len() < wanted {
-            let mut copy = Vec::new();
-            for b in &copies[0] {
-                let c = self.gpu.alloc_plain(b.bytes)?;
-                self.gpu.copy(&c, b)?;
-                copy.push(c);
-            }
-            copies.push(copy);
+        copies.grow(&self.gpu, plan.copies())?;
+        let samples = {
+            let mut kernel = Op::new(req, k, &loaded.functions, &copies);
+            let mut reference = Op::new(req, r, &loaded.functions, &copies);
+            let reference: Option<&mut dyn Timed> =
+                if k == r { None } else { Some(&mut reference) };
+            timer.sample(
+                &self.gpu,
+                &bench,
+                plan,
+                copies.len(),
+                &mut kernel,
+                reference,
+            )?
+        };
+        // The kernel wrote last (see `Timer::sample`): every copy it ran on must hold the
+        // reference's answer for that copy's input set.
+        let used = if plan.regime == GRAPH {
+            plan.kernel_batch
+        } else {
+            copies.len()
+        };
+        copies.check(&self.gpu, suite, k, used, &expected, &seeds)?;
+        if let Some(median) = samples.kernel_summary().map(|s| s.median) {
+            let l2 = self.gpu.info.l2_bytes.max(0) as usize;
+            let from_dram = bench.l2_flush
+                && (plan.regime != GRAPH || used * copies.bytes_each() >= 2 * l2);
+            plausible(case.bytes, case.flops, median, &self.gpu.info, from_dram)
+                .map_err(|m| Failure::Wrong(format!("kernel `{}`: {m}", suite.kernels[k].name)))?;
         }
-        let mut kernel = Op::new(req, k, &loaded.functions, &copies, &pristine);
-        let mut reference = Op::new(req, r, &loaded.functions, &copies, &pristine);
-        let reference: Option<&mut dyn Timed> = if k == r { None } else { Some(&mut reference) };
-        let samples = timer.sample(
-            &self.gpu,
-            &bench,
-            plan,
-            copies.len(),
-            &mut kernel,
-            reference,
-        )?;
-        drop(pristine);
         drop(copies);
         self.gpu.synchronize()?;
         Ok(TrialData { samples, footprint })
