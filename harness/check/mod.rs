@@ -3,6 +3,7 @@
 
 pub mod compare;
 pub mod copies;
+pub mod counter;
 pub mod inputs;
 pub mod plausible;
 pub mod reference;
