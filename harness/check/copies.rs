@@ -161,13 +161,14 @@ impl Copies {
         &self,
         gpu: &Gpu,
         suite: &Suite,
-        k: usize,
+        (case, k): (usize, usize),
         used: usize,
         expected: &[Outputs],
         seeds: &[u64],
     ) -> Result<(), Failure> {
         gpu.synchronize()?;
         let name = &suite.kernels[k].name;
+        let wrong = "the timed launches computed something else than the checked ones";
         for c in 0..used.min(self.copies.len()) {
             let set = c % self.sets();
             let at = format!(
@@ -175,6 +176,7 @@ impl Copies {
                 c + 1,
                 seeds[set]
             );
+            let mut actual = Vec::new();
             for (i, b) in suite.buffers.iter().enumerate() {
                 let now = HostData {
                     dtype: b.dtype,
@@ -184,16 +186,33 @@ impl Copies {
                     let before = self.host[set][i].as_ref().expect("inputs are initialized");
                     if now.bytes != before.bytes {
                         return Err(Failure::Wrong(format!(
-                            "the timed launches computed something else than the checked ones: kernel `{name}` changed input `{}` while it was timed ({at})",
+                            "{wrong}: kernel `{name}` changed input `{}` while it was timed ({at})",
                             b.name
                         )));
                     }
-                    continue;
+                    actual.push(None);
+                } else {
+                    actual.push(Some(now));
                 }
-                let want = expected[set][i].as_ref().expect("outputs are compared");
-                if let Err(m) = compare(&now, want, suite.check.tolerances[&i]) {
+            }
+            for (i, b) in suite.buffers.iter().enumerate() {
+                let (Some(now), Some(want)) = (&actual[i], &expected[set][i]) else {
+                    continue;
+                };
+                if let Err(m) = compare(now, want, suite.check.tolerances[&i]) {
+                    let dumped = super::dump::note(
+                        suite,
+                        &super::dump::Failing {
+                            kernel: k,
+                            case,
+                            seed: seeds[set],
+                            inputs: &self.host[set],
+                            expected: &expected[set],
+                            actual: &actual,
+                        },
+                    );
                     return Err(Failure::Wrong(format!(
-                        "the timed launches computed something else than the checked ones: output `{}` of `{name}` after timing differs from the reference ({at}): {m} (a kernel must do its full work on every launch; outputs are poisoned before each timed launch as before each checked one)",
+                        "{wrong}: output `{}` of `{name}` after timing differs from the reference ({at}): {m} (a kernel must do its full work on every launch; outputs are poisoned before each timed launch as before each checked one){dumped}",
                         b.name
                     )));
                 }

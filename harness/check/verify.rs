@@ -133,12 +133,13 @@ pub(super) fn run_once(
     Ok(outputs)
 }
 
-/// The first set of inputs of a trial, which the caller has already generated.
+/// The first sets of inputs of a trial, which the caller has already generated (the input
+/// sets timing rotates over, so that they are generated once).
 pub struct FirstInputs<'a> {
-    /// Its seed; set `t` uses `seed + t`.
+    /// The first set's seed; set `t` uses `seed + t`.
     pub seed: u64,
-    /// Its contents, as `generate` made them.
-    pub host: &'a [Option<HostData>],
+    /// The first sets' contents, as `generate` made them; later sets are generated here.
+    pub sets: &'a [Vec<Option<HostData>>],
 }
 
 /// Checks kernel `k` of `case` against the suite's reference (and, for the reference itself,
@@ -167,8 +168,8 @@ pub fn verify(
     for t in 0..trials {
         let seed = first.seed.wrapping_add(t as u64);
         let later;
-        let host = if t == 0 {
-            first.host
+        let host = if let Some(set) = first.sets.get(t as usize) {
+            &set[..]
         } else {
             later = generate(suite, case, seed).map_err(Failure::Wrong)?;
             &later[..]
@@ -210,8 +211,19 @@ pub fn verify(
         for (i, (a, e)) in actual.iter().zip(expected.iter()).enumerate() {
             let (Some(a), Some(e)) = (a, e) else { continue };
             if let Err(m) = compare(a, e, suite.check.tolerances[&i]) {
+                let dumped = super::dump::note(
+                    suite,
+                    &super::dump::Failing {
+                        kernel: k,
+                        case,
+                        seed,
+                        inputs: host,
+                        expected: &expected,
+                        actual: &actual,
+                    },
+                );
                 return Err(Failure::Wrong(format!(
-                    "output `{}` of `{}` differs from the reference `{}`{where_}: {m}",
+                    "output `{}` of `{}` differs from the reference `{}`{where_}: {m}{dumped}",
                     suite.buffers[i].name, suite.kernels[k].name, suite.kernels[r].name
                 )));
             }

@@ -307,6 +307,15 @@ impl Session {
         let footprint = footprint(&self.gpu, suite, req.case, k, &loaded.functions[k], &bufs)?;
         phases.setup = clock.elapsed().as_secs_f64();
         let clock = Instant::now();
+        // Timed launches rotate over `INPUT_SETS` input sets: the check's first sets, whose
+        // reference outputs are cached, and which the timed outputs are compared with.
+        let seeds: Vec<u64> = (0..INPUT_SETS as u64)
+            .map(|s| req.seed.wrapping_add(s))
+            .collect();
+        let mut sets = vec![host];
+        for seed in &seeds[1..] {
+            sets.push(generate(suite, req.case, *seed).map_err(Failure::Wrong)?);
+        }
         if req.check {
             verify::verify(
                 &self.gpu,
@@ -317,19 +326,10 @@ impl Session {
                 &bufs,
                 verify::FirstInputs {
                     seed: req.seed,
-                    host: &host,
+                    sets: &sets,
                 },
                 &mut self.references,
             )?;
-        }
-        // Timed launches rotate over `INPUT_SETS` input sets: the check's first sets, whose
-        // reference outputs are cached, and which the timed outputs are compared with.
-        let seeds: Vec<u64> = (0..INPUT_SETS as u64)
-            .map(|s| req.seed.wrapping_add(s))
-            .collect();
-        let mut sets = vec![host];
-        for seed in &seeds[1..] {
-            sets.push(generate(suite, req.case, *seed).map_err(Failure::Wrong)?);
         }
         let mut expected = Vec::new();
         for (seed, host) in seeds.iter().zip(&sets) {
@@ -377,7 +377,7 @@ impl Session {
         } else {
             copies.len()
         };
-        copies.check(&self.gpu, suite, k, used, &expected, &seeds)?;
+        copies.check(&self.gpu, suite, (req.case, k), used, &expected, &seeds)?;
         if let Some(median) = samples.kernel_summary().map(|s| s.median) {
             let l2 = self.gpu.info.l2_bytes.max(0) as usize;
             let from_dram = bench.l2_flush
