@@ -123,7 +123,9 @@ impl Copies {
             let from = self.copies.len() % self.sets();
             let mut copy = Vec::new();
             for b in &self.copies[from] {
-                let c = gpu.alloc_plain(b.bytes).map_err(|e| no_room(gpu, e, each, n))?;
+                let c = gpu
+                    .alloc_plain(b.bytes)
+                    .map_err(|e| no_room(gpu, e, each, n))?;
                 gpu.copy(&c, b)?;
                 copy.push(c);
             }

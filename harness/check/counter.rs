@@ -102,7 +102,10 @@ mod tests {
         let v: Vec<f64> = (0..200_000).map(|i| normal(5, i)).collect();
         let mean = v.iter().sum::<f64>() / v.len() as f64;
         let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / v.len() as f64;
-        assert!(mean.abs() < 0.01 && (var - 1.0).abs() < 0.02, "{mean} {var}");
+        assert!(
+            mean.abs() < 0.01 && (var - 1.0).abs() < 0.02,
+            "{mean} {var}"
+        );
         assert!(v.iter().all(|x| x.is_finite()));
     }
 

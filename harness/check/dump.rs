@@ -101,13 +101,11 @@ mod tests {
             actual: &inputs,
         };
         let folder = write(&dir, &suite, &f).unwrap();
-        assert!(folder.ends_with(format!(
-            "{}/seed-7",
-            folder_name(&suite.trial_name(0, 0))
-        )));
+        assert!(folder.ends_with(format!("{}/seed-7", folder_name(&suite.trial_name(0, 0)))));
         let name = &suite.buffers[0].name;
         let back = npy::read(&folder.join(format!("{name}.actual.npy"))).unwrap();
         assert_eq!(back.data, data);
         assert_eq!(folder_name("saxpy::vec4::n=4096"), "saxpy__vec4__n=4096");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

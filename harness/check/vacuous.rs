@@ -52,7 +52,10 @@ pub fn vacuous(expected: &HostData, tol: Tolerance) -> Option<Vacuous> {
         mean.round()
     };
     let candidates = [
-        ("all zeros".to_string(), HostData::from_f64(expected.dtype, (0..n).map(|_| 0.0))),
+        (
+            "all zeros".to_string(),
+            HostData::from_f64(expected.dtype, (0..n).map(|_| 0.0)),
+        ),
         (
             "all poison (every byte 0xFF)".to_string(),
             HostData::poison(expected.dtype, n),

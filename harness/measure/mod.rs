@@ -570,13 +570,21 @@ mod tests {
             kernel_batch: 32,
             reference_batch: 8,
         };
-        assert_eq!(batch.copies(), 32, "one copy per launch of the larger batch");
+        assert_eq!(
+            batch.copies(),
+            32,
+            "one copy per launch of the larger batch"
+        );
         let one = Plan {
             regime: GRAPH,
             kernel_batch: 1,
             reference_batch: 1,
         };
-        assert_eq!(one.copies(), INPUT_SETS, "never fewer copies than input sets");
+        assert_eq!(
+            one.copies(),
+            INPUT_SETS,
+            "never fewer copies than input sets"
+        );
         let cold = Plan {
             regime: COLD,
             kernel_batch: 1,

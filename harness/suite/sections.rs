@@ -76,7 +76,12 @@ pub(super) fn parse_init(
                         if !(0.0..=1.0).contains(&outliers) || !scale.is_finite() {
                             ctx.error(at, format!("outliers is a fraction in [0, 1] and scale a finite number (got {outliers} and {scale})"));
                         }
-                        Init::HeavyTailed { mean, std, outliers, scale }
+                        Init::HeavyTailed {
+                            mean,
+                            std,
+                            outliers,
+                            scale,
+                        }
                     }
                     _ => Init::Normal { mean, std },
                 }
@@ -142,8 +147,10 @@ pub(super) fn parse_init(
     let forms = [
         matches!(init, Init::HeavyTailed { .. }) || (i.outliers.is_none() && i.scale.is_none()),
         matches!(init, Init::Special { .. }) || i.nan.is_none(),
-        matches!(init, Init::Uniform { .. } | Init::Normal { .. } | Init::Integers { .. })
-            || i.sorted.is_none(),
+        matches!(
+            init,
+            Init::Uniform { .. } | Init::Normal { .. } | Init::Integers { .. }
+        ) || i.sorted.is_none(),
     ];
     if forms.contains(&false) {
         ctx.error(at, "`outliers`/`scale` go with random = \"normal\", `nan` with random = \"special\", `sorted` with uniform, normal or int");

@@ -380,8 +380,8 @@ impl Session {
         copies.check(&self.gpu, suite, (req.case, k), used, &expected, &seeds)?;
         if let Some(median) = samples.kernel_summary().map(|s| s.median) {
             let l2 = self.gpu.info.l2_bytes.max(0) as usize;
-            let from_dram = bench.l2_flush
-                && (plan.regime != GRAPH || used * copies.bytes_each() >= 2 * l2);
+            let from_dram =
+                bench.l2_flush && (plan.regime != GRAPH || used * copies.bytes_each() >= 2 * l2);
             plausible(case.bytes, case.flops, median, &self.gpu.info, from_dram)
                 .map_err(|m| Failure::Wrong(format!("kernel `{}`: {m}", suite.kernels[k].name)))?;
         }
