@@ -285,7 +285,15 @@ pub(super) fn build_check(
         let fixed = |b: &Buffer| {
             !matches!(
                 b.init,
-                Some(Init::Uniform { .. } | Init::Normal { .. } | Init::Integers { .. })
+                Some(
+                    Init::Uniform { .. }
+                        | Init::Normal { .. }
+                        | Init::Integers { .. }
+                        | Init::HeavyTailed { .. }
+                        | Init::Special { .. }
+                        | Init::Equal { .. }
+                        | Init::Sorted(_)
+                )
             )
         };
         if let Some(b) = buffers.iter().find(|b| b.role != Role::Output && !fixed(b)) {
@@ -305,7 +313,14 @@ pub(super) fn build_check(
                     buffers[i].dtype
                 ),
             ),
-            Ok(a) => npy_checks.push((i, a.data.len(), file.span().start)),
+            Ok(a) => {
+                // A check that cannot fail is reported before anything runs (issue 11).
+                let tol = check.tolerances[&i];
+                if let Some(v) = crate::check::vacuous::vacuous(&a.data, tol) {
+                    ctx.error(file.span().start, v.message(&buffers[i].name, tol));
+                }
+                npy_checks.push((i, a.data.len(), file.span().start))
+            }
             Err(e) => ctx.error(file.span().start, format!("`{}`: {e}", file.get_ref())),
         }
         check.golden.insert(i, path);
