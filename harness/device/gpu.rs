@@ -313,9 +313,11 @@ impl Gpu {
     /// process survives into a sample (an L2 flush by writes does not evict persisting lines).
     pub fn reset_persisting_l2(&self) -> Result<(), DeviceError> {
         // SAFETY: takes no arguments; the context is current on this thread.
-        unsafe { sys::cuCtxResetPersistingL2Cache() }
-            .result()
-            .map_err(error("cuCtxResetPersistingL2Cache"))
+        match unsafe { sys::cuCtxResetPersistingL2Cache() }.result() {
+            // A device (or MIG slice) without persisting L2 has nothing to reset.
+            Err(e) if e.0 == sys::cudaError_enum::CUDA_ERROR_NOT_SUPPORTED => Ok(()),
+            r => r.map_err(error("cuCtxResetPersistingL2Cache")),
+        }
     }
 
     /// Waits for everything queued on the stream.
