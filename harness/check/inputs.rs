@@ -1,5 +1,6 @@
 //! `generate`: the host data each buffer starts with for one set of seeded inputs.
 
+use super::counter;
 use crate::dtype::HostData;
 use crate::npy;
 use crate::suite::{Init, Suite};
@@ -25,47 +26,126 @@ pub fn generate(suite: &Suite, case: usize, seed: u64) -> Result<Vec<Option<Host
             let Some(init) = &b.init else { return Ok(None) };
             let len = lens[i];
             let stream = seed ^ (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-            let data = match init {
-                Init::Uniform { min, max } => {
-                    let (min, max) = (*min, *max);
-                    random(b.dtype, len, stream, move |rng| rng.random_range(min..max))
-                }
-                Init::Normal { mean, std } => {
-                    let d = Normal::new(*mean, *std)
-                        .map_err(|e| format!("buffer `{}`: {e}", b.name))?;
-                    random(b.dtype, len, stream, move |rng| d.sample(rng))
-                }
-                Init::Integers { min, max } => {
-                    let (min, max) = (*min, *max);
-                    let chunks: Vec<HostData> = (0..len.div_ceil(CHUNK))
-                        .into_par_iter()
-                        .map(|c| {
-                            let mut rng = chunk_rng(stream, c);
-                            let n = CHUNK.min(len - c * CHUNK);
-                            HostData::from_i64(b.dtype, (0..n).map(|_| rng.random_range(min..=max)))
-                        })
-                        .collect();
-                    concat(b.dtype, chunks)
-                }
-                Init::Constant(c) => HostData::from_f64(b.dtype, (0..len).map(|_| *c)),
-                Init::Iota { start, step } => {
-                    HostData::from_f64(b.dtype, (0..len).map(|k| start + step * k as f64))
-                }
-                Init::Npy(path) => {
-                    let a = npy::read(path).map_err(|e| format!("buffer `{}`: {e}", b.name))?;
-                    if a.data.len() != len || a.data.dtype != b.dtype {
-                        return Err(format!(
-                            "buffer `{}`: `{}` changed since the suite was loaded",
-                            b.name,
-                            path.display()
-                        ));
-                    }
-                    a.data
-                }
-            };
+            let data = fill(init, b.dtype, len, stream)
+                .map_err(|e| format!("buffer `{}`: {e}", b.name))?;
             Ok(Some(data))
         })
         .collect()
+}
+
+/// `len` values of `init` for one buffer's random `stream`.
+fn fill(
+    init: &Init,
+    dtype: crate::dtype::DType,
+    len: usize,
+    stream: u64,
+) -> Result<HostData, String> {
+    Ok(match init {
+        Init::Uniform { min, max } => {
+            let (min, max) = (*min, *max);
+            random(dtype, len, stream, move |rng| rng.random_range(min..max))
+        }
+        Init::Normal { mean, std } => {
+            let d = Normal::new(*mean, *std).map_err(|e| e.to_string())?;
+            random(dtype, len, stream, move |rng| d.sample(rng))
+        }
+        Init::Integers { min, max } => {
+            let (min, max) = (*min, *max);
+            let chunks: Vec<HostData> = (0..len.div_ceil(CHUNK))
+                .into_par_iter()
+                .map(|c| {
+                    let mut rng = chunk_rng(stream, c);
+                    let n = CHUNK.min(len - c * CHUNK);
+                    HostData::from_i64(dtype, (0..n).map(|_| rng.random_range(min..=max)))
+                })
+                .collect();
+            concat(dtype, chunks)
+        }
+        Init::Constant(c) => HostData::from_f64(dtype, (0..len).map(|_| *c)),
+        Init::Iota { start, step } => {
+            HostData::from_f64(dtype, (0..len).map(|k| start + step * k as f64))
+        }
+        Init::Npy(path) => {
+            let a = npy::read(path).map_err(|e| e.to_string())?;
+            if a.data.len() != len || a.data.dtype != dtype {
+                return Err(format!(
+                    "`{}` changed since the suite was loaded",
+                    path.display()
+                ));
+            }
+            a.data
+        }
+        Init::HeavyTailed {
+            mean,
+            std,
+            outliers,
+            scale,
+        } => counted(dtype, len, |i| {
+            let v = mean + std * counter::normal(stream, i);
+            let outlier = counter::unit(counter::substream(stream, 3), i) < *outliers;
+            if outlier {
+                v * scale
+            } else {
+                v
+            }
+        }),
+        Init::Special { nan } => {
+            let table = specials(dtype, *nan);
+            counted(dtype, len, |i| {
+                table[(counter::bits(stream, i) % table.len() as u64) as usize]
+            })
+        }
+        Init::Equal { mean, std } => {
+            let v = mean + std * counter::normal(stream, 0);
+            HostData::from_f64(dtype, (0..len).map(|_| v))
+        }
+        Init::Sorted(inner) => {
+            let data = fill(inner, dtype, len, stream)?;
+            let mut values: Vec<f64> = (0..data.len()).map(|i| data.get(i)).collect();
+            values.sort_by(f64::total_cmp);
+            HostData::from_f64(dtype, values)
+        }
+    })
+}
+
+/// The special values of a float type: ±0, the smallest and largest denormals, ±the largest
+/// finite value, ±1, and with `nan` also NaN and ±∞.
+pub fn specials(dtype: crate::dtype::DType, nan: bool) -> Vec<f64> {
+    use crate::dtype::DType;
+    let (smallest, largest_denormal) = match dtype {
+        DType::F64 => (f64::from_bits(1), f64::MIN_POSITIVE - f64::from_bits(1)),
+        DType::F16 => (2f64.powi(-24), 2f64.powi(-14) - 2f64.powi(-24)),
+        // f32 and bf16 share f32's exponent range; bf16 rounds these to its nearest.
+        _ => (2f64.powi(-149), 2f64.powi(-126) - 2f64.powi(-149)),
+    };
+    let (_, large) = dtype.range();
+    let mut table = vec![
+        0.0,
+        -0.0,
+        smallest,
+        -smallest,
+        largest_denormal,
+        large,
+        -large,
+        1.0,
+        -1.0,
+    ];
+    if nan {
+        table.extend([f64::NAN, f64::INFINITY, f64::NEG_INFINITY]);
+    }
+    table
+}
+
+/// `len` values of the counter-based `value(i)`, computed in parallel.
+fn counted(dtype: crate::dtype::DType, len: usize, value: impl Fn(u64) -> f64 + Sync) -> HostData {
+    let chunks: Vec<HostData> = (0..len.div_ceil(CHUNK))
+        .into_par_iter()
+        .map(|c| {
+            let range = c * CHUNK..(c * CHUNK + CHUNK).min(len);
+            HostData::from_f64(dtype, range.map(|i| value(i as u64)))
+        })
+        .collect();
+    concat(dtype, chunks)
 }
 
 fn chunk_rng(stream: u64, chunk: usize) -> ChaCha8Rng {
@@ -130,5 +210,56 @@ mod tests {
         // The buffers draw from different streams.
         let y = a[1].as_ref().unwrap();
         assert_ne!(x.bytes[..64], y.bytes[..64]);
+    }
+}
+
+#[cfg(test)]
+mod forms {
+    use super::*;
+    use crate::suite::load_text;
+    use std::path::Path;
+
+    #[test]
+    fn the_init_forms_that_find_partial_work() {
+        let path = Path::new("tests/fixtures/inits/inits.toml");
+        let s = load_text(path, &std::fs::read_to_string(path).unwrap()).unwrap();
+        let sets = generate(&s, 0, 11).unwrap();
+        let get = |b: usize| -> Vec<f64> {
+            let d = sets[b].as_ref().unwrap();
+            (0..d.len()).map(|i| d.get(i)).collect()
+        };
+        let n = 100_003;
+        // Heavy-tailed: about 1% of the values scaled by 1e4.
+        let heavy = get(0);
+        let outliers = heavy.iter().filter(|v| v.abs() > 100.0).count();
+        assert!((700..1300).contains(&outliers), "{outliers}");
+        // Special values: every entry of the table shows up, -0 and denormals included.
+        let special = get(1);
+        assert!(special.iter().any(|v| *v == 0.0 && v.is_sign_negative()));
+        assert!(special
+            .iter()
+            .any(|v| *v > 0.0 && *v < f32::MIN_POSITIVE as f64));
+        assert!(special.iter().any(|v| v.is_nan()));
+        assert!(special.contains(&(f32::MAX as f64)));
+        // All-equal, but another seed gives another value.
+        let equal = get(2);
+        assert!(equal.iter().all(|v| *v == equal[0]) && equal.len() == n);
+        let other = generate(&s, 0, 12).unwrap();
+        assert_ne!(other[2].as_ref().unwrap().get(0), equal[0]);
+        // Sorted ascending, still uniform in [-1, 1).
+        let sorted = get(3);
+        assert!(sorted.windows(2).all(|w| w[0] <= w[1]));
+        assert!(sorted[0] < -0.99 && sorted[n - 1] > 0.99);
+        // Counter-based: the same seed gives the same values.
+        assert_eq!(generate(&s, 0, 11).unwrap(), sets);
+    }
+
+    #[test]
+    fn special_values_per_type() {
+        use crate::dtype::DType;
+        let half = specials(DType::F16, false);
+        assert!(half.contains(&65504.0) && half.contains(&2f64.powi(-24)));
+        assert!(!half.iter().any(|v| v.is_nan()));
+        assert_eq!(specials(DType::F64, true).len(), 12);
     }
 }

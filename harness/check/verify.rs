@@ -5,6 +5,7 @@
 
 use super::compare::compare;
 use super::inputs::generate;
+use super::reference::References;
 use crate::device::{DeviceBuffer, DeviceError, Function, Gpu, KernelArg, LaunchDims};
 use crate::dtype::HostData;
 use crate::npy;
@@ -109,7 +110,7 @@ pub fn upload(
 }
 
 /// Runs kernel `k` once on `host`, and returns what it left in every output buffer.
-fn run_once(
+pub(super) fn run_once(
     gpu: &Gpu,
     suite: &Suite,
     case: usize,
@@ -151,17 +152,20 @@ fn run_once(
     Ok(outputs)
 }
 
-/// The first set of inputs of a trial, which the caller has already generated.
+/// The first sets of inputs of a trial, which the caller has already generated (the input
+/// sets timing rotates over, so that they are generated once).
 pub struct FirstInputs<'a> {
-    /// Its seed; set `t` uses `seed + t`.
+    /// The first set's seed; set `t` uses `seed + t`.
     pub seed: u64,
-    /// Its contents, as `generate` made them.
-    pub host: &'a [Option<HostData>],
+    /// The first sets' contents, as `generate` made them; later sets are generated here.
+    pub sets: &'a [Vec<Option<HostData>>],
 }
 
 /// Checks kernel `k` of `case` against the suite's reference (and, for the reference itself,
 /// against golden files and for unwritten elements), on `first` and then freshly generated
-/// sets. Leaves the buffers holding the last input set.
+/// sets. The reference's outputs come from `references` (run once per case and seed in a
+/// worker). Leaves the buffers holding the last input set.
+#[allow(clippy::too_many_arguments)]
 pub fn verify(
     gpu: &Gpu,
     suite: &Suite,
@@ -170,6 +174,7 @@ pub fn verify(
     funcs: &[Vec<Function>],
     bufs: &[DeviceBuffer],
     first: FirstInputs,
+    references: &mut References,
 ) -> Result<(), Failure> {
     let r = suite.reference;
     let label = &suite.cases[case].label;
@@ -182,13 +187,13 @@ pub fn verify(
     for t in 0..trials {
         let seed = first.seed.wrapping_add(t as u64);
         let later;
-        let host = if t == 0 {
-            first.host
+        let host = if let Some(set) = first.sets.get(t as usize) {
+            &set[..]
         } else {
             later = generate(suite, case, seed).map_err(Failure::Wrong)?;
             &later[..]
         };
-        let expected = run_once(gpu, suite, case, r, funcs, bufs, host)?;
+        let expected = references.outputs(gpu, suite, case, seed, host, funcs, bufs)?;
         let where_ = format!("{in_case} with inputs from seed {seed} (set {} of {trials}; rerun with KERNELGATE_SEED={seed})", t + 1);
         if k == r {
             for (i, out) in expected.iter().enumerate() {
@@ -222,11 +227,22 @@ pub fn verify(
             continue;
         }
         let actual = run_once(gpu, suite, case, k, funcs, bufs, host)?;
-        for (i, (a, e)) in actual.iter().zip(&expected).enumerate() {
+        for (i, (a, e)) in actual.iter().zip(expected.iter()).enumerate() {
             let (Some(a), Some(e)) = (a, e) else { continue };
             if let Err(m) = compare(a, e, suite.check.tolerances[&i]) {
+                let dumped = super::dump::note(
+                    suite,
+                    &super::dump::Failing {
+                        kernel: k,
+                        case,
+                        seed,
+                        inputs: host,
+                        expected: &expected,
+                        actual: &actual,
+                    },
+                );
                 return Err(Failure::Wrong(format!(
-                    "output `{}` of `{}` differs from the reference `{}`{where_}: {m}",
+                    "output `{}` of `{}` differs from the reference `{}`{where_}: {m}{dumped}",
                     suite.buffers[i].name, suite.kernels[k].name, suite.kernels[r].name
                 )));
             }

@@ -354,6 +354,17 @@ impl Gpu {
             .map_err(error("cuMemcpyDtoDAsync"))
     }
 
+    /// Returns every persisting L2 line to normal, so that no carve-out set up earlier in the
+    /// process survives into a sample (an L2 flush by writes does not evict persisting lines).
+    pub fn reset_persisting_l2(&self) -> Result<(), DeviceError> {
+        // SAFETY: takes no arguments; the context is current on this thread.
+        match unsafe { sys::cuCtxResetPersistingL2Cache() }.result() {
+            // A device (or MIG slice) without persisting L2 has nothing to reset.
+            Err(e) if e.0 == sys::cudaError_enum::CUDA_ERROR_NOT_SUPPORTED => Ok(()),
+            r => r.map_err(error("cuCtxResetPersistingL2Cache")),
+        }
+    }
+
     /// Waits for everything queued on the stream.
     pub fn synchronize(&self) -> Result<(), DeviceError> {
         // SAFETY: the stream is live.

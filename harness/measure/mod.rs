@@ -57,9 +57,14 @@ impl std::fmt::Display for Regime {
 }
 
 /// What one timed operation is: everything to do before it (untimed) and one launch.
+///
+/// Every timed launch must start from the state a checked launch starts from (issue 11): so
+/// `prepare` puts the copies a sample will use back into that state — outputs poisoned,
+/// in-out buffers restored — outside the timed interval, before the L2 flush.
 pub trait Timed {
-    /// Untimed preparation before a sample (restore in-out buffers of every input copy).
-    fn prepare(&mut self, gpu: &Gpu) -> Result<(), DeviceError>;
+    /// Untimed preparation before a sample that uses input copy `copy` (`None`: every copy,
+    /// as before a graph replay): poison its outputs and restore its in-out buffers.
+    fn prepare(&mut self, gpu: &Gpu, copy: Option<usize>) -> Result<(), DeviceError>;
     /// One launch, on input copy `copy`.
     fn run(&mut self, gpu: &Gpu, copy: usize) -> Result<(), DeviceError>;
 }
@@ -75,15 +80,22 @@ pub struct Plan {
     pub reference_batch: usize,
 }
 
+/// Input sets with different contents that timed launches rotate over, so that a result
+/// keyed on input contents (or on a launch count) gains nothing.
+pub const INPUT_SETS: usize = 2;
+
 impl Plan {
-    /// Input copies to rotate through: enough that a batch's launches together touch more
-    /// than twice the L2 (one copy when not batching or not flushing).
-    pub fn copies(&self, footprint_bytes: usize, l2_bytes: usize, l2_flush: bool) -> usize {
-        if self.regime != Regime::Graph || !l2_flush {
-            return 1;
+    /// Input copies to rotate through. In the graph regime every launch of a replay has its
+    /// own copy: a launch that shared a copy with an earlier one in the same replay would find
+    /// that launch's answer already in its output, a state no checked launch starts from. So
+    /// a copy per launch of the larger batch (which also outgrows L2 at the batch sizes the
+    /// floor rule picks). In the cold regime, one copy per input set, alternated by sample.
+    pub fn copies(&self) -> usize {
+        if self.regime == Regime::Graph {
+            self.kernel_batch.max(self.reference_batch).max(INPUT_SETS)
+        } else {
+            INPUT_SETS
         }
-        let needed = (2 * l2_bytes).div_ceil(footprint_bytes.max(1));
-        needed.clamp(1, self.kernel_batch.max(self.reference_batch))
     }
 }
 
@@ -135,7 +147,7 @@ pub struct Resources {
 /// Samples of one trial, seconds per launch.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Samples {
-    /// How they were taken (`COLD` or `GRAPH`).
+    /// How they were taken (the regime).
     pub regime: Regime,
     /// Launches per sample: kernel, reference.
     pub batch: [usize; 2],
@@ -220,6 +232,8 @@ pub struct Timer {
     events: Vec<(Event, Event)>,
     flush: Option<DeviceBuffer>,
     flushes: u8,
+    /// Samples queued so far: picks the input copy of the next single-launch sample.
+    queued: usize,
     floor: f64,
     clock: Function,
     clock_out: DeviceBuffer,
@@ -251,6 +265,7 @@ impl Timer {
             events,
             flush,
             flushes: 0,
+            queued: 0,
             floor: 0.0,
             clock,
             clock_out: gpu.alloc_plain(3 * 8)?,
@@ -335,9 +350,14 @@ impl Timer {
         bench: &Bench,
         op: &mut dyn Timed,
         graph: Option<&Graph>,
+        copies: usize,
         slot: usize,
     ) -> Result<(), DeviceError> {
-        op.prepare(gpu)?;
+        // Single launches alternate over the input copies (one per input set); a graph
+        // replay uses every copy.
+        let copy = self.queued % copies;
+        self.queued = self.queued.wrapping_add(1);
+        op.prepare(gpu, graph.is_none().then_some(copy))?;
         if bench.l2_flush {
             self.flush_l2(gpu)?;
         }
@@ -345,7 +365,7 @@ impl Timer {
         gpu.record(start)?;
         match graph {
             Some(g) => gpu.replay(g)?,
-            None => op.run(gpu, 0)?,
+            None => op.run(gpu, copy)?,
         }
         gpu.record(end)
     }
@@ -365,11 +385,12 @@ impl Timer {
         let start = Instant::now();
         let mut runs = 0;
         while runs < WARMUP_RUNS || (start.elapsed() < WARMUP_TIME && runs < WARMUP_MAX_RUNS) {
-            kernel.prepare(gpu)?;
-            kernel.run(gpu, 0)?;
+            let copy = runs % INPUT_SETS;
+            kernel.prepare(gpu, Some(copy))?;
+            kernel.run(gpu, copy)?;
             if let Some(r) = reference.as_deref_mut() {
-                r.prepare(gpu)?;
-                r.run(gpu, 0)?;
+                r.prepare(gpu, Some(copy))?;
+                r.run(gpu, copy)?;
             }
             gpu.synchronize()?;
             runs += 1;
@@ -377,7 +398,7 @@ impl Timer {
         let pilot = |timer: &mut Timer, op: &mut dyn Timed| -> Result<f64, DeviceError> {
             let mut times = Vec::new();
             for _ in 0..PILOT_SAMPLES {
-                timer.queue(gpu, bench, op, None, 0)?;
+                timer.queue(gpu, bench, op, None, INPUT_SETS, 0)?;
                 gpu.synchronize()?;
                 let (s, e) = &timer.events[0];
                 times.push(elapsed_ms(s, e)? as f64 / 1e3);
@@ -399,8 +420,13 @@ impl Timer {
         if graph {
             Ok(Plan {
                 regime: Regime::Graph,
-                kernel_batch: batch_size(k),
-                reference_batch: if r.is_finite() { batch_size(r) } else { 1 },
+                // At least one launch per input set, so that a replay times every set.
+                kernel_batch: batch_size(k).max(INPUT_SETS),
+                reference_batch: if r.is_finite() {
+                    batch_size(r).max(INPUT_SETS)
+                } else {
+                    1
+                },
             })
         } else {
             Ok(Plan {
@@ -438,7 +464,7 @@ impl Timer {
             if plan.regime != Regime::Graph {
                 return Ok(None);
             }
-            op.prepare(gpu)?;
+            op.prepare(gpu, None)?;
             gpu.capture(|gpu| (0..launches).try_for_each(|j| op.run(gpu, j % copies)))
                 .map(Some)
         };
@@ -449,15 +475,20 @@ impl Timer {
         };
         let mut round = 0usize;
         loop {
+            // Persisting-L2 lines survive a flush by writes; reset them before every group of
+            // rounds, while the stream is idle (the reset is not a stream operation).
+            gpu.reset_persisting_l2()?;
             // Queue a few rounds, then read every event pair.
             for b in 0..ROUNDS {
                 let kernel_first = (round + b) % 2 == 0;
                 for slot in 0..2 {
                     let is_kernel = (slot == 0) == kernel_first;
                     if is_kernel {
-                        self.queue(gpu, bench, kernel, kernel_graph.as_ref(), 2 * b + slot)?;
+                        let g = kernel_graph.as_ref();
+                        self.queue(gpu, bench, kernel, g, copies, 2 * b + slot)?;
                     } else if let Some(r) = reference.as_deref_mut() {
-                        self.queue(gpu, bench, r, reference_graph.as_ref(), 2 * b + slot)?;
+                        let g = reference_graph.as_ref();
+                        self.queue(gpu, bench, r, g, copies, 2 * b + slot)?;
                     }
                 }
             }
@@ -512,6 +543,15 @@ impl Timer {
                 break;
             }
         }
+        // The kernel writes last: one more sample of it (not kept), queued exactly as the timed
+        // ones — a replay of the same graph, or one single launch per input copy — so that
+        // every copy's outputs are the kernel's, for the caller to check against the
+        // reference ("timed work is checked work"). The kernel cannot tell it from a timed one.
+        let last = if kernel_graph.is_some() { 1 } else { copies };
+        for _ in 0..last {
+            self.queue(gpu, bench, kernel, kernel_graph.as_ref(), copies, 0)?;
+        }
+        gpu.synchronize()?;
         let rounds = out.clocks.kept_rounds + out.clocks.discarded_rounds;
         out.clocks.unreliable =
             out.clocks.discarded_rounds as f64 > UNRELIABLE_FRACTION * rounds as f64;
@@ -538,28 +578,32 @@ mod tests {
     }
 
     #[test]
-    fn copies_outgrow_l2_but_not_the_batch() {
+    fn every_graph_launch_has_its_own_copy_and_both_input_sets_are_used() {
         let batch = Plan {
             regime: Regime::Graph,
             kernel_batch: 32,
             reference_batch: 8,
         };
         assert_eq!(
-            batch.copies(32 << 10, 50 << 20, true),
+            batch.copies(),
             32,
-            "capped by the largest batch"
+            "one copy per launch of the larger batch"
         );
-        assert_eq!(batch.copies(16 << 20, 50 << 20, true), 7);
+        let one = Plan {
+            regime: Regime::Graph,
+            kernel_batch: 1,
+            reference_batch: 1,
+        };
         assert_eq!(
-            batch.copies(32 << 10, 50 << 20, false),
-            1,
-            "no flush, no rotation"
+            one.copies(),
+            INPUT_SETS,
+            "never fewer copies than input sets"
         );
         let cold = Plan {
             regime: Regime::Cold,
             kernel_batch: 1,
             reference_batch: 1,
         };
-        assert_eq!(cold.copies(32 << 10, 50 << 20, true), 1);
+        assert_eq!(cold.copies(), INPUT_SETS);
     }
 }

@@ -122,6 +122,34 @@ pub enum Init {
     },
     /// Read from a `.npy` file (fixed: the same for every trial).
     Npy(PathBuf),
+    /// Seeded normal floats, a fraction `outliers` of them multiplied by `scale`
+    /// (`{ random = "normal", outliers = 0.01, scale = 1e4 }`).
+    HeavyTailed {
+        /// Mean.
+        mean: f64,
+        /// Standard deviation.
+        std: f64,
+        /// Fraction of elements that are outliers.
+        outliers: f64,
+        /// What an outlier is multiplied by.
+        scale: f64,
+    },
+    /// Seeded special values of the type — ±0, the smallest and largest denormals, ±the
+    /// largest finite value, ±1 — and NaN and ±∞ where `nan` (`{ random = "special" }`).
+    Special {
+        /// Include NaN and ±∞ (for kernels checked with `allow_nan`).
+        nan: bool,
+    },
+    /// One seeded normal value repeated (`{ random = "equal" }`): all-equal inputs that still
+    /// differ between input sets.
+    Equal {
+        /// Mean.
+        mean: f64,
+        /// Standard deviation.
+        std: f64,
+    },
+    /// Another seeded init, sorted ascending (`sorted = true`).
+    Sorted(Box<Init>),
 }
 
 /// A device buffer of the suite.

@@ -59,6 +59,11 @@ pub struct RawInit {
     pub iota: Option<f64>,
     pub step: Option<f64>,
     pub npy: Option<Spanned<String>>,
+    // Init forms that find partial work (issue 11): see `docs/timing-integrity.md`.
+    pub outliers: Option<f64>,
+    pub scale: Option<f64>,
+    pub sorted: Option<bool>,
+    pub nan: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]

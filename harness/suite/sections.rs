@@ -62,14 +62,37 @@ pub(super) fn parse_init(
                 }
                 Init::Uniform { min, max }
             }
-            "normal" => {
+            "normal" | "equal" => {
                 let (mean, std) = (i.mean.unwrap_or(0.0), i.std.unwrap_or(1.0));
                 if !dtype.is_float() {
                     ctx.error(kind.span().start, format!("`{dtype}` holds integers: write `random = \"int\", min = .., max = ..`"));
                 } else if std.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
                     ctx.error(at, format!("normal needs std > 0 (got {std})"));
                 }
-                Init::Normal { mean, std }
+                match (kind.get_ref().as_str(), i.outliers) {
+                    ("equal", _) => Init::Equal { mean, std },
+                    (_, Some(outliers)) => {
+                        let scale = i.scale.unwrap_or(1e4);
+                        if !(0.0..=1.0).contains(&outliers) || !scale.is_finite() {
+                            ctx.error(at, format!("outliers is a fraction in [0, 1] and scale a finite number (got {outliers} and {scale})"));
+                        }
+                        Init::HeavyTailed {
+                            mean,
+                            std,
+                            outliers,
+                            scale,
+                        }
+                    }
+                    _ => Init::Normal { mean, std },
+                }
+            }
+            "special" => {
+                if !dtype.is_float() {
+                    ctx.error(kind.span().start, format!("`{dtype}` holds integers: special values (±0, denormals, NaN) are for floats"));
+                }
+                Init::Special {
+                    nan: i.nan.unwrap_or(false),
+                }
             }
             "int" => {
                 let (Some(min), Some(max)) = (i.min, i.max) else {
@@ -93,7 +116,7 @@ pub(super) fn parse_init(
                 ctx.error(
                     kind.span().start,
                     format!(
-                        "unknown random kind `{other}` (use \"uniform\", \"normal\" or \"int\")"
+                        "unknown random kind `{other}` (use \"uniform\", \"normal\", \"int\", \"special\" or \"equal\")"
                     ),
                 );
                 return None;
@@ -121,6 +144,18 @@ pub(super) fn parse_init(
         }
         Init::Npy(path)
     };
+    let forms = [
+        matches!(init, Init::HeavyTailed { .. }) || (i.outliers.is_none() && i.scale.is_none()),
+        matches!(init, Init::Special { .. }) || i.nan.is_none(),
+        matches!(
+            init,
+            Init::Uniform { .. } | Init::Normal { .. } | Init::Integers { .. }
+        ) || i.sorted.is_none(),
+    ];
+    if forms.contains(&false) {
+        ctx.error(at, "`outliers`/`scale` go with random = \"normal\", `nan` with random = \"special\", `sorted` with uniform, normal or int");
+        return None;
+    }
     let stray = match &init {
         Init::Uniform { .. } => i.mean.is_some() || i.std.is_some() || i.step.is_some(),
         Init::Normal { .. } => i.min.is_some() || i.max.is_some() || i.step.is_some(),
@@ -128,7 +163,11 @@ pub(super) fn parse_init(
         Init::Iota { .. } => {
             i.min.is_some() || i.max.is_some() || i.mean.is_some() || i.std.is_some()
         }
-        Init::Constant(_) | Init::Npy(_) => {
+        Init::HeavyTailed { .. } | Init::Equal { .. } => {
+            i.min.is_some() || i.max.is_some() || i.step.is_some()
+        }
+        Init::Sorted(_) => unreachable!("wrapped below"),
+        Init::Constant(_) | Init::Npy(_) | Init::Special { .. } => {
             i.min.is_some()
                 || i.max.is_some()
                 || i.mean.is_some()
@@ -138,6 +177,9 @@ pub(super) fn parse_init(
     };
     if stray {
         ctx.error(at, "this init has keys its kind does not use (uniform and int take min/max, normal takes mean/std, iota takes step)");
+    }
+    if i.sorted == Some(true) {
+        return Some(Init::Sorted(Box::new(init)));
     }
     Some(init)
 }
@@ -243,7 +285,15 @@ pub(super) fn build_check(
         let fixed = |b: &Buffer| {
             !matches!(
                 b.init,
-                Some(Init::Uniform { .. } | Init::Normal { .. } | Init::Integers { .. })
+                Some(
+                    Init::Uniform { .. }
+                        | Init::Normal { .. }
+                        | Init::Integers { .. }
+                        | Init::HeavyTailed { .. }
+                        | Init::Special { .. }
+                        | Init::Equal { .. }
+                        | Init::Sorted(_)
+                )
             )
         };
         if let Some(b) = buffers.iter().find(|b| b.role != Role::Output && !fixed(b)) {
@@ -263,7 +313,14 @@ pub(super) fn build_check(
                     buffers[i].dtype
                 ),
             ),
-            Ok(a) => npy_checks.push((i, a.data.len(), file.span().start)),
+            Ok(a) => {
+                // A check that cannot fail is reported before anything runs (issue 11).
+                let tol = check.tolerances[&i];
+                if let Some(v) = crate::check::vacuous::vacuous(&a.data, tol) {
+                    ctx.error(file.span().start, v.message(&buffers[i].name, tol));
+                }
+                npy_checks.push((i, a.data.len(), file.span().start))
+            }
             Err(e) => ctx.error(file.span().start, format!("`{}`: {e}", file.get_ref())),
         }
         check.golden.insert(i, path);

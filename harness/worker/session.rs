@@ -2,16 +2,19 @@
 //! compile (through the cache), check correctness, then time.
 
 use super::protocol::{TrialData, TrialRequest, TrialResult};
+use crate::check::copies::Copies;
 use crate::check::inputs::generate;
+use crate::check::plausible::plausible;
+use crate::check::reference::References;
 use crate::check::verify::{self, Failure};
 use crate::device::compile::{self, CompileError, CompileRequest};
 use crate::device::{
     DeviceBuffer, DeviceError, ErrorKind, Function, FunctionAttribute, Gpu, Module,
 };
 use crate::failure::TrialFailure;
-use crate::measure::{Footprint, Resources, Timed, Timer};
+use crate::measure::{Footprint, Regime, Resources, Timed, Timer, INPUT_SETS};
 use crate::report::bytes;
-use crate::suite::{Role, Suite};
+use crate::suite::Suite;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -39,6 +42,8 @@ pub struct Session {
     /// Loaded modules, by suite index.
     loaded: HashMap<usize, Loaded>,
     cache_dir: Option<PathBuf>,
+    /// The reference's outputs per case and seed, reused by every kernel.
+    references: References,
 }
 
 /// The distinct entries of the kernels compiled from source `si`, in first-use order.
@@ -105,15 +110,14 @@ pub fn compile_suite(
     Ok(out)
 }
 
-/// A kernel (all its launches) as a timed operation over rotated input copies, restoring
-/// in-out buffers of every copy before each sample.
+/// A kernel (all its launches) as a timed operation over the timing copies, each sample
+/// starting from the checked state (see `check::copies`).
 struct Op<'a> {
     suite: &'a Suite,
     case: usize,
     kernel: usize,
     funcs: &'a [Function],
-    copies: &'a [Vec<DeviceBuffer>],
-    pristine: &'a [(usize, DeviceBuffer)],
+    copies: &'a Copies,
 }
 
 impl<'a> Op<'a> {
@@ -123,8 +127,7 @@ impl<'a> Op<'a> {
         req: &TrialRequest,
         kernel: usize,
         funcs: &'a [Vec<Function>],
-        copies: &'a [Vec<DeviceBuffer>],
-        pristine: &'a [(usize, DeviceBuffer)],
+        copies: &'a Copies,
     ) -> Op<'a> {
         Op {
             suite,
@@ -132,22 +135,16 @@ impl<'a> Op<'a> {
             kernel,
             funcs: &funcs[kernel],
             copies,
-            pristine,
         }
     }
 }
 
 impl Timed for Op<'_> {
-    fn prepare(&mut self, gpu: &Gpu) -> Result<(), DeviceError> {
-        for copy in self.copies {
-            for (i, pristine) in self.pristine {
-                gpu.copy(&copy[*i], pristine)?;
-            }
-        }
-        Ok(())
+    fn prepare(&mut self, gpu: &Gpu, copy: Option<usize>) -> Result<(), DeviceError> {
+        self.copies.prepare(gpu, copy)
     }
     fn run(&mut self, gpu: &Gpu, copy: usize) -> Result<(), DeviceError> {
-        let bufs = &self.copies[copy % self.copies.len()];
+        let bufs = self.copies.copy(copy);
         verify::run_op(gpu, self.suite, self.case, self.kernel, self.funcs, bufs)
     }
 }
@@ -211,6 +208,7 @@ impl Session {
             suites: HashMap::new(),
             loaded: HashMap::new(),
             cache_dir,
+            references: References::default(),
         })
     }
 
@@ -330,6 +328,15 @@ impl Session {
         let footprint = footprint(&self.gpu, suite, req.case, k, &loaded.functions[k], &bufs)?;
         phases.setup = clock.elapsed().as_secs_f64();
         let clock = Instant::now();
+        // Timed launches rotate over `INPUT_SETS` input sets: the check's first sets, whose
+        // reference outputs are cached, and which the timed outputs are compared with.
+        let seeds: Vec<u64> = (0..INPUT_SETS as u64)
+            .map(|s| req.seed.wrapping_add(s))
+            .collect();
+        let mut sets = vec![host];
+        for seed in &seeds[1..] {
+            sets.push(generate(suite, req.case, *seed).map_err(Failure::Wrong)?);
+        }
         if req.check {
             verify::verify(
                 &self.gpu,
@@ -340,62 +347,68 @@ impl Session {
                 &bufs,
                 verify::FirstInputs {
                     seed: req.seed,
-                    host: &host,
+                    sets: &sets,
                 },
+                &mut self.references,
             )?;
+        }
+        let mut expected = Vec::new();
+        for (seed, host) in seeds.iter().zip(&sets) {
+            let funcs = &loaded.functions;
+            let refs = &mut self.references;
+            expected.push(refs.outputs(&self.gpu, suite, req.case, *seed, host, funcs, &bufs)?);
         }
         phases.check = clock.elapsed().as_secs_f64();
 
-        // Time on the first input set, in-out buffers restored from a pristine copy each sample.
-        verify::upload(&self.gpu, &bufs, &host)?;
-        let mut pristine = Vec::new();
-        for (i, _) in suite
-            .buffers
-            .iter()
-            .enumerate()
-            .filter(|(_, b)| b.role == Role::Inout)
-        {
-            let copy = self.gpu.alloc_plain(bufs[i].bytes)?;
-            self.gpu.copy(&copy, &bufs[i])?;
-            pristine.push((i, copy));
-        }
+        let mut copies = Copies::new(&self.gpu, suite, bufs, sets)?;
         let timer = self.timer.as_mut().expect("created above");
         let bench = suite.bench.with_effort(req.effort);
-        let mut copies = vec![bufs];
         let plan = {
-            let mut kernel = Op::new(suite, req, k, &loaded.functions, &copies, &pristine);
-            let mut reference = Op::new(suite, req, r, &loaded.functions, &copies, &pristine);
+            let mut kernel = Op::new(suite, req, k, &loaded.functions, &copies);
+            let mut reference = Op::new(suite, req, r, &loaded.functions, &copies);
             let reference: Option<&mut dyn Timed> =
                 if k == r { None } else { Some(&mut reference) };
             timer.plan(&self.gpu, &bench, &mut kernel, reference, req.regime)?
         };
-        let bytes: usize = copies[0].iter().map(|b| b.bytes).sum();
-        let wanted = plan.copies(
-            bytes,
-            self.gpu.info.l2_bytes.max(0) as usize,
-            bench.l2_flush,
-        );
-        while copies.len() < wanted {
-            let mut copy = Vec::new();
-            for b in &copies[0] {
-                let c = self.gpu.alloc_plain(b.bytes)?;
-                self.gpu.copy(&c, b)?;
-                copy.push(c);
-            }
-            copies.push(copy);
+        // Cold: the copies made for the input sets (one, when the case does not fit twice).
+        let wanted = if plan.regime == Regime::Graph {
+            plan.copies()
+        } else {
+            copies.len()
+        };
+        copies.grow(&self.gpu, wanted)?;
+        let samples = {
+            let mut kernel = Op::new(suite, req, k, &loaded.functions, &copies);
+            let mut reference = Op::new(suite, req, r, &loaded.functions, &copies);
+            let reference: Option<&mut dyn Timed> =
+                if k == r { None } else { Some(&mut reference) };
+            timer.sample(
+                &self.gpu,
+                &bench,
+                plan,
+                copies.len(),
+                &mut kernel,
+                reference,
+            )?
+        };
+        // The kernel wrote last (see `Timer::sample`): every copy it ran on must hold the
+        // reference's answer for that copy's input set.
+        let used = if plan.regime == Regime::Graph {
+            plan.kernel_batch
+        } else {
+            copies.len()
+        };
+        copies.check(&self.gpu, suite, (req.case, k), used, &expected, &seeds)?;
+        if let Some(median) = samples.kernel_summary().map(|s| s.median) {
+            // Only where L2 cannot hold what a sample moves: the launches of one sample on
+            // their own copies, at least twice the L2, after a flush.
+            let l2 = self.gpu.info.l2_bytes.max(0) as f64;
+            let launches = if plan.regime == Regime::Graph { used } else { 1 };
+            let moved = case.bytes.unwrap_or(0.0).min(copies.bytes_each() as f64);
+            let from_dram = bench.l2_flush && launches as f64 * moved >= 2.0 * l2;
+            plausible(case.bytes, case.flops, median, &self.gpu.info, from_dram)
+                .map_err(|m| Failure::Wrong(format!("kernel `{}`: {m}", suite.kernels[k].name)))?;
         }
-        let mut kernel = Op::new(suite, req, k, &loaded.functions, &copies, &pristine);
-        let mut reference = Op::new(suite, req, r, &loaded.functions, &copies, &pristine);
-        let reference: Option<&mut dyn Timed> = if k == r { None } else { Some(&mut reference) };
-        let samples = timer.sample(
-            &self.gpu,
-            &bench,
-            plan,
-            copies.len(),
-            &mut kernel,
-            reference,
-        )?;
-        drop(pristine);
         drop(copies);
         self.gpu.synchronize()?;
         Ok(TrialData { samples, footprint })

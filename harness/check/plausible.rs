@@ -1,0 +1,103 @@
+//! `plausible`: a measured time that implies more bandwidth or arithmetic than the device has
+//! means the suite's `bytes`/`flops` are wrong or the kernel skipped work; either way the
+//! trial's number is not a time to gate on.
+
+use crate::device::DeviceInfo;
+use crate::report::rate;
+
+/// Measurement slack over the peak from the device's attributes (the memory clock the
+/// driver reports is rounded; sustained copies reach about 90% of it).
+pub const BANDWIDTH_SLACK: f64 = 1.05;
+
+/// No arithmetic on a current GPU is this many times faster than its FP32 peak (sparse FP8
+/// tensor cores on sm_90 are about 60×); `flops` counts operations of any kind, so this is
+/// the only bound that holds for every kernel.
+pub const FLOPS_OVER_FP32: f64 = 64.0;
+
+/// Checks the kernel's median time `seconds` against the device's peaks. Bandwidth is
+/// checked only where the kernel's data cannot be served from L2 (`from_dram`: L2 flushed
+/// before each sample and, in a graph, the copies together larger than L2).
+pub fn plausible(
+    bytes: Option<f64>,
+    flops: Option<f64>,
+    seconds: f64,
+    device: &DeviceInfo,
+    from_dram: bool,
+) -> Result<(), String> {
+    if seconds.is_nan() || seconds <= 0.0 {
+        return Ok(());
+    }
+    let peak = device.peak_bandwidth();
+    if let (Some(b), true, true) = (bytes, from_dram, peak > 0.0) {
+        let achieved = b / seconds;
+        if achieved > BANDWIDTH_SLACK * peak {
+            return Err(format!(
+                "achieved {} is above this device's peak memory bandwidth of {}: either `bytes` in [bench] overstates what the kernel moves, or the kernel skipped work",
+                rate(achieved, "B/s"),
+                rate(peak, "B/s")
+            ));
+        }
+    }
+    let peak = device.peak_fp32_flops() * FLOPS_OVER_FP32;
+    if let (Some(f), true) = (flops, peak > 0.0) {
+        let achieved = f / seconds;
+        if achieved > peak {
+            return Err(format!(
+                "achieved {} is above any arithmetic rate of this device ({}, {FLOPS_OVER_FP32}× its FP32 peak): either `flops` in [bench] overstates what the kernel computes, or the kernel skipped work",
+                rate(achieved, "FLOP/s"),
+                rate(peak, "FLOP/s")
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn h100() -> DeviceInfo {
+        DeviceInfo {
+            ordinal: 0,
+            name: "NVIDIA H100 80GB HBM3".into(),
+            compute_capability: (9, 0),
+            sm_count: 132,
+            sm_clock_khz: 1_980_000,
+            memory_clock_khz: 2_619_000,
+            bus_width_bits: 5120,
+            l2_bytes: 50 << 20,
+            max_threads_per_sm: 2048,
+            total_memory: 80 << 30,
+            driver_version: 13000,
+            driver_release: "580.0".into(),
+        }
+    }
+
+    #[test]
+    fn bandwidth_above_peak_fails_with_both_figures() {
+        // 3.352e12 B/s peak; 12 MB in 3 µs is 4 TB/s.
+        let e = plausible(Some(12e6), None, 3e-6, &h100(), true).unwrap_err();
+        assert!(
+            e.starts_with(
+                "achieved 4.00 TB/s is above this device's peak memory bandwidth of 3.35 TB/s"
+            ),
+            "{e}"
+        );
+        assert_eq!(plausible(Some(12e6), None, 4e-6, &h100(), true), Ok(()));
+        assert_eq!(
+            plausible(Some(12e6), None, 3e-6, &h100(), false),
+            Ok(()),
+            "from L2 it may be faster"
+        );
+    }
+
+    #[test]
+    fn flops_above_any_rate_fail() {
+        let peak = h100().peak_fp32_flops() * FLOPS_OVER_FP32;
+        assert!(plausible(None, Some(peak * 2e-3), 1e-3, &h100(), true).is_err());
+        assert_eq!(
+            plausible(None, Some(peak * 0.5e-3), 1e-3, &h100(), true),
+            Ok(())
+        );
+    }
+}

@@ -1,0 +1,153 @@
+//! `vacuous`: finds a check that cannot fail — a tolerance under which an output that holds
+//! no answer at all (all zeros, all poison, one constant) passes against the reference.
+//!
+//! Seen in benchmark evaluators: an `atol` above every reference value lets an all-zero
+//! output pass, and a kernel that writes nothing (or zeros) is then "correct" and very fast.
+
+use super::compare::compare;
+use crate::dtype::HostData;
+use crate::suite::Tolerance;
+
+/// An output with no answer in it that the tolerance accepts anyway.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Vacuous {
+    /// What the passing output holds, in words ("all zeros").
+    pub holds: String,
+    /// The largest magnitude among the expected values.
+    pub largest: f64,
+}
+
+impl Vacuous {
+    /// What to write in a failure: the output's name, the tolerance and what to change.
+    pub fn message(&self, output: &str, tol: Tolerance) -> String {
+        format!(
+            "the check of output `{output}` cannot fail: an output of {} passes it (rtol {:e}, atol {:e}; the largest reference value is {:e}); set `atol` well below the reference's magnitude and `rtol` below 1 in [check] (or its per-output override)",
+            self.holds, tol.rtol, tol.atol, self.largest
+        )
+    }
+}
+
+/// Whether an output of all zeros, all poison (0xFF bytes) or one constant (the expected
+/// values' mean) would pass against `expected` under `tol`. `None` when the check can fail. A
+/// candidate that *is* the expected output is not counted: when the reference itself is all
+/// zeros or all one value, the inputs, not the tolerance, are what cannot tell kernels apart.
+pub fn vacuous(expected: &HostData, tol: Tolerance) -> Option<Vacuous> {
+    let n = expected.len();
+    if n == 0 {
+        return None;
+    }
+    let finite = (0..n).map(|i| expected.get(i)).filter(|v| v.is_finite());
+    let (sum, count, largest) = finite.fold((0.0, 0usize, 0.0f64), |(s, c, m), v| {
+        (s + v, c + 1, m.max(v.abs()))
+    });
+    let mean = if count > 0 { sum / count as f64 } else { 0.0 };
+    let mean = if expected.dtype.is_float() {
+        mean
+    } else {
+        mean.round()
+    };
+    let dtype = expected.dtype;
+    let names = [
+        "all zeros".to_string(),
+        "all poison (every byte 0xFF)".to_string(),
+        format!("one constant (every element {mean})"),
+    ];
+    let make = |kind: usize, len: usize| match kind {
+        0 => HostData::from_f64(dtype, (0..len).map(|_| 0.0)),
+        1 => HostData::poison(dtype, len),
+        _ => HostData::from_f64(dtype, (0..len).map(|_| mean)),
+    };
+    // A candidate almost always fails on the first elements: try those before all of them.
+    let m = HEAD.min(n);
+    let expected_head = HostData {
+        dtype,
+        bytes: expected.bytes[..m * dtype.size()].to_vec(),
+    };
+    (0..names.len())
+        .find(|kind| {
+            compare(&make(*kind, m), &expected_head, tol).is_ok() && {
+                let c = make(*kind, n);
+                c.bytes != expected.bytes && compare(&c, expected, tol).is_ok()
+            }
+        })
+        .map(|kind| Vacuous {
+            holds: names[kind].clone(),
+            largest,
+        })
+}
+
+/// Elements compared first, before the whole output.
+const HEAD: usize = 4096;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dtype::DType;
+
+    fn tol(rtol: f64, atol: f64) -> Tolerance {
+        Tolerance {
+            rtol,
+            atol,
+            allow_nan: false,
+        }
+    }
+
+    fn ramp(dtype: DType) -> HostData {
+        HostData::from_f64(dtype, (0..1000).map(|i| (i as f64 - 500.0) / 100.0))
+    }
+
+    #[test]
+    fn an_atol_above_every_reference_value_is_vacuous() {
+        let v = vacuous(&ramp(DType::F32), tol(1e-5, 10.0)).expect("zeros pass");
+        assert_eq!(v.holds, "all zeros");
+        assert_eq!(v.largest, 5.0);
+        let m = v.message("y", tol(1e-5, 10.0));
+        assert!(m.starts_with("the check of output `y` cannot fail: an output of all zeros passes it (rtol 1e-5, atol 1e1; the largest reference value is 5e0)"), "{m}");
+    }
+
+    #[test]
+    fn an_rtol_of_one_is_vacuous() {
+        // |0 - e| <= 1 * max(|0|, |e|) holds for every e.
+        assert!(vacuous(&ramp(DType::F32), tol(1.0, 0.0)).is_some());
+    }
+
+    #[test]
+    fn a_constant_passes_when_atol_spans_the_values() {
+        let e = HostData::from_f64(DType::F32, (0..100).map(|i| 1000.0 + i as f64 / 100.0));
+        let v = vacuous(&e, tol(0.0, 1.0)).expect("the mean passes");
+        assert!(v.holds.starts_with("one constant"), "{}", v.holds);
+    }
+
+    #[test]
+    fn ordinary_tolerances_can_fail() {
+        assert_eq!(vacuous(&ramp(DType::F32), tol(1e-5, 1e-6)), None);
+        let ints = HostData::from_f64(DType::I32, (0..100).map(|i| i as f64 * 3.0));
+        assert_eq!(vacuous(&ints, tol(0.0, 0.0)), None);
+    }
+
+    #[test]
+    fn poison_passing_integers_is_vacuous() {
+        // 0xFFFFFFFF as i32 is -1: an atol of 2 over values in {-1, 0, 1} accepts anything.
+        let e = HostData::from_f64(DType::I32, (0..90).map(|i| (i % 3) as f64 - 1.0));
+        assert!(vacuous(&e, tol(0.0, 2.0)).is_some());
+    }
+
+    #[test]
+    fn a_single_element_output_is_checked_too() {
+        let sum = HostData::from_f64(DType::F32, [2.5e6]);
+        assert!(vacuous(&sum, tol(0.0, 1e7)).is_some());
+        assert_eq!(vacuous(&sum, tol(1e-4, 1e-3)), None);
+    }
+
+    #[test]
+    fn a_constant_reference_is_not_the_tolerances_fault() {
+        // The mean of an all-2 output is the answer itself: not a sign of a loose tolerance...
+        let e = HostData::from_f64(DType::F32, (0..100).map(|_| 2.0));
+        assert_eq!(vacuous(&e, tol(1e-5, 1e-6)), None);
+        // ...but zeros passing against it still are.
+        let v = vacuous(&e, tol(0.0, 100.0)).unwrap();
+        assert_eq!(v.holds, "all zeros");
+        let zeros = HostData::from_f64(DType::F32, (0..100).map(|_| 0.0));
+        assert_eq!(vacuous(&zeros, tol(0.0, 100.0)), None, "zero is the answer");
+    }
+}
