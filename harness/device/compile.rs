@@ -1,6 +1,8 @@
 //! `compile`: NVRTC to a CUBIN for one architecture, through an on-disk cache keyed by the
 //! source, every header in its include folders, the options, the entries, the architecture
-//! and NVRTC's version — so a second run compiles nothing.
+//! and NVRTC's version — so a second run compiles nothing. CUDA's own headers (`headers`) are
+//! on the include path and in the key by their versions; each entry's FP64 instructions are
+//! counted from NVRTC's PTX (`ptx`) and cached with the CUBIN.
 
 use cudarc::nvrtc::{result as nvrtc, sys as nvrtc_sys};
 use serde::{Deserialize, Serialize};
@@ -34,6 +36,9 @@ pub struct Compiled {
     pub cubin: Vec<u8>,
     /// The mangled (lowered) name of each entry, in request order.
     pub lowered: Vec<String>,
+    /// Each entry's double-precision instructions, counted in NVRTC's PTX, in request order.
+    #[serde(default)]
+    pub fp64: Vec<super::ptx::Fp64Use>,
     /// NVRTC's log (warnings), empty when it said nothing.
     pub log: String,
     /// Whether this came from the cache.
@@ -105,7 +110,8 @@ pub fn cache_key(req: &CompileRequest, nvrtc: (i32, i32)) -> String {
         h.update((bytes.len() as u64).to_le_bytes());
         h.update(bytes);
     };
-    field(b"kernelgate-cubin-v1");
+    field(b"kernelgate-cubin-v2");
+    field(super::headers::cuda_headers().fingerprint.as_bytes());
     field(req.text.as_bytes());
     for dir in req.include_dirs {
         for (path, bytes) in headers(dir) {
@@ -222,9 +228,12 @@ fn compile_uncached(req: &CompileRequest) -> Result<Compiled, CompileError> {
         format!("--gpu-architecture={}", req.arch),
         "--std=c++17".to_string(),
     ];
+    // The suite's folders first, then CUDA's own (`headers`), so a suite can override either.
+    let cuda = super::headers::cuda_headers();
     options.extend(
         req.include_dirs
             .iter()
+            .chain(&cuda.dirs)
             .map(|d| format!("--include-path={}", d.display())),
     );
     options.extend(req.options.iter().cloned());
@@ -238,6 +247,10 @@ fn compile_uncached(req: &CompileRequest) -> Result<Compiled, CompileError> {
         .map(|l| c_chars_to_string(&l))
         .unwrap_or_default();
     if status.is_err() {
+        let log = match super::headers::missing_header_hint(&log, cuda) {
+            Some(hint) => format!("{log}\nhint: {hint}"),
+            None => log,
+        };
         return Err(CompileError::Source {
             path: req.path.display().to_string(),
             log,
@@ -271,9 +284,25 @@ fn compile_uncached(req: &CompileRequest) -> Result<Compiled, CompileError> {
     unsafe { nvrtc_sys::nvrtcGetCUBIN(guard.0, cubin.as_mut_ptr() as *mut c_char) }
         .result()
         .map_err(err("nvrtcGetCUBIN"))?;
+    let mut size = 0usize;
+    // SAFETY: `prog` is live and compiled; `size` is valid for writes.
+    unsafe { nvrtc_sys::nvrtcGetPTXSize(guard.0, &mut size) }
+        .result()
+        .map_err(err("nvrtcGetPTXSize"))?;
+    let mut ptx = vec![0u8; size];
+    // SAFETY: `ptx` has exactly the `size` bytes NVRTC asked for.
+    unsafe { nvrtc_sys::nvrtcGetPTX(guard.0, ptx.as_mut_ptr() as *mut c_char) }
+        .result()
+        .map_err(err("nvrtcGetPTX"))?;
+    let functions = super::ptx::parse(&String::from_utf8_lossy(&ptx));
+    let fp64 = lowered
+        .iter()
+        .map(|name| super::ptx::fp64_use(&functions, name).unwrap_or_default())
+        .collect();
     Ok(Compiled {
         cubin,
         lowered,
+        fp64,
         log,
         cached: false,
     })

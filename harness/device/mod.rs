@@ -3,6 +3,8 @@
 
 pub mod compile;
 mod gpu;
+pub mod headers;
+pub mod ptx;
 pub mod thermal;
 
 pub use gpu::{
