@@ -12,6 +12,7 @@ pub mod dtype;
 pub mod error;
 pub mod gate;
 pub mod measure;
+pub mod mix;
 pub mod npy;
 pub mod report;
 pub mod runner;

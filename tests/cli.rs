@@ -172,6 +172,38 @@ fn a_compile_error_fails_with_nvrtc_log_naming_suite_and_kernel() {
 }
 
 #[test]
+fn fp64_forbid_fails_the_kernel_that_uses_double_naming_count_and_instruction() {
+    if kernelgate::device::nvrtc_missing().is_some() {
+        eprintln!("skipped: no NVRTC here (ci/test.sh installs it)");
+        return;
+    }
+    let env = [("KERNELGATE_SUITES", "tests/fixtures/fp64")];
+    let o = kernelgate(&["run", "fp64_forbid::compile"], &env);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(101), "{out}{err}");
+    assert!(
+        out.contains("kernel `f64_acc` has 17 double-precision instruction(s) in its code, e.g. `cvt.f64.f32 %fd1, %f1;`, and fp64 = \"forbid\""),
+        "{out}"
+    );
+    assert!(
+        !out.contains("kernel `f64_allowed`"),
+        "allowed per kernel: {out}"
+    );
+    let o = kernelgate(&["lint"], &env);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}{err}");
+    assert!(
+        err.contains("error: tests/fixtures/fp64/forbid.toml:31:1: kernel `f64_acc` has 17"),
+        "{err}"
+    );
+    // Without the policy the count is shown, not failed: conv2d's double accumulator.
+    let o = kernelgate(&["run", "--exact", "conv2d::compile"], &[]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}{err}");
+    assert!(out.contains("· fp64 ops: `f64_acc` 508"), "{out}");
+}
+
+#[test]
 fn the_second_run_compiles_nothing() {
     if kernelgate::device::nvrtc_missing().is_some() {
         eprintln!("skipped: no NVRTC here (ci/test.sh installs it)");
@@ -184,8 +216,8 @@ fn the_second_run_compiles_nothing() {
     let second = kernelgate(&["run", "compile"], &env);
     let (out1, _) = text(&first);
     let (out2, _) = text(&second);
-    assert!(out1.contains("NVRTC 7 compiled, 0 from cache"), "{out1}");
-    assert!(out2.contains("NVRTC 0 compiled, 7 from cache"), "{out2}");
+    assert!(out1.contains("NVRTC 10 compiled, 0 from cache"), "{out1}");
+    assert!(out2.contains("NVRTC 0 compiled, 10 from cache"), "{out2}");
 }
 
 #[test]
@@ -225,7 +257,7 @@ fn lint_validates_and_compiles_without_a_gpu() {
     let o = kernelgate(&["lint"], &[]);
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{out}{err}");
-    assert!(out.contains("7 suite(s)"), "{out}");
+    assert!(out.contains("10 suite(s)"), "{out}");
     let o = kernelgate(&["lint"], &[("KERNELGATE_SUITES", "tests/fixtures/bad")]);
     let (_, err) = text(&o);
     assert_eq!(o.status.code(), Some(2));

@@ -40,6 +40,8 @@ fn record(name: &str, median: f64, rng: &mut rand_chacha::ChaCha8Rng) -> TrialRe
                 pool_peak: 1 << 20,
                 free_drop: 0,
                 local_reservation: 0,
+                fp64_ops: 0,
+                fp64_example: None,
                 launches: vec![],
             },
         }),

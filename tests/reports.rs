@@ -32,6 +32,8 @@ fn measured(median: f64, speedup: Option<f64>) -> Measurement {
             pool_peak: 128 << 20,
             free_drop: 0,
             local_reservation: 0,
+            fp64_ops: 0,
+            fp64_example: None,
             launches: vec![Resources {
                 entry: "k".into(),
                 registers: 32,

@@ -34,6 +34,9 @@ pub struct Compiled {
     /// The CUBIN image.
     #[serde(skip)]
     pub cubin: Vec<u8>,
+    /// The entries as requested (name expressions), in request order.
+    #[serde(default)]
+    pub entries: Vec<String>,
     /// The mangled (lowered) name of each entry, in request order.
     pub lowered: Vec<String>,
     /// Each entry's double-precision instructions, counted in NVRTC's PTX, in request order.
@@ -110,7 +113,7 @@ pub fn cache_key(req: &CompileRequest, nvrtc: (i32, i32)) -> String {
         h.update((bytes.len() as u64).to_le_bytes());
         h.update(bytes);
     };
-    field(b"kernelgate-cubin-v2");
+    field(b"kernelgate-cubin-v3");
     field(super::headers::cuda_headers().fingerprint.as_bytes());
     field(req.text.as_bytes());
     for dir in req.include_dirs {
@@ -301,6 +304,7 @@ fn compile_uncached(req: &CompileRequest) -> Result<Compiled, CompileError> {
         .collect();
     Ok(Compiled {
         cubin,
+        entries: req.entries.to_vec(),
         lowered,
         fp64,
         log,

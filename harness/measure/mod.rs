@@ -95,6 +95,12 @@ pub struct Footprint {
     pub local_reservation: u64,
     /// Each launch's resources.
     pub launches: Vec<Resources>,
+    /// Double-precision instructions in the kernel's code (all launches; `mix`).
+    #[serde(default)]
+    pub fp64_ops: u64,
+    /// The first of them, as written in the PTX.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fp64_example: Option<String>,
 }
 
 /// One launch's resources, from the function's attributes and the occupancy calculator.

@@ -55,11 +55,23 @@ fn compile(run: &Run, suite: &Suite, w: usize) -> Outcome {
             c.log
         );
     }
+    // The instruction-mix gate (`mix`): a kernel that forbids FP64 and holds some fails here.
+    let breaches = crate::mix::fp64_breaches(suite, &compiled);
+    if !breaches.is_empty() {
+        let text: Vec<String> = breaches.into_iter().map(|(_, m)| m).collect();
+        return Outcome::Failed(FailKind::Correctness, text.join("\n"));
+    }
+    let fp64 = crate::mix::fp64_summary(suite, &compiled);
     let fresh = compiled.iter().filter(|(_, c)| !c.cached).count();
     Outcome::Compiled(format!(
-        "{} source(s) for {arch}, {fresh} compiled, {} from cache",
+        "{} source(s) for {arch}, {fresh} compiled, {} from cache{}",
         compiled.len(),
-        compiled.len() - fresh
+        compiled.len() - fresh,
+        if fp64.is_empty() {
+            String::new()
+        } else {
+            format!(" · {fp64}")
+        }
     ))
 }
 

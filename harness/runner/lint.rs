@@ -39,10 +39,19 @@ pub fn lint() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     let mut failed = 0;
+    let mut breaches = 0;
     let mut sources = 0;
     for s in &suites {
         match crate::worker::compile_suite(s, &config.arch, Some(&config.cache)) {
-            Ok(compiled) => sources += compiled.len(),
+            Ok(compiled) => {
+                sources += compiled.len();
+                // The instruction-mix gate (`mix`), at the kernel's line.
+                for (ki, message) in crate::mix::fp64_breaches(s, &compiled) {
+                    breaches += 1;
+                    let line = s.kernel_lines.get(ki).copied().unwrap_or(1);
+                    eprintln!("error: {}:{line}:1: {message}", s.path.display());
+                }
+            }
             Err((si, message)) => {
                 failed += 1;
                 let line = s
@@ -61,7 +70,12 @@ pub fn lint() -> ExitCode {
         config.arch,
         if failed > 0 { format!("; {failed} suite(s) do not compile") } else { String::new() }
     );
-    if failed > 0 {
+    if breaches > 0 {
+        println!(
+            "kernelgate lint: {breaches} kernel(s) hold FP64 instructions where fp64 = \"forbid\""
+        );
+    }
+    if failed > 0 || breaches > 0 {
         ExitCode::from(EXIT_COMPILE_ERROR)
     } else {
         ExitCode::SUCCESS

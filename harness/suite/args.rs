@@ -134,7 +134,9 @@ pub fn parse(
         let target = trimmed[at + 4..].trim();
         let ty = ScalarType::parse(target).ok_or_else(|| ExprError {
             offset: lead + at + 4,
-            message: format!("cannot cast to `{target}` (use i32, u32, i64, u64, f32, f64, f16 or bf16)"),
+            message: format!(
+                "cannot cast to `{target}` (use i32, u32, i64, u64, f32, f64, f16 or bf16)"
+            ),
         })?;
         let expr = Expr::parse(&trimmed[..at]).map_err(|e| ExprError {
             offset: lead + e.offset,

@@ -421,13 +421,14 @@ fn build(ctx: &mut Ctx, raw: RawFile) -> Option<Suite> {
         );
     }
 
-    let suite_limits = limits(
+    let mut suite_limits = limits(
         ctx,
         &rs.memory_budget,
         &rs.max_registers,
         &rs.spills,
         Limits::default(),
     );
+    suite_limits.forbid_fp64 = super::kernels::fp64_policy(ctx, &rs.fp64, false);
 
     // Kernels.
     let mut kernels = Vec::new();

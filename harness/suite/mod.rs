@@ -184,6 +184,9 @@ pub struct Limits {
     pub max_registers: Option<u32>,
     /// Fail when any launch uses local memory (spills, run-time-indexed arrays).
     pub forbid_spills: bool,
+    /// `fp64 = "forbid"`: fail when the kernel's code holds double-precision instructions.
+    #[serde(default)]
+    pub forbid_fp64: bool,
 }
 
 /// One size combination of a suite, with everything resolved.

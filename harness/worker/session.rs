@@ -23,6 +23,8 @@ struct Phases {
 /// Modules and functions of one suite: per kernel, one function per launch.
 struct Loaded {
     functions: Vec<Vec<Function>>,
+    /// Per kernel, its FP64 instructions (`mix`), for the footprint.
+    fp64: Vec<crate::device::ptx::Fp64Use>,
     // Declared after `functions` so functions are dropped first; they must not outlive it.
     _modules: Vec<Module>,
 }
@@ -244,6 +246,7 @@ impl Session {
         let arch = self.gpu.info.arch();
         let compiled = compile_suite(suite, &arch, self.cache_dir.as_deref())
             .map_err(|(_, m)| Failure::Wrong(m))?;
+        let fp64 = crate::mix::kernel_fp64(suite, &compiled);
         let mut modules = Vec::new();
         let mut functions: Vec<Vec<Function>> = suite.kernels.iter().map(|_| Vec::new()).collect();
         for (si, c) in compiled {
@@ -275,6 +278,7 @@ impl Session {
             suite.path.clone(),
             Loaded {
                 functions,
+                fp64,
                 _modules: modules,
             },
         );
@@ -306,7 +310,9 @@ impl Session {
         // that the driver's local-memory reservation (kept once made) shows as a drop.
         let host = generate(suite, req.case, req.seed).map_err(Failure::Wrong)?;
         verify::upload(&self.gpu, &bufs, &host)?;
-        let footprint = footprint(&self.gpu, suite, req.case, k, &loaded.functions[k], &bufs)?;
+        let mut footprint = footprint(&self.gpu, suite, req.case, k, &loaded.functions[k], &bufs)?;
+        footprint.fp64_ops = loaded.fp64[k].count;
+        footprint.fp64_example.clone_from(&loaded.fp64[k].example);
         phases.setup = clock.elapsed().as_secs_f64();
         let clock = Instant::now();
         if req.check {
@@ -466,5 +472,7 @@ fn footprint(
         local_reservation: local * resident,
         free_drop: free_before.saturating_sub(free_launched.min(free_after)) as u64,
         launches,
+        fp64_ops: 0,
+        fp64_example: None,
     })
 }
