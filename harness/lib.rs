@@ -18,6 +18,7 @@ pub mod report;
 pub mod runner;
 pub mod stats;
 pub mod suite;
+pub mod usage;
 pub mod worker;
 
 pub use runner::main;

@@ -7,12 +7,12 @@
 //! kernelgate merge OUT.json IN.json... join the results files of shards
 //! kernelgate calibrate [--reps N] [--out FILE.md]
 //!                                      accuracy, sensitivity and cost, measured on a GPU
+//! kernelgate help <command>            what a command does (also `<command> --help`)
 //! ```
 
 use std::process::ExitCode;
 
-const USAGE: &str =
-    "usage: kernelgate run [libtest args: FILTER, --list, --exact, --ignored, --format json]";
+const USAGE: &str = "usage: kernelgate <command> [arguments]; `kernelgate --help` lists them";
 
 fn main() -> ExitCode {
     let mut args = std::env::args();
@@ -20,8 +20,21 @@ fn main() -> ExitCode {
     if std::env::var_os(kernelgate::worker::client::WORKER_ENV).is_some() {
         return kernelgate::main();
     }
-    match args.next().as_deref() {
-        Some("run") => kernelgate::runner::run(std::iter::once(program).chain(args)),
+    let command = args.next();
+    let rest: Vec<String> = args.collect();
+    // `--help` and `--version`, `help <command>`, `<command> --help` (kernelgate::usage).
+    if let Some(code) = kernelgate_usage(command.as_deref(), &rest) {
+        return code;
+    }
+    let mut args = rest.into_iter().peekable();
+    match command.as_deref() {
+        Some("run") => {
+            // `kernelgate run -- --list`: a leading `--` (as after `cargo test`) is not a filter.
+            if args.peek().map(String::as_str) == Some("--") {
+                args.next();
+            }
+            kernelgate::runner::run(std::iter::once(program).chain(args))
+        }
         Some("compare") => {
             let files: Vec<String> = args.collect();
             match files.as_slice() {
@@ -49,13 +62,9 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Some("-h") | Some("--help") | Some("help") => {
-            println!("{USAGE}");
-            ExitCode::SUCCESS
-        }
         other => {
             eprintln!(
-                "error: unknown command {}\n{USAGE}",
+                "error: unknown command {} (commands: run, lint, compare, merge, calibrate, help)\n{USAGE}",
                 other
                     .map(|o| format!("`{o}`"))
                     .unwrap_or_else(|| "(none)".into())
@@ -63,4 +72,27 @@ fn main() -> ExitCode {
             ExitCode::from(kernelgate::runner::EXIT_BAD_INPUT)
         }
     }
+}
+
+/// The help and version answers, or `None` when `command` is to run.
+fn kernelgate_usage(command: Option<&str>, rest: &[String]) -> Option<ExitCode> {
+    use kernelgate::usage;
+    let wants_help = rest.first().is_some_and(|a| a == "--help" || a == "-h");
+    match command {
+        Some("--version") | Some("-V") | Some("version") => println!("{}", usage::version()),
+        Some("--help") | Some("-h") => println!("{}", usage::OVERVIEW),
+        Some("help") => match rest.first() {
+            None => println!("{}", usage::OVERVIEW),
+            Some(name) => match usage::command(name) {
+                Some(text) => println!("{text}"),
+                None => {
+                    eprintln!("error: no command `{name}`\n\n{}", usage::OVERVIEW);
+                    return Some(ExitCode::from(kernelgate::runner::EXIT_BAD_INPUT));
+                }
+            },
+        },
+        Some(name) if wants_help => println!("{}", usage::command(name)?),
+        _ => return None,
+    }
+    Some(ExitCode::SUCCESS)
 }

@@ -106,6 +106,25 @@ pub fn nvrtc_version() -> Result<(i32, i32), CompileError> {
     Ok((major, minor))
 }
 
+/// The real architectures this NVRTC compiles for, as numbers (`90` for `sm_90`).
+pub fn supported_archs() -> Result<Vec<i32>, CompileError> {
+    let err = |e: nvrtc::NvrtcError| CompileError::Nvrtc {
+        call: "nvrtcGetSupportedArchs",
+        code: e.0,
+    };
+    let mut n = 0;
+    // SAFETY: `n` is valid for writes for the call's duration.
+    unsafe { nvrtc_sys::nvrtcGetNumSupportedArchs(&mut n) }
+        .result()
+        .map_err(err)?;
+    let mut archs = vec![0; n.max(0) as usize];
+    // SAFETY: `archs` holds the `n` entries NVRTC said it will write.
+    unsafe { nvrtc_sys::nvrtcGetSupportedArchs(archs.as_mut_ptr()) }
+        .result()
+        .map_err(err)?;
+    Ok(archs)
+}
+
 /// The cache key of a request: a hex SHA-256.
 pub fn cache_key(req: &CompileRequest, nvrtc: (i32, i32)) -> String {
     let mut h = Sha256::new();

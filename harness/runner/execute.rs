@@ -59,7 +59,8 @@ fn compile(run: &Run, suite: &Suite, w: usize) -> Outcome {
     let breaches = crate::mix::fp64_breaches(suite, &compiled);
     if !breaches.is_empty() {
         let text: Vec<String> = breaches.into_iter().map(|(_, m)| m).collect();
-        return Outcome::Failed(FailKind::Correctness, text.join("\n"));
+        // A limit, like `spills = "forbid"`: a performance failure (exit 1), not a wrong result.
+        return Outcome::Failed(FailKind::Performance, text.join("\n"));
     }
     let fp64 = crate::mix::fp64_summary(suite, &compiled);
     let fresh = compiled.iter().filter(|(_, c)| !c.cached).count();

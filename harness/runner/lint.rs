@@ -28,6 +28,10 @@ pub fn lint() -> ExitCode {
             return ExitCode::from(super::EXIT_BAD_INPUT);
         }
     };
+    if let Err(e) = config.check_found(suites.len()) {
+        eprintln!("error: {e}");
+        return ExitCode::from(super::EXIT_BAD_INPUT);
+    }
     let kernels: usize = suites.iter().map(|s| s.kernels.len()).sum();
     let cases: usize = suites.iter().map(|s| s.cases.len()).sum();
     if let Some(reason) = crate::device::nvrtc_missing() {

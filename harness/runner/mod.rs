@@ -179,6 +179,10 @@ pub fn run(args: impl Iterator<Item = String>) -> ExitCode {
             return ExitCode::from(EXIT_BAD_INPUT);
         }
     };
+    if let Err(e) = config.check_found(suites.len()) {
+        eprintln!("error: {e}");
+        return ExitCode::from(EXIT_BAD_INPUT);
+    }
     let pretty = matches!(args.format, None | Some(FormatSetting::Pretty)) && !args.quiet;
     let mut plan = plan(&suites);
     if let Some(shard) = config.shard {
