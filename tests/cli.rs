@@ -335,6 +335,22 @@ fn lint_validates_and_compiles_without_a_gpu() {
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{out}{err}");
     assert!(out.contains("10 suite(s)"), "{out}");
+    assert!(out.contains("7 baseline file(s) valid"), "{out}");
+    // A corrupted baseline fails lint without a GPU (exit 2, as it would fail a GPU run).
+    let broken = concat!(env!("CARGO_TARGET_TMPDIR"), "/broken-baselines");
+    std::fs::create_dir_all(format!("{broken}/some-gpu")).unwrap();
+    std::fs::write(
+        format!("{broken}/some-gpu/saxpy.json"),
+        "{\"format\": 1, \"suite\"",
+    )
+    .unwrap();
+    let o = kernelgate(&["lint"], &[("KERNELGATE_BASELINES", broken)]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("some-gpu/saxpy.json` is not valid JSON"),
+        "{err}"
+    );
     let o = kernelgate(&["lint"], &[("KERNELGATE_SUITES", "tests/fixtures/bad")]);
     let (_, err) = text(&o);
     assert_eq!(o.status.code(), Some(2));

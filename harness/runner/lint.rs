@@ -1,4 +1,5 @@
-//! `lint`: validates every suite and, where NVRTC can be loaded, compiles every kernel — on any
+//! `lint`: validates every suite and every stored baseline file and, where NVRTC can be
+//! loaded, compiles every kernel and applies the instruction-mix gate (`mix`) — on any
 //! machine, no GPU needed. Errors name the file and line.
 
 use crate::config::Config;
@@ -32,6 +33,18 @@ pub fn lint() -> ExitCode {
         eprintln!("error: {e}");
         return ExitCode::from(super::EXIT_BAD_INPUT);
     }
+    // Every stored baseline parsed and validated, so GPU-less CI catches a broken one.
+    let baselines = crate::baseline::check::check_dir(&config.baselines);
+    for e in &baselines.errors {
+        eprintln!("error: {e}");
+    }
+    if !baselines.errors.is_empty() {
+        eprintln!(
+            "kernelgate lint: {} unusable baseline file(s)",
+            baselines.errors.len()
+        );
+        return ExitCode::from(super::EXIT_BAD_INPUT);
+    }
     let kernels: usize = suites.iter().map(|s| s.kernels.len()).sum();
     let cases: usize = suites.iter().map(|s| s.cases.len()).sum();
     if let Some(reason) = crate::device::nvrtc_missing() {
@@ -39,7 +52,7 @@ pub fn lint() -> ExitCode {
             eprintln!("error: {reason} (KERNELGATE_REQUIRE_NVRTC is set)");
             return ExitCode::from(super::EXIT_BAD_INPUT);
         }
-        println!("kernelgate lint: {} suite(s), {kernels} kernel(s), {cases} case(s) valid; not compiled: {reason}", suites.len());
+        println!("kernelgate lint: {} suite(s), {kernels} kernel(s), {cases} case(s), {} baseline file(s) valid; not compiled: {reason}", suites.len(), baselines.files.len());
         return ExitCode::SUCCESS;
     }
     let mut failed = 0;
@@ -69,8 +82,9 @@ pub fn lint() -> ExitCode {
         }
     }
     println!(
-        "kernelgate lint: {} suite(s), {kernels} kernel(s), {cases} case(s) valid; {sources} source(s) compiled for {}{}",
+        "kernelgate lint: {} suite(s), {kernels} kernel(s), {cases} case(s), {} baseline file(s) valid; {sources} source(s) compiled for {}{}",
         suites.len(),
+        baselines.files.len(),
         config.arch,
         if failed > 0 { format!("; {failed} suite(s) do not compile") } else { String::new() }
     );
