@@ -293,8 +293,8 @@ fn the_second_run_compiles_nothing() {
     let second = kernelgate(&["run", "compile"], &env);
     let (out1, _) = text(&first);
     let (out2, _) = text(&second);
-    assert!(out1.contains("NVRTC 10 compiled, 0 from cache"), "{out1}");
-    assert!(out2.contains("NVRTC 0 compiled, 10 from cache"), "{out2}");
+    assert!(out1.contains("NVRTC 11 compiled, 0 from cache"), "{out1}");
+    assert!(out2.contains("NVRTC 0 compiled, 11 from cache"), "{out2}");
 }
 
 #[test]
@@ -334,7 +334,7 @@ fn lint_validates_and_compiles_without_a_gpu() {
     let o = kernelgate(&["lint"], &[]);
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{out}{err}");
-    assert!(out.contains("10 suite(s)"), "{out}");
+    assert!(out.contains("11 suite(s)"), "{out}");
     assert!(out.contains("7 baseline file(s) valid"), "{out}");
     // A corrupted baseline fails lint without a GPU (exit 2, as it would fail a GPU run).
     let broken = concat!(env!("CARGO_TARGET_TMPDIR"), "/broken-baselines");

@@ -76,6 +76,14 @@ pub enum CompileError {
         /// The source file.
         path: String,
     },
+    /// A PTX, CUBIN or fatbin file that cannot be loaded (`binary`).
+    #[error("`{path}`: {message}")]
+    Binary {
+        /// The file.
+        path: String,
+        /// What is wrong, and what to do.
+        message: String,
+    },
     /// Text with a NUL byte cannot be handed to NVRTC.
     #[error("{0} contains a NUL byte")]
     Nul(String),

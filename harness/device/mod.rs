@@ -1,6 +1,7 @@
 //! `Gpu` and `compile`: the only module that names cudarc. Everything above it is testable
 //! without a GPU.
 
+pub mod binary;
 pub mod compile;
 mod gpu;
 pub mod headers;

@@ -22,14 +22,23 @@ const MOVES: [&str; 9] = [
 pub struct PtxFunction {
     /// Whether it is an `.entry` (a kernel) rather than a `.func`.
     pub entry: bool,
-    /// The `.param` types, in order (`u64`, `f32`, `b8` for an aligned array, ...).
-    pub params: Vec<String>,
+    /// The `.param`s, in order.
+    pub params: Vec<PtxParam>,
     /// FP64 instructions in its own body.
     pub fp64: u64,
     /// The first of them, as written.
     pub fp64_example: Option<String>,
     /// The functions it calls.
     pub calls: Vec<String>,
+}
+
+/// One `.param` of a PTX function.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PtxParam {
+    /// Its type: `u64`, `f32`, `b8` (a byte array, as for `__half` or a struct), ...
+    pub ty: String,
+    /// Its size in bytes (the element size times the array length, if any).
+    pub bytes: usize,
 }
 
 /// A kernel's FP64 use: the count and the first instruction, with what its calls add.
@@ -92,7 +101,15 @@ pub fn parse(ptx: &str) -> BTreeMap<String, PtxFunction> {
                     .rfind(|t| !QUALIFIERS.contains(t))
                     .unwrap_or("")
                     .to_string();
-                f.params.push(ty);
+                let width: usize = ty[1..].parse::<usize>().unwrap_or(0) / 8;
+                let count: usize = rest
+                    .split_once('[')
+                    .and_then(|(_, n)| n.split(']').next()?.trim().parse().ok())
+                    .unwrap_or(1);
+                f.params.push(PtxParam {
+                    bytes: width * count,
+                    ty,
+                });
             }
             if !line.contains('{') {
                 if line.ends_with(';') {
@@ -228,7 +245,8 @@ mod tests {
         let fs = parse(NVRTC_PTX);
         let k = &fs["k"];
         assert!(k.entry);
-        assert_eq!(k.params, vec!["u64", "f64"]);
+        let types: Vec<(&str, usize)> = k.params.iter().map(|p| (p.ty.as_str(), p.bytes)).collect();
+        assert_eq!(types, vec![("u64", 8), ("f64", 8)]);
         assert_eq!(k.fp64, 3, "cvt.f64.f32, fma.rn.f64, cvt.rn.f32.f64");
         assert_eq!(k.fp64_example.as_deref(), Some("cvt.f64.f32 %fd2, %f1;"));
     }
@@ -265,7 +283,12 @@ mod tests {
 }
 ";
         let fs = parse(ptx);
-        assert_eq!(fs["single"].params, vec!["u64", "b8", "f32"]);
+        let types: Vec<(&str, usize)> = fs["single"]
+            .params
+            .iter()
+            .map(|p| (p.ty.as_str(), p.bytes))
+            .collect();
+        assert_eq!(types, vec![("u64", 8), ("b8", 16), ("f32", 4)]);
         assert_eq!(fs["single"].fp64, 0);
         assert_eq!(fs["single"].calls, vec!["helper"]);
         assert!(!fs["helper"].entry);

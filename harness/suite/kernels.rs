@@ -176,6 +176,14 @@ pub(super) fn check_signature(
     names: &BTreeMap<String, usize>,
 ) {
     let entry = l.entry.get_ref();
+    if source.kind() != super::SourceKind::Cuda {
+        // PTX: the entry and its `.param` list; a cubin or fatbin is checked when loaded.
+        let at = (l.entry.span().start, l.args.span().start);
+        for (offset, message) in super::binary::check_launch(source, entry, at, &decl.args) {
+            ctx.error(offset, message);
+        }
+        return;
+    }
     let Some(sig) = signature::find(&source.text, entry) else {
         let base = entry.split('<').next().unwrap_or(entry);
         let declared =

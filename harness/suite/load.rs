@@ -234,7 +234,17 @@ fn source_index(
     if let Some(i) = sources.iter().position(|x| x.path == path) {
         return Some(i);
     }
-    match std::fs::read_to_string(&path) {
+    // A cubin or fatbin is bytes: read (to check it is there), kept as a path.
+    let binary = matches!(
+        path.extension().and_then(|e| e.to_str()),
+        Some("cubin" | "fatbin")
+    );
+    let read = if binary {
+        std::fs::read(&path).map(|_| String::new())
+    } else {
+        std::fs::read_to_string(&path)
+    };
+    match read {
         Ok(text) => {
             sources.push(Source { path, text });
             Some(sources.len() - 1)

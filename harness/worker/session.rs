@@ -70,7 +70,12 @@ pub fn compile_suite(
             entries: &entries,
             arch,
         };
-        match compile::compile(&req, cache_dir) {
+        // PTX, CUBIN and fatbin files are loaded as they are, without NVRTC (`device::binary`).
+        let result = match source.kind() {
+            crate::suite::SourceKind::Cuda => compile::compile(&req, cache_dir),
+            _ => crate::device::binary::load(&source.path, &source.text, &entries, arch),
+        };
+        match result {
             Ok(c) => out.push((si, c)),
             Err(e) => {
                 let names = kernels
