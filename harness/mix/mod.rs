@@ -85,6 +85,66 @@ pub fn fp64_summary(suite: &Suite, compiled: &[(usize, Compiled)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::measure::Footprint;
+
+    /// The fixture suite, with a module as NVRTC makes it for its source: `window_f64` holds
+    /// 17 FP64 instructions (NVRTC 13.0), `window_f32` none.
+    fn fixture() -> (Suite, Vec<(usize, Compiled)>) {
+        let suite =
+            crate::suite::load_file(std::path::Path::new("tests/fixtures/fp64/forbid.toml"))
+                .unwrap();
+        let used = |count: u64, example: Option<&str>| Fp64Use {
+            count,
+            example: example.map(String::from),
+        };
+        let compiled = Compiled {
+            cubin: Vec::new(),
+            entries: vec!["window_f32".into(), "window_f64".into()],
+            lowered: vec!["window_f32".into(), "window_f64".into()],
+            fp64: vec![used(0, None), used(17, Some("cvt.f64.f32 %fd1, %f1;"))],
+            log: String::new(),
+            cached: false,
+        };
+        (suite, vec![(0, compiled)])
+    }
+
+    #[test]
+    fn kernels_get_their_entries_counts_and_only_the_forbidding_one_fails() {
+        let (suite, compiled) = fixture();
+        let counts: Vec<u64> = kernel_fp64(&suite, &compiled)
+            .iter()
+            .map(|u| u.count)
+            .collect();
+        assert_eq!(counts, vec![0, 17, 17], "f32_acc, f64_acc, f64_allowed");
+        let breaches = fp64_breaches(&suite, &compiled);
+        assert_eq!(breaches.len(), 1, "{breaches:?}");
+        assert_eq!(breaches[0].0, 1);
+        assert_eq!(
+            fp64_summary(&suite, &compiled),
+            "fp64 ops: `f64_acc` 17, `f64_allowed` 17"
+        );
+    }
+
+    #[test]
+    fn the_footprint_shows_fp64_ops_only_when_there_are_some() {
+        let mut f = Footprint {
+            pool_peak: 0,
+            free_drop: 0,
+            local_reservation: 0,
+            launches: Vec::new(),
+            fp64: None,
+        };
+        assert!(!crate::report::footprint(&f).contains("fp64"));
+        f.fp64 = Some(Box::new(Fp64Use {
+            count: 508,
+            example: None,
+        }));
+        assert!(
+            crate::report::footprint(&f).ends_with(" · fp64 ops 508"),
+            "{}",
+            crate::report::footprint(&f)
+        );
+    }
 
     #[test]
     fn a_forbidding_kernel_with_fp64_is_named_with_count_and_example() {

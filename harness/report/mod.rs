@@ -95,8 +95,8 @@ pub fn footprint(f: &crate::measure::Footprint) -> String {
         "mem {} · regs {regs} · smem {smem} · {occupancy} blocks/SM",
         bytes(f.pool_peak)
     );
-    if f.fp64_ops > 0 {
-        out.push_str(&format!(" · fp64 ops {}", f.fp64_ops));
+    if let Some(fp64) = f.fp64.as_ref().filter(|u| u.count > 0) {
+        out.push_str(&format!(" · fp64 ops {}", fp64.count));
     }
     if f.launches.iter().any(|l| l.local_bytes > 0) {
         let local = join(

@@ -348,15 +348,13 @@ fn evidence(
 pub(super) fn limit_failures(suite: &Suite, kernel: usize, f: &Footprint) -> Vec<String> {
     let limits = &suite.kernels[kernel].limits;
     let mut out = Vec::new();
-    let fp64 = crate::device::ptx::Fp64Use {
-        count: f.fp64_ops,
-        example: f.fp64_example.clone(),
-    };
-    out.extend(crate::mix::fp64_breach(
-        &suite.kernels[kernel].name,
-        limits.forbid_fp64,
-        &fp64,
-    ));
+    if let Some(fp64) = &f.fp64 {
+        out.extend(crate::mix::fp64_breach(
+            &suite.kernels[kernel].name,
+            limits.forbid_fp64,
+            fp64,
+        ));
+    }
     if let Some(budget) = limits.memory_budget {
         if f.pool_peak > budget {
             out.push(format!(

@@ -316,8 +316,9 @@ impl Session {
         let host = generate(suite, req.case, req.seed).map_err(Failure::Wrong)?;
         verify::upload(&self.gpu, &bufs, &host)?;
         let mut footprint = footprint(&self.gpu, suite, req.case, k, &loaded.functions[k], &bufs)?;
-        footprint.fp64_ops = loaded.fp64[k].count;
-        footprint.fp64_example.clone_from(&loaded.fp64[k].example);
+        if loaded.fp64[k].count > 0 {
+            footprint.fp64 = Some(Box::new(loaded.fp64[k].clone()));
+        }
         phases.setup = clock.elapsed().as_secs_f64();
         let clock = Instant::now();
         if req.check {
@@ -477,7 +478,6 @@ fn footprint(
         local_reservation: local * resident,
         free_drop: free_before.saturating_sub(free_launched.min(free_after)) as u64,
         launches,
-        fp64_ops: 0,
-        fp64_example: None,
+        fp64: None,
     })
 }
