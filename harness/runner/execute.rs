@@ -63,11 +63,21 @@ fn compile(run: &Run, suite: &Suite, w: usize) -> Outcome {
         return Outcome::Failed(FailKind::Performance, text.join("\n"));
     }
     let fp64 = crate::mix::fp64_summary(suite, &compiled);
-    let fresh = compiled.iter().filter(|(_, c)| !c.cached).count();
+    // PTX, CUBIN and fatbin sources are loaded as built, not compiled (`device::binary`).
+    let built = compiled
+        .iter()
+        .filter(|(si, _)| suite.sources[*si].kind() != crate::suite::SourceKind::Cuda)
+        .count();
+    let fresh = compiled.iter().filter(|(_, c)| !c.cached).count() - built;
     Outcome::Compiled(format!(
-        "{} source(s) for {arch}, {fresh} compiled, {} from cache{}",
+        "{} source(s) for {arch}, {fresh} compiled, {} from cache{}{}",
         compiled.len(),
-        compiled.len() - fresh,
+        compiled.len() - fresh - built,
+        if built > 0 {
+            format!(", {built} built (PTX/CUBIN/fatbin)")
+        } else {
+            String::new()
+        },
         if fp64.is_empty() {
             String::new()
         } else {
