@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
 # kernelgate's own tests, then every suite compiled with NVRTC. Needs no GPU.
 #
-# Installs NVRTC from PyPI (the nvidia-cuda-nvrtc wheel, 13.0.x) under target/nvrtc when it is
-# not there yet, so a machine without CUDA compiles every kernel and a compile error fails.
+# Installs NVRTC and CUDA's headers from PyPI (the nvidia-cuda-nvrtc, nvidia-cuda-runtime and
+# nvidia-cuda-cccl wheels, 13.0.x) under target/nvrtc when they are not there yet, so a machine
+# without CUDA compiles every kernel (f16/bf16 and CUB included) and a compile error fails.
+# kernelgate finds the headers in nvidia/cu13/include beside the NVRTC on LD_LIBRARY_PATH.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 nvrtc_dir=target/nvrtc
 lib="$nvrtc_dir/nvidia/cu13/lib"
-if [ ! -e "$lib/libnvrtc.so.13" ]; then
-  echo "ci/test.sh: installing nvidia-cuda-nvrtc 13.0.x into $nvrtc_dir"
-  python3 -m pip install --quiet --disable-pip-version-check --no-deps \
-    --target "$nvrtc_dir" 'nvidia-cuda-nvrtc==13.0.*'
+include="$nvrtc_dir/nvidia/cu13/include"
+if [ ! -e "$lib/libnvrtc.so.13" ] || [ ! -e "$include/cuda_fp16.h" ] || [ ! -e "$include/cccl/cub/cub.cuh" ]; then
+  echo "ci/test.sh: installing nvidia-cuda-nvrtc, -runtime and -cccl 13.0.x into $nvrtc_dir"
+  python3 -m pip install --quiet --disable-pip-version-check --no-deps --upgrade \
+    --target "$nvrtc_dir" 'nvidia-cuda-nvrtc==13.0.*' 'nvidia-cuda-runtime==13.0.*' 'nvidia-cuda-cccl==13.0.*'
 fi
 export LD_LIBRARY_PATH="$PWD/$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export KERNELGATE_REQUIRE_NVRTC=1

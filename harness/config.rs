@@ -55,6 +55,85 @@ pub struct Config {
     pub step_summary: Option<PathBuf>,
     /// `GITHUB_ACTIONS=true` or `KERNELGATE_ANNOTATIONS=1`: print `::error` annotations.
     pub annotations: bool,
+    /// `KERNELGATE_ALLOW_EMPTY=1`: a suites folder with no suite passes instead of exit 2.
+    pub allow_empty: bool,
+}
+
+/// Every `KERNELGATE_*` variable kernelgate reads; any other is a mistake (a misspelled
+/// `KERNELGATE_REQUIRE_GPU` would silently let CI pass without a GPU). Add new ones here.
+pub const KNOWN: &[&str] = &[
+    "KERNELGATE_ALLOW_EMPTY",
+    "KERNELGATE_ANNOTATIONS",
+    "KERNELGATE_ARCH",
+    "KERNELGATE_BASELINES",
+    "KERNELGATE_BLESS",
+    "KERNELGATE_CACHE",
+    "KERNELGATE_CUDA_INCLUDE",
+    "KERNELGATE_DEVICE",
+    "KERNELGATE_JUNIT",
+    "KERNELGATE_MARKDOWN",
+    "KERNELGATE_REPORTS",
+    "KERNELGATE_REQUIRE_BASELINE",
+    "KERNELGATE_REQUIRE_GPU",
+    "KERNELGATE_REQUIRE_NVRTC",
+    "KERNELGATE_RESULTS",
+    "KERNELGATE_SEED",
+    "KERNELGATE_SHARD",
+    "KERNELGATE_STRICT",
+    "KERNELGATE_SUITES",
+    "KERNELGATE_TIMEOUT",
+    "KERNELGATE_WORKER",
+];
+
+/// The first unknown `KERNELGATE_*` name among `names`, as an error naming the closest known
+/// one.
+pub fn unknown_variable<'a>(names: impl IntoIterator<Item = &'a str>) -> Result<(), String> {
+    let mut unknown: Vec<&str> = names
+        .into_iter()
+        .filter(|n| n.starts_with("KERNELGATE_") && !KNOWN.contains(n))
+        .collect();
+    unknown.sort();
+    let Some(name) = unknown.first() else {
+        return Ok(());
+    };
+    let closest = KNOWN
+        .iter()
+        .min_by_key(|k| edit_distance(name, k))
+        .expect("KNOWN is not empty");
+    Err(format!(
+        "unknown variable `{name}`: did you mean `{closest}`? (kernelgate reads only the KERNELGATE_* variables listed in the README; `kernelgate help run` lists them)"
+    ))
+}
+
+/// Levenshtein distance, by bytes.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b = b.as_bytes();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.bytes().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let next = (diagonal + usize::from(ca != *cb))
+                .min(row[j] + 1)
+                .min(row[j + 1] + 1);
+            diagonal = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
+}
+
+/// Whether `arch` names a real GPU architecture: `sm_` and two or three digits, optionally
+/// `a` or `f` (`sm_90`, `sm_90a`, `sm_100f`).
+pub fn valid_arch(arch: &str) -> bool {
+    let Some(rest) = arch.strip_prefix("sm_") else {
+        return false;
+    };
+    let rest = rest
+        .strip_suffix('a')
+        .or_else(|| rest.strip_suffix('f'))
+        .unwrap_or(rest);
+    (2..=3).contains(&rest.len()) && rest.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// Reads a variable; unset and empty are the same.
@@ -85,11 +164,28 @@ impl Config {
         let target = var("CARGO_TARGET_DIR")
             .map(PathBuf::from)
             .unwrap_or_else(|| PathBuf::from("target"));
+        let names: Vec<String> = std::env::vars_os()
+            .filter_map(|(k, _)| k.into_string().ok())
+            .collect();
+        unknown_variable(names.iter().map(String::as_str))?;
         let arch = var("KERNELGATE_ARCH").unwrap_or_else(|| "sm_90".into());
-        if !arch.starts_with("sm_") || arch.len() < 5 {
+        if !valid_arch(&arch) {
             return Err(format!(
-                "`KERNELGATE_ARCH={arch}` is not a real architecture (write e.g. sm_90)"
+                "`KERNELGATE_ARCH={arch}` is not a GPU architecture (write e.g. sm_80, sm_90 or sm_90a)"
             ));
+        }
+        // Up front, so a wrong target is a bad variable (exit 2), not every compile trial failing.
+        if crate::device::nvrtc_missing().is_none() {
+            if let Ok(supported) = crate::device::compile::supported_archs() {
+                let number: i32 = arch[3..].trim_end_matches(['a', 'f']).parse().unwrap_or(0);
+                if !supported.contains(&number) {
+                    let list: Vec<String> = supported.iter().map(|a| format!("sm_{a}")).collect();
+                    return Err(format!(
+                        "`KERNELGATE_ARCH={arch}` is not a target of this NVRTC (it compiles for {})",
+                        list.join(", ")
+                    ));
+                }
+            }
         }
         let timeout = number::<u64>("KERNELGATE_TIMEOUT", "a number of seconds")?.unwrap_or(120);
         if timeout == 0 {
@@ -131,7 +227,20 @@ impl Config {
             step_summary: var("GITHUB_STEP_SUMMARY").map(PathBuf::from),
             annotations: var("GITHUB_ACTIONS").as_deref() == Some("true")
                 || flag("KERNELGATE_ANNOTATIONS")?,
+            allow_empty: flag("KERNELGATE_ALLOW_EMPTY")?,
         })
+    }
+
+    /// An error when no suite was found, unless `KERNELGATE_ALLOW_EMPTY=1`: a run that checks
+    /// nothing (a wrong `KERNELGATE_SUITES`, a checkout without the suites) must not pass.
+    pub fn check_found(&self, suites: usize) -> Result<(), String> {
+        if suites > 0 || self.allow_empty {
+            return Ok(());
+        }
+        Err(format!(
+            "no suite found in `{}` (set KERNELGATE_SUITES to the folder of suite files, or KERNELGATE_ALLOW_EMPTY=1 if an empty folder is meant)",
+            self.suites.display()
+        ))
     }
 }
 
@@ -212,6 +321,32 @@ mod tests {
             .collect();
         assert_eq!(sizes.iter().sum::<usize>(), 1000);
         assert!(sizes.iter().all(|s| (280..=390).contains(s)), "{sizes:?}");
+    }
+
+    #[test]
+    fn an_unknown_variable_names_the_closest_known_one() {
+        let e =
+            unknown_variable(["PATH", "KERNELGATE_REQUIRE_GPUS", "KERNELGATE_SUITES"]).unwrap_err();
+        assert!(
+            e.starts_with("unknown variable `KERNELGATE_REQUIRE_GPUS`: did you mean `KERNELGATE_REQUIRE_GPU`?"),
+            "{e}"
+        );
+        let e = unknown_variable(["KERNELGATE_REQUIRE_GUP"]).unwrap_err();
+        assert!(e.contains("did you mean `KERNELGATE_REQUIRE_GPU`?"), "{e}");
+        let e = unknown_variable(["KERNELGATE_SUITE"]).unwrap_err();
+        assert!(e.contains("did you mean `KERNELGATE_SUITES`?"), "{e}");
+        assert_eq!(unknown_variable(KNOWN.iter().copied()), Ok(()));
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+    }
+
+    #[test]
+    fn architectures_are_checked_up_front() {
+        for good in ["sm_80", "sm_90", "sm_90a", "sm_100", "sm_100f", "sm_120a"] {
+            assert!(valid_arch(good), "{good}");
+        }
+        for bad in ["sm_9x", "sm_9", "compute_90", "90", "sm_1000", "sm_90b", ""] {
+            assert!(!valid_arch(bad), "{bad}");
+        }
     }
 
     #[test]

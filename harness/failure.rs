@@ -65,6 +65,9 @@ pub enum TrialFailure {
     /// A launch asks for more than the device allows (shared memory, threads).
     #[error("{0}")]
     ResourceLimit(String),
+    /// The kernel's code breaks a rule the suite declares (`fp64 = "forbid"`).
+    #[error("{0}")]
+    Forbidden(String),
     /// The trial took longer than `KERNELGATE_TIMEOUT`.
     #[error("timed out after {seconds} s (the worker was stopped and will restart; raise KERNELGATE_TIMEOUT if this kernel is that slow)")]
     Timeout {
@@ -95,7 +98,9 @@ impl TrialFailure {
             | TrialFailure::Fault(_)
             | TrialFailure::Timeout { .. }
             | TrialFailure::Crashed { .. } => FailKind::Correctness,
-            TrialFailure::OutOfMemory(_) | TrialFailure::ResourceLimit(_) => FailKind::Performance,
+            TrialFailure::OutOfMemory(_)
+            | TrialFailure::ResourceLimit(_)
+            | TrialFailure::Forbidden(_) => FailKind::Performance,
             TrialFailure::Harness(_) | TrialFailure::Unavailable(_) => FailKind::Infrastructure,
         }
     }

@@ -15,11 +15,13 @@ pub mod exit;
 pub mod failure;
 pub mod gate;
 pub mod measure;
+pub mod mix;
 pub mod npy;
 pub mod report;
 pub mod runner;
 pub mod stats;
 pub mod suite;
+pub mod usage;
 pub mod worker;
 
 pub use cli::run::main;

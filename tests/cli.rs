@@ -136,6 +136,83 @@ fn a_bad_variable_is_named() {
 }
 
 #[test]
+fn a_misspelled_variable_a_bad_arch_and_an_empty_folder_stop_the_run_with_2() {
+    let o = kernelgate(&["run"], &[("KERNELGATE_REQUIRE_GUP", "1")]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}{err}");
+    assert!(
+        err.contains(
+            "unknown variable `KERNELGATE_REQUIRE_GUP`: did you mean `KERNELGATE_REQUIRE_GPU`?"
+        ),
+        "{err}"
+    );
+    assert!(!out.contains("test "), "nothing ran: {out}");
+    let o = kernelgate(&["lint"], &[("KERNELGATE_ARCH", "sm_9x")]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("`KERNELGATE_ARCH=sm_9x` is not a GPU architecture"),
+        "{err}"
+    );
+    if kernelgate::device::nvrtc_missing().is_none() {
+        let o = kernelgate(&["run"], &[("KERNELGATE_ARCH", "sm_20")]);
+        let (_, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains(
+                "`KERNELGATE_ARCH=sm_20` is not a target of this NVRTC (it compiles for sm_75"
+            ),
+            "{err}"
+        );
+    }
+    let empty = concat!(env!("CARGO_TARGET_TMPDIR"), "/no-suites");
+    std::fs::create_dir_all(empty).unwrap();
+    for command in ["run", "lint"] {
+        let o = kernelgate(&[command], &[("KERNELGATE_SUITES", empty)]);
+        let (_, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{command}: {err}");
+        assert!(err.contains("no suite found in"), "{err}");
+        assert!(err.contains("KERNELGATE_ALLOW_EMPTY=1"), "{err}");
+        let o = kernelgate(
+            &[command],
+            &[
+                ("KERNELGATE_SUITES", empty),
+                ("KERNELGATE_ALLOW_EMPTY", "1"),
+            ],
+        );
+        assert_eq!(o.status.code(), Some(0), "{command}: {}", text(&o).1);
+    }
+}
+
+#[test]
+fn help_version_and_a_double_dash_before_libtest_arguments() {
+    let o = kernelgate(&["--version"], &[]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(
+        text(&o).0.trim(),
+        format!("kernelgate {}", env!("CARGO_PKG_VERSION"))
+    );
+    let o = kernelgate(&["--help"], &[]);
+    assert!(text(&o).0.contains("help <command>"), "{}", text(&o).0);
+    for args in [&["help", "run"][..], &["run", "--help"][..]] {
+        let o = kernelgate(args, &[]);
+        let (out, _) = text(&o);
+        assert_eq!(o.status.code(), Some(0), "{args:?}");
+        assert!(out.contains("KERNELGATE_REQUIRE_GPU=1"), "{out}");
+        assert!(!out.contains("running "), "nothing ran: {out}");
+    }
+    let o = kernelgate(&["help", "frobnicate"], &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).1.contains("no command `frobnicate`"));
+    // `kernelgate run -- --list` lists, as `cargo test --test perf -- --list` does.
+    let o = kernelgate(&["run", "--", "--list"], &[]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(out.contains("saxpy::vec4::n=4096: test"), "{out}");
+    assert!(!out.contains("running"), "listed, not run: {out}");
+}
+
+#[test]
 fn a_compile_error_fails_with_nvrtc_log_naming_suite_and_kernel() {
     if kernelgate::device::nvrtc_missing().is_some() {
         assert!(
@@ -167,6 +244,38 @@ fn a_compile_error_fails_with_nvrtc_log_naming_suite_and_kernel() {
 }
 
 #[test]
+fn fp64_forbid_fails_the_kernel_that_uses_double_naming_count_and_instruction() {
+    if kernelgate::device::nvrtc_missing().is_some() {
+        eprintln!("skipped: no NVRTC here (ci/test.sh installs it)");
+        return;
+    }
+    let env = [("KERNELGATE_SUITES", "tests/fixtures/fp64")];
+    let o = kernelgate(&["run", "fp64_forbid::compile"], &env);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "a limit, like spills: {out}{err}");
+    assert!(
+        out.contains("kernel `f64_acc` has 17 double-precision instruction(s) in its code, e.g. `cvt.f64.f32 %fd1, %f1;`, and fp64 = \"forbid\""),
+        "{out}"
+    );
+    assert!(
+        !out.contains("kernel `f64_allowed`"),
+        "allowed per kernel: {out}"
+    );
+    let o = kernelgate(&["lint"], &env);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}{err}");
+    assert!(
+        err.contains("error: tests/fixtures/fp64/forbid.toml:31:1: kernel `f64_acc` has 17"),
+        "{err}"
+    );
+    // Without the policy the count is shown, not failed: conv2d's double accumulator.
+    let o = kernelgate(&["run", "--exact", "conv2d::compile"], &[]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}{err}");
+    assert!(out.contains("· fp64 ops: `f64_acc` 508"), "{out}");
+}
+
+#[test]
 fn the_second_run_compiles_nothing() {
     if kernelgate::device::nvrtc_missing().is_some() {
         eprintln!("skipped: no NVRTC here (ci/test.sh installs it)");
@@ -179,8 +288,8 @@ fn the_second_run_compiles_nothing() {
     let second = kernelgate(&["run", "compile"], &env);
     let (out1, _) = text(&first);
     let (out2, _) = text(&second);
-    assert!(out1.contains("NVRTC 7 compiled, 0 from cache"), "{out1}");
-    assert!(out2.contains("NVRTC 0 compiled, 7 from cache"), "{out2}");
+    assert!(out1.contains("NVRTC 11 compiled, 0 from cache"), "{out1}");
+    assert!(out2.contains("NVRTC 0 compiled, 11 from cache"), "{out2}");
 }
 
 #[test]
@@ -211,16 +320,36 @@ fn a_results_file_is_written_without_a_gpu_too() {
             .find(|t| t.name == "saxpy::vec4::n=4096")
             .unwrap();
         assert_eq!(t.status, kernelgate::report::results::Status::Ignored);
-        assert!(t.message.as_deref().unwrap().contains("no CUDA driver"));
+        let reason = t.message.as_deref().unwrap();
+        assert!(
+            reason.contains("no CUDA driver") || reason.contains("no usable GPU"),
+            "{reason}"
+        );
     }
 }
 
 #[test]
 fn lint_validates_and_compiles_without_a_gpu() {
-    let o = kernelgate(&["lint"], &[]);
+    let o = kernelgate(&["lint"], &[("KERNELGATE_BASELINES", "baselines")]);
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{out}{err}");
-    assert!(out.contains("7 suite(s)"), "{out}");
+    assert!(out.contains("11 suite(s)"), "{out}");
+    assert!(out.contains("7 baseline file(s) valid"), "{out}");
+    // A corrupted baseline fails lint without a GPU (exit 2, as it would fail a GPU run).
+    let broken = concat!(env!("CARGO_TARGET_TMPDIR"), "/broken-baselines");
+    std::fs::create_dir_all(format!("{broken}/some-gpu")).unwrap();
+    std::fs::write(
+        format!("{broken}/some-gpu/saxpy.json"),
+        "{\"format\": 1, \"suite\"",
+    )
+    .unwrap();
+    let o = kernelgate(&["lint"], &[("KERNELGATE_BASELINES", broken)]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("some-gpu/saxpy.json` is not valid JSON"),
+        "{err}"
+    );
     let o = kernelgate(&["lint"], &[("KERNELGATE_SUITES", "tests/fixtures/bad")]);
     let (_, err) = text(&o);
     assert_eq!(o.status.code(), Some(2));

@@ -43,6 +43,7 @@ fn record(name: &str, median: f64, rng: &mut rand_chacha::ChaCha8Rng) -> TrialRe
                 pool_peak: 1 << 20,
                 free_drop: 0,
                 local_reservation: 0,
+                fp64: None,
                 launches: vec![],
             },
         }),

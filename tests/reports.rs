@@ -35,6 +35,7 @@ fn measured(median: f64, speedup: Option<f64>) -> Measurement {
             pool_peak: 128 << 20,
             free_drop: 0,
             local_reservation: 0,
+            fp64: None,
             launches: vec![Resources {
                 entry: "k".into(),
                 registers: 32,

@@ -3,6 +3,7 @@
 //! atomically, pretty-printed with sorted keys and one trial per entry so reviews see small
 //! diffs.
 
+pub mod check;
 mod json;
 mod store;
 

@@ -8,6 +8,7 @@
 //! kernelgate merge OUT.json IN.json... join the results files of shards
 //! kernelgate calibrate [--reps N] [--out FILE.md]
 //!                                      accuracy, sensitivity and cost, measured on a GPU
+//! kernelgate help <command>            what a command does (also `<command> --help`)
 //! ```
 
 pub mod calibrate;
@@ -19,8 +20,7 @@ pub mod run;
 use crate::exit;
 use std::process::ExitCode;
 
-const USAGE: &str =
-    "usage: kernelgate run [libtest args: FILTER, --list, --exact, --ignored, --format json]";
+const USAGE: &str = "usage: kernelgate <command> [arguments]; `kernelgate --help` lists them";
 
 /// The `kernelgate` binary's entry point.
 pub fn main() -> ExitCode {
@@ -29,8 +29,21 @@ pub fn main() -> ExitCode {
     if std::env::var_os(crate::worker::client::WORKER_ENV).is_some() {
         return run::main();
     }
-    match args.next().as_deref() {
-        Some("run") => run::run(std::iter::once(program).chain(args)),
+    let command = args.next();
+    let rest: Vec<String> = args.collect();
+    // `--help` and `--version`, `help <command>`, `<command> --help` (crate::usage).
+    if let Some(code) = usage(command.as_deref(), &rest) {
+        return code;
+    }
+    let mut args = rest.into_iter().peekable();
+    match command.as_deref() {
+        Some("run") => {
+            // `kernelgate run -- --list`: a leading `--` (as after `cargo test`) is not a filter.
+            if args.peek().map(String::as_str) == Some("--") {
+                args.next();
+            }
+            run::run(std::iter::once(program).chain(args))
+        }
         Some("compare") => {
             let files: Vec<String> = args.collect();
             match files.as_slice() {
@@ -55,13 +68,9 @@ pub fn main() -> ExitCode {
                 }
             }
         }
-        Some("-h") | Some("--help") | Some("help") => {
-            println!("{USAGE}");
-            ExitCode::SUCCESS
-        }
         other => {
             eprintln!(
-                "error: unknown command {}\n{USAGE}",
+                "error: unknown command {} (commands: run, lint, compare, merge, calibrate, help)\n{USAGE}",
                 other
                     .map(|o| format!("`{o}`"))
                     .unwrap_or_else(|| "(none)".into())
@@ -69,4 +78,27 @@ pub fn main() -> ExitCode {
             exit::code(exit::BAD_INPUT)
         }
     }
+}
+
+/// The help and version answers, or `None` when `command` is to run.
+fn usage(command: Option<&str>, rest: &[String]) -> Option<ExitCode> {
+    use crate::usage;
+    let wants_help = rest.first().is_some_and(|a| a == "--help" || a == "-h");
+    match command {
+        Some("--version") | Some("-V") | Some("version") => println!("{}", usage::version()),
+        Some("--help") | Some("-h") => println!("{}", usage::OVERVIEW),
+        Some("help") => match rest.first() {
+            None => println!("{}", usage::OVERVIEW),
+            Some(name) => match usage::command(name) {
+                Some(text) => println!("{text}"),
+                None => {
+                    eprintln!("error: no command `{name}`\n\n{}", usage::OVERVIEW);
+                    return Some(exit::code(exit::BAD_INPUT));
+                }
+            },
+        },
+        Some(name) if wants_help => println!("{}", usage::command(name)?),
+        _ => return None,
+    }
+    Some(ExitCode::SUCCESS)
 }

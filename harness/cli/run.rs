@@ -56,6 +56,10 @@ pub fn run(args: impl Iterator<Item = String>) -> ExitCode {
         .iter()
         .flat_map(|s| &s.warnings)
         .for_each(|w| eprintln!("warning: {w}"));
+    if let Err(e) = config.check_found(suites.len()) {
+        eprintln!("error: {e}");
+        return exit::code(exit::BAD_INPUT);
+    }
     let pretty = matches!(args.format, None | Some(FormatSetting::Pretty)) && !args.quiet;
     let mut plan = plan(&suites);
     if let Some(shard) = config.shard {

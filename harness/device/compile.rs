@@ -1,6 +1,8 @@
 //! `compile`: NVRTC to a CUBIN for one architecture, through an on-disk cache keyed by the
 //! source, every header in its include folders, the options, the entries, the architecture
-//! and NVRTC's version — so a second run compiles nothing.
+//! and NVRTC's version — so a second run compiles nothing. CUDA's own headers (`headers`) are
+//! on the include path and in the key by their versions; each entry's FP64 instructions are
+//! counted from NVRTC's PTX (`ptx`) and cached with the CUBIN.
 
 use cudarc::nvrtc::{result as nvrtc, sys as nvrtc_sys};
 use serde::{Deserialize, Serialize};
@@ -32,8 +34,14 @@ pub struct Compiled {
     /// The CUBIN image.
     #[serde(skip)]
     pub cubin: Vec<u8>,
+    /// The entries as requested (name expressions), in request order.
+    #[serde(default)]
+    pub entries: Vec<String>,
     /// The mangled (lowered) name of each entry, in request order.
     pub lowered: Vec<String>,
+    /// Each entry's double-precision instructions, counted in NVRTC's PTX, in request order.
+    #[serde(default)]
+    pub fp64: Vec<super::ptx::Fp64Use>,
     /// NVRTC's log (warnings), empty when it said nothing.
     pub log: String,
     /// Whether this came from the cache.
@@ -68,6 +76,14 @@ pub enum CompileError {
         /// The source file.
         path: String,
     },
+    /// A PTX, CUBIN or fatbin file that cannot be loaded (`binary`).
+    #[error("`{path}`: {message}")]
+    Binary {
+        /// The file.
+        path: String,
+        /// What is wrong, and what to do.
+        message: String,
+    },
     /// Text with a NUL byte cannot be handed to NVRTC.
     #[error("{0} contains a NUL byte")]
     Nul(String),
@@ -98,6 +114,25 @@ pub fn nvrtc_version() -> Result<(i32, i32), CompileError> {
     Ok((major, minor))
 }
 
+/// The real architectures this NVRTC compiles for, as numbers (`90` for `sm_90`).
+pub fn supported_archs() -> Result<Vec<i32>, CompileError> {
+    let err = |e: nvrtc::NvrtcError| CompileError::Nvrtc {
+        call: "nvrtcGetSupportedArchs",
+        code: e.0,
+    };
+    let mut n = 0;
+    // SAFETY: `n` is valid for writes for the call's duration.
+    unsafe { nvrtc_sys::nvrtcGetNumSupportedArchs(&mut n) }
+        .result()
+        .map_err(err)?;
+    let mut archs = vec![0; n.max(0) as usize];
+    // SAFETY: `archs` holds the `n` entries NVRTC said it will write.
+    unsafe { nvrtc_sys::nvrtcGetSupportedArchs(archs.as_mut_ptr()) }
+        .result()
+        .map_err(err)?;
+    Ok(archs)
+}
+
 /// The cache key of a request: a hex SHA-256.
 pub fn cache_key(req: &CompileRequest, nvrtc: (i32, i32)) -> String {
     let mut h = Sha256::new();
@@ -105,7 +140,8 @@ pub fn cache_key(req: &CompileRequest, nvrtc: (i32, i32)) -> String {
         h.update((bytes.len() as u64).to_le_bytes());
         h.update(bytes);
     };
-    field(b"kernelgate-cubin-v1");
+    field(b"kernelgate-cubin-v3");
+    field(super::headers::cuda_headers().fingerprint.as_bytes());
     field(req.text.as_bytes());
     for dir in req.include_dirs {
         for (path, bytes) in headers(dir) {
@@ -222,9 +258,12 @@ fn compile_uncached(req: &CompileRequest) -> Result<Compiled, CompileError> {
         format!("--gpu-architecture={}", req.arch),
         "--std=c++17".to_string(),
     ];
+    // The suite's folders first, then CUDA's own (`headers`), so a suite can override either.
+    let cuda = super::headers::cuda_headers();
     options.extend(
         req.include_dirs
             .iter()
+            .chain(&cuda.dirs)
             .map(|d| format!("--include-path={}", d.display())),
     );
     options.extend(req.options.iter().cloned());
@@ -238,6 +277,10 @@ fn compile_uncached(req: &CompileRequest) -> Result<Compiled, CompileError> {
         .map(|l| c_chars_to_string(&l))
         .unwrap_or_default();
     if status.is_err() {
+        let log = match super::headers::missing_header_hint(&log, cuda) {
+            Some(hint) => format!("{log}\nhint: {hint}"),
+            None => log,
+        };
         return Err(CompileError::Source {
             path: req.path.display().to_string(),
             log,
@@ -271,9 +314,26 @@ fn compile_uncached(req: &CompileRequest) -> Result<Compiled, CompileError> {
     unsafe { nvrtc_sys::nvrtcGetCUBIN(guard.0, cubin.as_mut_ptr() as *mut c_char) }
         .result()
         .map_err(err("nvrtcGetCUBIN"))?;
+    let mut size = 0usize;
+    // SAFETY: `prog` is live and compiled; `size` is valid for writes.
+    unsafe { nvrtc_sys::nvrtcGetPTXSize(guard.0, &mut size) }
+        .result()
+        .map_err(err("nvrtcGetPTXSize"))?;
+    let mut ptx = vec![0u8; size];
+    // SAFETY: `ptx` has exactly the `size` bytes NVRTC asked for.
+    unsafe { nvrtc_sys::nvrtcGetPTX(guard.0, ptx.as_mut_ptr() as *mut c_char) }
+        .result()
+        .map_err(err("nvrtcGetPTX"))?;
+    let functions = super::ptx::parse(&String::from_utf8_lossy(&ptx));
+    let fp64 = lowered
+        .iter()
+        .map(|name| super::ptx::fp64_use(&functions, name).unwrap_or_default())
+        .collect();
     Ok(Compiled {
         cubin,
+        entries: req.entries.to_vec(),
         lowered,
+        fp64,
         log,
         cached: false,
     })

@@ -1,8 +1,11 @@
 //! `Gpu` and `compile`: the only module that names cudarc. Everything above it is testable
 //! without a GPU.
 
+pub mod binary;
 pub mod compile;
 mod gpu;
+pub mod headers;
+pub mod ptx;
 pub mod thermal;
 
 pub use gpu::{

@@ -121,6 +121,11 @@ pub struct Footprint {
     pub local_reservation: u64,
     /// Each launch's resources.
     pub launches: Vec<Resources>,
+    /// Double-precision instructions in the kernel's code (all launches; `mix`): the count and
+    /// the first, as written in the PTX. `None` when there are none (boxed: the worker's
+    /// response stays small).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fp64: Option<Box<crate::device::ptx::Fp64Use>>,
 }
 
 /// One launch's resources, from the function's attributes and the occupancy calculator.

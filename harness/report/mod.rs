@@ -75,7 +75,8 @@ pub fn rate(per_second: f64, unit: &str) -> String {
 }
 
 /// A kernel's memory and resources in a few words: `mem 24.0 MiB · regs 16 · smem 0 B · 8 blocks/SM`
-/// (per launch, `/`-separated, for multi-launch kernels; local memory only when used).
+/// (per launch, `/`-separated, for multi-launch kernels; local memory and `fp64 ops N` only
+/// when used).
 pub fn footprint(f: &crate::measure::Footprint) -> String {
     let join = |v: Vec<String>| v.join("/");
     let regs = join(f.launches.iter().map(|l| l.registers.to_string()).collect());
@@ -95,6 +96,9 @@ pub fn footprint(f: &crate::measure::Footprint) -> String {
         "mem {} · regs {regs} · smem {smem} · {occupancy} blocks/SM",
         bytes(f.pool_peak)
     );
+    if let Some(fp64) = f.fp64.as_ref().filter(|u| u.count > 0) {
+        out.push_str(&format!(" · fp64 ops {}", fp64.count));
+    }
     if f.launches.iter().any(|l| l.local_bytes > 0) {
         let local = join(
             f.launches

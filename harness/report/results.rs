@@ -104,6 +104,11 @@ pub enum Breach {
         /// The limit.
         max: u32,
     },
+    /// A kernel holds FP64 instructions under `fp64 = "forbid"`.
+    Fp64 {
+        /// What it holds, and what to change.
+        message: String,
+    },
     /// A launch uses local memory under `spills = "forbid"`.
     Spills {
         /// The entry.
@@ -279,10 +284,16 @@ pub struct TrialRecord {
 pub struct Compiled {
     /// Sources compiled.
     pub sources: usize,
-    /// Of those, compiled now; the rest came from the cache.
+    /// Of those, compiled now; the rest came from the cache or were built.
     pub fresh: usize,
+    /// Of those, PTX/CUBIN/fatbin loaded as built.
+    #[serde(default)]
+    pub built: usize,
     /// The target architecture.
     pub arch: String,
+    /// The kernels that use FP64 instructions, with their counts (empty when none).
+    #[serde(default)]
+    pub fp64: String,
 }
 
 /// A whole run.

@@ -101,13 +101,20 @@ pub fn note(r: &TrialRecord) -> String {
 /// figures, footprint and gate note; empty otherwise.
 pub fn line(r: &TrialRecord, device: Option<&DeviceInfo>) -> String {
     if let Some(c) = &r.compiled {
-        return format!(
+        let mut line = format!(
             "{} source(s) for {}, {} compiled, {} from cache",
             c.sources,
             c.arch,
             c.fresh,
-            c.sources - c.fresh
+            c.sources - c.fresh - c.built
         );
+        if c.built > 0 {
+            line.push_str(&format!(", {} built (PTX/CUBIN/fatbin)", c.built));
+        }
+        if !c.fp64.is_empty() {
+            line.push_str(&format!(" · {}", c.fp64));
+        }
+        return line;
     }
     let Some(m) = &r.measurement else {
         return String::new();
@@ -136,6 +143,7 @@ pub fn line(r: &TrialRecord, device: Option<&DeviceInfo>) -> String {
 
 fn breach_text(b: &Breach) -> String {
     match b {
+        Breach::Fp64 { message } => message.clone(),
         Breach::MemoryBudget { peak, budget } => format!(
             "over memory_budget: the case peaked at {} ({peak} bytes: its buffers and scratch, the pool's high-water mark), the budget is {}",
             bytes(*peak),

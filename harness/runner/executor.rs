@@ -58,8 +58,12 @@ pub enum Outcome {
         sources: usize,
         /// Of those, compiled now (the rest came from the cache).
         fresh: usize,
+        /// Of those, PTX/CUBIN/fatbin loaded as built (neither compiled nor cached).
+        built: usize,
         /// The target architecture.
         arch: String,
+        /// The kernels that use FP64 instructions, with their counts (empty when none).
+        fp64: String,
     },
     /// Not run, and why (no GPU, no NVRTC).
     Ignored(String),

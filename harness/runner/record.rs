@@ -42,6 +42,12 @@ pub fn commands(name: &str, suite: &Suite, trial: &Planned) -> Commands {
 pub fn limit_breaches(suite: &Suite, kernel: usize, f: &Footprint) -> Vec<Breach> {
     let limits = &suite.kernels[kernel].limits;
     let mut out = Vec::new();
+    if let Some(fp64) = &f.fp64 {
+        out.extend(
+            crate::mix::fp64_breach(&suite.kernels[kernel].name, limits.forbid_fp64, fp64)
+                .map(|message| Breach::Fp64 { message }),
+        );
+    }
     if let Some(budget) = limits.memory_budget.filter(|b| f.pool_peak > *b) {
         out.push(Breach::MemoryBudget {
             peak: f.pool_peak,
@@ -131,12 +137,16 @@ pub(super) fn record(
         Outcome::Compiled {
             sources,
             fresh,
+            built,
             arch,
+            fp64,
         } => {
             r.compiled = Some(Compiled {
                 sources: *sources,
                 fresh: *fresh,
+                built: *built,
                 arch: arch.clone(),
+                fp64: fp64.clone(),
             })
         }
         Outcome::Ignored(reason) => {

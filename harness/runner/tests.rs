@@ -102,7 +102,9 @@ impl Executor for Scripted {
                 return Outcome::Compiled {
                     sources: 1,
                     fresh: 0,
+                    built: 0,
                     arch: "sm_90".into(),
+                    fp64: String::new(),
                 }
             }
             Kind::Kernel { kernel, .. } => self.names[1 + kernel].clone(),
@@ -216,6 +218,7 @@ fn config(dir: &Path, mode: Mode) -> Config {
         markdown: None,
         step_summary: None,
         annotations: false,
+        allow_empty: false,
     }
 }
 

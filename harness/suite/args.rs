@@ -1,5 +1,5 @@
 //! `ArgSpec`: one kernel argument as written in a suite file — a buffer name, a typed literal
-//! (`2.0f32`, `7i32`) or a size expression with a cast (`n as i32`, `ceil(n / 4) as u32`).
+//! (`2.0f32`, `7i32`, `0.5f16`, `1.5bf16`) or a size expression with a cast (`n as i32`, `ceil(n / 4) as u32`).
 
 use super::expr::{Expr, ExprError};
 use std::collections::BTreeMap;
@@ -19,6 +19,10 @@ pub enum ScalarType {
     F32,
     /// `double`
     F64,
+    /// `__half`
+    F16,
+    /// `__nv_bfloat16`
+    Bf16,
 }
 
 impl ScalarType {
@@ -31,6 +35,8 @@ impl ScalarType {
             "u64" => ScalarType::U64,
             "f32" => ScalarType::F32,
             "f64" => ScalarType::F64,
+            "f16" => ScalarType::F16,
+            "bf16" => ScalarType::Bf16,
             _ => return None,
         })
     }
@@ -44,12 +50,28 @@ impl ScalarType {
             ScalarType::U64 => "u64",
             ScalarType::F32 => "f32",
             ScalarType::F64 => "f64",
+            ScalarType::F16 => "f16",
+            ScalarType::Bf16 => "bf16",
         }
     }
 
     /// Whether this is an integer type.
     pub fn is_int(self) -> bool {
-        !matches!(self, ScalarType::F32 | ScalarType::F64)
+        !matches!(
+            self,
+            ScalarType::F32 | ScalarType::F64 | ScalarType::F16 | ScalarType::Bf16
+        )
+    }
+
+    /// Encodes a floating-point value (rounded to nearest for the narrower types); integer
+    /// types take `encode_int`.
+    pub fn encode_float(self, v: f64) -> Vec<u8> {
+        match self {
+            ScalarType::F32 => (v as f32).to_le_bytes().to_vec(),
+            ScalarType::F16 => half::f16::from_f64(v).to_le_bytes().to_vec(),
+            ScalarType::Bf16 => half::bf16::from_f64(v).to_le_bytes().to_vec(),
+            _ => v.to_le_bytes().to_vec(),
+        }
     }
 
     /// Encodes an integer value, or says why it does not fit.
@@ -69,8 +91,9 @@ impl ScalarType {
                 .map_err(|_| out_of_range())?
                 .to_le_bytes()
                 .to_vec(),
-            ScalarType::F32 => (v as f32).to_le_bytes().to_vec(),
-            ScalarType::F64 => (v as f64).to_le_bytes().to_vec(),
+            ScalarType::F32 | ScalarType::F64 | ScalarType::F16 | ScalarType::Bf16 => {
+                self.encode_float(v as f64)
+            }
         })
     }
 }
@@ -111,7 +134,9 @@ pub fn parse(
         let target = trimmed[at + 4..].trim();
         let ty = ScalarType::parse(target).ok_or_else(|| ExprError {
             offset: lead + at + 4,
-            message: format!("cannot cast to `{target}` (use i32, u32, i64, u64, f32 or f64)"),
+            message: format!(
+                "cannot cast to `{target}` (use i32, u32, i64, u64, f32, f64, f16 or bf16)"
+            ),
         })?;
         let expr = Expr::parse(&trimmed[..at]).map_err(|e| ExprError {
             offset: lead + e.offset,
@@ -153,7 +178,7 @@ fn unknown_name(name: &str, buffers: &BTreeMap<String, usize>, sizes: &[String])
 }
 
 fn parse_literal(text: &str) -> Result<ArgSpec, String> {
-    let split = text.find(['i', 'u', 'f']).ok_or_else(|| {
+    let split = text.find(['i', 'u', 'f', 'b']).ok_or_else(|| {
         let hint = if text.contains('.') || text.contains('e') {
             format!("`{text}f32` or `{text}f64`")
         } else {
@@ -163,7 +188,7 @@ fn parse_literal(text: &str) -> Result<ArgSpec, String> {
     })?;
     let (number, suffix) = text.split_at(split);
     let ty = ScalarType::parse(suffix).ok_or_else(|| {
-        format!("unknown type suffix `{suffix}` (use i32, u32, i64, u64, f32 or f64)")
+        format!("unknown type suffix `{suffix}` (use i32, u32, i64, u64, f32, f64, f16 or bf16)")
     })?;
     let number = number.replace('_', "");
     let bytes = if ty.is_int() {
@@ -185,10 +210,7 @@ fn parse_literal(text: &str) -> Result<ArgSpec, String> {
                 ty.name()
             ));
         }
-        match ty {
-            ScalarType::F32 => (v as f32).to_le_bytes().to_vec(),
-            _ => v.to_le_bytes().to_vec(),
-        }
+        ty.encode_float(v)
     };
     Ok(ArgSpec::Literal(ty, bytes))
 }
@@ -236,6 +258,32 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn half_precision_literals_round_to_their_format() {
+        let (b, s) = ctx();
+        // 0.1 is not exact in either: f16 keeps 11 significant bits, bf16 8.
+        assert_eq!(
+            parse("0.1f16", &b, &s),
+            Ok(ArgSpec::Literal(
+                ScalarType::F16,
+                half::f16::from_f64(0.1).to_le_bytes().to_vec()
+            ))
+        );
+        assert_eq!(
+            parse("-1.5bf16", &b, &s),
+            Ok(ArgSpec::Literal(ScalarType::Bf16, vec![0xc0, 0xbf]))
+        );
+        assert_eq!(
+            parse("1.5f16", &b, &s),
+            Ok(ArgSpec::Literal(ScalarType::F16, vec![0x00, 0x3e]))
+        );
+        match parse("n as bf16", &b, &s) {
+            Ok(ArgSpec::Expr(_, ScalarType::Bf16, _)) => {}
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(ScalarType::Bf16.encode_int(3), Ok(vec![0x40, 0x40]));
     }
 
     #[test]

@@ -83,6 +83,14 @@ pub(super) fn check_entry(
 ) {
     let entry = l.entry.get_ref();
     let at = l.entry.span().start;
+    if source.kind() != super::SourceKind::Cuda {
+        // PTX: the entry and its `.param` list; a cubin or fatbin is checked when loaded.
+        let spans = (at, l.args.span().start);
+        for (offset, message) in super::binary::check_launch(source, entry, spans, &decl.args) {
+            ctx.error(offset, message);
+        }
+        return;
+    }
     let file = source.path.display();
     let (base, targs) = match template_args(entry) {
         Ok(x) => x,

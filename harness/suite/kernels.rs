@@ -223,5 +223,25 @@ pub(super) fn limits(
 }
 
 pub(super) fn kernel_limits(ctx: &mut Ctx, k: &RawKernel, suite: &Limits) -> Limits {
-    limits(ctx, &k.memory_budget, &k.max_registers, &k.spills, *suite)
+    let mut out = limits(ctx, &k.memory_budget, &k.max_registers, &k.spills, *suite);
+    out.forbid_fp64 = fp64_policy(ctx, &k.fp64, suite.forbid_fp64);
+    out
+}
+
+/// `fp64 = "forbid" | "allow"`, over `base` (the suite's, for a kernel).
+pub(super) fn fp64_policy(ctx: &mut Ctx, fp64: &Option<Spanned<String>>, base: bool) -> bool {
+    let Some(s) = fp64 else {
+        return base;
+    };
+    match s.get_ref().as_str() {
+        "allow" => false,
+        "forbid" => true,
+        other => {
+            ctx.error(
+                s.span().start,
+                format!("unknown fp64 `{other}` (write \"forbid\" or \"allow\")"),
+            );
+            base
+        }
+    }
 }

@@ -218,7 +218,19 @@ fn source_index(
     if let Some(i) = sources.iter().position(|x| x.path == path) {
         return Some(i);
     }
+    // A cubin or fatbin is bytes: read (to check it is there), kept as a path.
+    let binary = matches!(
+        path.extension().and_then(|e| e.to_str()),
+        Some("cubin" | "fatbin")
+    );
     match std::fs::read(&path) {
+        Ok(_) if binary => {
+            sources.push(Source {
+                path,
+                text: String::new(),
+            });
+            Some(sources.len() - 1)
+        }
         Ok(bytes) => match super::toml_text::utf8(&path, &bytes) {
             Ok(text) => {
                 let text = text.to_string();
@@ -421,13 +433,14 @@ fn build(ctx: &mut Ctx, raw: RawFile) -> Option<Suite> {
         );
     }
 
-    let suite_limits = limits(
+    let mut suite_limits = limits(
         ctx,
         &rs.memory_budget,
         &rs.max_registers,
         &rs.spills,
         Limits::default(),
     );
+    suite_limits.forbid_fp64 = super::kernels::fp64_policy(ctx, &rs.fp64, false);
 
     // Kernels.
     let mut kernels = Vec::new();

@@ -2,6 +2,7 @@
 //! here, before any GPU work: sizes, lengths, launch shapes, argument bytes.
 
 pub mod args;
+mod binary;
 mod cases;
 mod declarations;
 pub mod discover;
@@ -62,10 +63,36 @@ pub struct Suite {
 /// A CUDA source file and its text.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Source {
-    /// Path of the `.cu` file.
+    /// Path of the `.cu` file (or `.ptx`, `.cubin`, `.fatbin`: see `kind`).
     pub path: PathBuf,
-    /// Its contents, read at load time (so a run compiles what it validated).
+    /// Its contents, read at load time (so a run compiles what it validated); empty for a
+    /// cubin or fatbin, which the compile step reads as bytes.
     pub text: String,
+}
+
+/// What a source file holds, by its extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SourceKind {
+    /// CUDA C++, compiled with NVRTC.
+    Cuda,
+    /// PTX text (from nvcc, Triton, Numba...), JIT-compiled by the driver when loaded.
+    Ptx,
+    /// A CUBIN for one architecture.
+    Cubin,
+    /// A fat binary: CUBINs and PTX for several architectures; the driver picks.
+    Fatbin,
+}
+
+impl Source {
+    /// What the file holds: `.ptx`, `.cubin` and `.fatbin` are loaded without NVRTC.
+    pub fn kind(&self) -> SourceKind {
+        match self.path.extension().and_then(|e| e.to_str()) {
+            Some("ptx") => SourceKind::Ptx,
+            Some("cubin") => SourceKind::Cubin,
+            Some("fatbin") => SourceKind::Fatbin,
+            _ => SourceKind::Cuda,
+        }
+    }
 }
 
 /// What a kernel does with a buffer.
@@ -225,6 +252,9 @@ pub struct Limits {
     pub max_registers: Option<u32>,
     /// Fail when any launch uses local memory (spills, run-time-indexed arrays).
     pub forbid_spills: bool,
+    /// `fp64 = "forbid"`: fail when the kernel's code holds double-precision instructions.
+    #[serde(default)]
+    pub forbid_fp64: bool,
 }
 
 /// One size combination of a suite, with everything resolved.

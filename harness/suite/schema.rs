@@ -34,6 +34,7 @@ pub struct RawSuite {
     pub memory_budget: Option<Spanned<String>>,
     pub max_registers: Option<Spanned<u32>>,
     pub spills: Option<Spanned<String>>,
+    pub fp64: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -87,6 +88,7 @@ pub struct RawKernel {
     pub memory_budget: Option<Spanned<String>>,
     pub max_registers: Option<Spanned<u32>>,
     pub spills: Option<Spanned<String>>,
+    pub fp64: Option<Spanned<String>>,
 }
 
 /// One launch of a multi-launch kernel.

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use toml::Spanned;
 
-/// Defaults, documented in the README.
+/// Defaults, documented in docs/suites.md.
 pub const DEFAULT_TRIALS: u32 = 3;
 /// Seed of the first input set.
 pub const DEFAULT_SEED: u64 = 0x5EED;

@@ -161,6 +161,8 @@ pub fn scalar_type(ty: &str) -> Option<ScalarType> {
     Some(match ty {
         "float" => ScalarType::F32,
         "double" => ScalarType::F64,
+        "__half" | "half" => ScalarType::F16,
+        "__nv_bfloat16" | "nv_bfloat16" => ScalarType::Bf16,
         "int" | "int32_t" | "signed int" | "signed" => ScalarType::I32,
         "unsigned" | "unsigned int" | "uint32_t" => ScalarType::U32,
         "long long" | "long long int" | "int64_t" => ScalarType::I64,

@@ -93,10 +93,24 @@ impl<'a> WorkerPool<'a> {
                 c.log
             );
         }
+        // The instruction-mix gate (`mix`): a kernel that forbids FP64 and holds some fails
+        // here, as a limit (like `spills = "forbid"`), not a wrong result.
+        let breaches = crate::mix::fp64_breaches(suite, &compiled);
+        if !breaches.is_empty() {
+            let text: Vec<String> = breaches.into_iter().map(|(_, m)| m).collect();
+            return Outcome::Failed(TrialFailure::Forbidden(text.join("\n")));
+        }
+        // PTX, CUBIN and fatbin sources are loaded as built, not compiled (`device::binary`).
+        let built = compiled
+            .iter()
+            .filter(|(si, _)| suite.sources[*si].kind() != crate::suite::SourceKind::Cuda)
+            .count();
         Outcome::Compiled {
             sources: compiled.len(),
-            fresh: compiled.iter().filter(|(_, c)| !c.cached).count(),
+            fresh: compiled.iter().filter(|(_, c)| !c.cached).count() - built,
+            built,
             arch,
+            fp64: crate::mix::fp64_summary(suite, &compiled),
         }
     }
 

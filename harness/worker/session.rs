@@ -29,6 +29,8 @@ struct Phases {
 /// Modules and functions of one suite: per kernel, one function per launch.
 struct Loaded {
     functions: Vec<Vec<Function>>,
+    /// Per kernel, its FP64 instructions (`mix`), for the footprint.
+    fp64: Vec<crate::device::ptx::Fp64Use>,
     // Declared after `functions` so functions are dropped first; they must not outlive it.
     _modules: Vec<Module>,
 }
@@ -79,7 +81,12 @@ pub fn compile_suite(
             entries: &entries,
             arch,
         };
-        match compile::compile(&req, cache_dir) {
+        // PTX, CUBIN and fatbin files are loaded as they are, without NVRTC (`device::binary`).
+        let result = match source.kind() {
+            crate::suite::SourceKind::Cuda => compile::compile(&req, cache_dir),
+            _ => crate::device::binary::load(&source.path, &source.text, &entries, arch),
+        };
+        match result {
             Ok(c) => out.push((si, c)),
             Err(e) => {
                 let names = kernels
@@ -259,6 +266,7 @@ impl Session {
         let arch = self.gpu.info.arch();
         let compiled = compile_suite(suite, &arch, self.cache_dir.as_deref())
             .map_err(|(_, m)| Failure::Trial(TrialFailure::Compile(m)))?;
+        let fp64 = crate::mix::kernel_fp64(suite, &compiled);
         let mut modules = Vec::new();
         let mut functions: Vec<Vec<Function>> = suite.kernels.iter().map(|_| Vec::new()).collect();
         for (si, c) in compiled {
@@ -290,6 +298,7 @@ impl Session {
             index,
             Loaded {
                 functions,
+                fp64,
                 _modules: modules,
             },
         );
@@ -325,7 +334,10 @@ impl Session {
         // that the driver's local-memory reservation (kept once made) shows as a drop.
         let host = generate(suite, req.case, req.seed).map_err(Failure::Wrong)?;
         verify::upload(&self.gpu, &bufs, &host)?;
-        let footprint = footprint(&self.gpu, suite, req.case, k, &loaded.functions[k], &bufs)?;
+        let mut footprint = footprint(&self.gpu, suite, req.case, k, &loaded.functions[k], &bufs)?;
+        if loaded.fp64[k].count > 0 {
+            footprint.fp64 = Some(Box::new(loaded.fp64[k].clone()));
+        }
         phases.setup = clock.elapsed().as_secs_f64();
         let clock = Instant::now();
         // Timed launches rotate over `INPUT_SETS` input sets: the check's first sets, whose
@@ -403,7 +415,11 @@ impl Session {
             // Only where L2 cannot hold what a sample moves: the launches of one sample on
             // their own copies, at least twice the L2, after a flush.
             let l2 = self.gpu.info.l2_bytes.max(0) as f64;
-            let launches = if plan.regime == Regime::Graph { used } else { 1 };
+            let launches = if plan.regime == Regime::Graph {
+                used
+            } else {
+                1
+            };
             let moved = case.bytes.unwrap_or(0.0).min(copies.bytes_each() as f64);
             let from_dram = bench.l2_flush && launches as f64 * moved >= 2.0 * l2;
             plausible(case.bytes, case.flops, median, &self.gpu.info, from_dram)
@@ -494,5 +510,6 @@ fn footprint(
         local_reservation: local * resident,
         free_drop: free_before.saturating_sub(free_launched.min(free_after)) as u64,
         launches,
+        fp64: None,
     })
 }

@@ -1,0 +1,258 @@
+//! `CudaHeaders`: CUDA's own include folders, found for NVRTC without the suite naming them.
+//!
+//! NVRTC's wheel carries no CUDA headers, so `#include <cuda_fp16.h>` or `<cub/cub.cuh>` fails
+//! with "cannot open source file" unless a folder is given. Searched in order, the first folder
+//! holding each set wins (mixing versions of one set would compile against half of each):
+//!
+//! 1. `KERNELGATE_CUDA_INCLUDE` (folders separated by `:`), taken as given;
+//! 2. `$CUDA_HOME/include`, `$CUDA_PATH/include`;
+//! 3. `../include` beside every folder of `LD_LIBRARY_PATH` (the toolkit, or the pip wheels'
+//!    `nvidia/cu13/lib`, next to the NVRTC that was loaded);
+//! 4. `/usr/local/cuda/include`;
+//! 5. the pip wheels `nvidia-cuda-runtime` and `nvidia-cuda-cccl`, found through `python3`
+//!    (`nvidia/cu*/include`).
+//!
+//! The runtime set is a folder with `cuda_runtime_api.h`; CCCL (CUB, Thrust, `cuda::std`) is its
+//! `cccl/` subfolder, as both the toolkit and the wheels lay it out. Their versions (and the
+//! wheels' versions, where a `*.dist-info` sits beside them) go into the compile-cache key.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// The include folders found, and what identifies their contents.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CudaHeaders {
+    /// Folders to hand NVRTC, runtime first, then CCCL.
+    pub dirs: Vec<PathBuf>,
+    /// Paths and versions, for the compile-cache key.
+    pub fingerprint: String,
+    /// Every folder looked at, for the message when a header is missing.
+    pub searched: Vec<PathBuf>,
+}
+
+/// The headers of this process's environment, searched once.
+pub fn cuda_headers() -> &'static CudaHeaders {
+    static FOUND: OnceLock<CudaHeaders> = OnceLock::new();
+    FOUND.get_or_init(|| find(&candidates()))
+}
+
+/// Where to look, in order (see the module's documentation).
+fn candidates() -> Vec<PathBuf> {
+    let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    let mut out: Vec<PathBuf> = Vec::new();
+    if let Some(list) = env("KERNELGATE_CUDA_INCLUDE") {
+        out.extend(std::env::split_paths(&list));
+    }
+    for name in ["CUDA_HOME", "CUDA_PATH"] {
+        if let Some(root) = env(name) {
+            out.push(Path::new(&root).join("include"));
+        }
+    }
+    if let Some(list) = env("LD_LIBRARY_PATH") {
+        out.extend(std::env::split_paths(&list).map(|lib| lib.join("..").join("include")));
+    }
+    out.push("/usr/local/cuda/include".into());
+    out.extend(python_wheel_includes());
+    out
+}
+
+/// `nvidia/cu*/include` under every folder of Python's `nvidia` namespace package.
+fn python_wheel_includes() -> Vec<PathBuf> {
+    let script = "import nvidia\nfor p in nvidia.__path__: print(p)";
+    let Ok(out) = std::process::Command::new("python3")
+        .args(["-c", script])
+        .stderr(std::process::Stdio::null())
+        .output()
+    else {
+        return Vec::new();
+    };
+    let mut dirs = Vec::new();
+    for root in String::from_utf8_lossy(&out.stdout).lines() {
+        let Ok(entries) = std::fs::read_dir(root) else {
+            continue;
+        };
+        let mut cu: Vec<PathBuf> = entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with("cu"))
+            })
+            .collect();
+        // The newest CUDA first: `cu13` before `cu12`.
+        cu.sort();
+        cu.reverse();
+        dirs.extend(cu.into_iter().map(|p| p.join("include")));
+    }
+    dirs
+}
+
+/// The first folder with the runtime headers and the first with CCCL, among `candidates`.
+pub fn find(candidates: &[PathBuf]) -> CudaHeaders {
+    let runtime = candidates
+        .iter()
+        .find(|d| d.join("cuda_runtime_api.h").is_file());
+    let cccl = candidates
+        .iter()
+        .map(|d| d.join("cccl"))
+        .find(|d| d.join("cuda/std/__cccl/version.h").is_file());
+    let mut found = CudaHeaders {
+        searched: candidates.to_vec(),
+        ..CudaHeaders::default()
+    };
+    if let Some(d) = runtime {
+        let version = define(&d.join("cuda_runtime_api.h"), "CUDART_VERSION");
+        found.fingerprint += &format!(
+            "runtime {} CUDART_VERSION {version} {};",
+            d.display(),
+            wheels(d)
+        );
+        found.dirs.push(d.clone());
+    }
+    if let Some(d) = cccl {
+        let version = define(&d.join("cuda/std/__cccl/version.h"), "CCCL_VERSION");
+        let site = d.parent().map(wheels).unwrap_or_default();
+        found.fingerprint += &format!("cccl {} CCCL_VERSION {version} {site};", d.display());
+        found.dirs.push(d);
+    }
+    found
+}
+
+/// The value of `#define NAME value` in `file`, or `?`.
+fn define(file: &Path, name: &str) -> String {
+    let text = std::fs::read_to_string(file).unwrap_or_default();
+    text.lines()
+        .filter_map(|l| l.trim().strip_prefix("#define"))
+        .filter_map(|l| l.trim().strip_prefix(name))
+        .find(|rest| rest.starts_with([' ', '\t']))
+        .map(|rest| rest.trim().to_string())
+        .unwrap_or_else(|| "?".into())
+}
+
+/// The `nvidia_cuda_*.dist-info` names (which carry the wheels' exact versions) in the
+/// site-packages folder of a wheel's `nvidia/cuNN/include`, sorted; empty for a toolkit.
+fn wheels(include: &Path) -> String {
+    let Some(site) = include.ancestors().nth(3) else {
+        return String::new();
+    };
+    let Ok(entries) = std::fs::read_dir(site) else {
+        return String::new();
+    };
+    let mut names: Vec<String> = entries
+        .flatten()
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| n.starts_with("nvidia_cuda_") && n.ends_with(".dist-info"))
+        .collect();
+    names.sort();
+    names.join(" ")
+}
+
+/// For NVRTC's log: when it could not open a CUDA header, which wheel or variable provides
+/// it. `None` when the log names no missing header.
+pub fn missing_header_hint(log: &str, found: &CudaHeaders) -> Option<String> {
+    const MARK: &str = "cannot open source file \"";
+    let at = log.find(MARK)? + MARK.len();
+    let header = &log[at..at + log[at..].find('"')?];
+    let cccl = ["cub/", "thrust/", "cuda/", "nv/"]
+        .iter()
+        .any(|p| header.starts_with(p));
+    let cuda = cccl
+        || header.starts_with("cuda")
+        || header.starts_with("cooperative_groups")
+        || header.starts_with("vector_")
+        || header.starts_with("sm_")
+        || header.starts_with("mma.h")
+        || header.starts_with("device_");
+    if !cuda {
+        return Some(format!(
+            "`{header}` is not a CUDA header: put its folder in the suite's `include_dirs`"
+        ));
+    }
+    let wheel = if cccl {
+        "nvidia-cuda-cccl"
+    } else {
+        "nvidia-cuda-runtime"
+    };
+    let searched = found
+        .searched
+        .iter()
+        .map(|d| d.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    Some(format!(
+        "`{header}` comes with CUDA's headers, which kernelgate did not find: `pip install '{wheel}==13.0.*'` (found through python3, or install it beside NVRTC), or set CUDA_HOME to a toolkit, or KERNELGATE_CUDA_INCLUDE to the folder that holds it (searched: {searched})"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fake wheel layout: `site/nvidia/cu13/include` with a runtime header and CCCL.
+    fn wheel_site(root: &Path) -> PathBuf {
+        let include = root.join("site/nvidia/cu13/include");
+        std::fs::create_dir_all(include.join("cccl/cuda/std/__cccl")).unwrap();
+        std::fs::write(
+            include.join("cuda_runtime_api.h"),
+            "#define CUDART_VERSION_X 1\n#define CUDART_VERSION  13000\n",
+        )
+        .unwrap();
+        std::fs::write(
+            include.join("cccl/cuda/std/__cccl/version.h"),
+            "#define CCCL_VERSION 3000001\n",
+        )
+        .unwrap();
+        std::fs::create_dir_all(root.join("site/nvidia_cuda_runtime-13.0.96.dist-info")).unwrap();
+        include
+    }
+
+    #[test]
+    fn finds_runtime_and_cccl_with_their_versions() {
+        let tmp = std::env::temp_dir().join(format!("kg-headers-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&tmp);
+        let include = wheel_site(&tmp);
+        let found = find(&[tmp.join("nothing-here"), include.clone()]);
+        assert_eq!(found.dirs, vec![include.clone(), include.join("cccl")]);
+        assert!(
+            found.fingerprint.contains("CUDART_VERSION 13000"),
+            "{found:?}"
+        );
+        assert!(
+            found.fingerprint.contains("CCCL_VERSION 3000001"),
+            "{found:?}"
+        );
+        assert!(found
+            .fingerprint
+            .contains("nvidia_cuda_runtime-13.0.96.dist-info"));
+        // A different wheel version is a different fingerprint, so a different cache key.
+        std::fs::rename(
+            tmp.join("site/nvidia_cuda_runtime-13.0.96.dist-info"),
+            tmp.join("site/nvidia_cuda_runtime-13.0.97.dist-info"),
+        )
+        .unwrap();
+        assert_ne!(find(&[include]).fingerprint, found.fingerprint);
+        assert_eq!(
+            find(&[tmp.join("nothing-here")]).dirs,
+            Vec::<PathBuf>::new()
+        );
+        std::fs::remove_dir_all(&tmp).unwrap();
+    }
+
+    #[test]
+    fn a_missing_header_names_its_wheel() {
+        let none = CudaHeaders::default();
+        let log = "t.cu(1): catastrophic error: cannot open source file \"cuda_fp16.h\"";
+        let hint = missing_header_hint(log, &none).unwrap();
+        assert!(hint.contains("nvidia-cuda-runtime"), "{hint}");
+        assert!(hint.contains("KERNELGATE_CUDA_INCLUDE"), "{hint}");
+        let log = "cannot open source file \"cub/block/block_reduce.cuh\"";
+        let hint = missing_header_hint(log, &none).unwrap();
+        assert!(hint.contains("nvidia-cuda-cccl"), "{hint}");
+        let log = "cannot open source file \"mine.cuh\"";
+        assert!(missing_header_hint(log, &none)
+            .unwrap()
+            .contains("include_dirs"));
+        assert_eq!(missing_header_hint("error: expected a `;`", &none), None);
+    }
+}

@@ -1,0 +1,105 @@
+//! `check_launch`: a launch of a kernel from a PTX file checked at load time, as the CUDA
+//! signature check does for `.cu` sources — the entry exists, and its `.param` list matches
+//! `args` in number, size and kind (pointer or value). A cubin or fatbin holds no parameter
+//! list kernelgate reads; the driver checks those when the module loads.
+
+use super::args::{ArgSpec, ScalarType};
+use super::cases::Located;
+use super::{Source, SourceKind};
+use crate::device::ptx::{self, PtxParam};
+
+/// Problems with one launch of `entry` from `source`, as `(byte offset, message)`; `at` is
+/// where the entry name and the args list start in the suite file.
+pub(super) fn check_launch(
+    source: &Source,
+    entry: &str,
+    at: (usize, usize),
+    args: &[Located<ArgSpec>],
+) -> Vec<(usize, String)> {
+    if source.kind() != SourceKind::Ptx {
+        return Vec::new();
+    }
+    let functions = ptx::parse(&source.text);
+    let Some(f) = functions.get(entry).filter(|f| f.entry) else {
+        let mut entries: Vec<&str> = functions
+            .iter()
+            .filter(|(_, f)| f.entry)
+            .map(|(n, _)| n.as_str())
+            .collect();
+        entries.sort();
+        return vec![(
+            at.0,
+            format!(
+                "no `.entry {entry}` in `{}` (its entries: {}); a PTX entry is named as in the file, mangled names included",
+                source.path.display(),
+                if entries.is_empty() { "none".to_string() } else { entries.join(", ") }
+            ),
+        )];
+    };
+    let where_ = format!("`.entry {entry}` ({})", source.path.display());
+    let list = || {
+        f.params
+            .iter()
+            .map(|p| format!(".{}[{} B]", p.ty, p.bytes))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if f.params.len() != args.len() {
+        return vec![(
+            at.1,
+            format!(
+                "{} args given, but {where_} takes {}: ({})",
+                args.len(),
+                f.params.len(),
+                list()
+            ),
+        )];
+    }
+    let mut out = Vec::new();
+    for (i, (param, arg)) in f.params.iter().zip(args).enumerate() {
+        if let Some(m) = mismatch(param, &arg.value) {
+            out.push((
+                arg.at,
+                format!("parameter {i} of {where_} is .{}: {m}", param.ty),
+            ));
+        }
+    }
+    out
+}
+
+/// Why `arg` cannot be passed as `param`, if it cannot.
+fn mismatch(param: &PtxParam, arg: &ArgSpec) -> Option<String> {
+    let (bytes, fits): (usize, &[&str]) = match arg.scalar_type() {
+        None => (8, &["u64", "b64", "s64"]),
+        Some(ScalarType::I32 | ScalarType::U32) => (4, &["s32", "u32", "b32"]),
+        Some(ScalarType::I64 | ScalarType::U64) => (8, &["s64", "u64", "b64"]),
+        Some(ScalarType::F32) => (4, &["f32", "b32"]),
+        Some(ScalarType::F64) => (8, &["f64", "b64"]),
+        Some(ScalarType::F16 | ScalarType::Bf16) => (2, &["b16", "f16", "bf16", "b8"]),
+    };
+    if param.bytes == bytes && fits.contains(&param.ty.as_str()) {
+        return None;
+    }
+    Some(match arg {
+        ArgSpec::Buffer(_) => "a buffer is passed as a 64-bit pointer (.u64)".to_string(),
+        _ if matches!(param.ty.as_str(), "u64" | "b64" | "s64") => {
+            "it takes 8 bytes, a pointer or a 64-bit integer: pass a buffer name, or e.g. `n as i64`"
+                .to_string()
+        }
+        _ => {
+            let t = arg.scalar_type().expect("a value");
+            format!(
+                "a value of type {} ({bytes} bytes) does not fit; pass one of {} bytes, e.g. `n as {}`",
+                t.name(),
+                param.bytes,
+                match param.bytes {
+                    8 if param.ty.starts_with('f') => "f64",
+                    8 => "i64",
+                    2 => "f16",
+                    _ if param.ty.starts_with('f') => "f32",
+                    _ => "i32",
+                }
+            )
+        }
+    })
+}

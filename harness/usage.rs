@@ -1,0 +1,120 @@
+//! `usage`: the `kernelgate` command's help texts — `--help`, `help <command>`, `<command>
+//! --help` — and its version. Options are environment variables (libtest rejects unknown
+//! flags), so `help run` lists them; the README's tables say the same at more length.
+
+/// `kernelgate --version`.
+pub fn version() -> String {
+    format!("kernelgate {}", env!("CARGO_PKG_VERSION"))
+}
+
+/// `kernelgate --help`: the commands.
+pub const OVERVIEW: &str = "\
+kernelgate: benchmark-regression tests for CUDA kernels
+
+usage: kernelgate <command> [arguments]
+
+commands:
+  run [LIBTEST ARGS]          run the suites, as `cargo test --test perf` does
+  lint                        validate every suite and baseline, compile every kernel (no GPU)
+  compare OLD.json NEW.json   the gate between two results files (KERNELGATE_RESULTS)
+  merge OUT.json IN.json...   join the results files of shards
+  calibrate [--reps N] [--out FILE.md]
+                              accuracy, sensitivity and cost, measured on a GPU
+  help <command>              what a command does and takes
+
+options: --help, --version; harness options are KERNELGATE_* variables (`kernelgate help run`)";
+
+/// The help of one command, or `None` for an unknown one.
+pub fn command(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "run" => RUN,
+        "lint" => LINT,
+        "compare" => {
+            "\
+usage: kernelgate compare OLD.json NEW.json
+
+Applies the gate to two results files (written with KERNELGATE_RESULTS) and prints a table
+of the trials that changed. Exit 0: no regression; 1: a regression; 2: bad input."
+        }
+        "merge" => {
+            "\
+usage: kernelgate merge OUT.json IN.json...
+
+Joins the results files of shards (KERNELGATE_SHARD=k/n, one per runner) into one, and
+decides the gate over all of them together. Exit 0: passed; 1: a trial failed; 2: bad input."
+        }
+        "calibrate" => {
+            "\
+usage: kernelgate calibrate [--reps N] [--out FILE.md]
+
+On a GPU: measures kernelgate's accuracy against independent timers, the gate's sensitivity
+(planted slowdowns) and the cost per verdict; writes a Markdown report (docs/calibration.md)."
+        }
+        "help" => "usage: kernelgate help <command>",
+        _ => return None,
+    })
+}
+
+const RUN: &str = "\
+usage: kernelgate run [FILTER] [--list] [--exact] [--ignored] [--format json] [-- ...]
+       cargo test --test perf -- [the same]
+
+Runs every suite: compile, check correctness against the reference kernel, time, compare with
+the stored baseline. Trials are named suite::kernel::case; FILTER selects by substring.
+
+options (environment variables):
+  KERNELGATE_SUITES=DIR          suite files (default suites)
+  KERNELGATE_BASELINES=DIR       stored baselines (default baselines)
+  KERNELGATE_BLESS=1             record the trials that ran and passed as the new baselines
+  KERNELGATE_DEVICE=0[,1...]     GPU ordinals to spread the trials over
+  KERNELGATE_SHARD=k/n           run a stable k-th of n parts of the trials
+  KERNELGATE_REQUIRE_GPU=1       no GPU fails the run (set it in CI)
+  KERNELGATE_REQUIRE_NVRTC=1     no NVRTC fails the compile trials
+  KERNELGATE_REQUIRE_BASELINE=1  a trial without a comparable baseline fails
+  KERNELGATE_STRICT=1            a trial still inconclusive after re-measuring fails
+  KERNELGATE_ARCH=sm_90          NVRTC target when no GPU says which
+  KERNELGATE_CUDA_INCLUDE=DIRS   CUDA headers (cuda_fp16.h, cub/) when not found by itself
+  KERNELGATE_CACHE=DIR           compile cache (default target/kernelgate-cache)
+  KERNELGATE_TIMEOUT=SECONDS     per trial, before its worker is stopped (default 120)
+  KERNELGATE_SEED=N              override every suite's first input seed
+  KERNELGATE_RESULTS=FILE.json   write the whole run as JSON
+  KERNELGATE_JUNIT=FILE.xml      write JUnit XML
+  KERNELGATE_MARKDOWN=FILE.md    write the Markdown summary
+  KERNELGATE_ANNOTATIONS=1       print ::error annotations (on by itself in GitHub Actions)
+  KERNELGATE_ALLOW_EMPTY=1       a suites folder without suites passes instead of exit 2
+An unknown KERNELGATE_* variable is an error naming the closest known one.
+
+exit codes: 0 passed; 101 a trial failed; 2 bad input (suite file, variable, arguments).";
+
+const LINT: &str = "\
+usage: kernelgate lint
+
+Validates every suite file (errors at file:line:col) and every stored baseline file, and,
+where NVRTC can be loaded, compiles every kernel for KERNELGATE_ARCH and applies
+fp64 = \"forbid\". Needs no GPU.
+
+exit codes: 0 all valid; 1 a kernel does not compile or breaks fp64 = \"forbid\"; 2 bad input.";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_command_of_the_overview_has_help_and_run_lists_every_variable() {
+        for name in ["run", "lint", "compare", "merge", "calibrate", "help"] {
+            assert!(OVERVIEW.contains(&format!("  {name}")), "{name}");
+            assert!(command(name).is_some(), "{name}");
+        }
+        assert_eq!(command("frobnicate"), None);
+        // Every variable a user sets is listed (the worker's and CI's own are not options).
+        for v in crate::config::KNOWN {
+            if !["KERNELGATE_WORKER", "KERNELGATE_REPORTS"].contains(v) {
+                assert!(
+                    RUN.contains(&format!("{v}=")),
+                    "{v} missing from `help run`"
+                );
+            }
+        }
+        assert!(version().starts_with("kernelgate 0."));
+    }
+}
