@@ -42,6 +42,9 @@ fn record(name: &str, median: f64, rng: &mut rand_chacha::ChaCha8Rng) -> TrialRe
                 local_reservation: 0,
                 launches: vec![],
             },
+            bytes: None,
+            flops: None,
+            baseline_samples: vec![],
         }),
         verdict: None,
     }

@@ -43,6 +43,9 @@ fn measured(median: f64, speedup: Option<f64>) -> Measurement {
                 blocks_per_sm: 8,
             }],
         },
+        bytes: None,
+        flops: None,
+        baseline_samples: vec![],
     }
 }
 

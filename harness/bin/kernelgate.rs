@@ -5,6 +5,8 @@
 //! kernelgate compare OLD.json NEW.json the gate between two results files (KERNELGATE_RESULTS)
 //! kernelgate lint                      validate every suite and compile every kernel (no GPU)
 //! kernelgate merge OUT.json IN.json... join the results files of shards
+//! kernelgate report RESULTS.json... --html OUT.html
+//!                                      the HTML report of results files (no GPU)
 //! kernelgate calibrate [--reps N] [--out FILE.md]
 //!                                      accuracy, sensitivity and cost, measured on a GPU
 //! ```
@@ -36,6 +38,8 @@ fn main() -> ExitCode {
             }
         }
         Some("lint") => kernelgate::runner::lint::lint(),
+        // issue 12: the HTML report and the run history.
+        Some("report") => kernelgate::html::command(&args.collect::<Vec<_>>()),
         Some("calibrate") => kernelgate::runner::calibrate::calibrate(&args.collect::<Vec<_>>()),
         Some("merge") => {
             let files: Vec<std::path::PathBuf> = args.map(Into::into).collect();

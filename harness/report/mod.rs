@@ -213,6 +213,7 @@ mod tests {
             total_memory: 80 << 30,
             driver_version: 13000,
             driver_release: "580.159.04".into(),
+            uuid: None,
         };
         assert!((device.peak_bandwidth() - 3.352e12).abs() < 1e9);
         let samples = Samples {

@@ -223,6 +223,13 @@ pub(super) fn records(
                     hit_time_cap: m.samples.hit_time_cap,
                     footprint: m.footprint.clone(),
                     clocks: m.samples.clocks.clone(),
+                    // For the HTML report and the history (issue 12).
+                    bytes: trial.case_kernel().and_then(|(c, _)| suite.cases[c].bytes),
+                    flops: trial.case_kernel().and_then(|(c, _)| suite.cases[c].flops),
+                    baseline_samples: match &m.gate {
+                        GateNote::Compared { old, .. } => old.time_samples.clone(),
+                        _ => Vec::new(),
+                    },
                 });
                 let verdict = match &m.gate {
                     GateNote::Compared { verdict, .. } => Some(*verdict),

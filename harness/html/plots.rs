@@ -1,0 +1,379 @@
+//! `Chart`s drawn with plotters' SVG backend into strings that the page inlines: lines of a
+//! quantity against size (log axes), two sample distributions side by side with the gate's
+//! threshold, and levels over a run history with change points marked.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use std::ops::Range;
+
+/// Width and height of every chart, pixels; two fit side by side in the page's 1400 px.
+pub const SIZE: (u32, u32) = (640, 360);
+
+/// A chart that could not be drawn (a degenerate range); the page shows the message instead.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot draw `{title}`: {reason}")]
+pub struct PlotError {
+    /// The chart's title.
+    pub title: String,
+    /// What plotters said.
+    pub reason: String,
+}
+
+/// One line of a chart: a kernel, a trial.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    /// The legend's name.
+    pub name: String,
+    /// `(x, y, interval of y)`, in x order.
+    pub points: Vec<(f64, f64, Option<(f64, f64)>)>,
+}
+
+/// How a chart's y axis reads.
+#[derive(Debug, Clone, Copy)]
+pub struct YAxis {
+    /// The axis title.
+    pub desc: &'static str,
+    /// Log scale (times) or linear (percentages, speedups).
+    pub log: bool,
+    /// Tick labels.
+    pub format: fn(f64) -> String,
+}
+
+fn bounds(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
+    values
+        .filter(|v| v.is_finite())
+        .fold(None, |acc, v| match acc {
+            None => Some((v, v)),
+            Some((lo, hi)) => Some((lo.min(v), hi.max(v))),
+        })
+}
+
+/// Widens `[lo, hi]` by a margin; on a log axis multiplicatively (and never to zero).
+fn padded((lo, hi): (f64, f64), log: bool) -> Range<f64> {
+    if log {
+        let (lo, hi) = (lo.max(f64::MIN_POSITIVE), hi.max(f64::MIN_POSITIVE));
+        let f = if hi / lo < 1.5 { 1.25 } else { 1.6 };
+        lo / f..hi * f
+    } else {
+        let span = (hi - lo).max(hi.abs() * 0.05).max(1e-12);
+        lo - 0.1 * span..hi + 0.1 * span
+    }
+}
+
+fn error(title: &str, e: impl std::fmt::Display) -> PlotError {
+    PlotError {
+        title: title.into(),
+        reason: e.to_string(),
+    }
+}
+
+fn svg(
+    title: &str,
+    draw: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> Result<(), String>,
+) -> Result<String, PlotError> {
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, SIZE).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| error(title, e))?;
+        draw(&root).map_err(|e| error(title, e))?;
+        root.present().map_err(|e| error(title, e))?;
+    }
+    Ok(out)
+}
+
+/// Draws the series and their legend on a built chart; one macro because a log and a linear
+/// y axis are different types in plotters.
+macro_rules! draw_series {
+    ($chart:expr, $series:expr, $x_desc:expr, $y:expr) => {{
+        let chart = &mut $chart;
+        chart
+            .configure_mesh()
+            .x_desc($x_desc)
+            .y_desc($y.desc)
+            .y_label_formatter(&|v: &f64| ($y.format)(*v))
+            .x_label_formatter(&|v: &f64| crate::html::plots::count(*v))
+            .light_line_style(WHITE.mix(0.0))
+            .draw()
+            .map_err(|e| e.to_string())?;
+        for (i, s) in $series.iter().enumerate() {
+            let color = Palette99::pick(i).to_rgba();
+            let line: Vec<(f64, f64)> = s.points.iter().map(|p| (p.0, p.1)).collect();
+            chart
+                .draw_series(LineSeries::new(line.clone(), color.stroke_width(2)))
+                .map_err(|e| e.to_string())?
+                .label(s.name.clone())
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
+                });
+            chart
+                .draw_series(line.iter().map(|&p| Circle::new(p, 3, color.filled())))
+                .map_err(|e| e.to_string())?;
+            for &(x, _, interval) in &s.points {
+                if let Some((lo, hi)) = interval {
+                    chart
+                        .draw_series(std::iter::once(PathElement::new(
+                            vec![(x, lo), (x, hi)],
+                            color.stroke_width(1),
+                        )))
+                        .map_err(|e| e.to_string())?;
+                }
+            }
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK.mix(0.3))
+            .draw()
+            .map_err(|e| e.to_string())?;
+    }};
+}
+
+/// A quantity against size, log x; intervals drawn as vertical bars.
+pub fn lines(title: &str, x_desc: &str, y: YAxis, series: &[Series]) -> Result<String, PlotError> {
+    let all = || series.iter().flat_map(|s| s.points.iter());
+    let xs = bounds(all().map(|p| p.0)).ok_or_else(|| error(title, "no points"))?;
+    let ys = bounds(all().flat_map(|p| {
+        let (lo, hi) = p.2.unwrap_or((p.1, p.1));
+        [p.1, lo, hi]
+    }))
+    .ok_or_else(|| error(title, "no points"))?;
+    let x_range = padded(xs, true);
+    let y_range = padded(ys, y.log);
+    svg(title, |root| {
+        let mut builder = ChartBuilder::on(root);
+        builder
+            .caption(title, ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(42)
+            .y_label_area_size(78);
+        if y.log {
+            let mut chart = builder
+                .build_cartesian_2d(x_range.log_scale(), y_range.log_scale())
+                .map_err(|e| e.to_string())?;
+            draw_series!(chart, series, x_desc, y);
+        } else {
+            let mut chart = builder
+                .build_cartesian_2d(x_range.log_scale(), y_range)
+                .map_err(|e| e.to_string())?;
+            draw_series!(chart, series, x_desc, y);
+        }
+        Ok(())
+    })
+}
+
+/// A size on an axis: `4096`, `1M`, `16M`.
+pub fn count(v: f64) -> String {
+    let r = v.round();
+    if r >= 1e9 && (r / 1e9).fract() == 0.0 {
+        format!("{}G", r / 1e9)
+    } else if r >= 1048576.0 && (r / 1048576.0).fract() == 0.0 {
+        format!("{}Mi", r / 1048576.0)
+    } else if r >= 1e6 {
+        format!("{:.1}M", r / 1e6)
+    } else {
+        format!("{r}")
+    }
+}
+
+/// Deterministic jitter in `[-0.18, 0.18]` for the `i`-th point of a strip.
+fn jitter(i: usize) -> f64 {
+    ((i as f64 * 0.618_034).fract() - 0.5) * 0.36
+}
+
+/// Two sample distributions as strips, `old` at x = 0 and `new` at x = 1, each with its
+/// median; `threshold` (the old median × (1 + max_slowdown)) drawn across both.
+pub fn strips(
+    title: &str,
+    old: &[f64],
+    new: &[f64],
+    threshold: Option<f64>,
+    format: fn(f64) -> String,
+) -> Result<String, PlotError> {
+    let ys = bounds(old.iter().chain(new).copied().chain(threshold))
+        .ok_or_else(|| error(title, "no samples"))?;
+    let y_range = padded(ys, false);
+    let median = |v: &[f64]| crate::stats::Summary::of(v).map(|s| s.median);
+    svg(title, |root| {
+        let mut chart = ChartBuilder::on(root)
+            .caption(title, ("sans-serif", 16))
+            .margin(12)
+            .x_label_area_size(30)
+            .y_label_area_size(78)
+            .build_cartesian_2d(-0.5f64..1.5f64, y_range)
+            .map_err(|e| e.to_string())?;
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(0)
+            .y_desc("time per run")
+            .y_label_formatter(&|v: &f64| format(*v))
+            .draw()
+            .map_err(|e| e.to_string())?;
+        let groups = [
+            (0.0, old, RGBColor(70, 110, 170), "baseline"),
+            (1.0, new, RGBColor(220, 110, 30), "this run"),
+        ];
+        for (x, samples, color, name) in groups {
+            if samples.is_empty() {
+                continue;
+            }
+            chart
+                .draw_series(
+                    samples
+                        .iter()
+                        .enumerate()
+                        .map(|(i, &y)| Circle::new((x + jitter(i), y), 3, color.mix(0.6).filled())),
+                )
+                .map_err(|e| e.to_string())?
+                .label(format!("{name} (n = {})", samples.len()))
+                .legend(move |(x, y)| Circle::new((x + 8, y), 4, color.filled()));
+            if let Some(m) = median(samples) {
+                chart
+                    .draw_series(std::iter::once(PathElement::new(
+                        vec![(x - 0.3, m), (x + 0.3, m)],
+                        color.stroke_width(3),
+                    )))
+                    .map_err(|e| e.to_string())?;
+            }
+        }
+        if let Some(t) = threshold {
+            chart
+                .draw_series(std::iter::once(PathElement::new(
+                    vec![(-0.5, t), (1.5, t)],
+                    RED.stroke_width(1),
+                )))
+                .map_err(|e| e.to_string())?
+                .label("threshold: baseline × (1 + max_slowdown)")
+                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], RED.stroke_width(1)));
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK.mix(0.3))
+            .draw()
+            .map_err(|e| e.to_string())?;
+        Ok(())
+    })
+}
+
+/// Levels over a history: x is the run's index (labelled with `labels`, e.g. short commits),
+/// y each series' value; `marks` are `(series, run index)` change points, drawn as rings and
+/// a vertical line.
+pub fn trend(
+    title: &str,
+    labels: &[String],
+    series: &[Series],
+    marks: &[(usize, usize)],
+    y: YAxis,
+) -> Result<String, PlotError> {
+    let ys = bounds(series.iter().flat_map(|s| s.points.iter().map(|p| p.1)))
+        .ok_or_else(|| error(title, "no runs"))?;
+    let y_range = padded(ys, false);
+    let n = labels.len().max(1);
+    svg(title, |root| {
+        let mut chart = ChartBuilder::on(root)
+            .caption(title, ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(42)
+            .y_label_area_size(78)
+            .build_cartesian_2d(-0.5f64..n as f64 - 0.5, y_range.clone())
+            .map_err(|e| e.to_string())?;
+        chart
+            .configure_mesh()
+            .x_labels(n.min(12))
+            .x_label_formatter(&|v: &f64| {
+                let i = v.round();
+                if (v - i).abs() < 1e-6 && i >= 0.0 {
+                    labels.get(i as usize).cloned().unwrap_or_default()
+                } else {
+                    String::new()
+                }
+            })
+            .x_desc("run (commit)")
+            .y_desc(y.desc)
+            .y_label_formatter(&|v: &f64| (y.format)(*v))
+            .light_line_style(WHITE.mix(0.0))
+            .draw()
+            .map_err(|e| e.to_string())?;
+        for &(_, at) in marks {
+            let x = at as f64 - 0.5;
+            chart
+                .draw_series(std::iter::once(PathElement::new(
+                    vec![(x, y_range.start), (x, y_range.end)],
+                    RED.mix(0.5).stroke_width(2),
+                )))
+                .map_err(|e| e.to_string())?;
+        }
+        for (i, s) in series.iter().enumerate() {
+            let color = Palette99::pick(i).to_rgba();
+            let line: Vec<(f64, f64)> = s.points.iter().map(|p| (p.0, p.1)).collect();
+            chart
+                .draw_series(LineSeries::new(line.clone(), color.stroke_width(2)))
+                .map_err(|e| e.to_string())?
+                .label(s.name.clone())
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
+                });
+            chart
+                .draw_series(line.iter().map(|&p| Circle::new(p, 3, color.filled())))
+                .map_err(|e| e.to_string())?;
+            for &(_, at) in marks.iter().filter(|m| m.0 == i) {
+                if let Some(&p) = line.get(at) {
+                    chart
+                        .draw_series(std::iter::once(Circle::new(p, 7, RED.stroke_width(2))))
+                        .map_err(|e| e.to_string())?;
+                }
+            }
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK.mix(0.3))
+            .draw()
+            .map_err(|e| e.to_string())?;
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn charts_are_svg_with_every_series_named() {
+        let series = vec![
+            Series {
+                name: "naive".into(),
+                points: vec![(4096.0, 4e-6, None), (1048576.0, 30e-6, None)],
+            },
+            Series {
+                name: "vec4".into(),
+                points: vec![
+                    (4096.0, 3e-6, Some((2.9e-6, 3.1e-6))),
+                    (1048576.0, 20e-6, None),
+                ],
+            },
+        ];
+        let y = YAxis {
+            desc: "time",
+            log: true,
+            format: crate::report::duration,
+        };
+        let svg = lines("saxpy", "n", y, &series).unwrap();
+        assert!(svg.starts_with("<svg"), "{}", &svg[..40]);
+        assert!(svg.contains(">naive<") && svg.contains(">vec4<"));
+        let s = strips("t", &[1.0, 1.1], &[1.2, 1.3], Some(1.1), |v| format!("{v}")).unwrap();
+        assert!(s.contains("threshold"));
+        assert!(lines("empty", "n", y, &[]).is_err());
+    }
+
+    #[test]
+    fn sizes_on_an_axis() {
+        assert_eq!(count(4096.0), "4096");
+        assert_eq!(count(16777216.0), "16Mi");
+        assert_eq!(count(2.5e6), "2.5M");
+    }
+}
