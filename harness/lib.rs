@@ -11,6 +11,7 @@ pub mod device;
 pub mod dtype;
 pub mod error;
 pub mod gate;
+pub mod history;
 pub mod html;
 pub mod measure;
 pub mod npy;

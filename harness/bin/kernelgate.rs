@@ -7,6 +7,8 @@
 //! kernelgate merge OUT.json IN.json... join the results files of shards
 //! kernelgate report RESULTS.json... --html OUT.html
 //!                                      the HTML report of results files (no GPU)
+//! kernelgate history [import FILES... | FILTER | --check [--since REV]]
+//!                                      the run history in SQLite: trends and drift
 //! kernelgate calibrate [--reps N] [--out FILE.md]
 //!                                      accuracy, sensitivity and cost, measured on a GPU
 //! ```
@@ -40,6 +42,7 @@ fn main() -> ExitCode {
         Some("lint") => kernelgate::runner::lint::lint(),
         // issue 12: the HTML report and the run history.
         Some("report") => kernelgate::html::command(&args.collect::<Vec<_>>()),
+        Some("history") => kernelgate::history::command(&args.collect::<Vec<_>>()),
         Some("calibrate") => kernelgate::runner::calibrate::calibrate(&args.collect::<Vec<_>>()),
         Some("merge") => {
             let files: Vec<std::path::PathBuf> = args.map(Into::into).collect();

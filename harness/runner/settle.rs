@@ -50,6 +50,13 @@ pub(super) fn write_reports(config: &Config, results: &Results) -> bool {
             .map_err(|e| format!("`{}`: {e}", path.display()));
         check("GitHub step summary", appended);
     }
+    // issue 12: the HTML report and the run history.
+    if let Some(path) = &config.html {
+        check("HTML report", crate::html::write(path, results));
+    }
+    if let Some(path) = &config.history {
+        check("run history", crate::history::append(path, results));
+    }
     if config.annotations {
         for line in annotations::render(results) {
             println!("{line}");
