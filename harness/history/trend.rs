@@ -72,11 +72,14 @@ pub fn page(runs: &[Run], trends: &[Trend]) -> String {
             format: relative,
         };
         let svg = plots::trend(&format!("{suite} on {device}"), &labels, &series, &marks, y)
+            .map(|svg| svg + &plots::legend(&series))
             .unwrap_or_else(|e| format!("<p class=\"note\">{}</p>", esc(&e.to_string())));
         let rows: Vec<Vec<String>> = members
             .iter()
-            .map(|t| {
+            .enumerate()
+            .map(|(i, t)| {
                 let (a, b) = (t.points[0].1, t.points[t.points.len() - 1].1);
+                let c = plots::color(i);
                 let shifts: Vec<String> = t
                     .change_points
                     .iter()
@@ -111,7 +114,7 @@ pub fn page(runs: &[Run], trends: &[Trend]) -> String {
             })
             .collect();
         body.push_str(&format!(
-            "<section id=\"{}\">\n<h2>suite <code>{}</code> <span class=\"note\">{}</span></h2>\n<div class=\"charts\">{svg}</div>\n{}</section>\n",
+            "<section id=\"{}\">\n<h2>suite <code>{}</code> <span class=\"note\">{}</span></h2>\n<div class=\"trend\">{svg}</div>\n{}</section>\n",
             anchor("suite", suite),
             esc(suite),
             esc(device),
@@ -142,7 +145,7 @@ pub fn page(runs: &[Run], trends: &[Trend]) -> String {
         "<section id=\"runs\"><h2>Runs</h2>\n{}</section>\n",
         table(
             "runs",
-            &["commit", "date", "branch", "", "mode", "GPU"],
+            &["commit", "date", "branch", "dirty", "mode", "GPU"],
             &rows
         )
     ));

@@ -9,7 +9,8 @@ h3 { font-size: 15px; margin: 20px 0 6px; color: #37415a; }
 .meta { color: #5b6478; margin: 0 0 16px; }
 table { border-collapse: collapse; margin: 6px 0 12px; font-size: 13px; }
 th, td { border: 1px solid #dde3ec; padding: 3px 8px; text-align: left; vertical-align: top; }
-th { background: #f2f5f9; font-weight: 600; } td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+th { background: #f2f5f9; font-weight: 600; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+table.trials, table.resources { width: 100%; } table.resources td.num { white-space: nowrap; }
 code, pre { font: 12px/1.4 ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace; }
 pre { background: #f6f8fa; border: 1px solid #e3e7ee; padding: 6px 8px; margin: 4px 0; white-space: pre-wrap; word-break: break-all; }
 .charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(640px, 1fr)); gap: 12px; }
@@ -20,6 +21,9 @@ figure { margin: 0; } figcaption { font-size: 13px; color: #37415a; margin: 2px 
 .improved { background: #dcf5e3; color: #0f6b2f; } .unchanged, .passed { background: #eef1f5; color: #37415a; }
 .ignored, .no-baseline { background: #f4f4f4; color: #6b6b6b; }
 .counts span { margin-right: 10px; } .note { color: #5b6478; font-size: 13px; }
+.legend { display: inline-flex; flex-wrap: wrap; gap: 4px 16px; font-size: 13px; margin: 4px 0 8px; }
+.legend i { display: inline-block; width: 18px; height: 4px; margin: 0 6px 3px 0; vertical-align: middle; }
+.trend svg { max-width: 100%; height: auto; border: 1px solid #e3e7ee; }
 .attention td:first-child { min-width: 220px; }
 "#;
 
@@ -67,11 +71,15 @@ pub fn badge(state: &str) -> String {
 /// A table: a header row, then rows of cells that are already HTML; cells starting with
 /// `\u{1}` are numbers (right-aligned; the marker is removed).
 pub fn table(class: &str, header: &[&str], rows: &[Vec<String>]) -> String {
-    let mut out = format!(r#"<table class="{class}"><thead><tr>"#);
-    for h in header {
-        out.push_str(&format!("<th>{}</th>", esc(h)));
+    let mut out = format!(r#"<table class="{class}">"#);
+    if header.iter().any(|h| !h.is_empty()) {
+        out.push_str("<thead><tr>");
+        for h in header {
+            out.push_str(&format!("<th>{}</th>", esc(h)));
+        }
+        out.push_str("</tr></thead>");
     }
-    out.push_str("</tr></thead><tbody>\n");
+    out.push_str("<tbody>\n");
     for row in rows {
         out.push_str("<tr>");
         for cell in row {

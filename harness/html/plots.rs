@@ -4,6 +4,7 @@
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::ops::Range;
 
 /// Width and height of every chart, pixels; two fit side by side in the page's 1400 px.
@@ -53,7 +54,9 @@ fn padded((lo, hi): (f64, f64), log: bool) -> Range<f64> {
     if log {
         let (lo, hi) = (lo.max(f64::MIN_POSITIVE), hi.max(f64::MIN_POSITIVE));
         let f = if hi / lo < 1.5 { 1.25 } else { 1.6 };
-        lo / f..hi * f
+        // From a power of ten: plotters labels a log axis from its first power of ten up, so
+        // the points below it had no label (seen in the first screenshot).
+        0.999 * 10f64.powf((lo / f).log10().floor())..hi * f
     } else {
         let span = (hi - lo).max(hi.abs() * 0.05).max(1e-12);
         lo - 0.1 * span..hi + 0.1 * span
@@ -71,9 +74,17 @@ fn svg(
     title: &str,
     draw: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> Result<(), String>,
 ) -> Result<String, PlotError> {
+    svg_sized(title, SIZE, draw)
+}
+
+fn svg_sized(
+    title: &str,
+    size: (u32, u32),
+    draw: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> Result<(), String>,
+) -> Result<String, PlotError> {
     let mut out = String::new();
     {
-        let root = SVGBackend::with_string(&mut out, SIZE).into_drawing_area();
+        let root = SVGBackend::with_string(&mut out, size).into_drawing_area();
         root.fill(&WHITE).map_err(|e| error(title, e))?;
         draw(&root).map_err(|e| error(title, e))?;
         root.present().map_err(|e| error(title, e))?;
@@ -90,7 +101,14 @@ macro_rules! draw_series {
             .configure_mesh()
             .x_desc($x_desc)
             .y_desc($y.desc)
-            .y_label_formatter(&|v: &f64| ($y.format)(*v))
+            .y_labels(if $y.log { 30 } else { 6 })
+            .y_label_formatter(&|v: &f64| {
+                if $y.log && !crate::html::plots::one_two_five(*v) {
+                    String::new()
+                } else {
+                    ($y.format)(*v)
+                }
+            })
             .x_label_formatter(&|v: &f64| crate::html::plots::count(*v))
             .light_line_style(WHITE.mix(0.0))
             .draw()
@@ -162,15 +180,33 @@ pub fn lines(title: &str, x_desc: &str, y: YAxis, series: &[Series]) -> Result<S
     })
 }
 
-/// A size on an axis: `4096`, `1M`, `16M`.
+/// Whether a log axis' tick is labelled: 1, 2 and 5 times a power of ten. Labelling every
+/// tick crowded the top of each decade into one smear (seen in the first screenshot).
+pub fn one_two_five(v: f64) -> bool {
+    if v <= 0.0 {
+        return false;
+    }
+    let lead = v / 10f64.powf(v.log10().floor());
+    [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .any(|d| (lead - d).abs() < 0.01)
+}
+
+/// A size on an axis: `4096`, `16Mi` (exact powers of two), `10k`, `1M`, `2.5M`.
 pub fn count(v: f64) -> String {
     let r = v.round();
-    if r >= 1e9 && (r / 1e9).fract() == 0.0 {
-        format!("{}G", r / 1e9)
-    } else if r >= 1048576.0 && (r / 1048576.0).fract() == 0.0 {
+    let trim = |x: f64| {
+        let t = format!("{x:.1}");
+        t.strip_suffix(".0").map(str::to_string).unwrap_or(t)
+    };
+    if r >= 1048576.0 && (r / 1048576.0).fract() == 0.0 {
         format!("{}Mi", r / 1048576.0)
+    } else if r >= 1e9 {
+        format!("{}G", trim(r / 1e9))
     } else if r >= 1e6 {
-        format!("{:.1}M", r / 1e6)
+        format!("{}M", trim(r / 1e6))
+    } else if r >= 1e4 {
+        format!("{}k", trim(r / 1e3))
     } else {
         format!("{r}")
     }
@@ -192,7 +228,8 @@ pub fn strips(
 ) -> Result<String, PlotError> {
     let ys = bounds(old.iter().chain(new).copied().chain(threshold))
         .ok_or_else(|| error(title, "no samples"))?;
-    let y_range = padded(ys, false);
+    // Room above the samples for the two labels.
+    let y_range = padded((ys.0, ys.1 + 0.12 * (ys.1 - ys.0)), false);
     let median = |v: &[f64]| crate::stats::Summary::of(v).map(|s| s.median);
     svg(title, |root| {
         let mut chart = ChartBuilder::on(root)
@@ -200,11 +237,12 @@ pub fn strips(
             .margin(12)
             .x_label_area_size(30)
             .y_label_area_size(78)
-            .build_cartesian_2d(-0.5f64..1.5f64, y_range)
+            .build_cartesian_2d(-0.5f64..1.5f64, y_range.clone())
             .map_err(|e| e.to_string())?;
         chart
             .configure_mesh()
             .disable_x_mesh()
+            .light_line_style(WHITE.mix(0.0))
             .x_labels(0)
             .y_desc("time per run")
             .y_label_formatter(&|v: &f64| format(*v))
@@ -214,10 +252,18 @@ pub fn strips(
             (0.0, old, RGBColor(70, 110, 170), "baseline"),
             (1.0, new, RGBColor(220, 110, 30), "this run"),
         ];
+        let top = y_range.end - 0.04 * (y_range.end - y_range.start);
         for (x, samples, color, name) in groups {
-            if samples.is_empty() {
-                continue;
-            }
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    format!("{name} (n = {})", samples.len()),
+                    (x, top),
+                    ("sans-serif", 14)
+                        .into_font()
+                        .color(&color)
+                        .pos(Pos::new(HPos::Center, VPos::Top)),
+                )))
+                .map_err(|e| e.to_string())?;
             chart
                 .draw_series(
                     samples
@@ -225,9 +271,7 @@ pub fn strips(
                         .enumerate()
                         .map(|(i, &y)| Circle::new((x + jitter(i), y), 3, color.mix(0.6).filled())),
                 )
-                .map_err(|e| e.to_string())?
-                .label(format!("{name} (n = {})", samples.len()))
-                .legend(move |(x, y)| Circle::new((x + 8, y), 4, color.filled()));
+                .map_err(|e| e.to_string())?;
             if let Some(m) = median(samples) {
                 chart
                     .draw_series(std::iter::once(PathElement::new(
@@ -243,19 +287,46 @@ pub fn strips(
                     vec![(-0.5, t), (1.5, t)],
                     RED.stroke_width(1),
                 )))
-                .map_err(|e| e.to_string())?
-                .label("threshold: baseline × (1 + max_slowdown)")
-                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], RED.stroke_width(1)));
+                .map_err(|e| e.to_string())?;
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    "threshold",
+                    (1.48, t),
+                    ("sans-serif", 12)
+                        .into_font()
+                        .color(&RED)
+                        .pos(Pos::new(HPos::Right, VPos::Bottom)),
+                )))
+                .map_err(|e| e.to_string())?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK.mix(0.3))
-            .draw()
-            .map_err(|e| e.to_string())?;
         Ok(())
     })
+}
+
+/// Width and height of a trend chart: the page's full width.
+pub const TREND_SIZE: (u32, u32) = (1280, 420);
+
+/// The colour of the `i`-th series (plotters' 99-colour palette), as RGB.
+pub fn color(i: usize) -> (u8, u8, u8) {
+    Palette99::pick(i).to_rgba().rgb()
+}
+
+/// A legend in HTML, for charts with more lines than fit inside: a swatch of each series'
+/// colour (the colours `lines` and `trend` draw with) and its name.
+pub fn legend(series: &[Series]) -> String {
+    let mut out = String::from(r#"<div class="legend">"#);
+    for (i, s) in series.iter().enumerate() {
+        let c = color(i);
+        out.push_str(&format!(
+            r#"<span><i style="background: rgb({}, {}, {})"></i>{}</span>"#,
+            c.0,
+            c.1,
+            c.2,
+            crate::html::page::esc(&s.name)
+        ));
+    }
+    out.push_str("</div>");
+    out
 }
 
 /// Levels over a history: x is the run's index (labelled with `labels`, e.g. short commits),
@@ -272,7 +343,7 @@ pub fn trend(
         .ok_or_else(|| error(title, "no runs"))?;
     let y_range = padded(ys, false);
     let n = labels.len().max(1);
-    svg(title, |root| {
+    svg_sized(title, TREND_SIZE, |root| {
         let mut chart = ChartBuilder::on(root)
             .caption(title, ("sans-serif", 18))
             .margin(12)
@@ -327,13 +398,6 @@ pub fn trend(
                 }
             }
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK.mix(0.3))
-            .draw()
-            .map_err(|e| e.to_string())?;
         Ok(())
     })
 }
@@ -375,5 +439,9 @@ mod tests {
         assert_eq!(count(4096.0), "4096");
         assert_eq!(count(16777216.0), "16Mi");
         assert_eq!(count(2.5e6), "2.5M");
+        assert_eq!(count(1e6), "1M");
+        assert_eq!(count(1e5), "100k");
+        assert!(one_two_five(2e-6) && one_two_five(5e-5) && one_two_five(1e-3));
+        assert!(!one_two_five(3e-6) && !one_two_five(0.0));
     }
 }

@@ -14,8 +14,16 @@ fn chart(r: Result<String, plots::PlotError>) -> String {
     r.unwrap_or_else(|e| format!(r#"<p class="note">{}</p>"#, esc(&e.to_string())))
 }
 
+/// A percentage with the digits its size needs: `73%`, `1.4%`, `0.04%`.
 fn percent_axis(v: f64) -> String {
-    format!("{v:.0}%")
+    let digits = if v.abs() >= 10.0 || v == 0.0 {
+        0
+    } else if v.abs() >= 1.0 {
+        1
+    } else {
+        2
+    };
+    format!("{v:.digits$}%")
 }
 
 fn speedup_axis(v: f64) -> String {
@@ -177,7 +185,7 @@ fn trials_table(trials: &[&TrialRecord], device: Option<&DeviceInfo>) -> String 
                         .unwrap_or_else(|| "reference".into())));
                     let peak = |p: f64, v: f64| {
                         if p > 0.0 {
-                            format!(" ({:.0}%)", 100.0 * v / p)
+                            format!(" ({})", percent_axis(100.0 * v / p))
                         } else {
                             String::new()
                         }
