@@ -428,10 +428,13 @@ mod tests {
         };
         let svg = lines("saxpy", "n", y, &series).unwrap();
         assert!(svg.starts_with("<svg"), "{}", &svg[..40]);
-        assert!(svg.contains(">naive<") && svg.contains(">vec4<"));
+        assert!(svg.contains("\nnaive\n") && svg.contains("\nvec4\n"), "{svg}");
         let s = strips("t", &[1.0, 1.1], &[1.2, 1.3], Some(1.1), |v| format!("{v}")).unwrap();
-        assert!(s.contains("threshold"));
+        assert!(s.contains("\nthreshold\n") && s.contains("\nbaseline (n = 2)\n"));
         assert!(lines("empty", "n", y, &[]).is_err());
+        let t = trend("h", &["a".into(), "b".into()], &series, &[(1, 1)], y).unwrap();
+        assert!(t.contains("<circle"), "points and the change point's ring");
+        assert!(legend(&series).contains(">vec4<"));
     }
 
     #[test]
