@@ -79,7 +79,7 @@ pub fn page(runs: &[Run], trends: &[Trend]) -> String {
             .enumerate()
             .map(|(i, t)| {
                 let (a, b) = (t.points[0].1, t.points[t.points.len() - 1].1);
-                let c = plots::color(i);
+                let (r, g, b_) = plots::color(i);
                 let shifts: Vec<String> = t
                     .change_points
                     .iter()
@@ -96,7 +96,7 @@ pub fn page(runs: &[Run], trends: &[Trend]) -> String {
                     .collect();
                 vec![
                     format!(
-                        r#"<code id="{}">{}</code>"#,
+                        r#"<span class="legend"><i style="background: rgb({r}, {g}, {b_})"></i></span><code id="{}">{}</code>"#,
                         anchor("h", &t.name),
                         esc(&t.name)
                     ),

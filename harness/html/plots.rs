@@ -20,13 +20,16 @@ pub struct PlotError {
     pub reason: String,
 }
 
+/// A point of a series: `(x, y, interval of y)`.
+pub type Point = (f64, f64, Option<(f64, f64)>);
+
 /// One line of a chart: a kernel, a trial.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Series {
     /// The legend's name.
     pub name: String,
     /// `(x, y, interval of y)`, in x order.
-    pub points: Vec<(f64, f64, Option<(f64, f64)>)>,
+    pub points: Vec<Point>,
 }
 
 /// How a chart's y axis reads.
@@ -428,7 +431,10 @@ mod tests {
         };
         let svg = lines("saxpy", "n", y, &series).unwrap();
         assert!(svg.starts_with("<svg"), "{}", &svg[..40]);
-        assert!(svg.contains("\nnaive\n") && svg.contains("\nvec4\n"), "{svg}");
+        assert!(
+            svg.contains("\nnaive\n") && svg.contains("\nvec4\n"),
+            "{svg}"
+        );
         let s = strips("t", &[1.0, 1.1], &[1.2, 1.3], Some(1.1), |v| format!("{v}")).unwrap();
         assert!(s.contains("\nthreshold\n") && s.contains("\nbaseline (n = 2)\n"));
         assert!(lines("empty", "n", y, &[]).is_err());

@@ -35,6 +35,17 @@ fn record(name: &str, status: Status, failure: Option<FailKind>, message: &str) 
     }
 }
 
+/// A suite: its name, sizes, kernels, seconds for kernel k at size n, bytes and flops of n.
+type Model = (
+    &'static str,
+    Vec<f64>,
+    [Kernel; 2],
+    fn(usize, f64) -> f64,
+    Rate,
+    Rate,
+);
+type Rate = fn(f64) -> f64;
+
 struct Kernel {
     name: &'static str,
     entry: &'static str,
@@ -62,16 +73,7 @@ pub fn run() -> Results {
     let mut trials = vec![record("saxpy::compile", Status::Passed, None, "")];
     let mut gate_inputs = Vec::new();
     let mut gated = Vec::new();
-    // (suite, sizes, kernels, seconds for kernel k at size n, bytes, flops)
-    type Model = fn(usize, f64) -> f64;
-    let suites: [(
-        &str,
-        Vec<f64>,
-        [Kernel; 2],
-        Model,
-        fn(f64) -> f64,
-        fn(f64) -> f64,
-    ); 2] = [
+    let suites: [Model; 2] = [
         (
             "saxpy",
             vec![4096.0, 65536.0, 1048576.0, 16777216.0],
@@ -205,7 +207,7 @@ pub fn run() -> Results {
                     gate_inputs.push(GateInput {
                         old_times: old,
                         new_times: new,
-                        speedups: (!kernel.reference).then(|| (old_ratios, ratios)),
+                        speedups: (!kernel.reference).then_some((old_ratios, ratios)),
                         max_slowdown: 0.03,
                     });
                     gated.push(trials.len());
