@@ -135,3 +135,62 @@ fn a_run_without_gpu_or_baselines_still_renders() {
     assert!(html.contains("No GPU was used"));
     assert!(!html.contains("Baseline against this run"));
 }
+
+/// `KERNELGATE_HTML` and `KERNELGATE_HISTORY` during a run, on a machine without a GPU: the
+/// report shows every trial (ignored, with the reason), the history gets the run.
+#[test]
+fn a_run_writes_the_report_and_appends_to_the_history() {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("run-reports");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let (html, db, results) = (
+        dir.join("report.html"),
+        dir.join("history.sqlite"),
+        dir.join("results.json"),
+    );
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kernelgate"))
+        .arg("run")
+        .env_remove("KERNELGATE_REQUIRE_GPU")
+        .env_remove("KERNELGATE_REQUIRE_NVRTC")
+        .env("KERNELGATE_CACHE", dir.join("cache"))
+        .env("KERNELGATE_SUITES", "suites")
+        .env("KERNELGATE_HTML", &html)
+        .env("KERNELGATE_HISTORY", &db)
+        .env("KERNELGATE_RESULTS", &results)
+        .env("KERNELGATE_COMMIT", "0123456789abcdef")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let results = Results::load(&results).unwrap();
+    assert!(!results.trials.is_empty());
+    check_structure(&results, &std::fs::read_to_string(&html).unwrap());
+    let runs = kernelgate::history::History::open(&db)
+        .unwrap()
+        .runs()
+        .unwrap();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].info.commit, "0123456789abcdef");
+}
+
+#[test]
+fn report_command_bad_input_exits_2() {
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_kernelgate"))
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = run(&["report", "no-such.json", "--html", "/dev/null"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("error: cannot read `no-such.json`"));
+    let out = run(&["report", FIXTURE]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("say where to write the report with `--html OUT.html`"));
+    let out = run(&["report", FIXTURE, FIXTURE, "--html", "/dev/null"]);
+    assert_eq!(out.status.code(), Some(2), "one trial twice");
+}

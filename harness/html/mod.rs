@@ -9,6 +9,7 @@
 
 pub mod page;
 pub mod plots;
+pub mod strips;
 mod suite;
 pub mod trial;
 

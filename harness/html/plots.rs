@@ -1,10 +1,9 @@
-//! `Chart`s drawn with plotters' SVG backend into strings that the page inlines: lines of a
-//! quantity against size (log axes), two sample distributions side by side with the gate's
-//! threshold, and levels over a run history with change points marked.
+//! `Series` drawn with plotters' SVG backend into strings that the page inlines: a quantity
+//! against size (log axes), and levels over a run history with change points marked (the
+//! sample strips are in `strips`).
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
-use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::ops::Range;
 
 /// Width and height of every chart, pixels; two fit side by side in the page's 1400 px.
@@ -43,7 +42,7 @@ pub struct YAxis {
     pub format: fn(f64) -> String,
 }
 
-fn bounds(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
+pub(super) fn bounds(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
     values
         .filter(|v| v.is_finite())
         .fold(None, |acc, v| match acc {
@@ -53,7 +52,7 @@ fn bounds(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
 }
 
 /// Widens `[lo, hi]` by a margin; on a log axis multiplicatively (and never to zero).
-fn padded((lo, hi): (f64, f64), log: bool) -> Range<f64> {
+pub(super) fn padded((lo, hi): (f64, f64), log: bool) -> Range<f64> {
     if log {
         let (lo, hi) = (lo.max(f64::MIN_POSITIVE), hi.max(f64::MIN_POSITIVE));
         let f = if hi / lo < 1.5 { 1.25 } else { 1.6 };
@@ -66,14 +65,14 @@ fn padded((lo, hi): (f64, f64), log: bool) -> Range<f64> {
     }
 }
 
-fn error(title: &str, e: impl std::fmt::Display) -> PlotError {
+pub(super) fn error(title: &str, e: impl std::fmt::Display) -> PlotError {
     PlotError {
         title: title.into(),
         reason: e.to_string(),
     }
 }
 
-fn svg(
+pub(super) fn svg(
     title: &str,
     draw: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> Result<(), String>,
 ) -> Result<String, PlotError> {
@@ -215,97 +214,6 @@ pub fn count(v: f64) -> String {
     }
 }
 
-/// Deterministic jitter in `[-0.18, 0.18]` for the `i`-th point of a strip.
-fn jitter(i: usize) -> f64 {
-    ((i as f64 * 0.618_034).fract() - 0.5) * 0.36
-}
-
-/// Two sample distributions as strips, `old` at x = 0 and `new` at x = 1, each with its
-/// median; `threshold` (the old median × (1 + max_slowdown)) drawn across both.
-pub fn strips(
-    title: &str,
-    old: &[f64],
-    new: &[f64],
-    threshold: Option<f64>,
-    format: fn(f64) -> String,
-) -> Result<String, PlotError> {
-    let ys = bounds(old.iter().chain(new).copied().chain(threshold))
-        .ok_or_else(|| error(title, "no samples"))?;
-    // Room above the samples for the two labels.
-    let y_range = padded((ys.0, ys.1 + 0.12 * (ys.1 - ys.0)), false);
-    let median = |v: &[f64]| crate::stats::Summary::of(v).map(|s| s.median);
-    svg(title, |root| {
-        let mut chart = ChartBuilder::on(root)
-            .caption(title, ("sans-serif", 16))
-            .margin(12)
-            .x_label_area_size(30)
-            .y_label_area_size(78)
-            .build_cartesian_2d(-0.5f64..1.5f64, y_range.clone())
-            .map_err(|e| e.to_string())?;
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .light_line_style(WHITE.mix(0.0))
-            .x_labels(0)
-            .y_desc("time per run")
-            .y_label_formatter(&|v: &f64| format(*v))
-            .draw()
-            .map_err(|e| e.to_string())?;
-        let groups = [
-            (0.0, old, RGBColor(70, 110, 170), "baseline"),
-            (1.0, new, RGBColor(220, 110, 30), "this run"),
-        ];
-        let top = y_range.end - 0.04 * (y_range.end - y_range.start);
-        for (x, samples, color, name) in groups {
-            chart
-                .draw_series(std::iter::once(Text::new(
-                    format!("{name} (n = {})", samples.len()),
-                    (x, top),
-                    ("sans-serif", 14)
-                        .into_font()
-                        .color(&color)
-                        .pos(Pos::new(HPos::Center, VPos::Top)),
-                )))
-                .map_err(|e| e.to_string())?;
-            chart
-                .draw_series(
-                    samples
-                        .iter()
-                        .enumerate()
-                        .map(|(i, &y)| Circle::new((x + jitter(i), y), 3, color.mix(0.6).filled())),
-                )
-                .map_err(|e| e.to_string())?;
-            if let Some(m) = median(samples) {
-                chart
-                    .draw_series(std::iter::once(PathElement::new(
-                        vec![(x - 0.3, m), (x + 0.3, m)],
-                        color.stroke_width(3),
-                    )))
-                    .map_err(|e| e.to_string())?;
-            }
-        }
-        if let Some(t) = threshold {
-            chart
-                .draw_series(std::iter::once(PathElement::new(
-                    vec![(-0.5, t), (1.5, t)],
-                    RED.stroke_width(1),
-                )))
-                .map_err(|e| e.to_string())?;
-            chart
-                .draw_series(std::iter::once(Text::new(
-                    "threshold",
-                    (1.48, t),
-                    ("sans-serif", 12)
-                        .into_font()
-                        .color(&RED)
-                        .pos(Pos::new(HPos::Right, VPos::Bottom)),
-                )))
-                .map_err(|e| e.to_string())?;
-        }
-        Ok(())
-    })
-}
-
 /// Width and height of a trend chart: the page's full width.
 pub const TREND_SIZE: (u32, u32) = (1280, 420);
 
@@ -435,7 +343,10 @@ mod tests {
             svg.contains("\nnaive\n") && svg.contains("\nvec4\n"),
             "{svg}"
         );
-        let s = strips("t", &[1.0, 1.1], &[1.2, 1.3], Some(1.1), |v| format!("{v}")).unwrap();
+        let s = super::super::strips::strips("t", &[1.0, 1.1], &[1.2, 1.3], Some(1.1), |v| {
+            format!("{v}")
+        })
+        .unwrap();
         assert!(s.contains("\nthreshold\n") && s.contains("\nbaseline (n = 2)\n"));
         assert!(lines("empty", "n", y, &[]).is_err());
         let t = trend("h", &["a".into(), "b".into()], &series, &[(1, 1)], y).unwrap();

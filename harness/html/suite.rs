@@ -253,7 +253,7 @@ fn comparisons(trials: &[&TrialRecord]) -> String {
         let threshold = crate::stats::Summary::of(&m.baseline_samples)
             .map(|s| s.median * (1.0 + m.max_slowdown))
             .or_else(|| Some(m.time.median / v.time.slowdown * (1.0 + m.max_slowdown)));
-        let svg = chart(plots::strips(
+        let svg = chart(super::strips::strips(
             &t.name,
             &m.baseline_samples,
             &m.time_samples,
