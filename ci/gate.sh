@@ -16,6 +16,8 @@ export KERNELGATE_REQUIRE_BASELINE=${KERNELGATE_REQUIRE_BASELINE:-1}
 export KERNELGATE_RESULTS=${KERNELGATE_RESULTS:-$reports/results-$tag.json}
 export KERNELGATE_JUNIT=${KERNELGATE_JUNIT:-$reports/junit-$tag.xml}
 export KERNELGATE_MARKDOWN=${KERNELGATE_MARKDOWN:-$reports/summary-$tag.md}
+export KERNELGATE_HTML=${KERNELGATE_HTML:-$reports/report-$tag.html}
+# The run history (SQLite) is kept only where KERNELGATE_HISTORY names a persistent path.
 "$bin" run "$@"
 code=$?
 case $code in

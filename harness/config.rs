@@ -51,6 +51,10 @@ pub struct Config {
     pub junit: Option<PathBuf>,
     /// `KERNELGATE_MARKDOWN`: write the Markdown summary here.
     pub markdown: Option<PathBuf>,
+    /// `KERNELGATE_HTML`: write the HTML report (plots, every trial) here.
+    pub html: Option<PathBuf>,
+    /// `KERNELGATE_HISTORY`: append the run to this SQLite history.
+    pub history: Option<PathBuf>,
     /// `GITHUB_STEP_SUMMARY`: append the Markdown summary to it (set by GitHub Actions).
     pub step_summary: Option<PathBuf>,
     /// `GITHUB_ACTIONS=true` or `KERNELGATE_ANNOTATIONS=1`: print `::error` annotations.
@@ -67,9 +71,14 @@ pub const KNOWN: &[&str] = &[
     "KERNELGATE_ARCH",
     "KERNELGATE_BASELINES",
     "KERNELGATE_BLESS",
+    "KERNELGATE_BRANCH",
     "KERNELGATE_CACHE",
+    "KERNELGATE_COMMIT",
     "KERNELGATE_CUDA_INCLUDE",
     "KERNELGATE_DEVICE",
+    "KERNELGATE_DUMP",
+    "KERNELGATE_HISTORY",
+    "KERNELGATE_HTML",
     "KERNELGATE_JUNIT",
     "KERNELGATE_MARKDOWN",
     "KERNELGATE_REPORTS",
@@ -224,6 +233,8 @@ impl Config {
             results: var("KERNELGATE_RESULTS").map(PathBuf::from),
             junit: var("KERNELGATE_JUNIT").map(PathBuf::from),
             markdown: var("KERNELGATE_MARKDOWN").map(PathBuf::from),
+            html: var("KERNELGATE_HTML").map(PathBuf::from),
+            history: var("KERNELGATE_HISTORY").map(PathBuf::from),
             step_summary: var("GITHUB_STEP_SUMMARY").map(PathBuf::from),
             annotations: var("GITHUB_ACTIONS").as_deref() == Some("true")
                 || flag("KERNELGATE_ANNOTATIONS")?,

@@ -14,6 +14,8 @@ pub mod error;
 pub mod exit;
 pub mod failure;
 pub mod gate;
+pub mod history;
+pub mod html;
 pub mod measure;
 pub mod mix;
 pub mod npy;

@@ -18,6 +18,10 @@ commands:
   lint                        validate every suite and baseline, compile every kernel (no GPU)
   compare OLD.json NEW.json   the gate between two results files (KERNELGATE_RESULTS)
   merge OUT.json IN.json...   join the results files of shards
+  report RESULTS.json... --html OUT.html
+                              the HTML report of results files (no GPU)
+  history [FILTER | import FILES... | --check]
+                              the run history in SQLite: trends and drift
   calibrate [--reps N] [--out FILE.md]
                               accuracy, sensitivity and cost, measured on a GPU
   help <command>              what a command does and takes
@@ -49,6 +53,24 @@ usage: kernelgate calibrate [--reps N] [--out FILE.md]
 
 On a GPU: measures kernelgate's accuracy against independent timers, the gate's sensitivity
 (planted slowdowns) and the cost per verdict; writes a Markdown report (docs/calibration.md)."
+        }
+        "report" => {
+            "\
+usage: kernelgate report RESULTS.json... --html OUT.html
+
+Renders results files (KERNELGATE_RESULTS) as one self-contained HTML page: what needs
+attention first, time against size per kernel, distributions against the baseline, memory and
+resources, the device. Exit 0: written; 2: bad input."
+        }
+        "history" => {
+            "\
+usage: kernelgate history [FILTER] [--db FILE] [--html OUT.html]
+       kernelgate history import RESULTS.json... [--db FILE]
+       kernelgate history --check [--since COMMIT|DATE] [--max-slowdown 2%] [--db FILE]
+
+The run history in SQLite (KERNELGATE_HISTORY): a table per trial over the last runs and a
+trend page; --check finds level shifts (E-divisive means) and exits 1 when a trial moved beyond
+max_slowdown, naming the commit range. Exit 0: no drift; 1: drift; 2: bad input."
         }
         "help" => "usage: kernelgate help <command>",
         _ => return None,
@@ -82,9 +104,15 @@ options (environment variables):
   KERNELGATE_MARKDOWN=FILE.md    write the Markdown summary
   KERNELGATE_ANNOTATIONS=1       print ::error annotations (on by itself in GitHub Actions)
   KERNELGATE_ALLOW_EMPTY=1       a suites folder without suites passes instead of exit 2
+  KERNELGATE_DUMP=DIR            write a failing trial's inputs and outputs as .npy
+  KERNELGATE_HTML=FILE.html      write the HTML report
+  KERNELGATE_HISTORY=FILE.sqlite append the run to the SQLite history
+  KERNELGATE_COMMIT=SHA          the commit the history records (default: git's)
+  KERNELGATE_BRANCH=NAME         the branch the history records (default: git's)
 An unknown KERNELGATE_* variable is an error naming the closest known one.
 
-exit codes: 0 passed; 101 a trial failed; 2 bad input (suite file, variable, arguments).";
+exit codes: 0 passed; 1 performance (a regression or a limit); 101 correctness (a wrong output,
+a fault, a time-out); 2 infrastructure or bad input (suite file, variable, arguments).";
 
 const LINT: &str = "\
 usage: kernelgate lint
@@ -101,7 +129,16 @@ mod tests {
 
     #[test]
     fn every_command_of_the_overview_has_help_and_run_lists_every_variable() {
-        for name in ["run", "lint", "compare", "merge", "calibrate", "help"] {
+        for name in [
+            "run",
+            "lint",
+            "compare",
+            "merge",
+            "report",
+            "history",
+            "calibrate",
+            "help",
+        ] {
             assert!(OVERVIEW.contains(&format!("  {name}")), "{name}");
             assert!(command(name).is_some(), "{name}");
         }

@@ -36,8 +36,6 @@ fn record(name: &str, median: f64, rng: &mut rand_chacha::ChaCha8Rng) -> TrialRe
             max_slowdown: 0.03,
             hit_time_cap: false,
             clocks: Default::default(),
-            bytes: None,
-            flops: None,
             reference: None,
             footprint: Footprint {
                 pool_peak: 1 << 20,
@@ -46,6 +44,9 @@ fn record(name: &str, median: f64, rng: &mut rand_chacha::ChaCha8Rng) -> TrialRe
                 fp64: None,
                 launches: vec![],
             },
+            bytes: None,
+            flops: None,
+            baseline_samples: vec![],
         }),
         verdict: None,
         gate: None,

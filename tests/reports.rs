@@ -28,8 +28,6 @@ fn measured(median: f64, speedup: Option<f64>) -> Measurement {
         max_slowdown: 0.03,
         hit_time_cap: false,
         clocks: Default::default(),
-        bytes: None,
-        flops: None,
         reference: None,
         footprint: Footprint {
             pool_peak: 128 << 20,
@@ -47,6 +45,9 @@ fn measured(median: f64, speedup: Option<f64>) -> Measurement {
                 blocks_per_sm: 8,
             }],
         },
+        bytes: None,
+        flops: None,
+        baseline_samples: vec![],
     }
 }
 

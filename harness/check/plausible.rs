@@ -70,6 +70,7 @@ mod tests {
             total_memory: 80 << 30,
             driver_version: 13000,
             driver_release: "580.0".into(),
+            uuid: None,
         }
     }
 

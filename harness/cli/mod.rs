@@ -6,6 +6,10 @@
 //! kernelgate compare OLD.json NEW.json the gate between two results files (KERNELGATE_RESULTS)
 //! kernelgate lint                      validate every suite and compile every kernel (no GPU)
 //! kernelgate merge OUT.json IN.json... join the results files of shards
+//! kernelgate report RESULTS.json... --html OUT.html
+//!                                      the HTML report of results files (no GPU)
+//! kernelgate history [import FILES... | FILTER | --check [--since REV]]
+//!                                      the run history in SQLite: trends and drift
 //! kernelgate calibrate [--reps N] [--out FILE.md]
 //!                                      accuracy, sensitivity and cost, measured on a GPU
 //! kernelgate help <command>            what a command does (also `<command> --help`)
@@ -55,6 +59,8 @@ pub fn main() -> ExitCode {
             }
         }
         Some("lint") => lint::lint(),
+        Some("report") => crate::html::command(&args.collect::<Vec<_>>()),
+        Some("history") => crate::history::command(&args.collect::<Vec<_>>()),
         Some("calibrate") => calibrate::calibrate(&args.collect::<Vec<_>>()),
         Some("merge") => {
             let files: Vec<std::path::PathBuf> = args.map(Into::into).collect();
@@ -70,7 +76,7 @@ pub fn main() -> ExitCode {
         }
         other => {
             eprintln!(
-                "error: unknown command {} (commands: run, lint, compare, merge, calibrate, help)\n{USAGE}",
+                "error: unknown command {} (commands: run, lint, compare, merge, report, history, calibrate, help)\n{USAGE}",
                 other
                     .map(|o| format!("`{o}`"))
                     .unwrap_or_else(|| "(none)".into())

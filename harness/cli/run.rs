@@ -185,6 +185,12 @@ pub fn write_reports(config: &Config, results: &Results) -> bool {
             .map_err(|e| format!("`{}`: {e}", path.display()));
         check("GitHub step summary", appended);
     }
+    if let Some(path) = &config.html {
+        check("HTML report", crate::html::write(path, results));
+    }
+    if let Some(path) = &config.history {
+        check("run history", crate::history::append(path, results));
+    }
     if config.annotations {
         for line in annotations::render(results) {
             println!("{line}");

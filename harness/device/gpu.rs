@@ -128,6 +128,9 @@ pub struct DeviceInfo {
     pub driver_version: i32,
     /// The kernel driver's release, e.g. `580.159.04` (`unknown` where it cannot be read).
     pub driver_release: String,
+    /// The physical GPU (`GPU-xxxxxxxx-…`, as nvidia-smi prints it), for the run history.
+    #[serde(default)]
+    pub uuid: Option<String>,
 }
 
 /// The NVIDIA kernel module's version, from `/proc/driver/nvidia/version` (Linux).
@@ -224,8 +227,11 @@ impl Gpu {
                 .map_err(error("cuDeviceTotalMem"))?,
             driver_version,
             driver_release: driver_release(),
+            uuid: None,
         };
-        Ok(Gpu { dev, stream, info })
+        let mut gpu = Gpu { dev, stream, info };
+        gpu.info.uuid = gpu.uuid();
+        Ok(gpu)
     }
 
     /// The device's UUID as NVML and nvidia-smi print it (`GPU-xxxxxxxx-xxxx-…`).

@@ -216,6 +216,7 @@ mod tests {
             total_memory: 80 << 30,
             driver_version: 13000,
             driver_release: "580.159.04".into(),
+            uuid: None,
         };
         assert!((device.peak_bandwidth() - 3.352e12).abs() < 1e9);
         let measurement = Measurement {
@@ -237,6 +238,7 @@ mod tests {
             bytes: Some(3.352e7),
             flops: None,
             reference: Some("naive".into()),
+            baseline_samples: Vec::new(),
         };
         let line = TrialLine {
             measurement: &measurement,

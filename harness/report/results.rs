@@ -223,17 +223,21 @@ pub struct Measurement {
     pub hit_time_cap: bool,
     /// Memory and resources of the kernel.
     pub footprint: crate::measure::Footprint,
-    /// The case's `bytes` (for achieved bandwidth), when the suite declares it.
-    #[serde(default)]
-    pub bytes: Option<f64>,
-    /// The case's `flops`, when the suite declares it.
-    #[serde(default)]
-    pub flops: Option<f64>,
     /// The reference kernel this trial's speedup is over (`None` for the reference itself).
     #[serde(default)]
     pub reference: Option<String>,
     /// The SM clock while sampling.
     pub clocks: crate::measure::Clocks,
+    /// Bytes one run moves (the suite's `bench.bytes` for this case), for achieved bandwidth.
+    #[serde(default)]
+    pub bytes: Option<f64>,
+    /// Floating-point operations of one run (`bench.flops`), for the achieved FLOP rate.
+    #[serde(default)]
+    pub flops: Option<f64>,
+    /// The time samples this trial was compared with (the stored baseline's, or the paired
+    /// base's), seconds; empty when it was not compared.
+    #[serde(default)]
+    pub baseline_samples: Vec<f64>,
 }
 
 /// One trial of the run.

@@ -178,6 +178,14 @@ pub(super) fn record(
                 flops: suite.cases[case].flops,
                 reference: (kernel != suite.reference)
                     .then(|| suite.kernels[suite.reference].name.clone()),
+                baseline_samples: match judged {
+                    Some(Judged {
+                        gate: GateNote::Compared { .. },
+                        baseline: Some(old),
+                        ..
+                    }) => old.time_samples.clone(),
+                    _ => Vec::new(),
+                },
             });
             let baseline = judged.and_then(|j| j.baseline.as_ref());
             r.resource_changes = resource_changes(&m.footprint, baseline);

@@ -27,6 +27,7 @@ fn device() -> DeviceInfo {
         total_memory: 80 << 30,
         driver_version: 13000,
         driver_release: "580.0".into(),
+        uuid: None,
     }
 }
 
@@ -219,6 +220,8 @@ fn config(dir: &Path, mode: Mode) -> Config {
         step_summary: None,
         annotations: false,
         allow_empty: false,
+        html: None,
+        history: None,
     }
 }
 

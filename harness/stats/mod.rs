@@ -6,6 +6,7 @@
 //! It assumes only that samples are independent draws from one distribution: no normality,
 //! which GPU timings (skewed, with a long tail of slow outliers) never have.
 
+pub mod changepoint;
 pub mod twosample;
 
 use serde::{Deserialize, Serialize};

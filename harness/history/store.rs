@@ -1,0 +1,244 @@
+//! `History`: the run history in one SQLite file (`KERNELGATE_HISTORY=path.sqlite`): one row
+//! per run, one per trial of a run with its summary, samples, verdict and whole record.
+//!
+//! The schema's version is SQLite's `user_version`; opening applies the missing migrations in
+//! one immediate transaction, so two shards opening a new file at once migrate it once. Writers
+//! use WAL and wait for each other (`busy_timeout`), so concurrent shards lose nothing.
+
+use super::{HistoryError, RunInfo};
+use crate::report::results::{Results, Status};
+use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The schema this kernelgate writes.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// `MIGRATIONS[v]` takes the schema from version `v` to `v + 1`.
+const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [r#"
+CREATE TABLE runs (
+    id INTEGER PRIMARY KEY,
+    date TEXT NOT NULL,
+    commit_sha TEXT NOT NULL,
+    branch TEXT NOT NULL,
+    dirty INTEGER NOT NULL,
+    mode TEXT NOT NULL,
+    kernelgate TEXT NOT NULL,
+    device TEXT NOT NULL,
+    gpu_uuid TEXT
+);
+CREATE TABLE trials (
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    name TEXT NOT NULL,
+    suite TEXT NOT NULL,
+    status TEXT NOT NULL,
+    verdict TEXT,
+    median REAL,
+    low REAL,
+    high REAL,
+    max_slowdown REAL,
+    samples TEXT NOT NULL,
+    record TEXT NOT NULL,
+    PRIMARY KEY (run_id, name)
+);
+CREATE INDEX trials_by_name ON trials(name, run_id);
+"#];
+
+/// How long a writer waits for another (a shard appending its run) before giving up.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// One stored run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Run {
+    /// Row id, in insertion order.
+    pub id: i64,
+    /// What identifies it.
+    pub info: RunInfo,
+    /// The device's fingerprint, described (`no GPU` when none).
+    pub device: String,
+    /// The physical GPU, when known.
+    pub gpu_uuid: Option<String>,
+}
+
+/// One trial's median in one run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Point {
+    /// The run's id.
+    pub run: i64,
+    /// The trial.
+    pub name: String,
+    /// The suite.
+    pub suite: String,
+    /// Median time, seconds.
+    pub median: f64,
+    /// The gate's verdict that run, when it had a baseline.
+    pub verdict: Option<String>,
+    /// The suite's `max_slowdown` that run.
+    pub max_slowdown: f64,
+}
+
+/// An open history file.
+pub struct History {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl History {
+    /// Opens (creating when absent) and migrates the history at `path`.
+    pub fn open(path: &Path) -> Result<History, HistoryError> {
+        let sql = |source| HistoryError::Sqlite {
+            path: path.to_path_buf(),
+            source,
+        };
+        let mut conn = Connection::open(path).map_err(sql)?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(sql)?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(sql)?;
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(sql)?;
+        let found: u32 = tx
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .map_err(sql)?;
+        if found > SCHEMA_VERSION {
+            return Err(HistoryError::NewerSchema {
+                path: path.to_path_buf(),
+                found,
+            });
+        }
+        for (v, migration) in MIGRATIONS.iter().enumerate().skip(found as usize) {
+            tx.execute_batch(migration).map_err(sql)?;
+            tx.pragma_update(None, "user_version", v as u32 + 1)
+                .map_err(sql)?;
+        }
+        tx.commit().map_err(sql)?;
+        Ok(History {
+            conn,
+            path: path.to_path_buf(),
+        })
+    }
+
+    fn sql(&self) -> impl Fn(rusqlite::Error) -> HistoryError + '_ {
+        |source| HistoryError::Sqlite {
+            path: self.path.clone(),
+            source,
+        }
+    }
+
+    /// Appends one run and every trial of it, in one transaction; returns the run's id.
+    pub fn append(&mut self, results: &Results, info: &RunInfo) -> Result<i64, HistoryError> {
+        let path = self.path.clone();
+        let sql = |source| HistoryError::Sqlite {
+            path: path.clone(),
+            source,
+        };
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(sql)?;
+        let device = results
+            .device
+            .as_ref()
+            .map(|d| d.describe())
+            .unwrap_or_else(|| "no GPU".into());
+        let uuid = results.device_info.as_ref().and_then(|d| d.uuid.clone());
+        tx.execute(
+            "INSERT INTO runs (date, commit_sha, branch, dirty, mode, kernelgate, device, gpu_uuid) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![info.date, info.commit, info.branch, info.dirty, info.mode, results.kernelgate, device, uuid],
+        )
+        .map_err(sql)?;
+        let run = tx.last_insert_rowid();
+        for t in &results.trials {
+            let m = t.measurement.as_ref();
+            let status = match t.status {
+                Status::Passed => "passed",
+                Status::Failed => "failed",
+                Status::Ignored => "ignored",
+            };
+            tx.execute(
+                "INSERT INTO trials (run_id, name, suite, status, verdict, median, low, high, max_slowdown, samples, record) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                params![
+                    run,
+                    t.name,
+                    t.suite,
+                    status,
+                    t.verdict.map(|v| v.verdict.to_string()),
+                    m.map(|m| m.time.median),
+                    m.map(|m| m.time.low),
+                    m.map(|m| m.time.high),
+                    m.map(|m| m.max_slowdown),
+                    json(&m.map(|m| &m.time_samples)),
+                    json(t),
+                ],
+            )
+            .map_err(sql)?;
+        }
+        tx.commit().map_err(sql)?;
+        Ok(run)
+    }
+
+    /// Every run, oldest first (by date, then by insertion).
+    pub fn runs(&self) -> Result<Vec<Run>, HistoryError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT id, date, commit_sha, branch, dirty, mode, device, gpu_uuid FROM runs ORDER BY date, id")
+            .map_err(self.sql())?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok(Run {
+                    id: r.get(0)?,
+                    info: RunInfo {
+                        date: r.get(1)?,
+                        commit: r.get(2)?,
+                        branch: r.get(3)?,
+                        dirty: r.get(4)?,
+                        mode: r.get(5)?,
+                    },
+                    device: r.get(6)?,
+                    gpu_uuid: r.get(7)?,
+                })
+            })
+            .map_err(self.sql())?;
+        rows.collect::<Result<_, _>>().map_err(self.sql())
+    }
+
+    /// Every timed trial's median whose name contains `filter`.
+    pub fn points(&self, filter: &str) -> Result<Vec<Point>, HistoryError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT run_id, name, suite, median, verdict, max_slowdown FROM trials WHERE median IS NOT NULL AND instr(name, ?1) > 0 ORDER BY name, run_id")
+            .map_err(self.sql())?;
+        let rows = stmt
+            .query_map([filter], |r| {
+                Ok(Point {
+                    run: r.get(0)?,
+                    name: r.get(1)?,
+                    suite: r.get(2)?,
+                    median: r.get(3)?,
+                    verdict: r.get(4)?,
+                    max_slowdown: r.get::<_, Option<f64>>(5)?.unwrap_or(0.0),
+                })
+            })
+            .map_err(self.sql())?;
+        rows.collect::<Result<_, _>>().map_err(self.sql())
+    }
+
+    /// The stored samples of one trial in one run.
+    pub fn samples(&self, run: i64, name: &str) -> Result<Option<Vec<f64>>, HistoryError> {
+        let text: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT samples FROM trials WHERE run_id = ?1 AND name = ?2",
+                params![run, name],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(self.sql())?;
+        Ok(text.and_then(|t| serde_json::from_str::<Option<Vec<f64>>>(&t).ok().flatten()))
+    }
+}
+
+/// A value as JSON (plain data: cannot fail).
+fn json<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_string(value).expect("plain data serializes")
+}

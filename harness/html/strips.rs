@@ -1,0 +1,97 @@
+//! `strips`: two sample distributions side by side — the baseline's and this run's — each
+//! with its median, and the gate's threshold drawn across both.
+
+use super::plots::{bounds, error, padded, svg, PlotError};
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+/// Deterministic jitter in `[-0.18, 0.18]` for the `i`-th point of a strip.
+fn jitter(i: usize) -> f64 {
+    ((i as f64 * 0.618_034).fract() - 0.5) * 0.36
+}
+
+/// Two sample distributions as strips, `old` at x = 0 and `new` at x = 1, each with its
+/// median; `threshold` (the old median × (1 + max_slowdown)) drawn across both.
+pub fn strips(
+    title: &str,
+    old: &[f64],
+    new: &[f64],
+    threshold: Option<f64>,
+    format: fn(f64) -> String,
+) -> Result<String, PlotError> {
+    let ys = bounds(old.iter().chain(new).copied().chain(threshold))
+        .ok_or_else(|| error(title, "no samples"))?;
+    // Room above the samples for the two labels.
+    let y_range = padded((ys.0, ys.1 + 0.12 * (ys.1 - ys.0)), false);
+    let median = |v: &[f64]| crate::stats::Summary::of(v).map(|s| s.median);
+    svg(title, |root| {
+        let mut chart = ChartBuilder::on(root)
+            .caption(title, ("sans-serif", 16))
+            .margin(12)
+            .x_label_area_size(30)
+            .y_label_area_size(78)
+            .build_cartesian_2d(-0.5f64..1.5f64, y_range.clone())
+            .map_err(|e| e.to_string())?;
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .light_line_style(WHITE.mix(0.0))
+            .x_labels(0)
+            .y_desc("time per run")
+            .y_label_formatter(&|v: &f64| format(*v))
+            .draw()
+            .map_err(|e| e.to_string())?;
+        let groups = [
+            (0.0, old, RGBColor(70, 110, 170), "baseline"),
+            (1.0, new, RGBColor(220, 110, 30), "this run"),
+        ];
+        let top = y_range.end - 0.04 * (y_range.end - y_range.start);
+        for (x, samples, color, name) in groups {
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    format!("{name} (n = {})", samples.len()),
+                    (x, top),
+                    ("sans-serif", 14)
+                        .into_font()
+                        .color(&color)
+                        .pos(Pos::new(HPos::Center, VPos::Top)),
+                )))
+                .map_err(|e| e.to_string())?;
+            chart
+                .draw_series(
+                    samples
+                        .iter()
+                        .enumerate()
+                        .map(|(i, &y)| Circle::new((x + jitter(i), y), 3, color.mix(0.6).filled())),
+                )
+                .map_err(|e| e.to_string())?;
+            if let Some(m) = median(samples) {
+                chart
+                    .draw_series(std::iter::once(PathElement::new(
+                        vec![(x - 0.3, m), (x + 0.3, m)],
+                        color.stroke_width(3),
+                    )))
+                    .map_err(|e| e.to_string())?;
+            }
+        }
+        if let Some(t) = threshold {
+            chart
+                .draw_series(std::iter::once(PathElement::new(
+                    vec![(-0.5, t), (1.5, t)],
+                    RED.stroke_width(1),
+                )))
+                .map_err(|e| e.to_string())?;
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    "threshold",
+                    (1.48, t),
+                    ("sans-serif", 12)
+                        .into_font()
+                        .color(&RED)
+                        .pos(Pos::new(HPos::Right, VPos::Bottom)),
+                )))
+                .map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    })
+}

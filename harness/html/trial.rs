@@ -1,0 +1,153 @@
+//! `State`: what one trial record says at a glance, the commands that act on it, and its
+//! place in a size sweep — read from the typed record only.
+
+use crate::gate::Verdict;
+use crate::report::results::{Status, TrialRecord};
+
+/// A trial's state, in the order a person should look at them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum State {
+    /// Failed: wrong output, fault, time-out, regression, limit.
+    Failed,
+    /// Regressed (and so failed, or passed only because the run is not gating).
+    Regressed,
+    /// Too noisy to tell.
+    Inconclusive,
+    /// The SM clock throttled in too many rounds: not gated.
+    Unreliable,
+    /// Faster than its baseline.
+    Improved,
+    /// No meaningful change.
+    Unchanged,
+    /// Measured, with no comparable baseline.
+    NoBaseline,
+    /// Passed without timing (a compile trial).
+    Passed,
+    /// Not run.
+    Ignored,
+}
+
+impl State {
+    /// The state of a record.
+    pub fn of(t: &TrialRecord) -> State {
+        let verdict = t.verdict.map(|v| v.verdict);
+        match (t.status, verdict) {
+            (_, Some(Verdict::Regressed)) => State::Regressed,
+            (Status::Failed, _) => State::Failed,
+            (Status::Ignored, _) => State::Ignored,
+            _ if t.measurement.as_ref().is_some_and(|m| m.clocks.unreliable) => State::Unreliable,
+            (_, Some(Verdict::Inconclusive)) => State::Inconclusive,
+            (_, Some(Verdict::Improved)) => State::Improved,
+            (_, Some(Verdict::Unchanged)) => State::Unchanged,
+            (_, None) if t.measurement.is_some() => State::NoBaseline,
+            (_, None) => State::Passed,
+        }
+    }
+
+    /// The word shown (and the badge's CSS class).
+    pub fn word(self) -> &'static str {
+        match self {
+            State::Failed => "failed",
+            State::Regressed => "regressed",
+            State::Inconclusive => "inconclusive",
+            State::Unreliable => "unreliable",
+            State::Improved => "improved",
+            State::Unchanged => "unchanged",
+            State::NoBaseline => "no baseline",
+            State::Passed => "passed",
+            State::Ignored => "ignored",
+        }
+    }
+
+    /// Whether the summary lists it first.
+    pub fn needs_attention(self) -> bool {
+        self <= State::Unreliable
+    }
+}
+
+/// The commands that re-run a trial, profile its kernel with Nsight Compute, and re-bless
+/// its baseline (only where it ran correctly: a wrong result is never blessed).
+pub fn commands(t: &TrialRecord) -> Vec<(&'static str, String)> {
+    let exact = format!("cargo test --test perf -- --exact '{}'", t.name);
+    let mut out = vec![("rerun", exact.clone())];
+    if let Some(m) = &t.measurement {
+        let entries: Vec<&str> = m
+            .footprint
+            .launches
+            .iter()
+            .map(|l| l.entry.split('<').next().unwrap_or(&l.entry))
+            .collect();
+        if !entries.is_empty() {
+            out.push((
+                "profile",
+                format!(
+                    "KERNELGATE_TIMEOUT=600 ncu --target-processes all -k regex:'^({})' -c {} {exact}",
+                    entries.join("|"),
+                    entries.len()
+                ),
+            ));
+        }
+        let correct = t.failure != Some(crate::report::results::FailKind::Correctness);
+        if correct && t.verdict.is_some() {
+            out.push(("rebless", format!("KERNELGATE_BLESS=1 {exact}")));
+        }
+    }
+    out
+}
+
+/// `suite::kernel::case` split into its kernel and case (`("compile", "")` for a compile
+/// trial, `(kernel, "")` for a suite without sizes).
+pub fn kernel_and_case(t: &TrialRecord) -> (&str, &str) {
+    let rest = t
+        .name
+        .strip_prefix(t.suite.as_str())
+        .and_then(|r| r.strip_prefix("::"))
+        .unwrap_or(&t.name);
+    rest.split_once("::").unwrap_or((rest, ""))
+}
+
+/// The sizes of a case label `m=64,n=128`.
+pub fn sizes(case: &str) -> Vec<(&str, f64)> {
+    case.split(',')
+        .filter_map(|kv| kv.split_once('='))
+        .filter_map(|(k, v)| v.trim().parse().ok().map(|v| (k.trim(), v)))
+        .collect()
+}
+
+/// The size to draw a suite's sweep against: the first size whose value differs between
+/// the cases, or `None` when the suite has one case.
+pub fn sweep_axis<'a>(cases: impl Iterator<Item = &'a str> + Clone) -> Option<String> {
+    let first = cases.clone().find(|c| !c.is_empty())?;
+    sizes(first)
+        .into_iter()
+        .map(|(k, _)| k)
+        .find(|key| {
+            let mut values: Vec<f64> = cases
+                .clone()
+                .filter_map(|c| sizes(c).into_iter().find(|(k, _)| k == key).map(|(_, v)| v))
+                .collect();
+            values.sort_by(f64::total_cmp);
+            values.dedup();
+            values.len() >= 2
+        })
+        .map(str::to_string)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_sweeps() {
+        assert_eq!(sizes("m=64,n=128"), vec![("m", 64.0), ("n", 128.0)]);
+        assert_eq!(sizes(""), vec![]);
+        let cases = ["m=64,n=128", "m=64,n=256"];
+        assert_eq!(sweep_axis(cases.iter().copied()).as_deref(), Some("n"));
+        assert_eq!(sweep_axis(["n=4"].iter().copied()), None);
+        let with_compile = ["", "n=4", "n=8"];
+        assert_eq!(
+            sweep_axis(with_compile.iter().copied()).as_deref(),
+            Some("n")
+        );
+    }
+}
