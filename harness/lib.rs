@@ -15,6 +15,7 @@ pub mod exit;
 pub mod failure;
 pub mod gate;
 pub mod measure;
+pub mod nextest;
 pub mod npy;
 pub mod report;
 pub mod runner;
