@@ -4,9 +4,9 @@
 
 use crate::config::{self, Config, Mode};
 use crate::exit;
+use crate::nextest::{self, Invocation};
 use crate::report::results::{Results, Status};
 use crate::report::terminal;
-use crate::nextest::{self, Invocation};
 use crate::runner::{plan, Planned, Runner};
 use crate::suite::{self, Suite};
 use crate::worker::client::WORKER_ENV;

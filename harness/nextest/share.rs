@@ -5,8 +5,9 @@
 
 use super::NextestRun;
 use crate::report::results::Results;
+use fs2::FileExt;
 use serde::{Deserialize, Serialize};
-use std::fs::{File, OpenOptions, TryLockError};
+use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -180,10 +181,13 @@ impl NextestRun {
             .map_err(self.io(&path))?;
         let start = Instant::now();
         loop {
-            match file.try_lock() {
+            match FileExt::try_lock_exclusive(&file) {
                 Ok(()) => return Ok(file),
-                Err(TryLockError::WouldBlock) if start.elapsed() < wait => std::thread::sleep(POLL),
-                Err(TryLockError::WouldBlock) => {
+                Err(e) if e.kind() != fs2::lock_contended_error().kind() => {
+                    return Err(self.io(&path)(e))
+                }
+                Err(_) if start.elapsed() < wait => std::thread::sleep(POLL),
+                Err(_) => {
                     let (pid, trial) = match self.read() {
                         Ok(Some(State::Running { pid, trial, .. })) => (pid, trial),
                         _ => (0, "(unknown)".into()),
@@ -194,7 +198,6 @@ impl NextestRun {
                         trial,
                     });
                 }
-                Err(TryLockError::Error(e)) => return Err(self.io(&path)(e)),
             }
         }
     }
@@ -351,32 +354,50 @@ mod tests {
             })
             .unwrap();
         assert_eq!(first.ran, Some("ran"));
-        assert!(first.note.contains("this process ran all 2 trials"), "{}", first.note);
+        assert!(
+            first.note.contains("this process ran all 2 trials"),
+            "{}",
+            first.note
+        );
         let second = r
-            .share("s::b", Duration::from_secs(1), || -> Result<(Results, ()), String> {
-                panic!("the run already ran")
-            })
+            .share(
+                "s::b",
+                Duration::from_secs(1),
+                || -> Result<(Results, ()), String> { panic!("the run already ran") },
+            )
             .unwrap();
         assert_eq!(calls, 1);
         assert_eq!(second.ran, None);
         assert_eq!(second.results.trials.len(), 2);
-        assert!(second.note.contains("`s::b` answered at"), "{}", second.note);
-        assert!(second.note.contains("started for `s::a`"), "{}", second.note);
+        assert!(
+            second.note.contains("`s::b` answered at"),
+            "{}",
+            second.note
+        );
+        assert!(
+            second.note.contains("started for `s::a`"),
+            "{}",
+            second.note
+        );
     }
 
     #[test]
     fn a_stopped_run_stops_every_process_with_its_message() {
         let r = run("stopped");
         let err = r
-            .share("s::a", Duration::from_secs(1), || -> Result<(Results, ()), String> {
-                Err("GPUs of different kinds".into())
-            })
+            .share(
+                "s::a",
+                Duration::from_secs(1),
+                || -> Result<(Results, ()), String> { Err("GPUs of different kinds".into()) },
+            )
             .unwrap_err();
         assert_eq!(err.to_string(), "GPUs of different kinds");
         let err = r
-            .share("s::b", Duration::from_secs(1), || -> Result<(Results, ()), String> {
-                panic!("not again")
-            })
+            .share(
+                "s::b",
+                Duration::from_secs(1),
+                || -> Result<(Results, ()), String> { panic!("not again") },
+            )
             .unwrap_err();
         assert_eq!(err.to_string(), "GPUs of different kinds");
     }
@@ -392,9 +413,11 @@ mod tests {
         })
         .unwrap();
         let err = r
-            .share("s::b", Duration::from_secs(1), || -> Result<(Results, ()), String> {
-                panic!("not again")
-            })
+            .share(
+                "s::b",
+                Duration::from_secs(1),
+                || -> Result<(Results, ()), String> { panic!("not again") },
+            )
             .unwrap_err();
         assert!(
             err.to_string().starts_with(
@@ -417,12 +440,14 @@ mod tests {
         // flock locks belong to an open file, so a second open in this process conflicts
         // as another process's would.
         let held = File::create(r.dir.join("lock")).unwrap();
-        held.lock().unwrap();
+        FileExt::lock_exclusive(&held).unwrap();
         let start = Instant::now();
         let err = r
-            .share("s::b", Duration::from_millis(200), || -> Result<(Results, ()), String> {
-                panic!("locked")
-            })
+            .share(
+                "s::b",
+                Duration::from_millis(200),
+                || -> Result<(Results, ()), String> { panic!("locked") },
+            )
             .unwrap_err();
         assert!(start.elapsed() >= Duration::from_millis(200));
         assert!(
