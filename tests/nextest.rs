@@ -93,6 +93,20 @@ fn without_a_driver_gpu_trials_are_listed_ignored_so_nextest_skips_them() {
     for n in &compile {
         assert_eq!(ignored.contains(n), no_nvrtc, "{n}");
     }
+    // `--ignored` runs exactly what `--list --ignored` lists, each saying why it is ignored.
+    let o = kernelgate(&["--ignored"], &[]).output().unwrap();
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    let lines: Vec<(&str, &str)> = out
+        .lines()
+        .filter_map(|l| l.strip_prefix("test ")?.split_once(" ... "))
+        .collect();
+    let ran: Vec<&str> = lines.iter().map(|(name, _)| name.trim_end()).collect();
+    assert_eq!(ran, ignored, "{out}");
+    assert!(
+        lines.iter().all(|(_, end)| end.starts_with("ignored (")),
+        "{out}"
+    );
     // Where a GPU must be present, its trials run (and fail) instead of being skipped.
     let required = list(
         &["--ignored"],

@@ -77,9 +77,11 @@ pub fn run(args: impl Iterator<Item = String>) -> ExitCode {
         }
     };
     let start = Instant::now();
-    // Under nextest a trial carries the flag it was listed with, so `--ignored` selects it.
+    // A trial carries the flag it was listed with where that decides what runs (under nextest,
+    // and with `--ignored`); otherwise it runs, to say why it was ignored.
     let under_nextest = matches!(invocation, Invocation::Nextest(_));
-    let ignored_flag = |p: &Planned| under_nextest && nextest::listed_ignored(&config, p);
+    let flags = under_nextest || args.ignored;
+    let ignored_flag = |p: &Planned| flags && nextest::listed_ignored(&config, p);
     let selects = |p: &Planned| {
         !args.is_filtered_out(
             &Trial::test(p.name.clone(), || Ok(())).with_ignored_flag(ignored_flag(p)),
