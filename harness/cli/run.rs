@@ -69,7 +69,8 @@ pub fn run(args: impl Iterator<Item = String>) -> ExitCode {
             .collect();
         return libtest_mimic::run(&args, trials).exit_code();
     }
-    let invocation = match nextest::invocation(nextest::target_dir()) {
+    let exact = args.exact.then_some(args.filter.as_deref()).flatten();
+    let invocation = match nextest::invocation(exact, nextest::target_dir()) {
         Ok(i) => i,
         Err(e) => {
             eprintln!("error: {e}");

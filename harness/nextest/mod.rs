@@ -49,21 +49,29 @@ pub enum InvocationError {
     NoRunId,
 }
 
-/// Reads how this process was started from nextest's variables; `target` is the target
-/// directory the run's shared folder goes under.
-pub fn invocation(target: PathBuf) -> Result<Invocation, InvocationError> {
-    invocation_from(|name| std::env::var(name).ok(), target)
+/// Reads how this process was started from nextest's variables; `exact` is the name given
+/// with `--exact`, and `target` the target directory the run's shared folder goes under.
+///
+/// A process that a test run by nextest starts inherits nextest's variables; it is not one
+/// of the run's processes unless it was started for `NEXTEST_TEST_NAME` with `--exact`, as
+/// nextest starts them (seen: `cargo nextest run --test cli` failed before this check).
+pub fn invocation(exact: Option<&str>, target: PathBuf) -> Result<Invocation, InvocationError> {
+    invocation_from(|name| std::env::var(name).ok(), exact, target)
 }
 
 /// [`invocation`], reading variables through `var`.
 fn invocation_from(
     var: impl Fn(&str) -> Option<String>,
+    exact: Option<&str>,
     target: PathBuf,
 ) -> Result<Invocation, InvocationError> {
     let var = |name: &str| var(name).filter(|v| !v.is_empty());
     let Some(mode) = var("NEXTEST_EXECUTION_MODE") else {
         return Ok(Invocation::Plain);
     };
+    if var("NEXTEST_TEST_NAME").is_some_and(|test| exact != Some(test.as_str())) {
+        return Ok(Invocation::Plain);
+    }
     if mode != PROCESS_PER_TEST {
         return Err(InvocationError::UnknownMode(mode));
     }
@@ -124,7 +132,7 @@ mod tests {
 
     #[test]
     fn plain_without_nextest_variables() {
-        let got = invocation_from(vars(&[("NEXTEST_RUN_ID", "x")]), "target".into());
+        let got = invocation_from(vars(&[("NEXTEST_RUN_ID", "x")]), None, "target".into());
         assert_eq!(got, Ok(Invocation::Plain));
     }
 
@@ -134,6 +142,7 @@ mod tests {
         let id = ("NEXTEST_RUN_ID", "1f0c/ab..");
         let got = invocation_from(
             vars(&[mode, id, ("NEXTEST_STRESS_CURRENT", "none")]),
+            None,
             "t".into(),
         );
         assert_eq!(
@@ -145,6 +154,7 @@ mod tests {
         );
         let got = invocation_from(
             vars(&[mode, id, ("NEXTEST_STRESS_CURRENT", "3")]),
+            None,
             "t".into(),
         );
         let Ok(Invocation::Nextest(run)) = got else {
@@ -154,12 +164,28 @@ mod tests {
     }
 
     #[test]
+    fn a_process_started_by_a_test_is_not_one_of_the_run() {
+        let nextest = [
+            ("NEXTEST_EXECUTION_MODE", PROCESS_PER_TEST),
+            ("NEXTEST_RUN_ID", "r"),
+            ("NEXTEST_TEST_NAME", "saxpy::vec4::n=4096"),
+        ];
+        let got = invocation_from(vars(&nextest), Some("a_cli_test"), "t".into());
+        assert_eq!(got, Ok(Invocation::Plain));
+        let got = invocation_from(vars(&nextest), None, "t".into());
+        assert_eq!(got, Ok(Invocation::Plain));
+        let got = invocation_from(vars(&nextest), Some("saxpy::vec4::n=4096"), "t".into());
+        assert!(matches!(got, Ok(Invocation::Nextest(_))), "{got:?}");
+    }
+
+    #[test]
     fn modes_that_cannot_share_a_run_are_refused() {
         let got = invocation_from(
             vars(&[
                 ("NEXTEST_EXECUTION_MODE", "process-per-binary"),
                 ("NEXTEST_RUN_ID", "x"),
             ]),
+            None,
             "t".into(),
         );
         assert_eq!(
@@ -168,6 +194,7 @@ mod tests {
         );
         let got = invocation_from(
             vars(&[("NEXTEST_EXECUTION_MODE", PROCESS_PER_TEST)]),
+            None,
             "t".into(),
         );
         assert_eq!(got, Err(InvocationError::NoRunId));
