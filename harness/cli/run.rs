@@ -109,11 +109,8 @@ pub fn run(args: impl Iterator<Item = String>) -> ExitCode {
                 ..config.clone()
             };
             let all: Vec<usize> = (0..plan.len()).collect();
-            let trial = std::env::var("NEXTEST_TEST_NAME")
-                .ok()
-                .or_else(|| args.filter.clone())
-                .unwrap_or_default();
-            let shared = run.share(&trial, nextest::wait_limit(&config, plan.len()), || {
+            let trial = args.filter.as_deref().unwrap_or_default();
+            let shared = run.share(trial, nextest::wait_limit(&config, plan.len()), || {
                 execute(&config_for_run, &suites, &plan, &all, false)
                     .map(|ran| (ran.results.clone(), ran))
             });
