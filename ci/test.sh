@@ -37,3 +37,13 @@ if grep -Eq '<script|<link|src="http|href="http|url\(' "$report"; then
 fi
 # The suites: without a GPU every GPU trial is ignored and every `<suite>::compile` trial runs.
 cargo test --test perf
+# The same under nextest, when it is installed: one process per trial, the GPU trials listed
+# ignored and so skipped, every compile trial run (docs/nextest.md).
+if cargo nextest --version >/dev/null 2>&1; then
+  gpu_trials=$(cargo test --quiet --test perf -- --list --format terse --ignored | grep -c ': test$' || true)
+  summary=$(cargo nextest run --test perf --no-tests=pass 2>&1 | tee /dev/stderr | grep 'Summary')
+  if [ "$gpu_trials" -gt 0 ] && ! grep -q ", ${gpu_trials} skipped" <<<"$summary"; then
+    echo "ci/test.sh: nextest should skip the ${gpu_trials} GPU trials: ${summary}" >&2
+    exit 1
+  fi
+fi

@@ -18,6 +18,7 @@ pub mod history;
 pub mod html;
 pub mod measure;
 pub mod mix;
+pub mod nextest;
 pub mod npy;
 pub mod report;
 pub mod runner;

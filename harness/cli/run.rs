@@ -4,10 +4,11 @@
 
 use crate::config::{self, Config, Mode};
 use crate::exit;
+use crate::nextest::{self, Invocation};
 use crate::report::results::{Results, Status};
 use crate::report::terminal;
-use crate::runner::{plan, Runner};
-use crate::suite;
+use crate::runner::{plan, Planned, Runner};
+use crate::suite::{self, Suite};
 use crate::worker::client::WORKER_ENV;
 use crate::worker::pool::WorkerPool;
 use libtest_mimic::{Arguments, Completion, Failed, FormatSetting, Trial};
@@ -66,35 +67,98 @@ pub fn run(args: impl Iterator<Item = String>) -> ExitCode {
         plan.retain(|p| config::in_shard(&p.name, shard));
     }
     if args.list {
+        // Nextest skips what `--list --ignored` prints: GPU trials where no driver loads.
         let trials = plan
             .iter()
-            .map(|p| Trial::test(p.name.clone(), || Ok(())))
+            .map(|p| {
+                Trial::test(p.name.clone(), || Ok(()))
+                    .with_ignored_flag(nextest::listed_ignored(&config, p))
+            })
             .collect();
         return libtest_mimic::run(&args, trials).exit_code();
     }
-    let start = Instant::now();
-    let selected: Vec<usize> = (0..plan.len())
-        .filter(|&i| !args.is_filtered_out(&Trial::test(plan[i].name.clone(), || Ok(()))))
-        .collect();
-    let pool = WorkerPool::new(&config, &suites);
-    if let Err(e) = pool.same_kind_of_gpu() {
-        eprintln!("error: {e}");
-        return exit::code(exit::BAD_INPUT);
-    }
-    let runner = Runner {
-        config: &config,
-        suites: &suites,
-        executor: &pool,
-        progress: pretty && std::io::stderr().is_terminal(),
+    let exact = args.exact.then_some(args.filter.as_deref()).flatten();
+    let invocation = match nextest::invocation(exact, nextest::target_dir()) {
+        Ok(i) => i,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit::code(exit::BAD_INPUT);
+        }
     };
-    let mut report = runner.run(&plan, &selected);
-    terminal::fill_messages(&mut report.results);
-    let results = report.results;
-    let report_failed = !write_reports(&config, &results);
+    let start = Instant::now();
+    // A trial carries the flag it was listed with where that decides what runs (under nextest,
+    // and with `--ignored`); otherwise it runs, to say why it was ignored.
+    let under_nextest = matches!(invocation, Invocation::Nextest(_));
+    let flags = under_nextest || args.ignored;
+    let ignored_flag = |p: &Planned| flags && nextest::listed_ignored(&config, p);
+    let selects = |p: &Planned| {
+        !args.is_filtered_out(
+            &Trial::test(p.name.clone(), || Ok(())).with_ignored_flag(ignored_flag(p)),
+        )
+    };
+    let progress = pretty && std::io::stderr().is_terminal();
+    let (results, ran) = match &invocation {
+        Invocation::Plain => {
+            let selected: Vec<usize> = (0..plan.len()).filter(|&i| selects(&plan[i])).collect();
+            match execute(&config, &suites, &plan, &selected, progress) {
+                Ok(ran) => (ran.results.clone(), Some(ran)),
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return exit::code(exit::BAD_INPUT);
+                }
+            }
+        }
+        Invocation::Nextest(run) => {
+            // The process that runs the trials runs all of them, as `cargo test --test perf`
+            // does: one family for the gate, complete reports, one bless. Each process then
+            // prints its own trial's annotations.
+            let config_for_run = Config {
+                annotations: false,
+                ..config.clone()
+            };
+            let all: Vec<usize> = (0..plan.len()).collect();
+            let trial = args.filter.as_deref().unwrap_or_default();
+            let shared = run.share(trial, nextest::wait_limit(&config, plan.len()), || {
+                execute(&config_for_run, &suites, &plan, &all, false)
+                    .map(|ran| (ran.results.clone(), ran))
+            });
+            match shared {
+                Ok(shared) => {
+                    eprintln!("{}", shared.note);
+                    (shared.results, shared.ran)
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return exit::code(exit::BAD_INPUT);
+                }
+            }
+        }
+    };
+    // The trials this process answers for: under nextest, its own; otherwise all that ran.
+    let own = Results {
+        trials: results
+            .trials
+            .iter()
+            .filter(|t| plan.iter().any(|p| p.name == t.name && selects(p)))
+            .cloned()
+            .collect(),
+        ..results.clone()
+    };
+    if under_nextest && config.annotations {
+        for line in crate::report::annotations::render(&own) {
+            println!("{line}");
+        }
+    }
     let inline = pretty && args.test_threads == Some(1);
-    let conclusion = libtest_mimic::run(&args, libtest_trials(&plan, &results, inline));
-    if pretty {
-        for line in &report.blessed {
+    let trials = libtest_trials(&plan, &results, inline, under_nextest)
+        .into_iter()
+        .zip(&plan)
+        .map(|(t, p)| t.with_ignored_flag(ignored_flag(p)))
+        .collect();
+    let conclusion = libtest_mimic::run(&args, trials);
+    let report_failed = ran.as_ref().is_some_and(|r| r.report_failed);
+    if let (true, Some(ran)) = (pretty, &ran) {
+        for line in &ran.blessed {
             println!("kernelgate: {line}");
         }
         if config.mode == Mode::Gate {
@@ -108,15 +172,58 @@ pub fn run(args: impl Iterator<Item = String>) -> ExitCode {
             }
         }
     }
-    match (results.worst_failure(), report_failed) {
+    match (own.worst_failure(), report_failed) {
         (Some(kind), _) => exit::code(kind.exit_code()),
         (None, true) => exit::code(exit::BAD_INPUT),
         (None, false) => conclusion.exit_code(),
     }
 }
 
+/// What running the trials produced, in the process that ran them.
+struct Ran {
+    /// Every selected trial's record, messages filled.
+    results: Results,
+    /// What blessing wrote.
+    blessed: Vec<String>,
+    /// A report file could not be written (each problem was printed).
+    report_failed: bool,
+}
+
+/// Runs the trials of `plan` at `selected` on the GPU worker pool, judges and (when asked)
+/// blesses them, and writes the reports; or says why the run cannot start.
+fn execute(
+    config: &Config,
+    suites: &[Suite],
+    plan: &[Planned],
+    selected: &[usize],
+    progress: bool,
+) -> Result<Ran, String> {
+    let pool = WorkerPool::new(config, suites);
+    pool.same_kind_of_gpu()?;
+    let runner = Runner {
+        config,
+        suites,
+        executor: &pool,
+        progress,
+    };
+    let mut report = runner.run(plan, selected);
+    terminal::fill_messages(&mut report.results);
+    let report_failed = !write_reports(config, &report.results);
+    Ok(Ran {
+        results: report.results,
+        blessed: report.blessed,
+        report_failed,
+    })
+}
+
 /// One libtest trial per planned trial, in list order; selected ones report their record.
-fn libtest_trials(plan: &[crate::runner::Planned], results: &Results, inline: bool) -> Vec<Trial> {
+/// Under nextest every trial ran, so one without a record fails (`missing_fails`).
+fn libtest_trials(
+    plan: &[Planned],
+    results: &Results,
+    inline: bool,
+    missing_fails: bool,
+) -> Vec<Trial> {
     let device = results.device_info.clone();
     plan.iter()
         .map(|trial| {
@@ -128,6 +235,11 @@ fn libtest_trials(plan: &[crate::runner::Planned], results: &Results, inline: bo
             let device = device.clone();
             Trial::ignorable_test(trial.name.clone(), move || {
                 let Some(r) = record else {
+                    if missing_fails {
+                        return Err(Failed::from(
+                            "not among the trials this nextest run ran (did the suites change during the run?)",
+                        ));
+                    }
                     return Ok(Completion::Completed);
                 };
                 let line = terminal::line(&r, device.as_ref());
