@@ -41,7 +41,10 @@ cargo test --test perf
 # ignored and so skipped, every compile trial run (docs/nextest.md).
 if cargo nextest --version >/dev/null 2>&1; then
   gpu_trials=$(cargo test --quiet --test perf -- --list --format terse --ignored | grep -c ': test$' || true)
-  summary=$(cargo nextest run --test perf --no-tests=pass 2>&1 | tee /dev/stderr | grep 'Summary')
+  # Captured, then printed: `tee /dev/stderr` would truncate a log file that stderr points to.
+  nextest_out=$(cargo nextest run --test perf --no-tests=pass 2>&1)
+  echo "$nextest_out"
+  summary=$(grep 'Summary' <<<"$nextest_out")
   if [ "$gpu_trials" -gt 0 ] && ! grep -q ", ${gpu_trials} skipped" <<<"$summary"; then
     echo "ci/test.sh: nextest should skip the ${gpu_trials} GPU trials: ${summary}" >&2
     exit 1
