@@ -26,15 +26,18 @@ cargo test
 cargo run --quiet --bin kernelgate -- lint
 # The HTML report from the committed results file, checked: written, every trial in it, no
 # script, nothing fetched from elsewhere (tests/html_report.rs checks the structure in depth).
-report=target/kernelgate-report.html
-cargo run --quiet --bin kernelgate -- report tests/fixtures/results/example.json --html "$report"
-trials=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["trials"]))' tests/fixtures/results/example.json)
-found=$(grep -o 'id="t-[^"]*"' "$report" | sort -u | wc -l)
-[ "$found" -eq "$trials" ] || { echo "ci/test.sh: $report shows $found of $trials trials"; exit 1; }
-grep -q '<svg' "$report" || { echo "ci/test.sh: $report has no plots"; exit 1; }
-if grep -Eq '<script|<link|src="http|href="http|url\(' "$report"; then
-  echo "ci/test.sh: $report is not self-contained"; exit 1
-fi
+# example.json is synthetic (every kind of trial); h200-run.json is a real run on an H200.
+for results in tests/fixtures/results/example.json tests/fixtures/results/h200-run.json; do
+  report=target/kernelgate-report.html
+  cargo run --quiet --bin kernelgate -- report "$results" --html "$report"
+  trials=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["trials"]))' "$results")
+  found=$(grep -o 'id="t-[^"]*"' "$report" | sort -u | wc -l)
+  [ "$found" -eq "$trials" ] || { echo "ci/test.sh: $report shows $found of $trials trials"; exit 1; }
+  grep -q '<svg' "$report" || { echo "ci/test.sh: $report has no plots"; exit 1; }
+  if grep -Eq '<script|<link|src="http|href="http|url\(' "$report"; then
+    echo "ci/test.sh: $report is not self-contained"; exit 1
+  fi
+done
 # The suites: without a GPU every GPU trial is ignored and every `<suite>::compile` trial runs.
 cargo test --test perf
 # The same under nextest, when it is installed: one process per trial, the GPU trials listed

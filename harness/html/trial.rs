@@ -66,31 +66,23 @@ impl State {
 }
 
 /// The commands that re-run a trial, profile its kernel with Nsight Compute, and re-bless
-/// its baseline (only where it ran correctly: a wrong result is never blessed).
+/// its baseline (only where it ran correctly and was compared: a wrong result is never
+/// blessed), as the runner recorded them. Results files written before the record carried
+/// them get the re-run command alone.
 pub fn commands(t: &TrialRecord) -> Vec<(&'static str, String)> {
-    let exact = format!("cargo test --test perf -- --exact '{}'", t.name);
-    let mut out = vec![("rerun", exact.clone())];
-    if let Some(m) = &t.measurement {
-        let entries: Vec<&str> = m
-            .footprint
-            .launches
-            .iter()
-            .map(|l| l.entry.split('<').next().unwrap_or(&l.entry))
-            .collect();
-        if !entries.is_empty() {
-            out.push((
-                "profile",
-                format!(
-                    "KERNELGATE_TIMEOUT=600 ncu --target-processes all -k regex:'^({})' -c {} {exact}",
-                    entries.join("|"),
-                    entries.len()
-                ),
-            ));
-        }
-        let correct = t.failure != Some(crate::report::results::FailKind::Correctness);
-        if correct && t.verdict.is_some() {
-            out.push(("rebless", format!("KERNELGATE_BLESS=1 {exact}")));
-        }
+    let Some(c) = &t.commands else {
+        return vec![(
+            "rerun",
+            format!("cargo test --test perf -- --exact '{}'", t.name),
+        )];
+    };
+    let mut out = vec![("rerun", c.rerun.clone())];
+    if let (Some(p), Some(_)) = (&c.profile, &t.measurement) {
+        out.push(("profile", p.clone()));
+    }
+    let correct = t.failure != Some(crate::report::results::FailKind::Correctness);
+    if let (Some(b), true, true) = (&c.rebless, correct, t.verdict.is_some()) {
+        out.push(("rebless", b.clone()));
     }
     out
 }

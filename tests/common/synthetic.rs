@@ -36,7 +36,13 @@ fn record(name: &str, status: Status, failure: Option<FailKind>, message: &str) 
         breaches: Vec::new(),
         resource_changes: Vec::new(),
         failure_detail: None,
-        commands: None,
+        commands: Some(kernelgate::report::results::Commands {
+            rerun: format!("cargo test --test perf -- --exact '{name}'"),
+            profile: None,
+            rebless: Some(format!(
+                "KERNELGATE_BLESS=1 cargo test --test perf -- --exact '{name}'"
+            )),
+        }),
         compiled: None,
     }
 }
@@ -205,6 +211,12 @@ pub fn run() -> Results {
                     reference: (!kernel.reference).then(|| "naive".to_string()),
                 };
                 let mut t = record(&name, Status::Passed, None, "");
+                if let Some(c) = &mut t.commands {
+                    c.profile = Some(format!(
+                        "KERNELGATE_TIMEOUT=600 ncu --target-processes all -k regex:'^({})' -c 1 {}",
+                        kernel.entry, c.rerun
+                    ));
+                }
                 t.line = if kernel.reference { 14 } else { 22 };
                 if unreliable {
                     t.message = Some(
