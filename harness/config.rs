@@ -41,6 +41,9 @@ pub struct Config {
     /// `KERNELGATE_BLESS=1`: bless (record the trials that ran and passed as the new
     /// baselines) instead of gating; chosen once for the whole run.
     pub mode: Mode,
+    /// `KERNELGATE_BASE=<git rev | folder>`: paired A/B mode — time every trial against the
+    /// same trial at that revision, interleaved in one process, instead of stored baselines.
+    pub base: Option<String>,
     /// `KERNELGATE_STRICT=1`: a trial still inconclusive after re-measuring fails.
     pub strict: bool,
     /// `KERNELGATE_REQUIRE_BASELINE=1`: a trial without a comparable baseline fails.
@@ -69,6 +72,7 @@ pub const KNOWN: &[&str] = &[
     "KERNELGATE_ALLOW_EMPTY",
     "KERNELGATE_ANNOTATIONS",
     "KERNELGATE_ARCH",
+    "KERNELGATE_BASE",
     "KERNELGATE_BASELINES",
     "KERNELGATE_BLESS",
     "KERNELGATE_BRANCH",
@@ -228,6 +232,7 @@ impl Config {
             } else {
                 Mode::Gate
             },
+            base: var("KERNELGATE_BASE"),
             strict: flag("KERNELGATE_STRICT")?,
             require_baseline: flag("KERNELGATE_REQUIRE_BASELINE")?,
             results: var("KERNELGATE_RESULTS").map(PathBuf::from),

@@ -20,6 +20,7 @@ pub mod measure;
 pub mod mix;
 pub mod nextest;
 pub mod npy;
+pub mod paired;
 pub mod report;
 pub mod runner;
 pub mod stats;

@@ -87,6 +87,8 @@ the stored baseline. Trials are named suite::kernel::case; FILTER selects by sub
 options (environment variables):
   KERNELGATE_SUITES=DIR          suite files (default suites)
   KERNELGATE_BASELINES=DIR       stored baselines (default baselines)
+  KERNELGATE_BASE=REV            paired mode: time every trial against its version at git REV
+                                 (or a folder of the base's suites), interleaved, not baselines
   KERNELGATE_BLESS=1             record the trials that ran and passed as the new baselines
   KERNELGATE_DEVICE=0[,1...]     GPU ordinals to spread the trials over
   KERNELGATE_SHARD=k/n           run a stable k-th of n parts of the trials

@@ -67,6 +67,8 @@ fn results(trials: Vec<TrialRecord>) -> Results {
         device_info: None,
         trials,
         totals: None,
+        base: None,
+        gone: Vec::new(),
     }
 }
 

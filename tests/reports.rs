@@ -153,6 +153,8 @@ fn run() -> Results {
             trial("transpose::tiled::n=1000", Status::Ignored, None, Some("no CUDA driver: libcuda could not be loaded")),
         ],
         totals: None,
+        base: None,
+        gone: Vec::new(),
     }
 }
 
@@ -180,10 +182,29 @@ fn junit_has_the_structure_ci_tools_read() {
     let mut sum_tests = 0;
     for suite in root.children().filter(|n| n.is_element()) {
         assert_eq!(suite.tag_name().name(), "testsuite");
-        let counted = suite.children().filter(|n| n.is_element()).count();
+        // The run's mode travels as JUnit properties: `kernelgate.mode` (and, paired, the base).
+        let properties: Vec<_> = suite
+            .children()
+            .filter(|n| n.has_tag_name("properties"))
+            .flat_map(|p| p.children().filter(|n| n.is_element()))
+            .map(|p| (attr(p, "name"), attr(p, "value")))
+            .collect();
+        assert_eq!(
+            properties,
+            [(
+                "kernelgate.mode".to_string(),
+                "against stored baselines".to_string()
+            )]
+        );
+        let testcases = || {
+            suite
+                .children()
+                .filter(|n| n.is_element() && n.has_tag_name("testcase"))
+        };
+        let counted = testcases().count();
         assert_eq!(attr(suite, "tests").parse::<usize>().unwrap(), counted);
         sum_tests += counted;
-        for case in suite.children().filter(|n| n.is_element()) {
+        for case in testcases() {
             assert_eq!(case.tag_name().name(), "testcase");
             assert!(!attr(case, "name").is_empty() && !attr(case, "classname").is_empty());
             for child in case.children().filter(|n| n.is_element()) {

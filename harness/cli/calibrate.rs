@@ -133,10 +133,11 @@ fn measure(
         seed: suite.check.seed,
         check: true,
         regime: None,
+        base: None,
         effort,
     };
     let result = worker
-        .trial(suite, request, timeout)
+        .trial(&[(index, suite)], request, timeout)
         .map_err(|e| e.to_string())?;
     let data = result.outcome.map_err(|e| e.to_string())?;
     Ok((data, start.elapsed().as_secs_f64()))
@@ -339,6 +340,7 @@ fn run(reps: usize) -> Result<String, String> {
             new_times: s.kernel.clone(),
             speedups: None,
             max_slowdown: sensitivity.bench.max_slowdown,
+            paired: None,
         };
         let inputs: Vec<GateInput> = samples.iter().map(input).collect();
         // As a run does: the gate's own policy, re-measuring inconclusive trials in this worker.

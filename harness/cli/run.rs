@@ -61,6 +61,24 @@ pub fn run(args: impl Iterator<Item = String>) -> ExitCode {
         eprintln!("error: {e}");
         return exit::code(exit::BAD_INPUT);
     }
+    // Paired mode: the base revision's suites, loaded and validated before anything runs.
+    let base = match &config.base {
+        None => None,
+        Some(_) if config.mode == Mode::Bless => {
+            eprintln!("error: {}", crate::paired::PairedError::Bless);
+            return exit::code(exit::BAD_INPUT);
+        }
+        Some(rev) => {
+            let work = config.cache.with_file_name("kernelgate-base");
+            match crate::paired::load(rev, &config.suites, &work, &suites) {
+                Ok(b) => Some(b),
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return exit::code(exit::BAD_INPUT);
+                }
+            }
+        }
+    };
     let pretty = matches!(args.format, None | Some(FormatSetting::Pretty)) && !args.quiet;
     let mut plan = plan(&suites);
     if let Some(shard) = config.shard {
@@ -100,7 +118,13 @@ pub fn run(args: impl Iterator<Item = String>) -> ExitCode {
     let (results, ran) = match &invocation {
         Invocation::Plain => {
             let selected: Vec<usize> = (0..plan.len()).filter(|&i| selects(&plan[i])).collect();
-            match execute(&config, &suites, &plan, &selected, progress) {
+            match execute(
+                &config,
+                (&suites, base.as_ref()),
+                &plan,
+                &selected,
+                progress,
+            ) {
                 Ok(ran) => (ran.results.clone(), Some(ran)),
                 Err(e) => {
                     eprintln!("error: {e}");
@@ -119,8 +143,14 @@ pub fn run(args: impl Iterator<Item = String>) -> ExitCode {
             let all: Vec<usize> = (0..plan.len()).collect();
             let trial = args.filter.as_deref().unwrap_or_default();
             let shared = run.share(trial, nextest::wait_limit(&config, plan.len()), || {
-                execute(&config_for_run, &suites, &plan, &all, false)
-                    .map(|ran| (ran.results.clone(), ran))
+                execute(
+                    &config_for_run,
+                    (&suites, base.as_ref()),
+                    &plan,
+                    &all,
+                    false,
+                )
+                .map(|ran| (ran.results.clone(), ran))
             });
             match shared {
                 Ok(shared) => {
@@ -166,6 +196,9 @@ pub fn run(args: impl Iterator<Item = String>) -> ExitCode {
                 println!("{w}");
             }
         }
+        if let Some(line) = terminal::paired_summary(&results) {
+            println!("{line}");
+        }
         if let Some(totals) = &results.totals {
             for line in terminal::summary(totals, start.elapsed().as_secs_f64()) {
                 println!("{line}");
@@ -193,18 +226,19 @@ struct Ran {
 /// blesses them, and writes the reports; or says why the run cannot start.
 fn execute(
     config: &Config,
-    suites: &[Suite],
+    (suites, base): (&[Suite], Option<&crate::paired::Base>),
     plan: &[Planned],
     selected: &[usize],
     progress: bool,
 ) -> Result<Ran, String> {
-    let pool = WorkerPool::new(config, suites);
+    let pool = WorkerPool::new(config, suites, base.map_or(&[][..], |b| &b.suites));
     pool.same_kind_of_gpu()?;
     let runner = Runner {
         config,
         suites,
         executor: &pool,
         progress,
+        base,
     };
     let mut report = runner.run(plan, selected);
     terminal::fill_messages(&mut report.results);

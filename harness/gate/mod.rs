@@ -141,6 +141,26 @@ pub struct GateInput {
     pub speedups: Option<(Vec<f64>, Vec<f64>)>,
     /// The suite's `max_slowdown`.
     pub max_slowdown: f64,
+    /// Paired mode: per-round ratios of the candidate's time over its base's, timed interleaved
+    /// in one process. When set, the time comparison is the paired one (Wilcoxon signed-rank on
+    /// log-ratios, Hodges–Lehmann centre) and `old_times`/`new_times` are not used.
+    pub paired: Option<Vec<f64>>,
+}
+
+/// Compares a candidate with its base from per-round ratios candidate / base (larger is worse):
+/// the slowdown factor is `exp` of the Hodges–Lehmann centre of the log-ratios, with its
+/// interval, tested with the Wilcoxon signed-rank test.
+pub fn compare_paired(ratios: &[f64]) -> Comparison {
+    let d: Vec<f64> = ratios.iter().map(|r| r.ln()).collect();
+    let c = crate::stats::paired::centre(&d, 0.95);
+    let p = crate::stats::paired::wilcoxon(&d);
+    Comparison {
+        slowdown: c.estimate.exp(),
+        low: c.low.exp(),
+        high: c.high.exp(),
+        p,
+        p_adjusted: p,
+    }
 }
 
 /// The gate's decision for one trial, with the evidence.
@@ -160,7 +180,10 @@ pub fn decide(inputs: &[GateInput]) -> Vec<TrialVerdict> {
     let mut comparisons: Vec<(Comparison, Option<Comparison>)> = inputs
         .iter()
         .map(|g| {
-            let time = compare_larger_worse(&g.old_times, &g.new_times);
+            let time = match &g.paired {
+                Some(ratios) => compare_paired(ratios),
+                None => compare_larger_worse(&g.old_times, &g.new_times),
+            };
             let speedup = g
                 .speedups
                 .as_ref()
@@ -231,6 +254,7 @@ mod tests {
             new_times: samples(rng, n, shift),
             speedups: None,
             max_slowdown,
+            paired: None,
         };
         let mut again = |_: usize| -> Result<GateInput, ()> {
             Ok(GateInput {
@@ -238,6 +262,7 @@ mod tests {
                 new_times: samples(rng, REMEASURE_EFFORT as usize * n, shift),
                 speedups: None,
                 max_slowdown,
+                paired: None,
             })
         };
         settle(vec![input], Some(&mut again))[0]
@@ -354,6 +379,7 @@ mod tests {
                 new_times: samples(&mut rng, N, 1.0),
                 speedups: None,
                 max_slowdown: 0.03,
+                paired: None,
             })
             .collect();
         inputs[7].new_times = samples(&mut rng, N, 1.10);

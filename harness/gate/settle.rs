@@ -93,6 +93,7 @@ mod tests {
             new_times: spread(new),
             speedups: None,
             max_slowdown: 0.03,
+            paired: None,
         }
     }
 
@@ -104,6 +105,7 @@ mod tests {
             new_times: (0..n).map(|i| 1e-5 * shift * wobble(i + 3)).collect(),
             speedups: None,
             max_slowdown: 0.03,
+            paired: None,
         }
     }
 

@@ -33,7 +33,13 @@ pub fn render(results: &Results) -> Vec<String> {
                 "::error file={},line={},title={}::{}",
                 escape(&t.file, true),
                 t.line,
-                escape(&format!("kernelgate: {}", t.name), true),
+                escape(
+                    &match &results.base {
+                        Some(b) => format!("kernelgate: {} (paired vs {})", t.name, b.rev),
+                        None => format!("kernelgate: {}", t.name),
+                    },
+                    true
+                ),
                 escape(t.message.as_deref().unwrap_or("failed"), false)
             )
         })

@@ -57,6 +57,7 @@ pub fn compare(old: &Results, new: &Results) -> Vec<Row> {
                     new_times: nm.time_samples.clone(),
                     speedups,
                     max_slowdown: nm.max_slowdown,
+                    paired: None,
                 });
                 compared_rows.push(rows.len());
             }

@@ -51,12 +51,25 @@ pub fn render(results: &Results) -> String {
     out.push_str(&format!(
         "<testsuites name=\"kernelgate\" tests=\"{n}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\">\n"
     ));
+    let mut properties = vec![("kernelgate.mode", results.mode())];
+    if let Some(b) = &results.base {
+        properties.push(("kernelgate.base", b.rev.clone()));
+        properties.push(("kernelgate.base.commit", b.commit.clone()));
+    }
     for (name, trials) in suites {
         let (n, failures, errors, skipped) = counts(trials.iter().copied());
         out.push_str(&format!(
             "  <testsuite name=\"{}\" tests=\"{n}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\">\n",
             escape(name)
         ));
+        out.push_str("    <properties>\n");
+        for (k, v) in &properties {
+            out.push_str(&format!(
+                "      <property name=\"{k}\" value=\"{}\"/>\n",
+                escape(v)
+            ));
+        }
+        out.push_str("    </properties>\n");
         for t in trials {
             let time = t
                 .measurement

@@ -61,13 +61,14 @@ pub fn render(results: &Results) -> String {
         .map(|d| d.describe())
         .unwrap_or_else(|| "no GPU".into());
     let mut out = format!(
-        "## kernelgate: {} failed, {} regressed, {} inconclusive, {} improved, {} unchanged, {} ignored\n\n{device} · kernelgate {} · {}\n\n",
+        "## kernelgate: {} failed, {} regressed, {} inconclusive, {} improved, {} unchanged, {} ignored\n\n{device} · {} · kernelgate {} · {}\n\n",
         count(&|t| t.status == Status::Failed),
         count(&is(Verdict::Regressed)),
         count(&is(Verdict::Inconclusive)),
         count(&is(Verdict::Improved)),
         count(&is(Verdict::Unchanged)),
         count(&|t| t.status == Status::Ignored),
+        results.mode(),
         results.kernelgate,
         results.date
     );

@@ -61,6 +61,24 @@ pub enum GateNote {
         /// Comparisons in the Benjamini–Hochberg family it was decided in.
         family: usize,
     },
+    /// Paired mode: compared with the same trial at the base revision, timed interleaved.
+    Paired {
+        /// The base revision, as given.
+        rev: String,
+        /// Its commit (or `folder`).
+        commit: String,
+        /// Whether the verdict comes from a second measurement.
+        remeasured: bool,
+        /// Comparisons in the Benjamini–Hochberg family it was decided in.
+        family: usize,
+    },
+    /// Paired mode: the trial does not exist at the base revision.
+    New,
+    /// Paired mode: the trial's case changed since the base; not compared.
+    Changed {
+        /// What changed.
+        why: String,
+    },
     /// A re-measure of an inconclusive trial failed; the trial left the family.
     RemeasureFailed,
     /// `KERNELGATE_BLESS`: recorded as the new baseline, not judged.
@@ -318,9 +336,37 @@ pub struct Results {
     /// Where the run's time went.
     #[serde(default)]
     pub totals: Option<RunTotals>,
+    /// Paired mode: the base revision every trial was compared with.
+    #[serde(default)]
+    pub base: Option<BaseRevision>,
+    /// Paired mode: trials of the base that the candidate no longer has.
+    #[serde(default)]
+    pub gone: Vec<String>,
+}
+
+/// The base revision of a paired run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BaseRevision {
+    /// As given in `KERNELGATE_BASE`.
+    pub rev: String,
+    /// Its commit (or `folder` for a folder of suites).
+    pub commit: String,
 }
 
 impl Results {
+    /// How the run decided: `paired against base <rev> (<commit>)`, or `against stored
+    /// baselines`; every report says it.
+    pub fn mode(&self) -> String {
+        match &self.base {
+            Some(b) => format!(
+                "paired against KERNELGATE_BASE={} ({})",
+                b.rev,
+                b.commit.get(..12).unwrap_or(&b.commit)
+            ),
+            None => "against stored baselines".into(),
+        }
+    }
+
     /// The worst failure of the run, which decides its exit code.
     pub fn worst_failure(&self) -> Option<FailKind> {
         self.trials.iter().filter_map(|r| r.failure).max()

@@ -37,6 +37,11 @@ fn resource_text(c: &ResourceChange) -> String {
     )
 }
 
+/// A commit's first seven characters (a folder's name as it is).
+fn short(commit: &str) -> &str {
+    commit.get(..7).unwrap_or(commit)
+}
+
 /// The gate's note for a trial's line: the verdict with its change, or why there is none.
 pub fn note(r: &TrialRecord) -> String {
     let Some(gate) = &r.gate else {
@@ -63,7 +68,9 @@ pub fn note(r: &TrialRecord) -> String {
             "UNRELIABLE: the SM clock was throttled in {discarded} of {rounds} rounds; not gated"
         ),
         GateNote::RemeasureFailed => "INCONCLUSIVE, and measuring it again failed".into(),
-        GateNote::Compared { remeasured, .. } => {
+        GateNote::New => "new: not at the base revision, not compared".into(),
+        GateNote::Changed { why } => format!("changed: {why}; not compared"),
+        GateNote::Compared { remeasured, .. } | GateNote::Paired { remeasured, .. } => {
             let Some(verdict) = &r.verdict else {
                 return String::new();
             };
@@ -87,6 +94,12 @@ pub fn note(r: &TrialRecord) -> String {
                     )
                 }
                 _ => String::new(),
+            };
+            let change = match gate {
+                GateNote::Paired { commit, .. } => {
+                    format!("{change} vs base {} (paired)", short(commit))
+                }
+                _ => change,
             };
             match verdict.verdict {
                 Verdict::Inconclusive => format!("INCONCLUSIVE {change}{again}{held}: too noisy to tell (KERNELGATE_STRICT=1 fails it)"),
@@ -181,8 +194,50 @@ fn breach_text(b: &Breach) -> String {
     }
 }
 
+/// The gate's evidence for a failing paired verdict.
+fn paired_evidence(r: &TrialRecord) -> Option<String> {
+    let (
+        Some(GateNote::Paired {
+            rev,
+            commit,
+            remeasured,
+            family,
+        }),
+        Some(verdict),
+        Some(m),
+    ) = (&r.gate, &r.verdict, &r.measurement)
+    else {
+        return None;
+    };
+    let what = match verdict.verdict {
+        Verdict::Regressed => "regressed against the base revision",
+        Verdict::Inconclusive => "inconclusive against the base revision (KERNELGATE_STRICT is set): too noisy to tell whether it is meaningfully slower",
+        _ => return None,
+    };
+    let base = crate::stats::Summary::of(&m.baseline_samples).map_or(f64::NAN, |s| s.median);
+    let t = &verdict.time;
+    let mut out = format!(
+        "{what}: {} → {} per run, {} (paired per-round ratios: Hodges–Lehmann, p = {:.2e} by Wilcoxon signed-rank after Benjamini–Hochberg over {family} comparison(s); max_slowdown {}%)",
+        duration(base),
+        duration(m.time.median),
+        change(t),
+        t.p_adjusted,
+        m.max_slowdown * 100.0,
+    );
+    if *remeasured {
+        out.push_str(&format!(
+            "\n  measured again with {REMEASURE_EFFORT}x the samples after an inconclusive first run"
+        ));
+    }
+    out.push_str(&format!("\n  base: KERNELGATE_BASE={rev} ({commit})"));
+    Some(out)
+}
+
 /// The gate's evidence for a failing verdict.
 fn evidence(r: &TrialRecord) -> Option<String> {
+    if matches!(r.gate, Some(GateNote::Paired { .. })) {
+        return paired_evidence(r);
+    }
     let (
         Some(GateNote::Compared {
             baseline,
@@ -351,4 +406,33 @@ pub fn inconclusive_warning(results: &Results) -> Option<String> {
             names.join(", ")
         )
     })
+}
+
+/// Paired mode's closing line: the base, how many trials were compared, and what was not.
+pub fn paired_summary(results: &Results) -> Option<String> {
+    results.base.as_ref()?;
+    let named = |f: &dyn Fn(&GateNote) -> bool| -> Vec<&str> {
+        results
+            .trials
+            .iter()
+            .filter(|t| t.gate.as_ref().is_some_and(f))
+            .map(|t| t.name.as_str())
+            .collect()
+    };
+    let compared = named(&|g| matches!(g, GateNote::Paired { .. })).len();
+    let mut line = format!(
+        "kernelgate: {}: {compared} trial(s) compared",
+        results.mode()
+    );
+    let new = named(&|g| matches!(g, GateNote::New));
+    let changed = named(&|g| matches!(g, GateNote::Changed { .. }));
+    for (what, names) in [("new", new), ("changed", changed)] {
+        if !names.is_empty() {
+            line.push_str(&format!("; {what}: {}", names.join(", ")));
+        }
+    }
+    if !results.gone.is_empty() {
+        line.push_str(&format!("; gone: {}", results.gone.join(", ")));
+    }
+    Some(line)
 }

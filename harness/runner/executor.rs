@@ -33,6 +33,9 @@ pub struct TrialSpec {
     pub seed: u64,
     /// The regime to time in (the baseline's), or `None` to choose by the launch floor.
     pub regime: Option<Regime>,
+    /// Paired mode: the base revision's kernel to time against (its suite numbered after the
+    /// run's own suites).
+    pub base: Option<crate::worker::protocol::BaseKernel>,
     /// 1 normally; [`crate::gate::REMEASURE_EFFORT`] when re-measuring a trial already checked
     /// (then correctness is not checked again).
     pub effort: u32,
@@ -47,6 +50,8 @@ pub struct Measured {
     pub samples: Samples,
     /// Memory and resources of the kernel under test.
     pub footprint: Footprint,
+    /// Paired mode: the base kernel's.
+    pub base_footprint: Option<Footprint>,
 }
 
 /// What executing a trial produced.

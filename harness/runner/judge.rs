@@ -13,9 +13,11 @@ use crate::report::results::{BaselineRef, GateNote};
 /// What the gate made of one measured trial.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Judged {
-    /// This trial's baseline entry on this device (memory growth and resource changes are
-    /// judged against it, re-measured or not).
-    pub baseline: Option<Entry>,
+    /// What it is compared with, for memory and resources: the stored baseline's footprint
+    /// (re-measured or not), or in paired mode the base kernel's.
+    pub baseline_footprint: Option<crate::measure::Footprint>,
+    /// The time samples it was compared with (for reports).
+    pub baseline_samples: Vec<f64>,
     /// The gate's note.
     pub gate: GateNote,
     /// The verdict, when compared.
@@ -33,6 +35,47 @@ fn input(samples: &Samples, old: &Entry, max_slowdown: f64) -> GateInput {
         new_times: samples.kernel.clone(),
         speedups,
         max_slowdown,
+        paired: None,
+    }
+}
+
+/// How a run re-measures: the gate's policy gets the re-measure callback only when gating.
+pub(super) fn remeasure_when_gating<'f, E>(
+    run: &Runner,
+    again: &'f mut dyn FnMut(usize) -> Result<GateInput, E>,
+) -> Option<&'f mut dyn FnMut(usize) -> Result<GateInput, E>> {
+    match run.config.mode {
+        Mode::Gate => Some(again),
+        Mode::Bless => None,
+    }
+}
+
+/// Measures `trial` again at `effort` on slot 0; the outcome replaces the trial's, and a
+/// measured one gives the gate's new input through `input`.
+pub(super) fn remeasure(
+    run: &Runner,
+    trial: &Planned,
+    spec: &super::TrialSpec,
+    outcome: &mut Option<Outcome>,
+    input: impl FnOnce(&super::Measured) -> GateInput,
+) -> Result<GateInput, TrialFailure> {
+    run.progress(&format!(
+        "re-measuring {} ({REMEASURE_EFFORT}x the samples: inconclusive)",
+        trial.name
+    ));
+    match run.executor.execute(0, spec) {
+        Outcome::Measured(m) => {
+            let input = input(&m);
+            *outcome = Some(Outcome::Measured(m));
+            Ok(input)
+        }
+        Outcome::Failed(f) => Err(f),
+        Outcome::Ignored(reason) => Err(TrialFailure::Harness(format!(
+            "the re-measure could not run: {reason}"
+        ))),
+        Outcome::Compiled { .. } => Err(TrialFailure::Harness(
+            "the re-measure returned a compile result".into(),
+        )),
     }
 }
 
@@ -86,7 +129,8 @@ pub(super) fn judge(
             }
         };
         judged[i] = Some(Judged {
-            baseline,
+            baseline_footprint: baseline.as_ref().and_then(|b| b.footprint.clone()),
+            baseline_samples: baseline.map(|b| b.time_samples).unwrap_or_default(),
             gate,
             verdict: None,
             remeasure_failure: None,
@@ -105,32 +149,12 @@ pub(super) fn judge(
         .collect();
     let mut again = |k: usize| -> Result<GateInput, TrialFailure> {
         let (i, old) = &compared[k];
-        let trial = &plan[*i];
-        run.progress(&format!(
-            "re-measuring {} ({REMEASURE_EFFORT}x the samples: inconclusive)",
-            trial.name
-        ));
-        let spec = run.spec(trial, REMEASURE_EFFORT, Some(old.regime));
-        match run.executor.execute(0, &spec) {
-            Outcome::Measured(m) => {
-                let input = input(&m.samples, old, max_slowdown(*i));
-                outcomes[*i] = Some(Outcome::Measured(m));
-                Ok(input)
-            }
-            Outcome::Failed(f) => Err(f),
-            Outcome::Ignored(reason) => Err(TrialFailure::Harness(format!(
-                "the re-measure could not run: {reason}"
-            ))),
-            Outcome::Compiled { .. } => Err(TrialFailure::Harness(
-                "the re-measure returned a compile result".into(),
-            )),
-        }
+        let spec = run.spec(&plan[*i], REMEASURE_EFFORT, Some(old.regime));
+        remeasure(run, &plan[*i], &spec, &mut outcomes[*i], |m| {
+            input(&m.samples, old, max_slowdown(*i))
+        })
     };
-    let remeasure: Option<&mut dyn FnMut(usize) -> Result<GateInput, TrialFailure>> =
-        match run.config.mode {
-            Mode::Gate => Some(&mut again),
-            Mode::Bless => None,
-        };
+    let remeasure = remeasure_when_gating(run, &mut again);
     let decisions = gate::settle(inputs, remeasure);
     for ((i, old), decision) in compared.iter().zip(decisions) {
         let j = judged[*i].as_mut().expect("judged above");

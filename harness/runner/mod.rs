@@ -9,6 +9,7 @@
 mod bless;
 mod executor;
 mod judge;
+mod paired;
 mod plan;
 mod record;
 #[cfg(test)]
@@ -35,6 +36,9 @@ pub struct Runner<'a> {
     pub executor: &'a dyn Executor,
     /// Print progress on stderr.
     pub progress: bool,
+    /// Paired mode: the base revision each trial is timed and judged against (its suites
+    /// numbered after `suites` for the executor), instead of stored baselines.
+    pub base: Option<&'a crate::paired::Base>,
 }
 
 /// What a run produced: the typed record of every selected trial, and what blessing wrote.
@@ -63,7 +67,33 @@ impl Runner<'_> {
                 .seed
                 .unwrap_or(self.suites[trial.suite].check.seed),
             regime,
+            base: None,
             effort,
+        }
+    }
+
+    /// What to execute for `trial` in paired mode: timed against its base, when it has one.
+    pub(crate) fn spec_paired(
+        &self,
+        trial: &Planned,
+        pairing: &Option<crate::paired::Pairing>,
+        effort: u32,
+    ) -> TrialSpec {
+        let base = match pairing {
+            Some(crate::paired::Pairing::Paired {
+                suite,
+                case,
+                kernel,
+            }) => Some(crate::worker::protocol::BaseKernel {
+                suite: self.suites.len() + suite,
+                case: *case,
+                kernel: *kernel,
+            }),
+            _ => None,
+        };
+        TrialSpec {
+            base,
+            ..self.spec(trial, effort, None)
         }
     }
 
@@ -71,7 +101,12 @@ impl Runner<'_> {
     /// them, and returns their records in plan order.
     pub fn run(&self, plan: &[Planned], selected: &[usize]) -> RunReport {
         let any_kernel = selected.iter().any(|&i| plan[i].case_kernel().is_some());
-        let store = if any_kernel {
+        let pairing: Option<Vec<Option<crate::paired::Pairing>>> = self.base.map(|b| {
+            plan.iter()
+                .map(|p| crate::paired::pair(self.suites, b, p))
+                .collect()
+        });
+        let store = if any_kernel && pairing.is_none() {
             self.executor.device().map(|info| {
                 BaselineStore::open(
                     &self.config.baselines,
@@ -82,14 +117,16 @@ impl Runner<'_> {
         } else {
             None
         };
-        let mut outcomes = self.execute_all(plan, selected, store.as_ref());
+        let mut outcomes = self.execute_all(plan, selected, store.as_ref(), pairing.as_deref());
         let any_measured = outcomes
             .iter()
             .any(|o| matches!(o, Some(Outcome::Measured(_))));
         let device = any_measured.then(|| self.executor.device()).flatten();
         let mut judged = plan.iter().map(|_| None).collect();
         let mut blessed = Vec::new();
-        if let (true, Some(store)) = (device.is_some(), &store) {
+        if let (true, Some(pairing)) = (device.is_some(), &pairing) {
+            judged = paired::judge_paired(self, plan, &mut outcomes, pairing);
+        } else if let (true, Some(store)) = (device.is_some(), &store) {
             judged = judge::judge(self, plan, &mut outcomes, store);
             if self.config.mode == Mode::Bless {
                 blessed = bless::bless(self, plan, &outcomes, store);
@@ -115,6 +152,14 @@ impl Runner<'_> {
                 device_info: device,
                 trials,
                 totals: Some(self.executor.totals()),
+                base: self.base.map(|b| crate::report::results::BaseRevision {
+                    rev: b.rev.clone(),
+                    commit: b.commit.clone(),
+                }),
+                gone: self
+                    .base
+                    .map(|b| crate::paired::gone(self.suites, b))
+                    .unwrap_or_default(),
             },
             blessed,
         }
@@ -127,6 +172,7 @@ impl Runner<'_> {
         plan: &[Planned],
         selected: &[usize],
         store: Option<&BaselineStore>,
+        pairing: Option<&[Option<crate::paired::Pairing>]>,
     ) -> Vec<Option<Outcome>> {
         use std::sync::atomic::{AtomicUsize, Ordering};
         let slots: Vec<Mutex<Option<Outcome>>> = plan.iter().map(|_| Mutex::new(None)).collect();
@@ -147,8 +193,15 @@ impl Runner<'_> {
                 selected.len(),
                 trial.name
             ));
-            let regime = store.and_then(|s| s.regime(&self.suites[trial.suite].name, &trial.name));
-            let outcome = self.executor.execute(slot, &self.spec(trial, 1, regime));
+            let spec = match pairing {
+                Some(pairing) => self.spec_paired(trial, &pairing[i], 1),
+                None => {
+                    let suite = &self.suites[trial.suite].name;
+                    let regime = store.and_then(|s| s.regime(suite, &trial.name));
+                    self.spec(trial, 1, regime)
+                }
+            };
+            let outcome = self.executor.execute(slot, &spec);
             *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(outcome);
         };
         if workers == 1 {

@@ -4,7 +4,7 @@
 
 use super::judge::Judged;
 use super::{Outcome, Planned, Runner};
-use crate::baseline::{Entry, Stored};
+use crate::baseline::Stored;
 use crate::config::Mode;
 use crate::failure::FailKind;
 use crate::gate::Verdict;
@@ -72,9 +72,9 @@ pub fn limit_breaches(suite: &Suite, kernel: usize, f: &Footprint) -> Vec<Breach
     out
 }
 
-/// Registers or local memory that changed since the baseline.
-pub fn resource_changes(f: &Footprint, old: Option<&Entry>) -> Vec<ResourceChange> {
-    let Some(old) = old.and_then(|e| e.footprint.as_ref()) else {
+/// Registers or local memory that changed since the baseline (or the paired base).
+pub fn resource_changes(f: &Footprint, old: Option<&Footprint>) -> Vec<ResourceChange> {
+    let Some(old) = old else {
         return Vec::new();
     };
     f.launches
@@ -89,9 +89,10 @@ pub fn resource_changes(f: &Footprint, old: Option<&Entry>) -> Vec<ResourceChang
         .collect()
 }
 
-/// Peak memory growth over the baseline beyond the suite's `memory_growth`.
-pub fn memory_growth(suite: &Suite, f: &Footprint, old: Option<&Entry>) -> Option<Breach> {
-    let old_footprint = old.and_then(|e| e.footprint.as_ref())?;
+/// Peak memory growth over the baseline (or the paired base) beyond the suite's
+/// `memory_growth`.
+pub fn memory_growth(suite: &Suite, f: &Footprint, old: Option<&Footprint>) -> Option<Breach> {
+    let old_footprint = old?;
     let allowed = suite.bench.memory_growth;
     ((f.pool_peak as f64) > old_footprint.pool_peak as f64 * (1.0 + allowed)).then(|| {
         Breach::MemoryGrowth {
@@ -176,18 +177,17 @@ pub(super) fn record(
                 clocks: samples.clocks.clone(),
                 bytes: suite.cases[case].bytes,
                 flops: suite.cases[case].flops,
-                reference: (kernel != suite.reference)
-                    .then(|| suite.kernels[suite.reference].name.clone()),
+                reference: match run.base {
+                    Some(base) => Some(base.short()),
+                    None => (kernel != suite.reference)
+                        .then(|| suite.kernels[suite.reference].name.clone()),
+                },
                 baseline_samples: match judged {
-                    Some(Judged {
-                        gate: GateNote::Compared { .. },
-                        baseline: Some(old),
-                        ..
-                    }) => old.time_samples.clone(),
+                    Some(j) if j.verdict.is_some() => j.baseline_samples.clone(),
                     _ => Vec::new(),
                 },
             });
-            let baseline = judged.and_then(|j| j.baseline.as_ref());
+            let baseline = judged.and_then(|j| j.baseline_footprint.as_ref());
             r.resource_changes = resource_changes(&m.footprint, baseline);
             r.breaches = limit_breaches(suite, kernel, &m.footprint);
             let gating = run.config.mode == Mode::Gate;
@@ -233,7 +233,7 @@ fn gate_failure(run: &Runner, gate: &GateNote, verdict: Option<Verdict>) -> Opti
         {
             Some(FailKind::Infrastructure)
         }
-        GateNote::Compared { .. } => match verdict {
+        GateNote::Compared { .. } | GateNote::Paired { .. } => match verdict {
             Some(Verdict::Regressed) => Some(FailKind::Performance),
             Some(Verdict::Inconclusive) if run.config.strict => Some(FailKind::Performance),
             _ => None,

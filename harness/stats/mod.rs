@@ -7,6 +7,7 @@
 //! which GPU timings (skewed, with a long tail of slow outliers) never have.
 
 pub mod changepoint;
+pub mod paired;
 pub mod twosample;
 
 use serde::{Deserialize, Serialize};

@@ -23,7 +23,7 @@ fn standard_normal() -> Normal {
 }
 
 /// Ranks (1-based, ties averaged) of `values`, and the tie correction term `Σ (t³ − t)`.
-fn ranks(values: &[f64]) -> (Vec<f64>, f64) {
+pub(crate) fn ranks(values: &[f64]) -> (Vec<f64>, f64) {
     let mut order: Vec<usize> = (0..values.len()).collect();
     order.sort_by(|&a, &b| values[a].total_cmp(&values[b]));
     let mut ranks = vec![0.0; values.len()];

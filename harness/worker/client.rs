@@ -79,11 +79,12 @@ impl Worker {
         }
     }
 
-    /// Runs one trial of `suite` (sent to the worker first if this worker has not seen it); a
-    /// fatal result stops the worker, so the next trial gets a fresh one.
+    /// Runs one trial; `suites` (index, suite) are the ones it needs (its own, and in paired
+    /// mode its base's), each sent first if this worker has not seen it. A fatal result stops
+    /// the worker, so the next trial gets a fresh one.
     pub fn trial(
         &mut self,
-        suite: &Suite,
+        suites: &[(usize, &Suite)],
         request: TrialRequest,
         timeout: Duration,
     ) -> Result<TrialResult, TrialFailure> {
@@ -91,13 +92,14 @@ impl Worker {
             return Err(TrialFailure::Harness(e.clone()));
         }
         self.start().map_err(TrialFailure::Harness)?;
-        if !self.sent.contains(&request.suite) {
-            let index = request.suite;
-            self.send(&Request::Suite {
-                index,
-                suite: Box::new(suite.clone()),
-            })?;
-            self.sent.insert(index);
+        for &(index, suite) in suites {
+            if !self.sent.contains(&index) {
+                self.send(&Request::Suite {
+                    index,
+                    suite: Box::new(suite.clone()),
+                })?;
+                self.sent.insert(index);
+            }
         }
         match self.exchange(&Request::Trial(Box::new(request)), timeout)? {
             Response::Trial(result) => {

@@ -16,16 +16,20 @@ use std::sync::{Mutex, MutexGuard};
 pub struct WorkerPool<'a> {
     config: &'a Config,
     suites: &'a [Suite],
+    /// Paired mode: the base revision's suites, numbered after `suites`.
+    base: &'a [Suite],
     workers: Vec<Mutex<Worker>>,
     totals: Mutex<RunTotals>,
 }
 
 impl<'a> WorkerPool<'a> {
-    /// Workers for every device in `config.devices`, started on first use.
-    pub fn new(config: &'a Config, suites: &'a [Suite]) -> WorkerPool<'a> {
+    /// Workers for every device in `config.devices`, started on first use; `base` holds the
+    /// base revision's suites in paired mode (empty otherwise).
+    pub fn new(config: &'a Config, suites: &'a [Suite], base: &'a [Suite]) -> WorkerPool<'a> {
         WorkerPool {
             config,
             suites,
+            base,
             workers: config
                 .devices
                 .iter()
@@ -142,10 +146,23 @@ impl<'a> WorkerPool<'a> {
             seed: spec.seed,
             check: spec.effort <= 1,
             regime: spec.regime,
+            base: spec.base,
             effort: spec.effort,
         };
+        let mut needed = vec![(spec.suite, suite)];
+        if let Some(b) = spec.base {
+            match self.base.get(b.suite - self.suites.len()) {
+                Some(bs) => needed.push((b.suite, bs)),
+                None => {
+                    return Outcome::Failed(TrialFailure::Harness(format!(
+                        "no base suite numbered {}",
+                        b.suite
+                    )))
+                }
+            }
+        }
         let timeout = self.config.timeout * spec.effort.max(1);
-        let result = match worker.trial(suite, request, timeout) {
+        let result = match worker.trial(&needed, request, timeout) {
             Ok(r) => r,
             Err(e) => return Outcome::Failed(e),
         };
@@ -162,6 +179,7 @@ impl<'a> WorkerPool<'a> {
                     ordinal,
                     samples: data.samples,
                     footprint: data.footprint,
+                    base_footprint: data.base_footprint,
                 }))
             }
             Err(failure) => Outcome::Failed(failure),

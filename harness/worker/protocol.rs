@@ -46,9 +46,24 @@ pub struct TrialRequest {
     pub check: bool,
     /// The regime to time in (the baseline's), or `None` to choose by the launch floor.
     pub regime: Option<crate::measure::Regime>,
+    /// Paired mode: the base revision's kernel to time interleaved with this one (as the
+    /// "reference" of the timing loop), on the same inputs. Correctness is checked as without.
+    #[serde(default)]
+    pub base: Option<BaseKernel>,
     /// Sampling effort: 1 normally; more when re-measuring an inconclusive trial (samples and
     /// time cap multiplied, precision target divided).
     pub effort: u32,
+}
+
+/// The base revision's kernel a paired trial is timed against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BaseKernel {
+    /// The base suite's index, as sent in `Request::Suite`.
+    pub suite: usize,
+    /// Its case.
+    pub case: usize,
+    /// Its kernel.
+    pub kernel: usize,
 }
 
 /// Worker → harness.
@@ -67,6 +82,9 @@ pub struct TrialData {
     pub samples: Samples,
     /// Memory and resources of the kernel under test.
     pub footprint: Footprint,
+    /// Paired mode: the base kernel's, on the same case.
+    #[serde(default)]
+    pub base_footprint: Option<Footprint>,
 }
 
 /// A trial's result.

@@ -1,7 +1,7 @@
 //! `Session`: the worker's GPU, the modules it has loaded, and the execution of one trial —
 //! compile (through the cache), check correctness, then time.
 
-use super::protocol::{TrialData, TrialRequest, TrialResult};
+use super::protocol::{BaseKernel, TrialData, TrialRequest, TrialResult};
 use crate::check::copies::Copies;
 use crate::check::inputs::generate;
 use crate::check::plausible::plausible;
@@ -131,14 +131,14 @@ impl<'a> Op<'a> {
     /// Kernel `kernel` of `req`'s case over `copies`.
     fn new(
         suite: &'a Suite,
-        req: &TrialRequest,
+        case: usize,
         kernel: usize,
         funcs: &'a [Vec<Function>],
         copies: &'a Copies,
     ) -> Op<'a> {
         Op {
             suite,
-            case: req.case,
+            case,
             kernel,
             funcs: &funcs[kernel],
             copies,
@@ -235,19 +235,27 @@ impl Session {
         let before = compile::counts();
         let mut phases = Phases::default();
         // Taken out while the trial runs (it borrows the session mutably), then put back.
-        let outcome = match self.suites.remove(&req.suite) {
-            Some(suite) => {
-                let outcome = self
-                    .trial(&suite, req, &mut phases)
-                    .map_err(Failure::into_trial);
-                self.suites.insert(req.suite, suite);
-                outcome
+        let suite = self.suites.remove(&req.suite);
+        let base = req
+            .base
+            .and_then(|b| self.suites.remove(&b.suite).map(|s| (b, s)));
+        let outcome = match (&suite, req.base.is_some() == base.is_some()) {
+            (Some(suite), true) => {
+                let base = base.as_ref().map(|(b, s)| (*b, s));
+                self.trial(suite, base, req, &mut phases)
+                    .map_err(Failure::into_trial)
             }
-            None => Err(TrialFailure::Harness(format!(
-                "the worker was not sent suite {} before its trial",
+            _ => Err(TrialFailure::Harness(format!(
+                "the worker was not sent suite {} (or its base) before its trial",
                 req.suite
             ))),
         };
+        if let Some(suite) = suite {
+            self.suites.insert(req.suite, suite);
+        }
+        if let Some((b, s)) = base {
+            self.suites.insert(b.suite, s);
+        }
         let after = compile::counts();
         TrialResult {
             outcome,
@@ -308,11 +316,15 @@ impl Session {
     fn trial(
         &mut self,
         suite: &Suite,
+        base: Option<(BaseKernel, &Suite)>,
         req: &TrialRequest,
         phases: &mut Phases,
     ) -> Result<TrialData, Failure> {
         let clock = Instant::now();
         self.load(req.suite, suite)?;
+        if let Some((b, bs)) = base {
+            self.load(b.suite, bs)?;
+        }
         if self.timer.is_none() {
             let (empty, clock, module) = probes(&self.gpu, self.cache_dir.as_deref())?;
             self.timer = Some(Timer::new(&self.gpu, &empty, clock, module)?);
@@ -320,12 +332,20 @@ impl Session {
         let loaded = &self.loaded[&req.suite];
         let case = &suite.cases[req.case];
         let (k, r) = (req.kernel, suite.reference);
+        // Paired: the base revision's kernel, its loaded functions.
+        let paired = base.map(|(b, bs)| (b, bs, &self.loaded[&b.suite]));
         let launch_limit = self.gpu.max_shared_optin()? as u32;
-        for ki in [k, r] {
-            if let Some(l) = case.launches[ki].iter().find(|l| l.shared > launch_limit) {
+        let mut checked: Vec<(&Suite, usize, usize)> =
+            vec![(suite, req.case, k), (suite, req.case, r)];
+        checked.extend(paired.map(|(b, bs, _)| (bs, b.case, b.kernel)));
+        for (s, c, ki) in checked {
+            if let Some(l) = s.cases[c].launches[ki]
+                .iter()
+                .find(|l| l.shared > launch_limit)
+            {
                 return Err(Failure::Trial(TrialFailure::ResourceLimit(format!(
                     "kernel `{}` asks for {} bytes of dynamic shared memory; this device allows {launch_limit}",
-                    suite.kernels[ki].name, l.shared
+                    s.kernels[ki].name, l.shared
                 ))));
             }
         }
@@ -334,10 +354,22 @@ impl Session {
         // that the driver's local-memory reservation (kept once made) shows as a drop.
         let host = generate(suite, req.case, req.seed).map_err(Failure::Wrong)?;
         verify::upload(&self.gpu, &bufs, &host)?;
-        let mut footprint = footprint(&self.gpu, suite, req.case, k, &loaded.functions[k], &bufs)?;
+        let mut footprint =
+            footprint_of(&self.gpu, suite, req.case, k, &loaded.functions[k], &bufs)?;
         if loaded.fp64[k].count > 0 {
             footprint.fp64 = Some(Box::new(loaded.fp64[k].clone()));
         }
+        let base_footprint = match paired {
+            Some((b, bs, bl)) => Some(footprint_of(
+                &self.gpu,
+                bs,
+                b.case,
+                b.kernel,
+                &bl.functions[b.kernel],
+                &bufs,
+            )?),
+            None => None,
+        };
         phases.setup = clock.elapsed().as_secs_f64();
         let clock = Instant::now();
         // Timed launches rotate over `INPUT_SETS` input sets: the check's first sets, whose
@@ -376,10 +408,16 @@ impl Session {
         let timer = self.timer.as_mut().expect("created above");
         let bench = suite.bench.with_effort(req.effort);
         let plan = {
-            let mut kernel = Op::new(suite, req, k, &loaded.functions, &copies);
-            let mut reference = Op::new(suite, req, r, &loaded.functions, &copies);
-            let reference: Option<&mut dyn Timed> =
-                if k == r { None } else { Some(&mut reference) };
+            let mut kernel = Op::new(suite, req.case, k, &loaded.functions, &copies);
+            let mut reference = match paired {
+                Some((b, bs, bl)) => Op::new(bs, b.case, b.kernel, &bl.functions, &copies),
+                None => Op::new(suite, req.case, r, &loaded.functions, &copies),
+            };
+            let reference: Option<&mut dyn Timed> = if k == r && paired.is_none() {
+                None
+            } else {
+                Some(&mut reference)
+            };
             timer.plan(&self.gpu, &bench, &mut kernel, reference, req.regime)?
         };
         // Cold: the copies made for the input sets (one, when the case does not fit twice).
@@ -390,10 +428,16 @@ impl Session {
         };
         copies.grow(&self.gpu, wanted)?;
         let samples = {
-            let mut kernel = Op::new(suite, req, k, &loaded.functions, &copies);
-            let mut reference = Op::new(suite, req, r, &loaded.functions, &copies);
-            let reference: Option<&mut dyn Timed> =
-                if k == r { None } else { Some(&mut reference) };
+            let mut kernel = Op::new(suite, req.case, k, &loaded.functions, &copies);
+            let mut reference = match paired {
+                Some((b, bs, bl)) => Op::new(bs, b.case, b.kernel, &bl.functions, &copies),
+                None => Op::new(suite, req.case, r, &loaded.functions, &copies),
+            };
+            let reference: Option<&mut dyn Timed> = if k == r && paired.is_none() {
+                None
+            } else {
+                Some(&mut reference)
+            };
             timer.sample(
                 &self.gpu,
                 &bench,
@@ -427,7 +471,11 @@ impl Session {
         }
         drop(copies);
         self.gpu.synchronize()?;
-        Ok(TrialData { samples, footprint })
+        Ok(TrialData {
+            samples,
+            footprint,
+            base_footprint,
+        })
     }
 
     /// The case's buffers, from the pool; running out of memory says how much was asked for.
@@ -465,7 +513,7 @@ impl Session {
 /// first, so it counts this case's buffers and the kernel's scratch), the driver's free-memory
 /// drop across the launches (local memory it reserves for spills and stack frames), and each
 /// launch's resources.
-fn footprint(
+fn footprint_of(
     gpu: &Gpu,
     suite: &Suite,
     case: usize,

@@ -229,6 +229,7 @@ pub fn run() -> Results {
                         new_times: new,
                         speedups: (!kernel.reference).then_some((old_ratios, ratios)),
                         max_slowdown: 0.03,
+                        paired: None,
                     });
                     gated.push(trials.len());
                 }
@@ -262,5 +263,7 @@ pub fn run() -> Results {
         device_info: Some(device),
         trials,
         totals: None,
+        base: None,
+        gone: Vec::new(),
     }
 }

@@ -1,0 +1,210 @@
+//! `Base`: paired A/B mode (`KERNELGATE_BASE=<git rev>`). The suites as of the base revision are
+//! extracted with `git archive` (nothing in the working tree changes), loaded and validated like
+//! the candidate's, and each candidate trial is paired with the base trial of the same name; the
+//! worker then times base and candidate interleaved in one process on the same inputs, so that
+//! whatever the machine does falls on both, and the gate judges per-round ratios.
+
+mod git;
+
+use crate::runner::Planned;
+use crate::suite::Suite;
+use std::path::{Path, PathBuf};
+
+/// Why the base revision cannot be used: each says what to run.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PairedError {
+    /// The suites folder is not in a git repository.
+    #[error("KERNELGATE_BASE needs git: `{path}` is not inside a git repository (set KERNELGATE_BASE to a folder holding the base's suites instead)")]
+    NotARepository {
+        /// The suites folder.
+        path: PathBuf,
+    },
+    /// The revision does not name a commit here.
+    #[error("KERNELGATE_BASE=`{rev}` is not a commit in this repository ({})", if *.shallow { "this is a shallow clone: `git fetch --deepen=200` or `git fetch --unshallow`, or fetch that commit: `git fetch origin <rev>`" } else { "check the name, or fetch it: `git fetch origin <rev>`" })]
+    BadRevision {
+        /// The revision as given.
+        rev: String,
+        /// The clone is shallow (the likely reason).
+        shallow: bool,
+    },
+    /// The suites folder did not exist at the revision.
+    #[error("the suites folder `{path}` does not exist at KERNELGATE_BASE=`{rev}` ({commit}); pair against a later revision, or run without KERNELGATE_BASE against stored baselines")]
+    NoSuites {
+        /// The revision as given.
+        rev: String,
+        /// Its commit.
+        commit: String,
+        /// The folder, relative to the repository.
+        path: PathBuf,
+    },
+    /// git or tar failed.
+    #[error("KERNELGATE_BASE: {what}")]
+    Git {
+        /// What failed.
+        what: String,
+    },
+    /// The base's suites do not load.
+    #[error("the suites at KERNELGATE_BASE=`{rev}` do not load:\n{diagnostics}")]
+    Load {
+        /// The revision as given.
+        rev: String,
+        /// The loader's errors.
+        diagnostics: String,
+    },
+    /// Blessing and pairing at once.
+    #[error("KERNELGATE_BLESS and KERNELGATE_BASE together: a paired run compares with a revision, not with stored baselines (unset one)")]
+    Bless,
+}
+
+/// The base side of a paired run.
+#[derive(Debug, Clone)]
+pub struct Base {
+    /// The revision as the user gave it (or the folder).
+    pub rev: String,
+    /// Its full commit (or `folder` for a folder of suites).
+    pub commit: String,
+    /// The base's suites, loaded and validated.
+    pub suites: Vec<Suite>,
+}
+
+impl Base {
+    /// The short name trial lines use: `base 1a2b3c4`.
+    pub fn short(&self) -> String {
+        format!("base {}", self.commit.get(..7).unwrap_or(&self.commit))
+    }
+}
+
+/// Loads the base side: `rev` is a git revision, or a folder that holds the base's suites (as
+/// a CI bundle ships them). `suites` is the candidate's suites folder, `work` a folder for the
+/// extraction (under `target/`), `candidates` the candidate's suites (files they reference
+/// outside the suites folder are extracted too).
+pub fn load(
+    rev: &str,
+    suites: &Path,
+    work: &Path,
+    candidates: &[Suite],
+) -> Result<Base, PairedError> {
+    let load_dir = |dir: &Path, commit: String| {
+        crate::suite::load_dir(dir)
+            .map(|suites| Base {
+                rev: rev.to_string(),
+                commit,
+                suites,
+            })
+            .map_err(|e| PairedError::Load {
+                rev: rev.to_string(),
+                diagnostics: e.to_string(),
+            })
+    };
+    let as_folder = Path::new(rev);
+    if as_folder.is_dir() {
+        return load_dir(as_folder, "folder".into());
+    }
+    let (top, commit, rel) = git::resolve(rev, suites)?;
+    if !git::exists(&top, &commit, &rel)? {
+        return Err(PairedError::NoSuites {
+            rev: rev.to_string(),
+            commit,
+            path: rel,
+        });
+    }
+    // The suites folder, and what the candidate's suites reference outside it (sources,
+    // include folders), where it exists at the base.
+    let suites_abs = top.join(&rel);
+    let mut paths = vec![rel.clone()];
+    for s in candidates {
+        let outside = s
+            .sources
+            .iter()
+            .map(|src| src.path.clone())
+            .chain(s.include_dirs.iter().cloned());
+        for p in outside {
+            let Ok(abs) = p.canonicalize() else { continue };
+            if abs.starts_with(&suites_abs) {
+                continue;
+            }
+            if let Ok(r) = abs.strip_prefix(&top) {
+                if !paths.iter().any(|x| r.starts_with(x)) && git::exists(&top, &commit, r)? {
+                    paths.push(r.to_path_buf());
+                }
+            }
+        }
+    }
+    let dest = work.join(&commit);
+    git::extract(&top, &commit, &paths, &dest)?;
+    load_dir(&dest.join(&rel), commit)
+}
+
+/// How a candidate trial meets the base.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Pairing {
+    /// The same trial at the base: suite, case and kernel indices in the base's suites.
+    Paired {
+        /// The base suite's index in `Base::suites`.
+        suite: usize,
+        /// Its case.
+        case: usize,
+        /// Its kernel.
+        kernel: usize,
+    },
+    /// Only in the candidate.
+    New,
+    /// In both, but its case's buffers differ: not compared silently.
+    Changed(String),
+}
+
+/// Pairs a candidate kernel trial with the base trial of the same name; `None` for compile
+/// trials.
+pub fn pair(candidates: &[Suite], base: &Base, trial: &Planned) -> Option<Pairing> {
+    let (case, kernel) = trial.case_kernel()?;
+    let suite = &candidates[trial.suite];
+    let Some((bs, b)) = base
+        .suites
+        .iter()
+        .enumerate()
+        .find(|(_, b)| b.name == suite.name)
+    else {
+        return Some(Pairing::New);
+    };
+    let label = &suite.cases[case].label;
+    let name = &suite.kernels[kernel].name;
+    let (Some(bc), Some(bk)) = (
+        b.cases.iter().position(|c| &c.label == label),
+        b.kernels.iter().position(|k| &k.name == name),
+    ) else {
+        return Some(Pairing::New);
+    };
+    let describe = |s: &Suite, c: usize| -> Vec<String> {
+        s.buffers
+            .iter()
+            .zip(&s.cases[c].lens)
+            .map(|(buf, len)| format!("{} {:?} {:?}[{len}]", buf.name, buf.role, buf.dtype))
+            .collect()
+    };
+    let (now, then) = (describe(suite, case), describe(b, bc));
+    if now != then {
+        return Some(Pairing::Changed(format!(
+            "its buffers changed since the base ({} → {})",
+            then.join(", "),
+            now.join(", ")
+        )));
+    }
+    Some(Pairing::Paired {
+        suite: bs,
+        case: bc,
+        kernel: bk,
+    })
+}
+
+/// Trials of the base that the candidate no longer has.
+pub fn gone(candidates: &[Suite], base: &Base) -> Vec<String> {
+    let now: std::collections::BTreeSet<String> = crate::runner::plan(candidates)
+        .into_iter()
+        .map(|p| p.name)
+        .collect();
+    crate::runner::plan(&base.suites)
+        .into_iter()
+        .filter(|p| p.case_kernel().is_some() && !now.contains(&p.name))
+        .map(|p| p.name)
+        .collect()
+}

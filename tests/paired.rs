@@ -1,0 +1,188 @@
+//! Paired mode's set-up without a GPU: the base revision's suites come out of git (the working
+//! tree untouched), and every way the base cannot be used is exit 2 with what to run.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join("paired")
+        .join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let o = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
+/// A repository with the saxpy suite in `suites/`, two commits: the second changes the kernel.
+fn repository(name: &str) -> PathBuf {
+    let dir = scratch(name);
+    std::fs::create_dir_all(dir.join("suites/saxpy")).unwrap();
+    std::fs::copy("suites/saxpy.toml", dir.join("suites/saxpy.toml")).unwrap();
+    std::fs::copy("suites/saxpy/saxpy.cu", dir.join("suites/saxpy/saxpy.cu")).unwrap();
+    std::fs::write(dir.join(".gitignore"), "/target/\n").unwrap();
+    git(&dir, &["init", "-q"]);
+    git(&dir, &["add", "."]);
+    git(&dir, &["commit", "-q", "-m", "base"]);
+    let cu = dir.join("suites/saxpy/saxpy.cu");
+    let text = std::fs::read_to_string(&cu).unwrap();
+    std::fs::write(&cu, format!("// the candidate\n{text}")).unwrap();
+    git(&dir, &["commit", "-q", "-am", "candidate"]);
+    dir
+}
+
+fn kernelgate(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kernelgate"));
+    cmd.current_dir(dir).args(args);
+    for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("KERNELGATE_")) {
+        cmd.env_remove(k);
+    }
+    cmd.env("CUDA_VISIBLE_DEVICES", "").env_remove("CI");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().unwrap()
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+#[test]
+fn the_base_is_extracted_from_git_without_touching_the_working_tree() {
+    let dir = repository("extract");
+    std::fs::write(dir.join("suites/saxpy/uncommitted.txt"), "mine").unwrap();
+    let status_before = git(&dir, &["status", "--porcelain"]);
+    let o = kernelgate(
+        &dir,
+        &["run", "saxpy::vec4"],
+        &[("KERNELGATE_BASE", "HEAD~1")],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let base = git(&dir, &["rev-parse", "HEAD~1"]);
+    let extracted = dir
+        .join("target/kernelgate-base")
+        .join(&base)
+        .join("suites/saxpy/saxpy.cu");
+    let cu = std::fs::read_to_string(&extracted).unwrap_or_else(|e| panic!("{extracted:?}: {e}"));
+    assert!(
+        !cu.contains("the candidate"),
+        "the base's source, not the candidate's"
+    );
+    assert_eq!(
+        git(&dir, &["status", "--porcelain"]),
+        status_before,
+        "working tree untouched"
+    );
+    assert!(dir.join("suites/saxpy/uncommitted.txt").exists());
+}
+
+#[test]
+fn a_bad_revision_says_what_to_fetch() {
+    let dir = repository("bad-rev");
+    let o = kernelgate(&dir, &["run"], &[("KERNELGATE_BASE", "no-such-branch")]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("KERNELGATE_BASE=`no-such-branch` is not a commit in this repository (check the name, or fetch it: `git fetch origin <rev>`)"),
+        "{}",
+        text(&o)
+    );
+}
+
+#[test]
+fn a_shallow_clone_is_told_to_deepen() {
+    let dir = repository("shallow-origin");
+    let clone = scratch("shallow");
+    let url = format!("file://{}", dir.display());
+    let o = Command::new("git")
+        .args(["clone", "-q", "--depth", "1", &url])
+        .arg(clone.join("c"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = kernelgate(&clone.join("c"), &["run"], &[("KERNELGATE_BASE", "HEAD~1")]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("this is a shallow clone: `git fetch --deepen=200`"),
+        "{}",
+        text(&o)
+    );
+}
+
+#[test]
+fn a_suites_folder_missing_at_the_base_is_named() {
+    let dir = repository("missing");
+    std::fs::write(dir.join("README"), "x").unwrap();
+    git(&dir, &["add", "README"]);
+    git(&dir, &["commit", "-q", "-m", "readme"]);
+    // Move the suites: at HEAD~1 there is no `checks/` folder.
+    git(&dir, &["mv", "suites", "checks"]);
+    git(&dir, &["commit", "-q", "-m", "move"]);
+    let o = kernelgate(
+        &dir,
+        &["run"],
+        &[
+            ("KERNELGATE_BASE", "HEAD~1"),
+            ("KERNELGATE_SUITES", "checks"),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("the suites folder `checks` does not exist at KERNELGATE_BASE=`HEAD~1`"),
+        "{}",
+        text(&o)
+    );
+}
+
+#[test]
+fn bless_and_base_together_are_refused() {
+    let dir = repository("bless");
+    let o = kernelgate(
+        &dir,
+        &["run"],
+        &[("KERNELGATE_BASE", "HEAD~1"), ("KERNELGATE_BLESS", "1")],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("KERNELGATE_BLESS and KERNELGATE_BASE together"),
+        "{}",
+        text(&o)
+    );
+}
+
+#[test]
+fn a_folder_of_suites_can_be_the_base() {
+    let dir = repository("folder");
+    let base = dir.join("base-suites");
+    std::fs::create_dir_all(base.join("saxpy")).unwrap();
+    std::fs::copy("suites/saxpy.toml", base.join("saxpy.toml")).unwrap();
+    std::fs::copy("suites/saxpy/saxpy.cu", base.join("saxpy/saxpy.cu")).unwrap();
+    let o = kernelgate(
+        &dir,
+        &["run", "saxpy::vec4"],
+        &[("KERNELGATE_BASE", "base-suites")],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+}
