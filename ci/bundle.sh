@@ -7,6 +7,10 @@
 #
 # The bundle's `kernelgate run` is the perf binary (same code as `cargo test --test perf`); its
 # GPU worker is the same file, and its compile cache goes to ./target/kernelgate-cache there.
+#
+# For a pull request, set KERNELGATE_BASE to the merge base (a git revision): the suites as of
+# that revision go into the bundle as base/suites/, and ci/gate.sh then runs in paired mode
+# against them (the GPU runner needs no git history).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-target/kernelgate-bundle.tar.gz}
@@ -17,6 +21,15 @@ cp target/release/kernelgate "$stage/"
 cp -r suites baselines "$stage/"
 mkdir -p "$stage/ci" && cp ci/gate.sh "$stage/ci/"
 git rev-parse HEAD > "$stage/COMMIT" 2>/dev/null || true
+if [ -n "${KERNELGATE_BASE:-}" ]; then
+  base=$(git rev-parse --verify "${KERNELGATE_BASE}^{commit}") || {
+    echo "ci/bundle.sh: KERNELGATE_BASE=$KERNELGATE_BASE is not a commit here (in a shallow clone: git fetch --deepen=200)" >&2
+    exit 2
+  }
+  mkdir -p "$stage/base"
+  git archive --format=tar "$base" -- suites | tar -x -C "$stage/base"
+  echo "$base" > "$stage/base/COMMIT"
+fi
 mkdir -p "$(dirname "$out")"
 tar -czf "$out" -C "$stage" .
-echo "ci/bundle.sh: wrote $out ($(du -h "$out" | cut -f1)): kernelgate, suites/, baselines/, ci/gate.sh"
+echo "ci/bundle.sh: wrote $out ($(du -h "$out" | cut -f1)): kernelgate, suites/, baselines/, ci/gate.sh${KERNELGATE_BASE:+, base/suites/ at $KERNELGATE_BASE}"

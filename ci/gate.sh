@@ -12,7 +12,25 @@ reports=${KERNELGATE_REPORTS:-reports}
 mkdir -p "$reports"
 tag=${KERNELGATE_SHARD:-all}; tag=${tag//\//-of-}
 export KERNELGATE_REQUIRE_GPU=${KERNELGATE_REQUIRE_GPU:-1}
-export KERNELGATE_REQUIRE_BASELINE=${KERNELGATE_REQUIRE_BASELINE:-1}
+# Pull requests are gated in paired mode: against the base's suites shipped in the bundle
+# (ci/bundle.sh with KERNELGATE_BASE), or in a checkout against the merge base with the PR's
+# target branch. Stored baselines stay for main-branch runs.
+if [ -z "${KERNELGATE_BASE:-}" ]; then
+  if [ -d base/suites ]; then
+    export KERNELGATE_BASE=base/suites
+  elif [ -n "${GITHUB_BASE_REF:-}" ] && git rev-parse --git-dir >/dev/null 2>&1; then
+    KERNELGATE_BASE=$(git merge-base HEAD "origin/$GITHUB_BASE_REF") || {
+      echo "kernelgate: no merge base with origin/$GITHUB_BASE_REF (fetch more history: git fetch --deepen=200 origin $GITHUB_BASE_REF)" >&2
+      exit 2
+    }
+    export KERNELGATE_BASE
+  fi
+fi
+if [ -n "${KERNELGATE_BASE:-}" ]; then
+  echo "kernelgate: paired mode against KERNELGATE_BASE=$KERNELGATE_BASE"
+else
+  export KERNELGATE_REQUIRE_BASELINE=${KERNELGATE_REQUIRE_BASELINE:-1}
+fi
 export KERNELGATE_RESULTS=${KERNELGATE_RESULTS:-$reports/results-$tag.json}
 export KERNELGATE_JUNIT=${KERNELGATE_JUNIT:-$reports/junit-$tag.xml}
 export KERNELGATE_MARKDOWN=${KERNELGATE_MARKDOWN:-$reports/summary-$tag.md}
@@ -22,7 +40,7 @@ export KERNELGATE_HTML=${KERNELGATE_HTML:-$reports/report-$tag.html}
 code=$?
 case $code in
   0) echo "kernelgate: passed" ;;
-  1) echo "kernelgate: a trial got slower than its baseline (performance regression); see $KERNELGATE_MARKDOWN" ;;
+  1) echo "kernelgate: a trial got slower than its ${KERNELGATE_BASE:+base revision}${KERNELGATE_BASE:-baseline} (performance regression); see $KERNELGATE_MARKDOWN" ;;
   101) echo "kernelgate: a kernel computed a wrong result, faulted, hung or did not compile" ;;
   2) echo "kernelgate: infrastructure problem or bad input (no GPU, missing baseline, invalid suite)" ;;
   *) echo "kernelgate: exited with $code" ;;
