@@ -4,6 +4,44 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// A `KERNELGATE_*` variable (or the suites folder it names) the run cannot use: each names the
+/// variable and its value and says what to write instead.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// A `KERNELGATE_*` name kernelgate does not read (a typo would be ignored otherwise).
+    #[error("unknown variable `{name}`: did you mean `{closest}`? (kernelgate reads only the KERNELGATE_* variables listed in the README; `kernelgate help run` lists them)")]
+    Unknown {
+        /// The variable.
+        name: String,
+        /// The known variable closest to it.
+        closest: &'static str,
+    },
+    /// A value that does not fit the variable.
+    #[error("`{name}={value}` {problem}")]
+    Invalid {
+        /// The variable.
+        name: &'static str,
+        /// Its value.
+        value: String,
+        /// What is wrong, and what to write instead.
+        problem: String,
+    },
+    /// No suite in the suites folder.
+    #[error("no suite found in `{}` (set KERNELGATE_SUITES to the folder of suite files, or KERNELGATE_ALLOW_EMPTY=1 if an empty folder is meant)", .dir.display())]
+    NoSuites {
+        /// The folder.
+        dir: PathBuf,
+    },
+}
+
+fn invalid(name: &'static str, value: &str, problem: impl Into<String>) -> ConfigError {
+    ConfigError::Invalid {
+        name,
+        value: value.to_string(),
+        problem: problem.into(),
+    }
+}
+
 /// What a run does with its measurements.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -100,7 +138,7 @@ pub const KNOWN: &[&str] = &[
 
 /// The first unknown `KERNELGATE_*` name among `names`, as an error naming the closest known
 /// one.
-pub fn unknown_variable<'a>(names: impl IntoIterator<Item = &'a str>) -> Result<(), String> {
+pub fn unknown_variable<'a>(names: impl IntoIterator<Item = &'a str>) -> Result<(), ConfigError> {
     let mut unknown: Vec<&str> = names
         .into_iter()
         .filter(|n| n.starts_with("KERNELGATE_") && !KNOWN.contains(n))
@@ -113,9 +151,10 @@ pub fn unknown_variable<'a>(names: impl IntoIterator<Item = &'a str>) -> Result<
         .iter()
         .min_by_key(|k| edit_distance(name, k))
         .expect("KNOWN is not empty");
-    Err(format!(
-        "unknown variable `{name}`: did you mean `{closest}`? (kernelgate reads only the KERNELGATE_* variables listed in the README; `kernelgate help run` lists them)"
-    ))
+    Err(ConfigError::Unknown {
+        name: name.to_string(),
+        closest,
+    })
 }
 
 /// Levenshtein distance, by bytes.
@@ -154,26 +193,26 @@ fn var(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())
 }
 
-fn flag(name: &str) -> Result<bool, String> {
+fn flag(name: &'static str) -> Result<bool, ConfigError> {
     match var(name).as_deref() {
         None | Some("0") | Some("false") => Ok(false),
         Some("1") | Some("true") => Ok(true),
-        Some(other) => Err(format!("`{name}={other}` is not a flag (write 1 or 0)")),
+        Some(other) => Err(invalid(name, other, "is not a flag (write 1 or 0)")),
     }
 }
 
-fn number<T: std::str::FromStr>(name: &str, what: &str) -> Result<Option<T>, String> {
+fn number<T: std::str::FromStr>(name: &'static str, what: &str) -> Result<Option<T>, ConfigError> {
     var(name)
         .map(|v| {
             v.parse::<T>()
-                .map_err(|_| format!("`{name}={v}` is not {what}"))
+                .map_err(|_| invalid(name, &v, format!("is not {what}")))
         })
         .transpose()
 }
 
 impl Config {
     /// Reads every `KERNELGATE_*` variable; a malformed one is an error naming it.
-    pub fn from_env() -> Result<Config, String> {
+    pub fn from_env() -> Result<Config, ConfigError> {
         let target = var("CARGO_TARGET_DIR")
             .map(PathBuf::from)
             .unwrap_or_else(|| PathBuf::from("target"));
@@ -183,8 +222,10 @@ impl Config {
         unknown_variable(names.iter().map(String::as_str))?;
         let arch = var("KERNELGATE_ARCH").unwrap_or_else(|| "sm_90".into());
         if !valid_arch(&arch) {
-            return Err(format!(
-                "`KERNELGATE_ARCH={arch}` is not a GPU architecture (write e.g. sm_80, sm_90 or sm_90a)"
+            return Err(invalid(
+                "KERNELGATE_ARCH",
+                &arch,
+                "is not a GPU architecture (write e.g. sm_80, sm_90 or sm_90a)",
             ));
         }
         // Up front, so a wrong target is a bad variable (exit 2), not every compile trial failing.
@@ -193,20 +234,28 @@ impl Config {
                 let number: i32 = arch[3..].trim_end_matches(['a', 'f']).parse().unwrap_or(0);
                 if !supported.contains(&number) {
                     let list: Vec<String> = supported.iter().map(|a| format!("sm_{a}")).collect();
-                    return Err(format!(
-                        "`KERNELGATE_ARCH={arch}` is not a target of this NVRTC (it compiles for {})",
-                        list.join(", ")
+                    return Err(invalid(
+                        "KERNELGATE_ARCH",
+                        &arch,
+                        format!(
+                            "is not a target of this NVRTC (it compiles for {})",
+                            list.join(", ")
+                        ),
                     ));
                 }
             }
         }
         let timeout = number::<u64>("KERNELGATE_TIMEOUT", "a number of seconds")?.unwrap_or(120);
         if timeout == 0 {
-            return Err("`KERNELGATE_TIMEOUT=0` leaves no time for any trial".into());
+            return Err(invalid(
+                "KERNELGATE_TIMEOUT",
+                "0",
+                "leaves no time for any trial",
+            ));
         }
         let seed = match var("KERNELGATE_SEED") {
             Some(v) => Some(parse_seed(&v).ok_or_else(|| {
-                format!("`KERNELGATE_SEED={v}` is not a seed (decimal or 0x hex)")
+                invalid("KERNELGATE_SEED", &v, "is not a seed (decimal or 0x hex)")
             })?),
             None => None,
         };
@@ -249,14 +298,13 @@ impl Config {
 
     /// An error when no suite was found, unless `KERNELGATE_ALLOW_EMPTY=1`: a run that checks
     /// nothing (a wrong `KERNELGATE_SUITES`, a checkout without the suites) must not pass.
-    pub fn check_found(&self, suites: usize) -> Result<(), String> {
+    pub fn check_found(&self, suites: usize) -> Result<(), ConfigError> {
         if suites > 0 || self.allow_empty {
             return Ok(());
         }
-        Err(format!(
-            "no suite found in `{}` (set KERNELGATE_SUITES to the folder of suite files, or KERNELGATE_ALLOW_EMPTY=1 if an empty folder is meant)",
-            self.suites.display()
-        ))
+        Err(ConfigError::NoSuites {
+            dir: self.suites.clone(),
+        })
     }
 }
 
@@ -265,7 +313,7 @@ pub fn in_ci() -> bool {
     var("CI").is_some_and(|v| v != "0" && !v.eq_ignore_ascii_case("false"))
 }
 
-fn devices(text: &str) -> Result<Vec<i32>, String> {
+fn devices(text: &str) -> Result<Vec<i32>, ConfigError> {
     let mut out = Vec::new();
     for part in text.split(',') {
         let d: i32 = part
@@ -273,18 +321,32 @@ fn devices(text: &str) -> Result<Vec<i32>, String> {
             .parse()
             .ok()
             .filter(|d| *d >= 0)
-            .ok_or_else(|| format!("`KERNELGATE_DEVICE={text}` is not a device ordinal or a list of them (write 0, or 0,1)"))?;
+            .ok_or_else(|| {
+                invalid(
+                    "KERNELGATE_DEVICE",
+                    text,
+                    "is not a device ordinal or a list of them (write 0, or 0,1)",
+                )
+            })?;
         if out.contains(&d) {
-            return Err(format!("`KERNELGATE_DEVICE={text}` names GPU {d} twice"));
+            return Err(invalid(
+                "KERNELGATE_DEVICE",
+                text,
+                format!("names GPU {d} twice"),
+            ));
         }
         out.push(d);
     }
     Ok(out)
 }
 
-fn shard(text: &str) -> Result<(u64, u64), String> {
+fn shard(text: &str) -> Result<(u64, u64), ConfigError> {
     let bad = || {
-        format!("`KERNELGATE_SHARD={text}` is not a shard (write k/n with 1 <= k <= n, e.g. 1/2)")
+        invalid(
+            "KERNELGATE_SHARD",
+            text,
+            "is not a shard (write k/n with 1 <= k <= n, e.g. 1/2)",
+        )
     };
     let (k, n) = text.split_once('/').ok_or_else(bad)?;
     let (k, n): (u64, u64) = (
@@ -323,7 +385,10 @@ mod tests {
     fn devices_and_shards() {
         assert_eq!(devices("0"), Ok(vec![0]));
         assert_eq!(devices("0, 1"), Ok(vec![0, 1]));
-        assert!(devices("0,0").unwrap_err().contains("twice"));
+        assert_eq!(
+            devices("0,0").unwrap_err().to_string(),
+            "`KERNELGATE_DEVICE=0,0` names GPU 0 twice"
+        );
         assert!(devices("first").is_err());
         assert!(devices("-1").is_err());
         assert_eq!(shard("1/2"), Ok((1, 2)));
@@ -341,15 +406,20 @@ mod tests {
 
     #[test]
     fn an_unknown_variable_names_the_closest_known_one() {
-        let e =
-            unknown_variable(["PATH", "KERNELGATE_REQUIRE_GPUS", "KERNELGATE_SUITES"]).unwrap_err();
+        let e = unknown_variable(["PATH", "KERNELGATE_REQUIRE_GPUS", "KERNELGATE_SUITES"])
+            .unwrap_err()
+            .to_string();
         assert!(
             e.starts_with("unknown variable `KERNELGATE_REQUIRE_GPUS`: did you mean `KERNELGATE_REQUIRE_GPU`?"),
             "{e}"
         );
-        let e = unknown_variable(["KERNELGATE_REQUIRE_GUP"]).unwrap_err();
+        let e = unknown_variable(["KERNELGATE_REQUIRE_GUP"])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("did you mean `KERNELGATE_REQUIRE_GPU`?"), "{e}");
-        let e = unknown_variable(["KERNELGATE_SUITE"]).unwrap_err();
+        let e = unknown_variable(["KERNELGATE_SUITE"])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("did you mean `KERNELGATE_SUITES`?"), "{e}");
         assert_eq!(unknown_variable(KNOWN.iter().copied()), Ok(()));
         assert_eq!(edit_distance("kitten", "sitting"), 3);

@@ -276,7 +276,7 @@ fn run(reps: usize) -> Result<String, String> {
     if let Some(reason) = crate::device::driver_missing() {
         return Err(format!("{reason}: calibration needs a GPU"));
     }
-    let config = Config::from_env()?;
+    let config = Config::from_env().map_err(|e| e.to_string())?;
     let dir = std::env::temp_dir().join(format!("kernelgate-calibrate-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     std::fs::write(dir.join("spin.cu"), SOURCE).map_err(|e| e.to_string())?;
