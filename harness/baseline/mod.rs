@@ -1,12 +1,15 @@
 //! `BaselineFile`: a suite's stored results on one device, at
 //! `baselines/<device>/<suite>.json`. Versioned, keyed by the device fingerprint, written
 //! atomically, pretty-printed with sorted keys and one trial per entry so reviews see small
-//! diffs.
+//! diffs. Each entry keeps the runs it was blessed from, with their physical GPU and host
+//! (`runs.rs`).
 
 pub mod check;
 mod json;
+mod runs;
 mod store;
 
+pub use runs::{host_name, spread, Origin, Run, MAX_RUNS};
 pub use store::{BaselineStore, SuiteBaseline};
 
 pub use json::pretty as pretty_json;
@@ -17,8 +20,12 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// The format this kernelgate writes and reads.
-pub const FORMAT: u32 = 1;
+/// The format this kernelgate writes (2: entries keep their runs, with GPU and host).
+pub const FORMAT: u32 = 2;
+
+/// The oldest format this kernelgate reads. Format 1 (no runs: one set of samples per entry)
+/// is read as one run of unknown GPU and host, and written back as format 2 when blessed.
+pub const OLDEST_FORMAT: u32 = 1;
 
 /// Samples kept per trial in a baseline (evenly thinned beyond this).
 pub const MAX_STORED_SAMPLES: usize = 256;
@@ -131,13 +138,16 @@ pub struct Entry {
     pub case: String,
     /// How it was timed (`cold`); entries of another regime are not compared.
     pub regime: crate::measure::Regime,
-    /// Time per run, seconds.
+    /// Time per run, seconds: the summary of the pooled samples.
     pub time: Stored,
-    /// Time samples, seconds (at most `MAX_STORED_SAMPLES`).
+    /// The pooled time samples of every run, seconds (at most `MAX_STORED_SAMPLES`): what the
+    /// gate compares with. Not written (the runs hold them); read from format-1 files.
+    #[serde(default, skip_serializing)]
     pub time_samples: Vec<f64>,
-    /// Speedup over the reference (absent for the reference itself).
+    /// Speedup over the reference (absent for the reference itself), pooled.
     pub speedup: Option<Stored>,
-    /// Per-round speedup samples.
+    /// The pooled per-round speedup samples. Not written; read from format-1 files.
+    #[serde(default, skip_serializing)]
     pub speedup_samples: Vec<f64>,
     /// Memory and resources of the kernel (deterministic: compared exactly).
     pub footprint: Option<crate::measure::Footprint>,
@@ -147,6 +157,10 @@ pub struct Entry {
     pub kernelgate: String,
     /// Date recorded, `YYYY-MM-DD` (UTC).
     pub date: String,
+    /// The runs pooled into it, oldest first (at most `MAX_RUNS`; empty only in memory,
+    /// before [`Entry::ensure_runs`]).
+    #[serde(default)]
+    pub runs: Vec<Run>,
 }
 
 /// A suite's baselines on one device.
@@ -201,7 +215,7 @@ pub enum BaselineError {
         found: u64,
     },
     /// Written by an older kernelgate.
-    #[error("baseline `{path}` has format {found}, older than this kernelgate reads ({FORMAT}): re-record it with KERNELGATE_BLESS=1")]
+    #[error("baseline `{path}` has format {found}, older than this kernelgate reads ({OLDEST_FORMAT} to {FORMAT}): re-record it with KERNELGATE_BLESS=1")]
     Older {
         /// The file.
         path: PathBuf,
@@ -209,10 +223,12 @@ pub enum BaselineError {
         found: u64,
     },
     /// The right format number, the wrong contents.
-    #[error("baseline `{path}` does not match format {FORMAT}: {message}")]
+    #[error("baseline `{path}` does not match format {format}: {message}")]
     Mismatch {
         /// The file.
         path: PathBuf,
+        /// Its format.
+        format: u64,
         /// The parser's reason.
         message: String,
     },
@@ -243,22 +259,36 @@ pub fn load(path: &Path) -> Result<Option<BaselineFile>, BaselineError> {
             path: path_buf(),
             found: f,
         }),
-        Some(f) if f < FORMAT as u64 => Err(BaselineError::Older {
+        Some(f) if f < OLDEST_FORMAT as u64 => Err(BaselineError::Older {
             path: path_buf(),
             found: f,
         }),
-        Some(_) => serde_json::from_value(value)
-            .map(Some)
-            .map_err(|e| BaselineError::Mismatch {
-                path: path_buf(),
-                message: e.to_string(),
-            }),
+        Some(f) => {
+            let mut file: BaselineFile =
+                serde_json::from_value(value).map_err(|e| BaselineError::Mismatch {
+                    path: path_buf(),
+                    format: f,
+                    message: e.to_string(),
+                })?;
+            for entry in file.trials.values_mut() {
+                entry.ensure_runs();
+                entry.pool();
+            }
+            file.format = FORMAT;
+            Ok(Some(file))
+        }
     }
 }
 
-/// Writes `file` atomically: a temporary file beside it, flushed to disk, then renamed over it.
+/// Writes `file` atomically (as `FORMAT`): a temporary file beside it, flushed to disk, then
+/// renamed over it. An entry without runs is written as one run of unknown origin.
 pub fn save(path: &Path, file: &BaselineFile) -> Result<(), String> {
-    let value = serde_json::to_value(file).map_err(|e| e.to_string())?;
+    let mut file = file.clone();
+    file.format = FORMAT;
+    for entry in file.trials.values_mut() {
+        entry.ensure_runs();
+    }
+    let value = serde_json::to_value(&file).map_err(|e| e.to_string())?;
     write_atomically(path, json::pretty(&value).as_bytes())
 }
 
@@ -369,6 +399,7 @@ mod tests {
             reference: "naive".into(),
             kernelgate: "0.1.0".into(),
             date: "2026-11-21".into(),
+            runs: Vec::new(),
         }
     }
 
@@ -405,8 +436,18 @@ mod tests {
         file.trials
             .insert("saxpy::naive::n=4096".into(), entry(5.0e-6));
         save(&p, &file).unwrap();
-        assert_eq!(load(&p).unwrap(), Some(file.clone()));
+        let mut expected = file.clone();
+        for e in expected.trials.values_mut() {
+            e.ensure_runs();
+        }
+        assert_eq!(load(&p).unwrap(), Some(expected));
         let text = std::fs::read_to_string(&p).unwrap();
+        assert!(text.contains("\"format\": 2,"), "{text}");
+        assert_eq!(
+            text.matches("\"time_samples\"").count(),
+            2,
+            "samples only in the runs, one run per entry:\n{text}"
+        );
         assert!(
             text.find("saxpy::naive").unwrap() < text.find("saxpy::vec4").unwrap(),
             "sorted keys"
@@ -453,6 +494,56 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("does not match format 1"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn format_1_is_read_as_one_run_and_written_as_format_2() {
+        let dir = std::env::temp_dir().join(format!("kg-format1-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("saxpy.json");
+        // A format-1 file as kernelgate 0.1.0 wrote it (shortened).
+        let v1 = r#"{
+  "device": {"compute_capability": "9.0", "cuda": "13.0", "driver": "580.159.04", "memory_gib": 140, "name": "NVIDIA H200", "sm_count": 132},
+  "format": 1,
+  "suite": "saxpy",
+  "trials": {
+    "saxpy::vec4::n=4096": {
+      "case": "n=4096", "date": "2026-11-21", "footprint": null, "kernel": "vec4",
+      "kernelgate": "0.1.0", "reference": "naive", "regime": "cold",
+      "speedup": {"high": 1.21, "low": 1.19, "median": 1.2},
+      "speedup_samples": [1.2, 1.19, 1.21],
+      "time": {"high": 4.6e-6, "low": 4.4e-6, "median": 4.5e-6},
+      "time_samples": [4.4e-6, 4.5e-6, 4.6e-6]
+    }
+  }
+}"#;
+        std::fs::write(&p, v1).unwrap();
+        let file = load(&p).unwrap().unwrap();
+        let e = &file.trials["saxpy::vec4::n=4096"];
+        assert_eq!(
+            e.time_samples,
+            [4.4e-6, 4.5e-6, 4.6e-6],
+            "the gate's samples"
+        );
+        assert_eq!(e.speedup_samples, [1.2, 1.19, 1.21]);
+        assert_eq!(e.time.median, 4.5e-6, "the stored summary is kept");
+        assert_eq!(e.runs.len(), 1);
+        let run = &e.runs[0];
+        assert_eq!(run.origin, Origin::default(), "GPU and host unknown");
+        assert_eq!((run.median, run.speedup), (4.5e-6, Some(1.2)));
+        assert_eq!(run.date, "2026-11-21");
+        assert_eq!(e.spread(), 1.0);
+        // Written back (as a bless would) it is format 2, and reads back the same.
+        save(&p, &file).unwrap();
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert!(text.contains("\"format\": 2,"), "{text}");
+        assert!(text.contains("\"gpu\": null,"), "{text}");
+        assert!(
+            text.contains("\"time_samples\": [4.4e-6, 4.5e-6, 4.6e-6]"),
+            "{text}"
+        );
+        assert_eq!(load(&p).unwrap(), Some(file));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

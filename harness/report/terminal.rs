@@ -3,11 +3,13 @@
 //! runner's typed record alone. The results file, JUnit, Markdown and annotations carry the
 //! same text, through [`fill_messages`].
 
-use super::results::{Breach, GateNote, ResourceChange, Results, RunTotals, Status, TrialRecord};
+use super::results::{
+    BaselineRef, Breach, GateNote, ResourceChange, Results, RunTotals, Status, TrialRecord,
+};
 use super::{bytes, duration, footprint, TrialLine};
 use crate::device::DeviceInfo;
 use crate::failure::{FailKind, TrialFailure};
-use crate::gate::{percent, Comparison, Verdict, REMEASURE_EFFORT};
+use crate::gate::{percent, with_spread, Comparison, Verdict, REMEASURE_EFFORT};
 
 /// "change [low, high]": a comparison's estimate and interval, as signed percentages.
 pub fn change(c: &Comparison) -> String {
@@ -63,13 +65,18 @@ pub fn note(r: &TrialRecord) -> String {
             "UNRELIABLE: the SM clock was throttled in {discarded} of {rounds} rounds; not gated"
         ),
         GateNote::RemeasureFailed => "INCONCLUSIVE, and measuring it again failed".into(),
-        GateNote::Compared { remeasured, .. } => {
+        GateNote::Compared {
+            remeasured,
+            baseline,
+            ..
+        } => {
             let Some(verdict) = &r.verdict else {
                 return String::new();
             };
-            let max_slowdown = r.measurement.as_ref().map_or(0.0, |m| m.max_slowdown);
+            let suite_max = r.measurement.as_ref().map_or(0.0, |m| m.max_slowdown);
+            let max_slowdown = with_spread(suite_max, baseline.spread);
             let t = &verdict.time;
-            let change = change(t);
+            let change = format!("{}{}", change(t), origin(baseline, suite_max));
             let again = if *remeasured {
                 ", after re-measuring"
             } else {
@@ -95,6 +102,25 @@ pub fn note(r: &TrialRecord) -> String {
             }
         }
     }
+}
+
+/// Where the baseline came from, when that matters for reading the verdict: pooled runs with
+/// the threshold their spread gave, and another physical GPU. Empty for one run on this GPU.
+fn origin(baseline: &BaselineRef, max_slowdown: f64) -> String {
+    let mut out = String::new();
+    if baseline.runs > 1 {
+        out.push_str(&format!(
+            " (baseline of {} runs, spread {}: threshold {})",
+            baseline.runs,
+            percent(baseline.spread),
+            percent(1.0 + with_spread(max_slowdown, baseline.spread))
+        ));
+    }
+    if !baseline.other_gpus.is_empty() {
+        let gpus: Vec<String> = baseline.other_gpus.iter().map(|o| o.describe()).collect();
+        out.push_str(&format!(" vs baseline from {}", gpus.join(", ")));
+    }
+    out
 }
 
 /// A trial's line before libtest's verdict: a compile trial's counts, a measured trial's
@@ -201,8 +227,18 @@ fn evidence(r: &TrialRecord) -> Option<String> {
         _ => return None,
     };
     let t = &verdict.time;
+    let spread = if baseline.runs > 1 {
+        format!(
+            " × the spread {} between the baseline's {} runs: threshold {}",
+            percent(baseline.spread),
+            baseline.runs,
+            percent(1.0 + with_spread(m.max_slowdown, baseline.spread))
+        )
+    } else {
+        String::new()
+    };
     let mut out = format!(
-        "{what}: {} → {} per run, {} (p = {:.2e} after Benjamini–Hochberg over {family} comparison(s); max_slowdown {}%)",
+        "{what}: {} → {} per run, {} (p = {:.2e} after Benjamini–Hochberg over {family} comparison(s); max_slowdown {}%{spread})",
         duration(baseline.median),
         duration(m.time.median),
         change(t),
@@ -227,6 +263,13 @@ fn evidence(r: &TrialRecord) -> Option<String> {
         "\n  baseline: {} (recorded {} by kernelgate {})",
         baseline.path, baseline.date, baseline.kernelgate
     ));
+    if !baseline.other_gpus.is_empty() {
+        let gpus: Vec<String> = baseline.other_gpus.iter().map(|o| o.describe()).collect();
+        out.push_str(&format!(
+            "\n  the baseline came from another physical GPU ({}): hosts of one model differ by several percent; KERNELGATE_BLESS=add on this one adds a run and its spread",
+            gpus.join(", ")
+        ));
+    }
     Some(out)
 }
 

@@ -181,6 +181,7 @@ fn entry(kernel: &str, t: f64, pool_peak: u64) -> Entry {
         reference: "naive".into(),
         kernelgate: "0.1.0".into(),
         date: "2026-11-21".into(),
+        runs: Vec::new(),
     }
 }
 
@@ -212,6 +213,7 @@ fn config(dir: &Path, mode: Mode) -> Config {
         cache: dir.join("cache"),
         seed: None,
         mode,
+        blessing: crate::config::Blessing::Replace,
         strict: false,
         require_baseline: false,
         results: None,
