@@ -72,6 +72,8 @@ struct Scripted {
     script: HashMap<(String, u32), Outcome>,
     calls: Mutex<Vec<(String, u32)>>,
     names: Vec<String>,
+    /// The GPU's UUID, as the worker reports it.
+    uuid: Option<String>,
 }
 
 impl Scripted {
@@ -83,6 +85,7 @@ impl Scripted {
                 .collect(),
             calls: Mutex::new(Vec::new()),
             names: plan.iter().map(|p| p.name.clone()).collect(),
+            uuid: None,
         }
     }
     fn calls(&self) -> Vec<(String, u32)> {
@@ -95,7 +98,10 @@ impl Executor for Scripted {
         1
     }
     fn device(&self) -> Option<DeviceInfo> {
-        Some(device())
+        Some(DeviceInfo {
+            uuid: self.uuid.clone(),
+            ..device()
+        })
     }
     fn execute(&self, _slot: usize, spec: &TrialSpec) -> Outcome {
         let name = match spec.kind {
@@ -491,3 +497,6 @@ fn mixed_outcomes_exit_with_the_worst() {
     assert!(message.contains("kernel declared at"), "{message}");
     assert!(message.contains("t.toml:"), "{message}");
 }
+
+/// Host-aware baselines: `KERNELGATE_BLESS=add` and the other-GPU note.
+mod hosts;
