@@ -64,13 +64,13 @@ pub struct Config {
     /// `KERNELGATE_BLESS=1`: bless (record the trials that ran and passed as the new
     /// baselines) instead of gating; chosen once for the whole run.
     pub mode: Mode,
-    /// When blessing: replace each entry (`KERNELGATE_BLESS=1`) or add this run to it
-    /// (`KERNELGATE_BLESS=add`).
-    pub blessing: Blessing,
     /// `KERNELGATE_STRICT=1`: a trial still inconclusive after re-measuring fails.
     pub strict: bool,
     /// `KERNELGATE_REQUIRE_BASELINE=1`: a trial without a comparable baseline fails.
     pub require_baseline: bool,
+    /// When blessing: replace each entry (`KERNELGATE_BLESS=1`) or add this run to it
+    /// (`KERNELGATE_BLESS=add`).
+    pub blessing: Blessing,
     /// `KERNELGATE_RESULTS`: write the whole run to this JSON file.
     pub results: Option<PathBuf>,
     /// `KERNELGATE_JUNIT`: write JUnit XML here.
@@ -255,9 +255,9 @@ impl Config {
             } else {
                 Mode::Gate
             },
-            blessing: bless.unwrap_or_default(),
             strict: flag("KERNELGATE_STRICT")?,
             require_baseline: flag("KERNELGATE_REQUIRE_BASELINE")?,
+            blessing: bless.unwrap_or_default(),
             results: var("KERNELGATE_RESULTS").map(PathBuf::from),
             junit: var("KERNELGATE_JUNIT").map(PathBuf::from),
             markdown: var("KERNELGATE_MARKDOWN").map(PathBuf::from),

@@ -65,18 +65,13 @@ pub fn note(r: &TrialRecord) -> String {
             "UNRELIABLE: the SM clock was throttled in {discarded} of {rounds} rounds; not gated"
         ),
         GateNote::RemeasureFailed => "INCONCLUSIVE, and measuring it again failed".into(),
-        GateNote::Compared {
-            remeasured,
-            baseline,
-            ..
-        } => {
+        GateNote::Compared { remeasured, .. } => {
             let Some(verdict) = &r.verdict else {
                 return String::new();
             };
-            let suite_max = r.measurement.as_ref().map_or(0.0, |m| m.max_slowdown);
-            let max_slowdown = with_spread(suite_max, baseline.spread);
+            let (max_slowdown, origin) = stored_threshold(r);
             let t = &verdict.time;
-            let change = format!("{}{}", change(t), origin(baseline, suite_max));
+            let change = format!("{}{origin}", change(t));
             let again = if *remeasured {
                 ", after re-measuring"
             } else {
@@ -101,6 +96,20 @@ pub fn note(r: &TrialRecord) -> String {
                 v => format!("{v} {change}{again}{held}"),
             }
         }
+    }
+}
+
+/// The threshold a trial was gated with (its `max_slowdown`, widened by the spread between a
+/// stored baseline's runs), and where that baseline came from when it matters for reading the
+/// verdict (empty otherwise).
+fn stored_threshold(r: &TrialRecord) -> (f64, String) {
+    let suite_max = r.measurement.as_ref().map_or(0.0, |m| m.max_slowdown);
+    match &r.gate {
+        Some(GateNote::Compared { baseline, .. }) => (
+            with_spread(suite_max, baseline.spread),
+            origin(baseline, suite_max),
+        ),
+        _ => (suite_max, String::new()),
     }
 }
 

@@ -27,13 +27,14 @@ pub struct Judged {
 /// The gate's input for new samples against a stored entry: its pooled samples, with
 /// `max_slowdown` widened by the spread between its runs ([`gate::with_spread`]).
 fn input(samples: &Samples, old: &Entry, max_slowdown: f64) -> GateInput {
+    let max_slowdown = gate::with_spread(max_slowdown, old.spread());
     let speedups = (!old.speedup_samples.is_empty() && !samples.reference.is_empty())
         .then(|| (old.speedup_samples.clone(), samples.ratios()));
     GateInput {
         old_times: old.time_samples.clone(),
         new_times: samples.kernel.clone(),
         speedups,
-        max_slowdown: gate::with_spread(max_slowdown, old.spread()),
+        max_slowdown,
     }
 }
 

@@ -13,6 +13,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+/// Host-aware baselines: `KERNELGATE_BLESS=add` and the other-GPU note.
+mod hosts;
+
 fn device() -> DeviceInfo {
     DeviceInfo {
         ordinal: 0,
@@ -219,9 +222,9 @@ fn config(dir: &Path, mode: Mode) -> Config {
         cache: dir.join("cache"),
         seed: None,
         mode,
-        blessing: crate::config::Blessing::Replace,
         strict: false,
         require_baseline: false,
+        blessing: crate::config::Blessing::Replace,
         results: None,
         junit: None,
         markdown: None,
@@ -497,6 +500,3 @@ fn mixed_outcomes_exit_with_the_worst() {
     assert!(message.contains("kernel declared at"), "{message}");
     assert!(message.contains("t.toml:"), "{message}");
 }
-
-/// Host-aware baselines: `KERNELGATE_BLESS=add` and the other-GPU note.
-mod hosts;
