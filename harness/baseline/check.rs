@@ -107,4 +107,26 @@ mod tests {
         assert!(checked.errors[1].contains("torn.json` is not valid JSON"));
         std::fs::remove_dir_all(&tmp).unwrap();
     }
+
+    #[test]
+    fn a_run_with_a_broken_sample_is_named() {
+        let tmp = std::env::temp_dir().join(format!("kg-baseline-runs-{}", std::process::id()));
+        let (good, _) = &check_dir(Path::new("baselines")).files[0];
+        let mut file = super::super::load(good).unwrap().unwrap();
+        let (name, entry) = file.trials.iter_mut().next().unwrap();
+        let name = name.clone();
+        let mut run = entry.runs[0].clone();
+        run.time_samples[0] = -1.0;
+        entry.add_run(run);
+        let path = tmp.join("some-gpu").join(format!("{}.json", file.suite));
+        super::super::save(&path, &file).unwrap();
+        let checked = check_dir(&tmp);
+        assert_eq!(checked.errors.len(), 1, "{:?}", checked.errors);
+        assert!(
+            checked.errors[0].contains(&format!("trial `{name}`: samples must be positive")),
+            "{:?}",
+            checked.errors
+        );
+        std::fs::remove_dir_all(&tmp).unwrap();
+    }
 }
