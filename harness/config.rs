@@ -51,6 +51,31 @@ pub enum Mode {
     Bless,
 }
 
+/// What blessing does to an existing baseline entry (`KERNELGATE_BLESS=1` or `=add`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Blessing {
+    /// `KERNELGATE_BLESS=1`: this run's samples replace the entry.
+    #[default]
+    Replace,
+    /// `KERNELGATE_BLESS=add`: this run is added to the entry's runs (from another process,
+    /// GPU or host), keeping their between-run spread, which the gate then allows for.
+    Add,
+}
+
+/// `KERNELGATE_BLESS`'s value: whether to bless, and how.
+fn blessing(value: Option<&str>) -> Result<Option<Blessing>, ConfigError> {
+    match value {
+        None | Some("0") | Some("false") => Ok(None),
+        Some("1") | Some("true") => Ok(Some(Blessing::Replace)),
+        Some("add") => Ok(Some(Blessing::Add)),
+        Some(other) => Err(invalid(
+            "KERNELGATE_BLESS",
+            other,
+            "is not 1, add or 0 (1 replaces the baselines, add adds this run to them)",
+        )),
+    }
+}
+
 /// Options read from the environment.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
@@ -86,6 +111,9 @@ pub struct Config {
     pub strict: bool,
     /// `KERNELGATE_REQUIRE_BASELINE=1`: a trial without a comparable baseline fails.
     pub require_baseline: bool,
+    /// When blessing: replace each entry (`KERNELGATE_BLESS=1`) or add this run to it
+    /// (`KERNELGATE_BLESS=add`).
+    pub blessing: Blessing,
     /// `KERNELGATE_RESULTS`: write the whole run to this JSON file.
     pub results: Option<PathBuf>,
     /// `KERNELGATE_JUNIT`: write JUnit XML here.
@@ -259,6 +287,7 @@ impl Config {
             })?),
             None => None,
         };
+        let bless = blessing(var("KERNELGATE_BLESS").as_deref())?;
         Ok(Config {
             suites: var("KERNELGATE_SUITES")
                 .map(PathBuf::from)
@@ -276,7 +305,7 @@ impl Config {
                 .map(PathBuf::from)
                 .unwrap_or_else(|| target.join("kernelgate-cache")),
             seed,
-            mode: if flag("KERNELGATE_BLESS")? {
+            mode: if bless.is_some() {
                 Mode::Bless
             } else {
                 Mode::Gate
@@ -284,6 +313,7 @@ impl Config {
             base: var("KERNELGATE_BASE"),
             strict: flag("KERNELGATE_STRICT")?,
             require_baseline: flag("KERNELGATE_REQUIRE_BASELINE")?,
+            blessing: bless.unwrap_or_default(),
             results: var("KERNELGATE_RESULTS").map(PathBuf::from),
             junit: var("KERNELGATE_JUNIT").map(PathBuf::from),
             markdown: var("KERNELGATE_MARKDOWN").map(PathBuf::from),
@@ -433,6 +463,18 @@ mod tests {
         for bad in ["sm_9x", "sm_9", "compute_90", "90", "sm_1000", "sm_90b", ""] {
             assert!(!valid_arch(bad), "{bad}");
         }
+    }
+
+    #[test]
+    fn bless_replaces_or_adds() {
+        assert_eq!(blessing(None), Ok(None));
+        assert_eq!(blessing(Some("0")), Ok(None));
+        assert_eq!(blessing(Some("1")), Ok(Some(Blessing::Replace)));
+        assert_eq!(blessing(Some("add")), Ok(Some(Blessing::Add)));
+        assert_eq!(
+            blessing(Some("append")).unwrap_err().to_string(),
+            "`KERNELGATE_BLESS=append` is not 1, add or 0 (1 replaces the baselines, add adds this run to them)"
+        );
     }
 
     #[test]

@@ -90,6 +90,7 @@ options (environment variables):
   KERNELGATE_BASE=REV            paired mode: time every trial against its version at git REV
                                  (or a folder of the base's suites), interleaved, not baselines
   KERNELGATE_BLESS=1             record the trials that ran and passed as the new baselines
+  KERNELGATE_BLESS=add           add this run to the baselines (another GPU or host), keeping the spread
   KERNELGATE_DEVICE=0[,1...]     GPU ordinals to spread the trials over
   KERNELGATE_SHARD=k/n           run a stable k-th of n parts of the trials
   KERNELGATE_REQUIRE_GPU=1       no GPU fails the run (set it in CI)

@@ -294,14 +294,23 @@ fn the_second_run_compiles_nothing() {
 
 #[test]
 fn bless_is_refused_in_ci() {
-    let o = kernelgate(&["run"], &[("KERNELGATE_BLESS", "1"), ("CI", "true")]);
+    for value in ["1", "add"] {
+        let o = kernelgate(&["run"], &[("KERNELGATE_BLESS", value), ("CI", "true")]);
+        let (out, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{value}: {out}{err}");
+        assert!(
+            err.contains("KERNELGATE_BLESS is refused when `CI` is set"),
+            "{value}: {err}"
+        );
+        assert!(!out.contains("test "), "nothing ran: {out}");
+    }
+    let o = kernelgate(&["run"], &[("KERNELGATE_BLESS", "append")]);
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(2), "{out}{err}");
     assert!(
-        err.contains("KERNELGATE_BLESS is refused when `CI` is set"),
+        err.contains("`KERNELGATE_BLESS=append` is not 1, add or 0"),
         "{err}"
     );
-    assert!(!out.contains("test "), "nothing ran: {out}");
 }
 
 #[test]

@@ -14,8 +14,9 @@ pub struct Checked {
 }
 
 /// Reads every `<device>/<suite>.json` under `dir` (a missing folder holds none). A file
-/// fails when it is not a kernelgate baseline of this format, when its `suite` differs from
-/// its file name, or when an entry's samples are empty or not positive and finite.
+/// fails when it is not a kernelgate baseline of a format this kernelgate reads, when its
+/// `suite` differs from its file name, or when an entry's (or one of its runs') samples are
+/// empty or not positive and finite.
 pub fn check_dir(dir: &Path) -> Checked {
     let mut out = Checked::default();
     let Ok(devices) = std::fs::read_dir(dir) else {
@@ -56,9 +57,16 @@ fn problems(path: &Path, file: &BaselineFile) -> Option<String> {
     }
     let bad = |v: &f64| !(v.is_finite() && *v > 0.0);
     for (name, e) in &file.trials {
+        let runs_bad = e.runs.iter().any(|r| {
+            r.time_samples.is_empty()
+                || r.time_samples.iter().any(bad)
+                || r.speedup_samples.iter().any(bad)
+                || bad(&r.median)
+        });
         if e.time_samples.is_empty()
             || e.time_samples.iter().any(bad)
             || e.speedup_samples.iter().any(bad)
+            || runs_bad
         {
             return Some(format!(
                 "baseline `{}`, trial `{name}`: samples must be positive, finite numbers and not none; restore the file from version control, or re-record it with KERNELGATE_BLESS=1",
@@ -97,6 +105,28 @@ mod tests {
             checked.errors
         );
         assert!(checked.errors[1].contains("torn.json` is not valid JSON"));
+        std::fs::remove_dir_all(&tmp).unwrap();
+    }
+
+    #[test]
+    fn a_run_with_a_broken_sample_is_named() {
+        let tmp = std::env::temp_dir().join(format!("kg-baseline-runs-{}", std::process::id()));
+        let (good, _) = &check_dir(Path::new("baselines")).files[0];
+        let mut file = super::super::load(good).unwrap().unwrap();
+        let (name, entry) = file.trials.iter_mut().next().unwrap();
+        let name = name.clone();
+        let mut run = entry.runs[0].clone();
+        run.time_samples[0] = -1.0;
+        entry.add_run(run);
+        let path = tmp.join("some-gpu").join(format!("{}.json", file.suite));
+        super::super::save(&path, &file).unwrap();
+        let checked = check_dir(&tmp);
+        assert_eq!(checked.errors.len(), 1, "{:?}", checked.errors);
+        assert!(
+            checked.errors[0].contains(&format!("trial `{name}`: samples must be positive")),
+            "{:?}",
+            checked.errors
+        );
         std::fs::remove_dir_all(&tmp).unwrap();
     }
 }

@@ -1,12 +1,17 @@
 //! `BaselineFile`: a suite's stored results on one device, at
 //! `baselines/<device>/<suite>.json`. Versioned, keyed by the device fingerprint, written
 //! atomically, pretty-printed with sorted keys and one trial per entry so reviews see small
-//! diffs.
+//! diffs. Each entry keeps the runs it was blessed from, with their physical GPU and host
+//! (`runs.rs`).
 
 pub mod check;
+mod file;
 mod json;
+mod runs;
 mod store;
 
+pub use file::{load, save, write_atomically, BaselineError};
+pub use runs::{host_name, spread, Origin, Run, MAX_RUNS};
 pub use store::{BaselineStore, SuiteBaseline};
 
 pub use json::pretty as pretty_json;
@@ -17,8 +22,12 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// The format this kernelgate writes and reads.
-pub const FORMAT: u32 = 1;
+/// The format this kernelgate writes (2: entries keep their runs, with GPU and host).
+pub const FORMAT: u32 = 2;
+
+/// The oldest format this kernelgate reads. Format 1 (no runs: one set of samples per entry)
+/// is read as one run of unknown GPU and host, and written back as format 2 when blessed.
+pub const OLDEST_FORMAT: u32 = 1;
 
 /// Samples kept per trial in a baseline (evenly thinned beyond this).
 pub const MAX_STORED_SAMPLES: usize = 256;
@@ -131,13 +140,16 @@ pub struct Entry {
     pub case: String,
     /// How it was timed (`cold`); entries of another regime are not compared.
     pub regime: crate::measure::Regime,
-    /// Time per run, seconds.
+    /// Time per run, seconds: the summary of the pooled samples.
     pub time: Stored,
-    /// Time samples, seconds (at most `MAX_STORED_SAMPLES`).
+    /// The pooled time samples of every run, seconds (at most `MAX_STORED_SAMPLES`): what the
+    /// gate compares with. Not written (the runs hold them); read from format-1 files.
+    #[serde(default, skip_serializing)]
     pub time_samples: Vec<f64>,
-    /// Speedup over the reference (absent for the reference itself).
+    /// Speedup over the reference (absent for the reference itself), pooled.
     pub speedup: Option<Stored>,
-    /// Per-round speedup samples.
+    /// The pooled per-round speedup samples. Not written; read from format-1 files.
+    #[serde(default, skip_serializing)]
     pub speedup_samples: Vec<f64>,
     /// Memory and resources of the kernel (deterministic: compared exactly).
     pub footprint: Option<crate::measure::Footprint>,
@@ -147,6 +159,10 @@ pub struct Entry {
     pub kernelgate: String,
     /// Date recorded, `YYYY-MM-DD` (UTC).
     pub date: String,
+    /// The runs pooled into it, oldest first (at most `MAX_RUNS`; empty only in memory,
+    /// before [`Entry::ensure_runs`]).
+    #[serde(default)]
+    pub runs: Vec<Run>,
 }
 
 /// A suite's baselines on one device.
@@ -165,126 +181,6 @@ pub struct BaselineFile {
 /// Where a suite's baseline for a device lives.
 pub fn path(dir: &Path, device: &Fingerprint, suite: &str) -> PathBuf {
     dir.join(device.slug()).join(format!("{suite}.json"))
-}
-
-/// Why a baseline file cannot be used: each names the file and says what to do.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum BaselineError {
-    /// The file exists but cannot be read.
-    #[error("cannot read baseline `{path}`: {message}")]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// The OS's reason.
-        message: String,
-    },
-    /// Not JSON.
-    #[error("baseline `{path}` is not valid JSON ({message}); restore it from version control, or delete it and re-bless")]
-    NotJson {
-        /// The file.
-        path: PathBuf,
-        /// The parser's reason.
-        message: String,
-    },
-    /// JSON without a `format`.
-    #[error("`{path}` has no `format` number: it is not a kernelgate baseline")]
-    NoFormat {
-        /// The file.
-        path: PathBuf,
-    },
-    /// Written by a newer kernelgate.
-    #[error("baseline `{path}` has format {found}, newer than this kernelgate reads ({FORMAT}): upgrade kernelgate")]
-    Newer {
-        /// The file.
-        path: PathBuf,
-        /// Its format.
-        found: u64,
-    },
-    /// Written by an older kernelgate.
-    #[error("baseline `{path}` has format {found}, older than this kernelgate reads ({FORMAT}): re-record it with KERNELGATE_BLESS=1")]
-    Older {
-        /// The file.
-        path: PathBuf,
-        /// Its format.
-        found: u64,
-    },
-    /// The right format number, the wrong contents.
-    #[error("baseline `{path}` does not match format {FORMAT}: {message}")]
-    Mismatch {
-        /// The file.
-        path: PathBuf,
-        /// The parser's reason.
-        message: String,
-    },
-}
-
-/// Reads a baseline file: `Ok(None)` when there is none; an error, naming the file and saying
-/// what to do, when it cannot be used.
-pub fn load(path: &Path) -> Result<Option<BaselineFile>, BaselineError> {
-    let path_buf = || path.to_path_buf();
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => {
-            return Err(BaselineError::Read {
-                path: path_buf(),
-                message: e.to_string(),
-            })
-        }
-    };
-    let value: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| BaselineError::NotJson {
-            path: path_buf(),
-            message: e.to_string(),
-        })?;
-    match value.get("format").and_then(|f| f.as_u64()) {
-        None => Err(BaselineError::NoFormat { path: path_buf() }),
-        Some(f) if f > FORMAT as u64 => Err(BaselineError::Newer {
-            path: path_buf(),
-            found: f,
-        }),
-        Some(f) if f < FORMAT as u64 => Err(BaselineError::Older {
-            path: path_buf(),
-            found: f,
-        }),
-        Some(_) => serde_json::from_value(value)
-            .map(Some)
-            .map_err(|e| BaselineError::Mismatch {
-                path: path_buf(),
-                message: e.to_string(),
-            }),
-    }
-}
-
-/// Writes `file` atomically: a temporary file beside it, flushed to disk, then renamed over it.
-pub fn save(path: &Path, file: &BaselineFile) -> Result<(), String> {
-    let value = serde_json::to_value(file).map_err(|e| e.to_string())?;
-    write_atomically(path, json::pretty(&value).as_bytes())
-}
-
-/// Writes `bytes` to `path` through a temporary file and a rename: readers see the old file
-/// or the new one, never half of one.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    use std::io::Write;
-    let fail = |e: std::io::Error| format!("cannot write `{}`: {e}", path.display());
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(fail)?;
-    }
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{name}.tmp{}", std::process::id()));
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result.map_err(fail)
 }
 
 /// Devices other than `slug` that have a baseline of `suite`, for "recorded on" messages.
@@ -337,7 +233,7 @@ fn civil_date(days: i64) -> String {
 mod tests {
     use super::*;
 
-    fn device() -> Fingerprint {
+    pub(super) fn device() -> Fingerprint {
         Fingerprint {
             name: "NVIDIA H200".into(),
             compute_capability: "9.0".into(),
@@ -348,7 +244,7 @@ mod tests {
         }
     }
 
-    fn entry(median: f64) -> Entry {
+    pub(super) fn entry(median: f64) -> Entry {
         Entry {
             kernel: "vec4".into(),
             case: "n=4096".into(),
@@ -369,6 +265,7 @@ mod tests {
             reference: "naive".into(),
             kernelgate: "0.1.0".into(),
             date: "2026-11-21".into(),
+            runs: Vec::new(),
         }
     }
 
@@ -388,72 +285,6 @@ mod tests {
             "nvidia-h100-80gb-hbm3-sm90-132sm-140gib-drv....x-cuda13.0"
         );
         assert!(!odd.slug().contains('/'));
-    }
-
-    #[test]
-    fn save_load_round_trip_and_diff_friendly_text() {
-        let dir = std::env::temp_dir().join(format!("kg-baseline-{}", std::process::id()));
-        let p = path(&dir, &device(), "saxpy");
-        let mut file = BaselineFile {
-            format: FORMAT,
-            suite: "saxpy".into(),
-            device: device(),
-            trials: BTreeMap::new(),
-        };
-        file.trials
-            .insert("saxpy::vec4::n=4096".into(), entry(4.5e-6));
-        file.trials
-            .insert("saxpy::naive::n=4096".into(), entry(5.0e-6));
-        save(&p, &file).unwrap();
-        assert_eq!(load(&p).unwrap(), Some(file.clone()));
-        let text = std::fs::read_to_string(&p).unwrap();
-        assert!(
-            text.find("saxpy::naive").unwrap() < text.find("saxpy::vec4").unwrap(),
-            "sorted keys"
-        );
-        assert!(
-            text.contains("\"time_samples\": [4.5e-6, 4.5e-6, 4.5e-6]"),
-            "samples on one line:\n{text}"
-        );
-        assert!(text.ends_with("}\n"));
-        // Nothing is left behind but the file itself.
-        let names: Vec<_> = std::fs::read_dir(p.parent().unwrap())
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
-        assert_eq!(names, ["saxpy.json"]);
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn format_versions_are_checked_with_advice() {
-        let dir = std::env::temp_dir().join(format!("kg-format-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let p = dir.join("s.json");
-        assert_eq!(load(&p), Ok(None), "missing is not an error");
-        std::fs::write(&p, r#"{"format": 99, "suite": "s"}"#).unwrap();
-        assert!(load(&p)
-            .unwrap_err()
-            .to_string()
-            .contains("upgrade kernelgate"));
-        std::fs::write(&p, r#"{"format": 0, "suite": "s"}"#).unwrap();
-        assert!(load(&p)
-            .unwrap_err()
-            .to_string()
-            .contains("KERNELGATE_BLESS=1"));
-        std::fs::write(&p, r#"{"suite": "s"}"#).unwrap();
-        assert!(load(&p)
-            .unwrap_err()
-            .to_string()
-            .contains("not a kernelgate baseline"));
-        std::fs::write(&p, "{ not json").unwrap();
-        assert!(load(&p).unwrap_err().to_string().contains("not valid JSON"));
-        std::fs::write(&p, r#"{"format": 1, "suite": 3}"#).unwrap();
-        assert!(load(&p)
-            .unwrap_err()
-            .to_string()
-            .contains("does not match format 1"));
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

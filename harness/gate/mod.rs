@@ -18,6 +18,12 @@
 //! failing for; the middle ground is `inconclusive` and measured again, never silently passed
 //! as a pass or a failure.
 //!
+//! Against a stored baseline pooled from several runs (other processes, other hosts of the
+//! same model), `max_slowdown` is widened by the runs' between-run spread factor `S` (the
+//! largest run median over the smallest; 1 for one run): `t = (1 + max_slowdown) × S`, through
+//! [`with_spread`]. A slowdown must exceed what moving between the recorded runs already
+//! explains.
+//!
 //! A kernel other than the reference regresses only when its time *and* its speedup over the
 //! reference regressed: a slowdown that hits the reference equally (a slower card of the
 //! same model, clocks, temperature) is not the kernel's. The reference's own trial is judged by
@@ -218,6 +224,13 @@ pub fn decide(inputs: &[GateInput]) -> Vec<TrialVerdict> {
         .collect()
 }
 
+/// The `max_slowdown` to gate with against a baseline whose runs' medians spread by the factor
+/// `spread` (1 for one run): `(1 + max_slowdown) × spread − 1`, so the interval must clear both
+/// the suite's threshold and the between-run spread. A `spread` below 1 counts as 1.
+pub fn with_spread(max_slowdown: f64, spread: f64) -> f64 {
+    (1.0 + max_slowdown) * spread.max(1.0) - 1.0
+}
+
 /// Formats a slowdown factor as a signed percentage change: `+8.1%`, `-0.4%`.
 pub fn percent(factor: f64) -> String {
     format!("{:+.1}%", (factor - 1.0) * 100.0)
@@ -341,6 +354,29 @@ mod tests {
         );
         assert_eq!(c(0.90, 0.95, 0.001).verdict(0.03), Verdict::Improved);
         assert_eq!(c(0.99, 1.01, 0.6).verdict(0.03), Verdict::Unchanged);
+    }
+
+    #[test]
+    fn the_spread_widens_the_threshold() {
+        assert!((with_spread(0.03, 1.0) - 0.03).abs() < 1e-12);
+        assert!(
+            (with_spread(0.03, 0.5) - 0.03).abs() < 1e-12,
+            "never narrower than max_slowdown"
+        );
+        assert!((with_spread(0.03, 1.04) - (1.03 * 1.04 - 1.0)).abs() < 1e-12);
+        let c = Comparison {
+            slowdown: 1.065,
+            low: 1.05,
+            high: 1.08,
+            p: 0.001,
+            p_adjusted: 0.001,
+        };
+        assert_eq!(c.verdict(0.03), Verdict::Regressed);
+        assert_eq!(
+            c.verdict(with_spread(0.03, 1.04)),
+            Verdict::Inconclusive,
+            "+5% is within 3% on top of a 4% spread between runs"
+        );
     }
 
     #[test]

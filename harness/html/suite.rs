@@ -250,9 +250,22 @@ fn comparisons(trials: &[&TrialRecord]) -> String {
         let (Some(m), Some(v)) = (&t.measurement, &t.verdict) else {
             continue;
         };
+        // Against a baseline pooled from several runs, the gate's threshold is widened by
+        // their spread (`gate::with_spread`).
+        let (limit, why) = match &t.gate {
+            Some(crate::report::results::GateNote::Compared { baseline, .. })
+                if baseline.spread > 1.0 =>
+            {
+                (
+                    crate::gate::with_spread(m.max_slowdown, baseline.spread),
+                    "max_slowdown × the spread between the baseline's runs",
+                )
+            }
+            _ => (m.max_slowdown, "max_slowdown"),
+        };
         let threshold = crate::stats::Summary::of(&m.baseline_samples)
-            .map(|s| s.median * (1.0 + m.max_slowdown))
-            .or_else(|| Some(m.time.median / v.time.slowdown * (1.0 + m.max_slowdown)));
+            .map(|s| s.median * (1.0 + limit))
+            .or_else(|| Some(m.time.median / v.time.slowdown * (1.0 + limit)));
         let svg = chart(super::strips::strips(
             &t.name,
             &m.baseline_samples,
@@ -266,12 +279,12 @@ fn comparisons(trials: &[&TrialRecord]) -> String {
             ""
         };
         out.push_str(&format!(
-            r#"<figure id="{}">{svg}<figcaption>{} {}: change {} (95% interval), threshold +{:.1}% (max_slowdown).{missing}</figcaption></figure>"#,
+            r#"<figure id="{}">{svg}<figcaption>{} {}: change {} (95% interval), threshold +{:.1}% ({why}).{missing}</figcaption></figure>"#,
             anchor("cmp", &t.name),
             badge(State::of(t).word()),
             esc(&t.name),
             change(t),
-            100.0 * m.max_slowdown,
+            100.0 * limit,
         ));
         out.push('\n');
     }

@@ -1,7 +1,7 @@
 //! `Results`: the whole run as one JSON file (`KERNELGATE_RESULTS=path.json`): the device,
 //! every trial with its samples and verdict. The input of `kernelgate compare` and of CI reports.
 
-use crate::baseline::{Fingerprint, Stored};
+use crate::baseline::{Fingerprint, Origin, Stored};
 use crate::device::DeviceInfo;
 use crate::gate::TrialVerdict;
 use crate::measure::Regime;
@@ -100,6 +100,25 @@ pub struct BaselineRef {
     pub date: String,
     /// By which kernelgate.
     pub kernelgate: String,
+    /// Runs pooled into it (`KERNELGATE_BLESS=add`); 1 for a baseline blessed once.
+    #[serde(default = "one_run")]
+    pub runs: usize,
+    /// Their between-run spread factor (largest run median over the smallest; 1 for one run):
+    /// the gate's threshold was `(1 + max_slowdown) × spread`.
+    #[serde(default = "no_spread")]
+    pub spread: f64,
+    /// The physical GPUs (and hosts) it was recorded on, when none of them is the GPU this
+    /// trial ran on; empty when it is, or when either is unknown.
+    #[serde(default)]
+    pub other_gpus: Vec<Origin>,
+}
+
+fn one_run() -> usize {
+    1
+}
+
+fn no_spread() -> f64 {
+    1.0
 }
 
 /// A declared limit a measured trial broke, or a change since its baseline that fails it.

@@ -3,11 +3,13 @@
 //! runner's typed record alone. The results file, JUnit, Markdown and annotations carry the
 //! same text, through [`fill_messages`].
 
-use super::results::{Breach, GateNote, ResourceChange, Results, RunTotals, Status, TrialRecord};
+use super::results::{
+    BaselineRef, Breach, GateNote, ResourceChange, Results, RunTotals, Status, TrialRecord,
+};
 use super::{bytes, duration, footprint, TrialLine};
 use crate::device::DeviceInfo;
 use crate::failure::{FailKind, TrialFailure};
-use crate::gate::{percent, Comparison, Verdict, REMEASURE_EFFORT};
+use crate::gate::{percent, with_spread, Comparison, Verdict, REMEASURE_EFFORT};
 
 /// "change [low, high]": a comparison's estimate and interval, as signed percentages.
 pub fn change(c: &Comparison) -> String {
@@ -74,9 +76,9 @@ pub fn note(r: &TrialRecord) -> String {
             let Some(verdict) = &r.verdict else {
                 return String::new();
             };
-            let max_slowdown = r.measurement.as_ref().map_or(0.0, |m| m.max_slowdown);
+            let (max_slowdown, origin) = stored_threshold(r);
             let t = &verdict.time;
-            let change = change(t);
+            let change = format!("{}{origin}", change(t));
             let again = if *remeasured {
                 ", after re-measuring"
             } else {
@@ -108,6 +110,39 @@ pub fn note(r: &TrialRecord) -> String {
             }
         }
     }
+}
+
+/// The threshold a trial was gated with (its `max_slowdown`, widened by the spread between a
+/// stored baseline's runs), and where that baseline came from when it matters for reading the
+/// verdict (empty otherwise).
+fn stored_threshold(r: &TrialRecord) -> (f64, String) {
+    let suite_max = r.measurement.as_ref().map_or(0.0, |m| m.max_slowdown);
+    match &r.gate {
+        Some(GateNote::Compared { baseline, .. }) => (
+            with_spread(suite_max, baseline.spread),
+            origin(baseline, suite_max),
+        ),
+        _ => (suite_max, String::new()),
+    }
+}
+
+/// Where the baseline came from, when that matters for reading the verdict: pooled runs with
+/// the threshold their spread gave, and another physical GPU. Empty for one run on this GPU.
+fn origin(baseline: &BaselineRef, max_slowdown: f64) -> String {
+    let mut out = String::new();
+    if baseline.runs > 1 {
+        out.push_str(&format!(
+            " (baseline of {} runs, spread {}: threshold {})",
+            baseline.runs,
+            percent(baseline.spread),
+            percent(1.0 + with_spread(max_slowdown, baseline.spread))
+        ));
+    }
+    if !baseline.other_gpus.is_empty() {
+        let gpus: Vec<String> = baseline.other_gpus.iter().map(|o| o.describe()).collect();
+        out.push_str(&format!(" vs baseline from {}", gpus.join(", ")));
+    }
+    out
 }
 
 /// A trial's line before libtest's verdict: a compile trial's counts, a measured trial's
@@ -256,8 +291,18 @@ fn evidence(r: &TrialRecord) -> Option<String> {
         _ => return None,
     };
     let t = &verdict.time;
+    let spread = if baseline.runs > 1 {
+        format!(
+            " × the spread {} between the baseline's {} runs: threshold {}",
+            percent(baseline.spread),
+            baseline.runs,
+            percent(1.0 + with_spread(m.max_slowdown, baseline.spread))
+        )
+    } else {
+        String::new()
+    };
     let mut out = format!(
-        "{what}: {} → {} per run, {} (p = {:.2e} after Benjamini–Hochberg over {family} comparison(s); max_slowdown {}%)",
+        "{what}: {} → {} per run, {} (p = {:.2e} after Benjamini–Hochberg over {family} comparison(s); max_slowdown {}%{spread})",
         duration(baseline.median),
         duration(m.time.median),
         change(t),
@@ -282,6 +327,13 @@ fn evidence(r: &TrialRecord) -> Option<String> {
         "\n  baseline: {} (recorded {} by kernelgate {})",
         baseline.path, baseline.date, baseline.kernelgate
     ));
+    if !baseline.other_gpus.is_empty() {
+        let gpus: Vec<String> = baseline.other_gpus.iter().map(|o| o.describe()).collect();
+        out.push_str(&format!(
+            "\n  the baseline came from another physical GPU ({}): hosts of one model differ by several percent; KERNELGATE_BLESS=add on this one adds a run and its spread",
+            gpus.join(", ")
+        ));
+    }
     Some(out)
 }
 

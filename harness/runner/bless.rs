@@ -1,24 +1,30 @@
 //! `bless`: with `KERNELGATE_BLESS=1`, the trials that ran and passed correctness become the
-//! stored baselines for this device. Entries of trials that did not run are kept as they were.
+//! stored baselines for this device; with `KERNELGATE_BLESS=add`, each is added as one more
+//! run to its entry (see `baseline::Run`). Entries of trials that did not run are kept as they
+//! were.
 
 use super::{Outcome, Planned, Runner};
 use crate::baseline::{
-    self, BaselineError, BaselineFile, BaselineStore, Entry, Stored, MAX_STORED_SAMPLES,
+    self, BaselineError, BaselineFile, BaselineStore, Entry, Origin, Run, Stored,
+    MAX_STORED_SAMPLES,
 };
+use crate::config::Blessing;
 use crate::gate::percent;
 use crate::report::duration;
 use crate::suite::Suite;
 use std::collections::BTreeMap;
 
-/// A baseline entry for a measured trial.
+/// A baseline entry for a measured trial: one run, measured at `origin`.
 fn entry(
     suite: &Suite,
     trial: &Planned,
     samples: &crate::measure::Samples,
     footprint: &crate::measure::Footprint,
+    origin: Origin,
 ) -> Option<Entry> {
     let (case, kernel) = trial.case_kernel()?;
     let time = samples.kernel_summary()?;
+    let ratios = samples.ratios();
     Some(Entry {
         kernel: suite.kernels[kernel].name.clone(),
         case: suite.cases[case].label.clone(),
@@ -26,12 +32,34 @@ fn entry(
         time: Stored::from(time),
         time_samples: baseline::thin(&samples.kernel, MAX_STORED_SAMPLES),
         speedup: samples.speedup().map(Stored::from),
-        speedup_samples: baseline::thin(&samples.ratios(), MAX_STORED_SAMPLES),
+        speedup_samples: baseline::thin(&ratios, MAX_STORED_SAMPLES),
         footprint: Some(footprint.clone()),
         reference: suite.kernels[suite.reference].name.clone(),
         kernelgate: env!("CARGO_PKG_VERSION").to_string(),
         date: baseline::today(),
+        runs: Run::new(origin, &samples.kernel, &ratios)
+            .into_iter()
+            .collect(),
     })
+}
+
+/// `new` added to `old` as one more run, when they are comparable (same regime and
+/// reference); otherwise `new` alone, with why.
+fn add(old: &Entry, new: Entry) -> (Entry, Option<&'static str>) {
+    if old.regime != new.regime {
+        return (new, Some("the old runs were timed in another regime"));
+    }
+    if old.reference != new.reference {
+        return (new, Some("the old runs had another reference kernel"));
+    }
+    let mut pooled = old.clone();
+    for run in new.runs {
+        pooled.add_run(run);
+    }
+    pooled.footprint = new.footprint;
+    pooled.kernelgate = new.kernelgate;
+    pooled.date = new.date;
+    (pooled, None)
 }
 
 /// Writes the baselines of every measured trial into the files `store` read at the start of
@@ -44,13 +72,16 @@ pub(super) fn bless(
 ) -> Vec<String> {
     let suites = run.suites;
     let fingerprint = store.device.clone();
+    let device = run.executor.device();
     let mut by_suite: BTreeMap<usize, Vec<(String, Entry)>> = BTreeMap::new();
     for (i, trial) in plan.iter().enumerate() {
         if let Some(Outcome::Measured(m)) = &outcomes[i] {
             if m.samples.clocks.unreliable {
                 continue;
             }
-            if let Some(e) = entry(&suites[trial.suite], trial, &m.samples, &m.footprint) {
+            let origin = Origin::measured_on(device.as_ref(), m.ordinal);
+            let suite = &suites[trial.suite];
+            if let Some(e) = entry(suite, trial, &m.samples, &m.footprint, origin) {
                 by_suite
                     .entry(trial.suite)
                     .or_default()
@@ -87,14 +118,40 @@ pub(super) fn bless(
         file.device = fingerprint.clone();
         let mut changes = Vec::new();
         for (name, new) in entries {
-            let change = match file.trials.get(&name) {
-                Some(old) => format!(
-                    "{} → {} ({})",
-                    duration(old.time.median),
-                    duration(new.time.median),
-                    percent(new.time.median / old.time.median)
-                ),
-                None => format!("{} (new)", duration(new.time.median)),
+            let (new, change) = match (file.trials.get(&name), run.config.blessing) {
+                (Some(old), Blessing::Add) => {
+                    let this_run = new.time.median;
+                    let (pooled, replaced) = add(old, new);
+                    let change = match replaced {
+                        Some(why) => format!(
+                            "{} → {} (replaced, not added: {why})",
+                            duration(old.time.median),
+                            duration(pooled.time.median)
+                        ),
+                        None => format!(
+                            "added a run of {} → {} runs, pooled {} → {}, between-run spread {}",
+                            duration(this_run),
+                            pooled.runs.len(),
+                            duration(old.time.median),
+                            duration(pooled.time.median),
+                            percent(pooled.spread())
+                        ),
+                    };
+                    (pooled, change)
+                }
+                (Some(old), Blessing::Replace) => {
+                    let change = format!(
+                        "{} → {} ({})",
+                        duration(old.time.median),
+                        duration(new.time.median),
+                        percent(new.time.median / old.time.median)
+                    );
+                    (new, change)
+                }
+                (None, _) => {
+                    let change = format!("{} (new)", duration(new.time.median));
+                    (new, change)
+                }
             };
             changes.push(format!("blessed {name}: {change}"));
             file.trials.insert(name, new);

@@ -3,7 +3,7 @@
 //! them all together, re-measuring inconclusive ones through the executor.
 
 use super::{Outcome, Planned, Runner};
-use crate::baseline::{BaselineStore, Entry};
+use crate::baseline::{BaselineStore, Entry, Origin};
 use crate::config::Mode;
 use crate::failure::TrialFailure;
 use crate::gate::{self, GateInput, TrialVerdict, REMEASURE_EFFORT};
@@ -26,8 +26,10 @@ pub struct Judged {
     pub remeasure_failure: Option<TrialFailure>,
 }
 
-/// The gate's input for new samples against a stored entry.
+/// The gate's input for new samples against a stored entry: its pooled samples, with
+/// `max_slowdown` widened by the spread between its runs ([`gate::with_spread`]).
 fn input(samples: &Samples, old: &Entry, max_slowdown: f64) -> GateInput {
+    let max_slowdown = gate::with_spread(max_slowdown, old.spread());
     let speedups = (!old.speedup_samples.is_empty() && !samples.reference.is_empty())
         .then(|| (old.speedup_samples.clone(), samples.ratios()));
     GateInput {
@@ -156,7 +158,13 @@ pub(super) fn judge(
     };
     let remeasure = remeasure_when_gating(run, &mut again);
     let decisions = gate::settle(inputs, remeasure);
+    let device = run.executor.device();
     for ((i, old), decision) in compared.iter().zip(decisions) {
+        let ordinal = match &outcomes[*i] {
+            Some(Outcome::Measured(m)) => m.ordinal,
+            _ => -1,
+        };
+        let here = Origin::measured_on(device.as_ref(), ordinal);
         let j = judged[*i].as_mut().expect("judged above");
         match decision {
             Ok(d) => {
@@ -172,6 +180,9 @@ pub(super) fn judge(
                         reference: old.reference.clone(),
                         date: old.date.clone(),
                         kernelgate: old.kernelgate.clone(),
+                        runs: old.runs.len().max(1),
+                        spread: old.spread(),
+                        other_gpus: old.other_gpus(&here),
                     },
                     remeasured: d.remeasured,
                     family: d.family,

@@ -13,6 +13,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+/// Host-aware baselines: `KERNELGATE_BLESS=add` and the other-GPU note.
+mod hosts;
+
 fn device() -> DeviceInfo {
     DeviceInfo {
         ordinal: 0,
@@ -73,6 +76,8 @@ struct Scripted {
     script: HashMap<(String, u32), Outcome>,
     calls: Mutex<Vec<(String, u32)>>,
     names: Vec<String>,
+    /// The GPU's UUID, as the worker reports it.
+    uuid: Option<String>,
 }
 
 impl Scripted {
@@ -84,6 +89,7 @@ impl Scripted {
                 .collect(),
             calls: Mutex::new(Vec::new()),
             names: plan.iter().map(|p| p.name.clone()).collect(),
+            uuid: None,
         }
     }
     fn calls(&self) -> Vec<(String, u32)> {
@@ -96,7 +102,10 @@ impl Executor for Scripted {
         1
     }
     fn device(&self) -> Option<DeviceInfo> {
-        Some(device())
+        Some(DeviceInfo {
+            uuid: self.uuid.clone(),
+            ..device()
+        })
     }
     fn execute(&self, _slot: usize, spec: &TrialSpec) -> Outcome {
         let name = match spec.kind {
@@ -182,6 +191,7 @@ fn entry(kernel: &str, t: f64, pool_peak: u64) -> Entry {
         reference: "naive".into(),
         kernelgate: "0.1.0".into(),
         date: "2026-11-21".into(),
+        runs: Vec::new(),
     }
 }
 
@@ -216,6 +226,7 @@ fn config(dir: &Path, mode: Mode) -> Config {
         base: None,
         strict: false,
         require_baseline: false,
+        blessing: crate::config::Blessing::Replace,
         results: None,
         junit: None,
         markdown: None,
