@@ -178,9 +178,9 @@ mod tests {
         assert_eq!(out[0][1], Judged::Verdict(Verdict::Regressed));
         assert_eq!(out[1][1], Judged::Verdict(Verdict::Regressed));
         assert_eq!(out[2][1], Judged::Verdict(Verdict::Unchanged));
-        for t in 0..3 {
-            assert_eq!(out[t][0], Judged::Verdict(Verdict::Unchanged));
-            assert_eq!(out[t][2], Judged::Verdict(Verdict::Regressed), "4% at {t}");
+        for (t, at) in out.iter().enumerate() {
+            assert_eq!(at[0], Judged::Verdict(Verdict::Unchanged));
+            assert_eq!(at[2], Judged::Verdict(Verdict::Regressed), "4% at {t}");
         }
     }
 

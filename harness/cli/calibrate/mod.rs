@@ -26,7 +26,7 @@ use crate::config::Config;
 use crate::report::duration;
 use crate::worker::client::{NoDevice, Worker};
 use error::CalibrateError;
-use sensitivity::{Bench, Subject, LEVELS};
+use sensitivity::{Repeat, Subject, LEVELS};
 use spin::{measure, Ask};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -153,7 +153,7 @@ fn run(args: &Args) -> Result<String, CalibrateError> {
             NoDevice::Absent(r) | NoDevice::Broken(r) => r,
         },
     })?;
-    let bench = Bench {
+    let repeat = Repeat {
         ordinal,
         timeout: config.timeout,
         reps: args.reps,
@@ -178,7 +178,7 @@ fn run(args: &Args) -> Result<String, CalibrateError> {
             dir.display(),
             args.reps
         );
-        let rows = user::calibrate(&suites, config.seed, &bench)?;
+        let rows = user::calibrate(&suites, config.seed, &repeat)?;
         t.push_str(&render::trials(&rows, args.reps));
         return Ok(t);
     }
@@ -298,8 +298,8 @@ fn run(args: &Args) -> Result<String, CalibrateError> {
     }
     baseline_worker.stop();
     let kernels: Vec<render::Kernel> = subjects.iter().map(|s| s.kernel.clone()).collect();
-    let stored = sensitivity::stored(&subjects, &bench);
-    let paired = sensitivity::paired(&subjects, &bench);
+    let stored = sensitivity::stored(&subjects, &repeat);
+    let paired = sensitivity::paired(&subjects, &repeat);
     for mode in [&stored, &paired] {
         t.push('\n');
         t.push_str(&render::sensitivity(

@@ -37,8 +37,8 @@ pub struct Subject {
     pub baseline: Samples,
 }
 
-/// Where the worker and its limits are.
-pub struct Bench {
+/// How each mode repeats: on which GPU, how many times, with which time-out per trial.
+pub struct Repeat {
     /// GPU ordinal.
     pub ordinal: i32,
     /// Per-trial time-out.
@@ -105,16 +105,16 @@ fn report_failures(out: &[Vec<Judged>], what: &str) {
 }
 
 /// Stored mode over every subject.
-pub fn stored(subjects: &[Subject], bench: &Bench) -> Sensitivity {
+pub fn stored(subjects: &[Subject], repeat: &Repeat) -> Sensitivity {
     let mut cells = empty(subjects.len());
     let mut cost = Cost::default();
-    for rep in 0..bench.reps {
+    for rep in 0..repeat.reps {
         eprintln!(
             "calibrate: stored mode, repetition {} of {}",
             rep + 1,
-            bench.reps
+            repeat.reps
         );
-        let mut w = Worker::new(bench.ordinal);
+        let mut w = Worker::new(repeat.ordinal);
         for (d, sub) in subjects.iter().enumerate() {
             let ask = |case: usize, effort: u32| Ask {
                 suite: d,
@@ -137,7 +137,7 @@ pub fn stored(subjects: &[Subject], bench: &Bench) -> Sensitivity {
             let first: Vec<Result<GateInput, Skip>> = (0..LEVELS.len())
                 .map(|l| {
                     cost.verdicts += 1;
-                    let m = measure(&mut w, &suites, ask(l, 1), bench.timeout, &what(l));
+                    let m = measure(&mut w, &suites, ask(l, 1), repeat.timeout, &what(l));
                     gate_input(m, &mut cost, &input)
                 })
                 .collect();
@@ -147,7 +147,7 @@ pub fn stored(subjects: &[Subject], bench: &Bench) -> Sensitivity {
                     &mut w,
                     &suites,
                     ask(l, REMEASURE_EFFORT),
-                    bench.timeout,
+                    repeat.timeout,
                     &what(l),
                 )?;
                 cost.seconds += wall;
@@ -161,24 +161,24 @@ pub fn stored(subjects: &[Subject], bench: &Bench) -> Sensitivity {
     }
     Sensitivity {
         mode: "stored",
-        how: format!("Each duration's unslowed case measured once in one worker process (the stored baseline); then {} repetitions, each in a fresh worker process, of every planted slowdown, judged against that baseline with the regime pinned to the baseline's. Cells: flagged `regressed` / repetitions; at 0% every flag is a false alarm.", bench.reps),
+        how: format!("Each duration's unslowed case measured once in one worker process (the stored baseline); then {} repetitions, each in a fresh worker process, of every planted slowdown, judged against that baseline with the regime pinned to the baseline's. Cells: flagged `regressed` / repetitions; at 0% every flag is a false alarm.", repeat.reps),
         cells,
         cost,
     }
 }
 
 /// Paired mode over every subject.
-pub fn paired(subjects: &[Subject], bench: &Bench) -> Sensitivity {
+pub fn paired(subjects: &[Subject], repeat: &Repeat) -> Sensitivity {
     let mut cells = empty(subjects.len());
     let mut cost = Cost::default();
     let n = subjects.len();
-    for rep in 0..bench.reps {
+    for rep in 0..repeat.reps {
         eprintln!(
             "calibrate: paired mode, repetition {} of {}",
             rep + 1,
-            bench.reps
+            repeat.reps
         );
-        let mut w = Worker::new(bench.ordinal);
+        let mut w = Worker::new(repeat.ordinal);
         for (d, sub) in subjects.iter().enumerate() {
             let ask = |case: usize, effort: u32| Ask {
                 suite: d,
@@ -206,7 +206,7 @@ pub fn paired(subjects: &[Subject], bench: &Bench) -> Sensitivity {
             let first: Vec<Result<GateInput, Skip>> = (0..LEVELS.len())
                 .map(|l| {
                     cost.verdicts += 1;
-                    let m = measure(&mut w, &suites, ask(l, 1), bench.timeout, &what(l));
+                    let m = measure(&mut w, &suites, ask(l, 1), repeat.timeout, &what(l));
                     gate_input(m, &mut cost, input)
                 })
                 .collect();
@@ -216,7 +216,7 @@ pub fn paired(subjects: &[Subject], bench: &Bench) -> Sensitivity {
                     &mut w,
                     &suites,
                     ask(l, REMEASURE_EFFORT),
-                    bench.timeout,
+                    repeat.timeout,
                     &what(l),
                 )?;
                 cost.seconds += wall;
@@ -230,7 +230,7 @@ pub fn paired(subjects: &[Subject], bench: &Bench) -> Sensitivity {
     }
     Sensitivity {
         mode: "paired",
-        how: format!("{} repetitions, each in a fresh worker process: every planted slowdown timed interleaved against the unslowed case as its base (per-round ratios, Wilcoxon signed-rank and Hodges–Lehmann interval), the regime pinned as in stored mode. Cells: flagged `regressed` / repetitions; at 0% (the case against itself) every flag is a false alarm.", bench.reps),
+        how: format!("{} repetitions, each in a fresh worker process: every planted slowdown timed interleaved against the unslowed case as its base (per-round ratios, Wilcoxon signed-rank and Hodges–Lehmann interval), the regime pinned as in stored mode. Cells: flagged `regressed` / repetitions; at 0% (the case against itself) every flag is a false alarm.", repeat.reps),
         cells,
         cost,
     }

@@ -10,7 +10,7 @@ use super::bootstrap::{detection_rates, smallest_detected};
 use super::decide::{judge_family, Cell, Judged, Skip};
 use super::error::CalibrateError;
 use super::render::TrialRow;
-use super::sensitivity::{paired_input, Bench};
+use super::sensitivity::{paired_input, Repeat};
 use super::spin::{measure, Ask};
 use crate::gate::{GateInput, REMEASURE_EFFORT};
 use crate::suite::Suite;
@@ -30,7 +30,7 @@ struct Trial {
 pub fn calibrate(
     suites: &[Suite],
     seed: Option<u64>,
-    bench: &Bench,
+    repeat: &Repeat,
 ) -> Result<Vec<TrialRow>, CalibrateError> {
     let trials: Vec<Trial> = crate::runner::plan(suites)
         .into_iter()
@@ -70,17 +70,17 @@ pub fn calibrate(
     let mut cells = vec![Cell::default(); trials.len()];
     let mut pooled: Vec<Vec<f64>> = vec![Vec::new(); trials.len()];
     let mut rounds: Vec<Vec<usize>> = vec![Vec::new(); trials.len()];
-    for rep in 0..bench.reps {
-        let mut w = Worker::new(bench.ordinal);
+    for rep in 0..repeat.reps {
+        let mut w = Worker::new(repeat.ordinal);
         let mut first: Vec<Result<GateInput, Skip>> = Vec::new();
         for (i, t) in trials.iter().enumerate() {
             eprintln!(
                 "calibrate: repetition {} of {}: {}",
                 rep + 1,
-                bench.reps,
+                repeat.reps,
                 t.name
             );
-            let measured = measure(&mut w, &sent, ask(t, 1), bench.timeout, &t.name);
+            let measured = measure(&mut w, &sent, ask(t, 1), repeat.timeout, &t.name);
             first.push(match measured {
                 Err(e) => Err(Skip::Failed(e)),
                 Ok((data, _)) if data.samples.clocks.unreliable => Err(Skip::Unreliable),
@@ -103,7 +103,7 @@ pub fn calibrate(
                 &mut w,
                 &sent,
                 ask(t, REMEASURE_EFFORT),
-                bench.timeout,
+                repeat.timeout,
                 &t.name,
             )?;
             Ok(paired_input(&data.samples, max_slowdown(t)))
