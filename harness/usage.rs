@@ -22,8 +22,8 @@ commands:
                               the HTML report of results files (no GPU)
   history [FILTER | import FILES... | --check]
                               the run history in SQLite: trends and drift
-  calibrate [--reps N] [--out FILE.md]
-                              accuracy, sensitivity and cost, measured on a GPU
+  calibrate [--reps N] [--out FILE.md] [--suites DIR] [--durations LIST]
+                              accuracy, false alarms, sensitivity and cost, on a GPU
   help <command>              what a command does and takes
 
 options: --help, --version; harness options are KERNELGATE_* variables (`kernelgate help run`)";
@@ -49,10 +49,28 @@ decides the gate over all of them together. Exit 0: passed; 1: a trial failed; 2
         }
         "calibrate" => {
             "\
-usage: kernelgate calibrate [--reps N] [--out FILE.md]
+usage: kernelgate calibrate [--reps N] [--out FILE.md] [--durations 5us,20us,100us,1ms]
+       kernelgate calibrate --suites DIR [--reps N] [--out FILE.md]
 
-On a GPU: measures kernelgate's accuracy against independent timers, the gate's sensitivity
-(planted slowdowns) and the cost per verdict; writes a Markdown report (docs/calibration.md)."
+On a GPU, prints one Markdown report (docs/calibration.md says how to read it):
+  accuracy      kernelgate's median beside CuPy events and Nsight Compute (where installed)
+  sensitivity   kernels of each duration (--durations) made 0 (A/A), 1, 2, 3, 5% slower, each
+                repetition in a fresh worker process, the regime pinned from a baseline;
+                stored mode (against that baseline) and paired mode (against the unslowed
+                kernel, interleaved): flagged regressed / N at max_slowdown 0.5, 1 and 2%
+  cost          wall time per verdict in each mode
+With --suites DIR: your suites instead. Every kernel trial timed against itself (paired A/A)
+N times, each in a fresh worker: its false alarms, and the smallest slowdown detected in 95%
+at the suite's max_slowdown, estimated by resampling the measured per-round ratios (an
+estimate from measured noise, not a planted slowdown).
+
+options:
+  --reps N            repetitions (default 20)
+  --out FILE.md       also write the report there
+  --suites DIR        calibrate the suites in DIR
+  --durations LIST    sensitivity kernel durations (default 5us,20us,100us,1ms; at most 1s)
+KERNELGATE_DEVICE (its first ordinal) and KERNELGATE_TIMEOUT apply, KERNELGATE_SEED with
+--suites. Progress goes to stderr. Exit 0: done; 2: no GPU, bad arguments or a failed measurement."
         }
         "report" => {
             "\

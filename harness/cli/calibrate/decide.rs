@@ -1,0 +1,233 @@
+//! `Judged`: one calibration trial's outcome at one `max_slowdown`, decided through the gate's
+//! own policy ([`gate::settle`]) — and `Tally`, the counts the report's tables show.
+//!
+//! `max_slowdown` is only a number in [`GateInput`]: every threshold is decided from the same
+//! samples. When `settle` asks to re-measure an inconclusive trial (at any threshold), the
+//! trial is measured once per repetition and that re-measure is reused for every threshold,
+//! so the thresholds differ only in the rule, never in the data.
+
+use super::error::CalibrateError;
+use crate::gate::{self, GateInput, Verdict};
+
+/// The `max_slowdown` values sensitivity is decided at.
+pub const THRESHOLDS: [f64; 3] = [0.005, 0.01, 0.02];
+
+/// Why a trial entered no family.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Skip {
+    /// The SM clock moved while sampling: a run reports such a trial as unreliable and does
+    /// not judge it, so neither does calibration.
+    Unreliable,
+    /// The measurement failed.
+    Failed(CalibrateError),
+}
+
+/// One trial at one threshold.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Judged {
+    /// The gate's verdict.
+    Verdict(Verdict),
+    /// Not judged (see [`Skip`]); a failed re-measure lands here too.
+    Skipped(Skip),
+}
+
+/// Decides one family of trials (one repetition) at each threshold: `None` keeps each input's
+/// own `max_slowdown` (the user's suites), `Some(t)` sets it. `remeasure(k)` measures trial `k`
+/// again (the gate's [`gate::REMEASURE_EFFORT`]); it is called at most once per trial, however
+/// many thresholds find the trial inconclusive. Returns `[threshold][trial]`.
+pub fn judge_family(
+    first: &[Result<GateInput, Skip>],
+    thresholds: &[Option<f64>],
+    remeasure: &mut dyn FnMut(usize) -> Result<GateInput, CalibrateError>,
+) -> Vec<Vec<Judged>> {
+    let judged: Vec<usize> = (0..first.len()).filter(|&k| first[k].is_ok()).collect();
+    let mut again: Vec<Option<Result<GateInput, CalibrateError>>> = vec![None; first.len()];
+    let at = |g: &GateInput, t: Option<f64>| GateInput {
+        max_slowdown: t.unwrap_or(g.max_slowdown),
+        ..g.clone()
+    };
+    thresholds
+        .iter()
+        .map(|&t| {
+            let family: Vec<GateInput> = judged
+                .iter()
+                .filter_map(|&k| first[k].as_ref().ok().map(|g| at(g, t)))
+                .collect();
+            let mut measure_once = |j: usize| -> Result<GateInput, CalibrateError> {
+                let k = judged[j];
+                again[k]
+                    .get_or_insert_with(|| remeasure(k))
+                    .as_ref()
+                    .map(|g| at(g, t))
+                    .map_err(Clone::clone)
+            };
+            let decisions = gate::settle(family, Some(&mut measure_once));
+            let mut out: Vec<Judged> = first
+                .iter()
+                .map(|f| match f {
+                    Err(skip) => Judged::Skipped(skip.clone()),
+                    Ok(_) => Judged::Skipped(Skip::Unreliable),
+                })
+                .collect();
+            for (&k, d) in judged.iter().zip(decisions) {
+                out[k] = match d {
+                    Ok(d) => Judged::Verdict(d.verdict.verdict),
+                    Err(e) => Judged::Skipped(Skip::Failed(e)),
+                };
+            }
+            out
+        })
+        .collect()
+}
+
+/// Counts over repetitions for one row and one threshold.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Cell {
+    /// Repetitions counted.
+    pub reps: usize,
+    /// Judged `regressed`.
+    pub flagged: usize,
+    /// Still `inconclusive` after the re-measure.
+    pub inconclusive: usize,
+    /// Not judged: clocks moved while sampling.
+    pub unreliable: usize,
+    /// Not judged: a measurement failed.
+    pub failed: usize,
+}
+
+impl Cell {
+    /// Adds one repetition's outcome.
+    pub fn add(&mut self, judged: &Judged) {
+        self.reps += 1;
+        match judged {
+            Judged::Verdict(Verdict::Regressed) => self.flagged += 1,
+            Judged::Verdict(Verdict::Inconclusive) => self.inconclusive += 1,
+            Judged::Verdict(_) => {}
+            Judged::Skipped(Skip::Unreliable) => self.unreliable += 1,
+            Judged::Skipped(Skip::Failed(_)) => self.failed += 1,
+        }
+    }
+}
+
+/// Wall time spent per verdict in one mode.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Cost {
+    /// Verdicts asked for (trials × repetitions).
+    pub verdicts: usize,
+    /// Wall seconds of every measurement, first and re-measures (not worker start-up).
+    pub seconds: f64,
+    /// Re-measures made.
+    pub remeasures: usize,
+}
+
+impl Cost {
+    /// Seconds per verdict, or NaN before any.
+    pub fn per_verdict(&self) -> f64 {
+        if self.verdicts == 0 {
+            f64::NAN
+        } else {
+            self.seconds / self.verdicts as f64
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn steady(shift: f64, n: usize) -> GateInput {
+        let wobble = |i: usize| 1.0 + 0.001 * ((i * 7 % 11) as f64 - 5.0);
+        GateInput {
+            old_times: (0..n).map(|i| 1e-5 * wobble(i)).collect(),
+            new_times: (0..n).map(|i| 1e-5 * shift * wobble(i + 3)).collect(),
+            speedups: None,
+            max_slowdown: 0.03,
+            paired: None,
+        }
+    }
+
+    /// A 1.5% shift with 6% noise: inconclusive at every threshold from 16 samples.
+    fn noisy(n: usize) -> GateInput {
+        let wobble = |i: usize| 1.0 + 0.06 * ((i * 7 % 11) as f64 / 10.0 - 0.5);
+        GateInput {
+            old_times: (0..n).map(|i| 1e-5 * wobble(i)).collect(),
+            new_times: (0..n).map(|i| 1e-5 * 1.015 * wobble(i + 3)).collect(),
+            speedups: None,
+            max_slowdown: 0.03,
+            paired: None,
+        }
+    }
+
+    #[test]
+    fn one_remeasure_serves_every_threshold() {
+        let first = vec![Ok(steady(1.0, 32)), Ok(noisy(16)), Ok(steady(1.04, 32))];
+        let mut asked = Vec::new();
+        let mut again = |k: usize| -> Result<GateInput, CalibrateError> {
+            asked.push(k);
+            Ok(steady(1.015, 64))
+        };
+        let thresholds: Vec<Option<f64>> = THRESHOLDS.iter().map(|t| Some(*t)).collect();
+        let out = judge_family(&first, &thresholds, &mut again);
+        assert_eq!(
+            asked,
+            [1],
+            "trial 1 measured again once, for three thresholds"
+        );
+        assert_eq!(out.len(), 3);
+        // The re-measured 1.5% slowdown: above 0.5% and 1%, below 2%.
+        assert_eq!(out[0][1], Judged::Verdict(Verdict::Regressed));
+        assert_eq!(out[1][1], Judged::Verdict(Verdict::Regressed));
+        assert_eq!(out[2][1], Judged::Verdict(Verdict::Unchanged));
+        for (t, at) in out.iter().enumerate() {
+            assert_eq!(at[0], Judged::Verdict(Verdict::Unchanged));
+            assert_eq!(at[2], Judged::Verdict(Verdict::Regressed), "4% at {t}");
+        }
+    }
+
+    #[test]
+    fn none_keeps_each_trials_own_max_slowdown() {
+        let mut loose = steady(1.04, 32);
+        loose.max_slowdown = 0.05;
+        let first = vec![Ok(steady(1.04, 32)), Ok(loose)];
+        let mut never = |_: usize| -> Result<GateInput, CalibrateError> {
+            panic!("nothing is inconclusive here")
+        };
+        let out = judge_family(&first, &[None], &mut never);
+        assert_eq!(out[0][0], Judged::Verdict(Verdict::Regressed));
+        assert_eq!(out[0][1], Judged::Verdict(Verdict::Unchanged));
+    }
+
+    #[test]
+    fn skipped_and_failed_trials_are_counted_not_judged() {
+        let failure = CalibrateError::Incomplete {
+            what: "x".into(),
+            reason: "no samples".into(),
+        };
+        let first = vec![
+            Err(Skip::Unreliable),
+            Ok(noisy(16)),
+            Err(Skip::Failed(failure.clone())),
+        ];
+        let mut again = |_: usize| -> Result<GateInput, CalibrateError> { Err(failure.clone()) };
+        let out = judge_family(&first, &[Some(0.01), Some(0.02)], &mut again);
+        let mut cells = vec![Cell::default(); 3];
+        for (k, cell) in cells.iter_mut().enumerate() {
+            cell.add(&out[1][k]);
+        }
+        assert_eq!(cells[0].unreliable, 1);
+        assert_eq!(cells[1].failed, 1, "a failed re-measure is a failure");
+        assert_eq!(cells[2].failed, 1);
+        assert!(cells.iter().all(|c| c.reps == 1 && c.flagged == 0));
+    }
+
+    #[test]
+    fn cost_per_verdict() {
+        let c = Cost {
+            verdicts: 4,
+            seconds: 0.2,
+            remeasures: 1,
+        };
+        assert!((c.per_verdict() - 0.05).abs() < 1e-12);
+        assert!(Cost::default().per_verdict().is_nan());
+    }
+}

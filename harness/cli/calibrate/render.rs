@@ -1,0 +1,301 @@
+//! `render`: the calibration report's Markdown — the header, the sensitivity table of each
+//! mode (rows: kernel duration × planted slowdown; columns: `max_slowdown`), the cost per
+//! verdict, and the per-trial table of `--suites`. Pure: tested without a GPU.
+
+use super::decide::{Cell, Cost};
+use crate::report::duration;
+
+/// One kernel duration of the sensitivity tables.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Kernel {
+    /// What it was sized for, seconds.
+    pub target: f64,
+    /// Its baseline median, seconds.
+    pub median: f64,
+    /// The regime pinned for every measurement of it.
+    pub regime: crate::measure::Regime,
+}
+
+/// One mode's counts: `cells[kernel][level][threshold]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sensitivity {
+    /// `stored` or `paired`.
+    pub mode: &'static str,
+    /// How the mode was measured, one sentence.
+    pub how: String,
+    /// The counts.
+    pub cells: Vec<Vec<Vec<Cell>>>,
+    /// Its cost.
+    pub cost: Cost,
+}
+
+fn pct(fraction: f64) -> String {
+    let p = fraction * 100.0;
+    if (p - p.round()).abs() < 1e-9 {
+        format!("{p:.0}%")
+    } else {
+        format!("{p}%")
+    }
+}
+
+/// One cell: `flagged/reps`, with what was not decided beside it.
+pub fn cell(c: &Cell) -> String {
+    let mut s = format!("{}/{}", c.flagged, c.reps);
+    let mut notes = Vec::new();
+    if c.inconclusive > 0 {
+        notes.push(format!("{} inconclusive", c.inconclusive));
+    }
+    if c.unreliable > 0 {
+        notes.push(format!("{} unreliable clocks", c.unreliable));
+    }
+    if c.failed > 0 {
+        notes.push(format!("{} failed", c.failed));
+    }
+    if !notes.is_empty() {
+        s.push_str(&format!(" ({})", notes.join(", ")));
+    }
+    s
+}
+
+/// The table of one mode.
+pub fn sensitivity(
+    s: &Sensitivity,
+    kernels: &[Kernel],
+    levels: &[i64],
+    thresholds: &[f64],
+) -> String {
+    let mut t = format!("## Sensitivity, {} mode\n\n{}\n\n", s.mode, s.how);
+    t.push_str("| kernel | slowdown |");
+    for th in thresholds {
+        t.push_str(&format!(" max_slowdown {} |", pct(*th)));
+    }
+    t.push_str("\n| --- | --- |");
+    t.push_str(&" --- |".repeat(thresholds.len()));
+    t.push('\n');
+    for (k, kernel) in kernels.iter().enumerate() {
+        for (l, level) in levels.iter().enumerate() {
+            let name = format!(
+                "~{} ({}, {})",
+                duration(kernel.target),
+                duration(kernel.median),
+                kernel.regime
+            );
+            let what = if *level == 0 {
+                "0% (A/A)".to_string()
+            } else {
+                format!("{level}%")
+            };
+            t.push_str(&format!("| {name} | {what} |"));
+            for th in 0..thresholds.len() {
+                let c = s
+                    .cells
+                    .get(k)
+                    .and_then(|c| c.get(l))
+                    .and_then(|c| c.get(th))
+                    .cloned()
+                    .unwrap_or_default();
+                t.push_str(&format!(" {} |", cell(&c)));
+            }
+            t.push('\n');
+        }
+    }
+    t
+}
+
+/// The cost of a verdict in each mode, and paired's over stored.
+pub fn cost(stored: &Cost, paired: &Cost) -> String {
+    let line = |name: &str, c: &Cost| {
+        format!(
+            "| {name} | {} | {} | {} | {} |\n",
+            duration(c.per_verdict()),
+            c.verdicts,
+            c.remeasures,
+            duration(c.seconds)
+        )
+    };
+    let mut t = String::from("## Cost per verdict\n\nWall time of the measurements (check, sample, and the re-measures an inconclusive trial asked for; not worker start-up), per verdict.\n\n| mode | per verdict | verdicts | re-measures | total |\n| --- | --- | --- | --- | --- |\n");
+    t.push_str(&line("stored", stored));
+    t.push_str(&line("paired", paired));
+    let ratio = paired.per_verdict() / stored.per_verdict();
+    if ratio.is_finite() {
+        t.push_str(&format!(
+            "\nPaired costs {ratio:.2}× stored per verdict (it times two kernels per round; the aim is at most 2.5×).\n"
+        ));
+    }
+    t
+}
+
+/// One row of `--suites`' table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrialRow {
+    /// `suite::kernel::case`.
+    pub name: String,
+    /// The suite's `max_slowdown`.
+    pub max_slowdown: f64,
+    /// The A/A counts (timed against itself as base).
+    pub aa: Cell,
+    /// Rounds of one measurement (median).
+    pub rounds: usize,
+    /// Smallest injected slowdown detected in ≥ 95% of resamples; `None`: not even 20%.
+    pub smallest: Option<f64>,
+    /// Whether there were A/A log-ratios to resample.
+    pub estimated: bool,
+}
+
+/// The table of `--suites`.
+pub fn trials(rows: &[TrialRow], reps: usize) -> String {
+    let mut t = format!(
+        "## Your suites, paired mode\n\nEach trial timed against itself as its base (paired A/A), {reps} times, each time in a fresh worker process; a `regressed` verdict is a false alarm. *Smallest detected* is an **estimate from the measured noise, not a planted kernel slowdown**: the A/A per-round log-ratios, pooled, resampled with replacement (as many rounds as one measurement) and shifted by ln(1 + s) for s = 0.5, 1, 2, 3, 5, 10, 20%, each resample decided as a paired run decides (Wilcoxon signed-rank and Hodges–Lehmann interval at the suite's max_slowdown, an inconclusive one drawn again at 4× the rounds); the smallest s flagged `regressed` in at least 95% of resamples.\n\n| trial | max_slowdown | A/A false alarms | rounds | smallest slowdown detected ≥ 95% (estimate) |\n| --- | --- | --- | --- | --- |\n"
+    );
+    for r in rows {
+        let smallest = match (r.estimated, r.smallest) {
+            (false, _) => "n/a (no A/A samples)".to_string(),
+            (true, Some(s)) => pct(s),
+            (true, None) => "more than 20%".to_string(),
+        };
+        t.push_str(&format!(
+            "| {} | {} | {} | {} | {smallest} |\n",
+            r.name,
+            pct(r.max_slowdown),
+            cell(&r.aa),
+            r.rounds
+        ));
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::Regime;
+
+    fn c(reps: usize, flagged: usize, inconclusive: usize) -> Cell {
+        Cell {
+            reps,
+            flagged,
+            inconclusive,
+            ..Cell::default()
+        }
+    }
+
+    #[test]
+    fn cells_say_what_was_not_decided() {
+        assert_eq!(cell(&c(20, 3, 0)), "3/20");
+        let mut x = c(20, 1, 2);
+        x.failed = 1;
+        x.unreliable = 1;
+        assert_eq!(
+            cell(&x),
+            "1/20 (2 inconclusive, 1 unreliable clocks, 1 failed)"
+        );
+    }
+
+    #[test]
+    fn the_sensitivity_table_has_a_row_per_duration_and_level() {
+        let kernels = [
+            Kernel {
+                target: 5e-6,
+                median: 4.9e-6,
+                regime: Regime::Graph,
+            },
+            Kernel {
+                target: 1e-3,
+                median: 1.002e-3,
+                regime: Regime::Cold,
+            },
+        ];
+        let levels = [0, 5];
+        let cells = vec![
+            vec![
+                vec![c(5, 0, 0), c(5, 0, 0), c(5, 0, 0)],
+                vec![c(5, 5, 0), c(5, 5, 0), c(5, 4, 1)],
+            ],
+            vec![
+                vec![c(5, 1, 0), c(5, 0, 0), c(5, 0, 0)],
+                vec![c(5, 5, 0), c(5, 5, 0), c(5, 5, 0)],
+            ],
+        ];
+        let s = Sensitivity {
+            mode: "paired",
+            how: "How.".into(),
+            cells,
+            cost: Cost::default(),
+        };
+        let t = sensitivity(&s, &kernels, &levels, &[0.005, 0.01, 0.02]);
+        assert!(
+            t.starts_with("## Sensitivity, paired mode\n\nHow.\n\n"),
+            "{t}"
+        );
+        assert!(t.contains("| kernel | slowdown | max_slowdown 0.5% | max_slowdown 1% | max_slowdown 2% |\n| --- | --- | --- | --- | --- |\n"), "{t}");
+        assert!(
+            t.contains("| ~5.000 µs (4.900 µs, graph) | 0% (A/A) | 0/5 | 0/5 | 0/5 |"),
+            "{t}"
+        );
+        assert!(
+            t.contains("| ~5.000 µs (4.900 µs, graph) | 5% | 5/5 | 5/5 | 4/5 (1 inconclusive) |"),
+            "{t}"
+        );
+        assert!(
+            t.contains("| ~1.000 ms (1.002 ms, cold) | 0% (A/A) | 1/5 | 0/5 | 0/5 |"),
+            "{t}"
+        );
+        assert_eq!(t.lines().filter(|l| l.starts_with("| ~")).count(), 4);
+    }
+
+    #[test]
+    fn cost_compares_the_modes() {
+        let stored = Cost {
+            verdicts: 10,
+            seconds: 0.25,
+            remeasures: 1,
+        };
+        let paired = Cost {
+            verdicts: 10,
+            seconds: 0.5,
+            remeasures: 0,
+        };
+        let t = cost(&stored, &paired);
+        assert!(
+            t.contains("| stored | 25.00 ms | 10 | 1 | 250.0 ms |"),
+            "{t}"
+        );
+        assert!(t.contains("Paired costs 2.00× stored"), "{t}");
+        assert!(!cost(&Cost::default(), &paired).contains("Paired costs"));
+    }
+
+    #[test]
+    fn the_trials_table_says_the_estimate_is_an_estimate() {
+        let row = |name: &str, smallest, estimated| TrialRow {
+            name: name.into(),
+            max_slowdown: 0.03,
+            aa: c(10, 0, 1),
+            rounds: 16,
+            smallest,
+            estimated,
+        };
+        let t = trials(
+            &[
+                row("a::k::n=1", Some(0.05), true),
+                row("b::k", None, true),
+                row("c::k", None, false),
+            ],
+            10,
+        );
+        assert!(
+            t.contains("estimate from the measured noise, not a planted kernel slowdown"),
+            "{t}"
+        );
+        assert!(
+            t.contains("| a::k::n=1 | 3% | 0/10 (1 inconclusive) | 16 | 5% |"),
+            "{t}"
+        );
+        assert!(
+            t.contains("| b::k | 3% | 0/10 (1 inconclusive) | 16 | more than 20% |"),
+            "{t}"
+        );
+        assert!(
+            t.contains("| c::k | 3% | 0/10 (1 inconclusive) | 16 | n/a (no A/A samples) |"),
+            "{t}"
+        );
+    }
+}

@@ -1,0 +1,276 @@
+//! `Sensitivity`: planted slowdowns of `spin` kernels of several durations, judged in both
+//! modes with the regime pinned. Every duration's level-0 case is first measured in one worker
+//! (the stored baseline); its regime is passed to every later measurement of that kernel, as a
+//! run passes a stored baseline's regime (unpinned, one process timed graph replays and another
+//! single launches of the same ~50 µs kernel, and A/A was flagged 5 of 5 on one H200 host).
+//!
+//! - **stored**: each repetition in a fresh worker, every level against the baseline's samples;
+//! - **paired**: each repetition in a fresh worker, the level-k case timed interleaved against
+//!   the level-0 case as its base (the same suite sent a second time under another index: the
+//!   buffers are identical), judged on per-round ratios.
+//!
+//! One repetition of one duration is one gate family (its levels decided together), decided at
+//! every threshold of [`THRESHOLDS`] from the same samples ([`judge_family`]).
+
+use super::decide::{judge_family, Cell, Cost, Judged, Skip, THRESHOLDS};
+use super::error::CalibrateError;
+use super::render::{Kernel, Sensitivity};
+use super::spin::{measure, Ask};
+use crate::gate::{GateInput, REMEASURE_EFFORT};
+use crate::measure::Samples;
+use crate::report::duration;
+use crate::suite::Suite;
+use crate::worker::client::Worker;
+use crate::worker::protocol::BaseKernel;
+use std::time::Duration;
+
+/// Planted slowdowns, percent (0: A/A).
+pub const LEVELS: [i64; 5] = [0, 1, 2, 3, 5];
+
+/// One duration's suite (cases: [`LEVELS`]) and its stored baseline.
+pub struct Subject {
+    /// The suite.
+    pub suite: Suite,
+    /// What the report says of it.
+    pub kernel: Kernel,
+    /// The level-0 samples measured in the baseline worker.
+    pub baseline: Samples,
+}
+
+/// How each mode repeats: on which GPU, how many times, with which time-out per trial.
+pub struct Repeat {
+    /// GPU ordinal.
+    pub ordinal: i32,
+    /// Per-trial time-out.
+    pub timeout: Duration,
+    /// Repetitions.
+    pub reps: usize,
+}
+
+fn empty(kernels: usize) -> Vec<Vec<Vec<Cell>>> {
+    vec![vec![vec![Cell::default(); THRESHOLDS.len()]; LEVELS.len()]; kernels]
+}
+
+fn thresholds() -> Vec<Option<f64>> {
+    THRESHOLDS.iter().map(|t| Some(*t)).collect()
+}
+
+/// What a measurement gives the gate, or why it is not judged.
+fn gate_input(
+    measured: Result<(crate::worker::protocol::TrialData, f64), CalibrateError>,
+    cost: &mut Cost,
+    input: impl Fn(&Samples) -> GateInput,
+) -> Result<GateInput, Skip> {
+    let (data, wall) = measured.map_err(Skip::Failed)?;
+    cost.seconds += wall;
+    if data.samples.clocks.unreliable {
+        return Err(Skip::Unreliable);
+    }
+    Ok(input(&data.samples))
+}
+
+fn stored_input(baseline: &Samples) -> impl Fn(&Samples) -> GateInput + '_ {
+    move |s: &Samples| GateInput {
+        old_times: baseline.kernel.clone(),
+        new_times: s.kernel.clone(),
+        speedups: None,
+        max_slowdown: 0.0,
+        paired: None,
+    }
+}
+
+/// The paired gate input: per-round ratios candidate / base.
+pub fn paired_input(s: &Samples, max_slowdown: f64) -> GateInput {
+    GateInput {
+        old_times: s.reference.clone(),
+        new_times: s.kernel.clone(),
+        speedups: None,
+        max_slowdown,
+        paired: Some(ratios(&s.kernel, &s.reference)),
+    }
+}
+
+/// Per-round ratios candidate / base (the `kernel` slot over the `reference` slot, which holds
+/// the base in a paired trial).
+pub fn ratios(kernel: &[f64], base: &[f64]) -> Vec<f64> {
+    kernel.iter().zip(base).map(|(k, b)| k / b).collect()
+}
+
+fn report_failures(out: &[Vec<Judged>], what: &str) {
+    for j in out.first().into_iter().flatten() {
+        if let Judged::Skipped(Skip::Failed(e)) = j {
+            eprintln!("calibrate: {what}: not judged: {e}");
+        }
+    }
+}
+
+/// Stored mode over every subject.
+pub fn stored(subjects: &[Subject], repeat: &Repeat) -> Sensitivity {
+    let mut cells = empty(subjects.len());
+    let mut cost = Cost::default();
+    for rep in 0..repeat.reps {
+        eprintln!(
+            "calibrate: stored mode, repetition {} of {}",
+            rep + 1,
+            repeat.reps
+        );
+        let mut w = Worker::new(repeat.ordinal);
+        for (d, sub) in subjects.iter().enumerate() {
+            let ask = |case: usize, effort: u32| Ask {
+                suite: d,
+                case,
+                kernel: 0,
+                seed: sub.suite.check.seed,
+                base: None,
+                regime: Some(sub.kernel.regime),
+                effort,
+            };
+            let what = |l: usize| {
+                format!(
+                    "stored, ~{}, {}% slower",
+                    duration(sub.kernel.target),
+                    LEVELS[l]
+                )
+            };
+            let suites = [(d, &sub.suite)];
+            let input = stored_input(&sub.baseline);
+            let first: Vec<Result<GateInput, Skip>> = (0..LEVELS.len())
+                .map(|l| {
+                    cost.verdicts += 1;
+                    let m = measure(&mut w, &suites, ask(l, 1), repeat.timeout, &what(l));
+                    gate_input(m, &mut cost, &input)
+                })
+                .collect();
+            let mut again = |l: usize| -> Result<GateInput, CalibrateError> {
+                cost.remeasures += 1;
+                let (data, wall) = measure(
+                    &mut w,
+                    &suites,
+                    ask(l, REMEASURE_EFFORT),
+                    repeat.timeout,
+                    &what(l),
+                )?;
+                cost.seconds += wall;
+                Ok(input(&data.samples))
+            };
+            let out = judge_family(&first, &thresholds(), &mut again);
+            report_failures(&out, &format!("stored, ~{}", duration(sub.kernel.target)));
+            add(&mut cells[d], &out);
+        }
+        w.stop();
+    }
+    Sensitivity {
+        mode: "stored",
+        how: format!("Each duration's unslowed case measured once in one worker process (the stored baseline); then {} repetitions, each in a fresh worker process, of every planted slowdown, judged against that baseline with the regime pinned to the baseline's. Cells: flagged `regressed` / repetitions; at 0% every flag is a false alarm.", repeat.reps),
+        cells,
+        cost,
+    }
+}
+
+/// Paired mode over every subject.
+pub fn paired(subjects: &[Subject], repeat: &Repeat) -> Sensitivity {
+    let mut cells = empty(subjects.len());
+    let mut cost = Cost::default();
+    let n = subjects.len();
+    for rep in 0..repeat.reps {
+        eprintln!(
+            "calibrate: paired mode, repetition {} of {}",
+            rep + 1,
+            repeat.reps
+        );
+        let mut w = Worker::new(repeat.ordinal);
+        for (d, sub) in subjects.iter().enumerate() {
+            let ask = |case: usize, effort: u32| Ask {
+                suite: d,
+                case,
+                kernel: 0,
+                seed: sub.suite.check.seed,
+                base: Some(BaseKernel {
+                    suite: n + d,
+                    case: 0,
+                    kernel: 0,
+                }),
+                regime: Some(sub.kernel.regime),
+                effort,
+            };
+            let what = |l: usize| {
+                format!(
+                    "paired, ~{}, {}% slower",
+                    duration(sub.kernel.target),
+                    LEVELS[l]
+                )
+            };
+            // The worker keeps one copy of a suite per index; the base is the same suite again.
+            let suites = [(d, &sub.suite), (n + d, &sub.suite)];
+            let input = |s: &Samples| paired_input(s, 0.0);
+            let first: Vec<Result<GateInput, Skip>> = (0..LEVELS.len())
+                .map(|l| {
+                    cost.verdicts += 1;
+                    let m = measure(&mut w, &suites, ask(l, 1), repeat.timeout, &what(l));
+                    gate_input(m, &mut cost, input)
+                })
+                .collect();
+            let mut again = |l: usize| -> Result<GateInput, CalibrateError> {
+                cost.remeasures += 1;
+                let (data, wall) = measure(
+                    &mut w,
+                    &suites,
+                    ask(l, REMEASURE_EFFORT),
+                    repeat.timeout,
+                    &what(l),
+                )?;
+                cost.seconds += wall;
+                Ok(input(&data.samples))
+            };
+            let out = judge_family(&first, &thresholds(), &mut again);
+            report_failures(&out, &format!("paired, ~{}", duration(sub.kernel.target)));
+            add(&mut cells[d], &out);
+        }
+        w.stop();
+    }
+    Sensitivity {
+        mode: "paired",
+        how: format!("{} repetitions, each in a fresh worker process: every planted slowdown timed interleaved against the unslowed case as its base (per-round ratios, Wilcoxon signed-rank and Hodges–Lehmann interval), the regime pinned as in stored mode. Cells: flagged `regressed` / repetitions; at 0% (the case against itself) every flag is a false alarm.", repeat.reps),
+        cells,
+        cost,
+    }
+}
+
+/// Adds one family's outcomes (`[threshold][level]`) to `cells[level][threshold]`.
+fn add(cells: &mut [Vec<Cell>], out: &[Vec<Judged>]) {
+    for (t, per_level) in out.iter().enumerate() {
+        for (l, j) in per_level.iter().enumerate() {
+            cells[l][t].add(j);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gate::Verdict;
+
+    #[test]
+    fn paired_ratios_are_candidate_over_base() {
+        let r = ratios(&[1.02e-5, 1.03e-5], &[1.0e-5, 1.0e-5]);
+        assert!(
+            (r[0] - 1.02).abs() < 1e-12 && (r[1] - 1.03).abs() < 1e-12,
+            "{r:?}"
+        );
+    }
+
+    #[test]
+    fn outcomes_land_in_their_level_and_threshold() {
+        let mut cells = empty(1);
+        let out = vec![
+            vec![Judged::Verdict(Verdict::Unchanged); LEVELS.len()],
+            vec![Judged::Verdict(Verdict::Regressed); LEVELS.len()],
+            vec![Judged::Skipped(Skip::Unreliable); LEVELS.len()],
+        ];
+        add(&mut cells[0], &out);
+        assert_eq!(cells[0][4][1].flagged, 1);
+        assert_eq!(cells[0][4][0].flagged, 0);
+        assert_eq!(cells[0][0][2].unreliable, 1);
+        assert!(cells[0].iter().flatten().all(|c| c.reps == 1));
+    }
+}

@@ -1,0 +1,156 @@
+//! `suites`: calibration on the user's own suites (`--suites DIR`). Every kernel trial is timed
+//! against itself as its base (paired A/A: the suites are sent to the worker twice, the second
+//! copy at index `suites.len() + s`, as a paired run sends its base's), `reps` times, each
+//! repetition in a fresh worker process and judged as a paired run judges (every trial of the
+//! repetition in one family, through the gate's re-measure policy, at each suite's
+//! `max_slowdown`). A `regressed` verdict is a false alarm. The pooled per-round log-ratios
+//! then give the estimated smallest slowdown detected (see [`super::bootstrap`]).
+
+use super::bootstrap::{detection_rates, smallest_detected};
+use super::decide::{judge_family, Cell, Judged, Skip};
+use super::error::CalibrateError;
+use super::render::TrialRow;
+use super::sensitivity::{paired_input, Repeat};
+use super::spin::{measure, Ask};
+use crate::gate::{GateInput, REMEASURE_EFFORT};
+use crate::suite::Suite;
+use crate::worker::client::Worker;
+use crate::worker::protocol::BaseKernel;
+
+/// One kernel trial of the user's suites.
+struct Trial {
+    name: String,
+    suite: usize,
+    case: usize,
+    kernel: usize,
+}
+
+/// Runs the paired A/A repetitions over every kernel trial of `suites`; `seed` overrides the
+/// suites' seeds (`KERNELGATE_SEED`).
+pub fn calibrate(
+    suites: &[Suite],
+    seed: Option<u64>,
+    repeat: &Repeat,
+) -> Result<Vec<TrialRow>, CalibrateError> {
+    let trials: Vec<Trial> = crate::runner::plan(suites)
+        .into_iter()
+        .filter_map(|p| {
+            let (case, kernel) = p.case_kernel()?;
+            Some(Trial {
+                name: p.name,
+                suite: p.suite,
+                case,
+                kernel,
+            })
+        })
+        .collect();
+    if trials.is_empty() {
+        return Err(CalibrateError::Suite(
+            "the suites hold no kernel trials".into(),
+        ));
+    }
+    let n = suites.len();
+    let mut sent: Vec<(usize, &Suite)> = suites.iter().enumerate().collect();
+    sent.extend(suites.iter().enumerate().map(|(s, suite)| (n + s, suite)));
+    let ask = |t: &Trial, effort: u32| Ask {
+        suite: t.suite,
+        case: t.case,
+        kernel: t.kernel,
+        seed: seed.unwrap_or(suites[t.suite].check.seed),
+        base: Some(BaseKernel {
+            suite: n + t.suite,
+            case: t.case,
+            kernel: t.kernel,
+        }),
+        // As a paired run: the launch floor chooses, the same for both (it is one kernel).
+        regime: None,
+        effort,
+    };
+    let max_slowdown = |t: &Trial| suites[t.suite].bench.max_slowdown;
+    let mut cells = vec![Cell::default(); trials.len()];
+    let mut pooled: Vec<Vec<f64>> = vec![Vec::new(); trials.len()];
+    let mut rounds: Vec<Vec<usize>> = vec![Vec::new(); trials.len()];
+    for rep in 0..repeat.reps {
+        let mut w = Worker::new(repeat.ordinal);
+        let mut first: Vec<Result<GateInput, Skip>> = Vec::new();
+        for (i, t) in trials.iter().enumerate() {
+            eprintln!(
+                "calibrate: repetition {} of {}: {}",
+                rep + 1,
+                repeat.reps,
+                t.name
+            );
+            let measured = measure(&mut w, &sent, ask(t, 1), repeat.timeout, &t.name);
+            first.push(match measured {
+                Err(e) => Err(Skip::Failed(e)),
+                Ok((data, _)) if data.samples.clocks.unreliable => Err(Skip::Unreliable),
+                Ok((data, _)) => {
+                    let input = paired_input(&data.samples, max_slowdown(t));
+                    let ratios = input.paired.as_deref().unwrap_or_default();
+                    pooled[i].extend(ratios.iter().map(|r| r.ln()).filter(|d| d.is_finite()));
+                    rounds[i].push(ratios.len());
+                    Ok(input)
+                }
+            });
+        }
+        let mut again = |i: usize| -> Result<GateInput, CalibrateError> {
+            let t = &trials[i];
+            eprintln!(
+                "calibrate: re-measuring {} ({REMEASURE_EFFORT}x the samples: inconclusive)",
+                t.name
+            );
+            let (data, _) = measure(
+                &mut w,
+                &sent,
+                ask(t, REMEASURE_EFFORT),
+                repeat.timeout,
+                &t.name,
+            )?;
+            Ok(paired_input(&data.samples, max_slowdown(t)))
+        };
+        let out = judge_family(&first, &[None], &mut again);
+        for (i, j) in out[0].iter().enumerate() {
+            if let Judged::Skipped(Skip::Failed(e)) = j {
+                eprintln!("calibrate: {}: not judged: {e}", trials[i].name);
+            }
+            cells[i].add(j);
+        }
+        w.stop();
+    }
+    Ok(trials
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let rounds = median(&rounds[i]);
+            let rates = detection_rates(&pooled[i], rounds, max_slowdown(t), i as u64);
+            TrialRow {
+                name: t.name.clone(),
+                max_slowdown: max_slowdown(t),
+                aa: cells[i].clone(),
+                rounds,
+                smallest: smallest_detected(&rates),
+                estimated: !rates.is_empty(),
+            }
+        })
+        .collect())
+}
+
+/// The median of counts (the lower middle one), 0 for none.
+fn median(v: &[usize]) -> usize {
+    let mut v = v.to_vec();
+    v.sort_unstable();
+    v.get(v.len().saturating_sub(1) / 2).copied().unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rounds_median() {
+        assert_eq!(median(&[]), 0);
+        assert_eq!(median(&[16]), 16);
+        assert_eq!(median(&[32, 16, 24]), 24);
+        assert_eq!(median(&[16, 32]), 16);
+    }
+}
