@@ -6,6 +6,7 @@ pub mod copies;
 pub mod counter;
 pub mod dump;
 pub mod inputs;
+pub mod kernels;
 pub mod plausible;
 pub mod reference;
 pub mod vacuous;

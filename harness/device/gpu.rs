@@ -371,6 +371,36 @@ impl Gpu {
         }
     }
 
+    /// The context's persisting-L2 limit, bytes: 0 unless something in the process set a
+    /// carve-out, in which case no line can be persisting and a reset has nothing to do.
+    pub fn persisting_l2_limit(&self) -> Result<usize, DeviceError> {
+        let mut value: usize = 0;
+        // SAFETY: `value` is valid for writes; the context is current on this thread.
+        unsafe { sys::cuCtxGetLimit(&mut value, sys::CUlimit::CU_LIMIT_PERSISTING_L2_CACHE_SIZE) }
+            .result()
+            .map_err(error("cuCtxGetLimit"))?;
+        Ok(value)
+    }
+
+    /// Copies `len` bytes of `buf` from byte `offset` to the host: what a failure message
+    /// needs, without transferring the whole buffer.
+    pub fn download_range(
+        &self,
+        buf: &DeviceBuffer,
+        offset: usize,
+        len: usize,
+    ) -> Result<Vec<u8>, DeviceError> {
+        assert!(offset + len <= buf.bytes, "range outside the buffer");
+        let mut out = vec![0u8; len];
+        // SAFETY: the range lies inside the allocation; the copy finishes before return.
+        unsafe {
+            cu::memcpy_dtoh_async(&mut out, buf.ptr + offset as u64, self.stream)
+                .map_err(error("cuMemcpyDtoHAsync"))?;
+        }
+        self.synchronize()?;
+        Ok(out)
+    }
+
     /// Waits for everything queued on the stream.
     pub fn synchronize(&self) -> Result<(), DeviceError> {
         // SAFETY: the stream is live.
@@ -536,6 +566,13 @@ pub struct DeviceBuffer {
     /// Size in bytes.
     pub bytes: usize,
     stream: Option<sys::CUstream>,
+}
+
+impl DeviceBuffer {
+    /// The device address, for tables of pointers that harness kernels read.
+    pub fn address(&self) -> u64 {
+        self.ptr
+    }
 }
 
 impl Drop for DeviceBuffer {
