@@ -16,6 +16,7 @@
 //!   for its set: a kernel that skipped work in timed launches (a launch counter) fails.
 
 use super::compare::compare;
+use super::kernels::{encode, Kernels, Span, SPAN_BYTES};
 use super::reference::Outputs;
 use super::verify::Failure;
 use crate::device::{DeviceBuffer, DeviceError, Gpu};
@@ -31,6 +32,17 @@ pub struct Copies {
     /// Per input set, what every buffer started with (`None` for outputs).
     host: Vec<Vec<Option<HostData>>>,
     roles: Vec<Role>,
+    /// The prepare table on the device (see `check::kernels`), rebuilt when copies are added.
+    table: Option<Table>,
+}
+
+/// Every copy's spans (outputs to poison, in-out buffers to restore), copy by copy.
+struct Table {
+    buf: DeviceBuffer,
+    /// Copy `c`'s spans are entries `starts[c]..starts[c + 1]`.
+    starts: Vec<usize>,
+    /// The largest span, bytes.
+    largest: u64,
 }
 
 /// An out-of-memory error while making copies, said in the suite's words.
@@ -89,12 +101,62 @@ impl Copies {
             }
             pristine.push(inouts);
         }
-        Ok(Copies {
+        let mut copies = Copies {
             copies,
             pristine,
             host,
             roles,
-        })
+            table: None,
+        };
+        copies.build_table(gpu)?;
+        Ok(copies)
+    }
+
+    /// The spans that put copy `c` back into the checked starting state.
+    fn spans(&self, c: usize) -> Vec<Span> {
+        let set = c % self.sets();
+        let mut out = Vec::new();
+        for (i, role) in self.roles.iter().enumerate() {
+            if *role == Role::Output {
+                let b = &self.copies[c][i];
+                out.push(Span {
+                    dst: b.address(),
+                    src: None,
+                    bytes: b.bytes as u64,
+                });
+            }
+        }
+        for (i, p) in &self.pristine[set] {
+            out.push(Span {
+                dst: self.copies[c][*i].address(),
+                src: Some(p.address()),
+                bytes: p.bytes as u64,
+            });
+        }
+        out
+    }
+
+    /// Uploads every copy's spans as one table.
+    fn build_table(&mut self, gpu: &Gpu) -> Result<(), Failure> {
+        self.table = None;
+        let mut spans = Vec::new();
+        let mut starts = vec![0];
+        for c in 0..self.copies.len() {
+            spans.extend(self.spans(c));
+            starts.push(spans.len());
+        }
+        let largest = spans.iter().map(|s| s.bytes).max().unwrap_or(0);
+        let bytes = encode(&spans);
+        let buf = gpu
+            .alloc_plain(bytes.len())
+            .map_err(|e| no_room(gpu, e, self.bytes_each(), self.copies.len()))?;
+        gpu.upload(&buf, &bytes)?;
+        self.table = Some(Table {
+            buf,
+            starts,
+            largest,
+        });
+        Ok(())
     }
 
     /// Input sets.
@@ -138,26 +200,52 @@ impl Copies {
             }
             self.copies.push(copy);
         }
+        if self
+            .table
+            .as_ref()
+            .is_none_or(|t| t.starts.len() != self.copies.len() + 1)
+        {
+            self.build_table(gpu)?;
+        }
         Ok(())
     }
 
     /// Queues the checked starting state for copy `c`, or for every copy: outputs poisoned
     /// (every byte 0xFF, as before a checked run), in-out buffers restored to their set's
     /// initial contents. Inputs are left alone: the checks showed the kernels do not write them.
-    pub fn prepare(&self, gpu: &Gpu, c: Option<usize>) -> Result<(), DeviceError> {
+    /// With `kernels`, one launch over the table does it all; without, one memset or copy per
+    /// buffer per copy.
+    pub fn prepare(
+        &self,
+        gpu: &Gpu,
+        kernels: Option<&Kernels>,
+        c: Option<usize>,
+    ) -> Result<(), DeviceError> {
         let range = match c {
             Some(c) => c % self.copies.len()..c % self.copies.len() + 1,
             None => 0..self.copies.len(),
         };
+        if let (Some(k), Some(t)) = (kernels, &self.table) {
+            let (from, to) = (t.starts[range.start], t.starts[range.end]);
+            return k.prepare(gpu, &t.buf, (from * SPAN_BYTES, to - from), t.largest);
+        }
         for c in range {
-            let set = c % self.sets();
-            for (i, role) in self.roles.iter().enumerate() {
-                if *role == Role::Output {
-                    gpu.fill(&self.copies[c][i], 0xFF)?;
+            for span in self.spans(c) {
+                let dst = self.copies[c]
+                    .iter()
+                    .find(|b| b.address() == span.dst)
+                    .expect("a span of this copy");
+                match span.src {
+                    None => gpu.fill(dst, 0xFF)?,
+                    Some(src) => {
+                        let set = c % self.sets();
+                        let (_, p) = self.pristine[set]
+                            .iter()
+                            .find(|(_, p)| p.address() == src)
+                            .expect("a pristine buffer of this set");
+                        gpu.copy(dst, p)?;
+                    }
                 }
-            }
-            for (i, p) in &self.pristine[set] {
-                gpu.copy(&self.copies[c][*i], p)?;
             }
         }
         Ok(())
@@ -165,20 +253,114 @@ impl Copies {
 
     /// Compares what kernel `k`'s last timed-like launches left in copies `0..used` with
     /// `expected` (the reference's outputs per input set, from `seeds`), and checks their
-    /// inputs unchanged.
+    /// inputs unchanged. With `kernels` the comparison runs on the device and only a failing
+    /// copy is downloaded, for the host to say what differs (the same message either way).
+    #[allow(clippy::too_many_arguments)]
     pub fn check(
         &self,
         gpu: &Gpu,
+        kernels: Option<&Kernels>,
         suite: &Suite,
         (case, k): (usize, usize),
         used: usize,
         expected: &[Outputs],
         seeds: &[u64],
     ) -> Result<(), Failure> {
+        let used = used.min(self.copies.len());
+        if let Some(kernels) = kernels {
+            match self.first_bad_copy(gpu, kernels, suite, used, expected)? {
+                Some(None) => return Ok(()),
+                Some(Some(c)) => {
+                    self.check_on_host(gpu, suite, (case, k), (c, used), expected, seeds)?;
+                    return Err(Failure::Trial(crate::failure::TrialFailure::Harness(format!(
+                        "the device comparison found a difference in input copy {} of {used} that the host comparison does not see (kernel `{}`)",
+                        c + 1,
+                        suite.kernels[k].name
+                    ))));
+                }
+                None => {}
+            }
+        }
+        for c in 0..used {
+            self.check_on_host(gpu, suite, (case, k), (c, used), expected, seeds)?;
+        }
+        Ok(())
+    }
+
+    /// The first copy in `0..used` whose inputs changed or whose outputs differ from the
+    /// reference's, compared on the device; `None` when the expected values do not fit on it.
+    fn first_bad_copy(
+        &self,
+        gpu: &Gpu,
+        kernels: &Kernels,
+        suite: &Suite,
+        used: usize,
+        expected: &[Outputs],
+    ) -> Result<Option<Option<usize>>, Failure> {
+        // Per set and buffer, on the device: an input's initial bytes, an output's answer.
+        let mut want: Vec<Vec<Option<DeviceBuffer>>> = Vec::new();
+        for (set, host) in self.host.iter().enumerate() {
+            let mut bufs = Vec::new();
+            for (i, role) in self.roles.iter().enumerate() {
+                let data = match role {
+                    Role::Input => host[i].as_ref(),
+                    _ => expected[set][i].as_ref(),
+                };
+                let Some(data) = data else {
+                    bufs.push(None);
+                    continue;
+                };
+                let b = match gpu.alloc_plain(data.bytes.len()) {
+                    Ok(b) => b,
+                    Err(e) if e.name == "CUDA_ERROR_OUT_OF_MEMORY" => return Ok(None),
+                    Err(e) => return Err(e.into()),
+                };
+                gpu.upload(&b, &data.bytes)?;
+                bufs.push(Some(b));
+            }
+            want.push(bufs);
+        }
+        let exact = crate::suite::Tolerance {
+            rtol: 0.0,
+            atol: 0.0,
+            allow_nan: false,
+        };
+        for c in 0..used {
+            for (i, b) in suite.buffers.iter().enumerate() {
+                let Some(w) = &want[c % self.sets()][i] else {
+                    continue;
+                };
+                let now = &self.copies[c][i];
+                let found = if b.role == Role::Input {
+                    // Byte for byte, as the host compares them.
+                    let n = w.bytes;
+                    kernels.compare(gpu, (now, w), crate::dtype::DType::U8, n, exact)?
+                } else {
+                    let n = w.bytes / b.dtype.size();
+                    kernels.compare(gpu, (now, w), b.dtype, n, suite.check.tolerances[&i])?
+                };
+                if found.count > 0 {
+                    return Ok(Some(Some(c)));
+                }
+            }
+        }
+        Ok(Some(None))
+    }
+
+    /// The host's comparison of copy `c` (of `used`), downloaded whole.
+    fn check_on_host(
+        &self,
+        gpu: &Gpu,
+        suite: &Suite,
+        (case, k): (usize, usize),
+        (c, used): (usize, usize),
+        expected: &[Outputs],
+        seeds: &[u64],
+    ) -> Result<(), Failure> {
         gpu.synchronize()?;
         let name = &suite.kernels[k].name;
         let wrong = "the timed launches computed something else than the checked ones";
-        for c in 0..used.min(self.copies.len()) {
+        {
             let set = c % self.sets();
             let at = format!(
                 "input copy {} of {used}, inputs from seed {}",

@@ -9,7 +9,7 @@ use crate::dtype::HostData;
 fn kg_half(h: u16) -> f64 {
     let (e, m) = (((h >> 10) & 0x1f) as i32, (h & 0x3ff) as u32);
     let v = if e == 0 {
-        m as f64 * 5.960_464_477_539_062_5e-8
+        m as f64 * 2f64.powi(-24)
     } else if e == 31 {
         if m != 0 {
             f64::NAN

@@ -4,6 +4,7 @@
 use super::protocol::{TrialData, TrialRequest, TrialResult};
 use crate::check::copies::Copies;
 use crate::check::inputs::generate;
+use crate::check::kernels::Kernels;
 use crate::check::plausible::plausible;
 use crate::check::reference::References;
 use crate::check::verify::{self, Failure};
@@ -46,6 +47,8 @@ pub struct Session {
     cache_dir: Option<PathBuf>,
     /// The reference's outputs per case and seed, reused by every kernel.
     references: References,
+    /// The harness's check kernels (prepare, compare), loaded with the timer.
+    kernels: Option<Kernels>,
 }
 
 /// The distinct entries of the kernels compiled from source `si`, in first-use order.
@@ -125,6 +128,7 @@ struct Op<'a> {
     kernel: usize,
     funcs: &'a [Function],
     copies: &'a Copies,
+    kernels: Option<&'a Kernels>,
 }
 
 impl<'a> Op<'a> {
@@ -135,6 +139,7 @@ impl<'a> Op<'a> {
         kernel: usize,
         funcs: &'a [Vec<Function>],
         copies: &'a Copies,
+        kernels: Option<&'a Kernels>,
     ) -> Op<'a> {
         Op {
             suite,
@@ -142,13 +147,14 @@ impl<'a> Op<'a> {
             kernel,
             funcs: &funcs[kernel],
             copies,
+            kernels,
         }
     }
 }
 
 impl Timed for Op<'_> {
     fn prepare(&mut self, gpu: &Gpu, copy: Option<usize>) -> Result<(), DeviceError> {
-        self.copies.prepare(gpu, copy)
+        self.copies.prepare(gpu, self.kernels, copy)
     }
     fn run(&mut self, gpu: &Gpu, copy: usize) -> Result<(), DeviceError> {
         let bufs = self.copies.copy(copy);
@@ -216,6 +222,7 @@ impl Session {
             loaded: HashMap::new(),
             cache_dir,
             references: References::default(),
+            kernels: None,
         })
     }
 
@@ -316,6 +323,9 @@ impl Session {
         if self.timer.is_none() {
             let (empty, clock, module) = probes(&self.gpu, self.cache_dir.as_deref())?;
             self.timer = Some(Timer::new(&self.gpu, &empty, clock, module)?);
+            let kernels = Kernels::load(&self.gpu, self.cache_dir.as_deref())
+                .map_err(|m| Failure::Trial(TrialFailure::Harness(m)))?;
+            self.kernels = Some(kernels);
         }
         let loaded = &self.loaded[&req.suite];
         let case = &suite.cases[req.case];
@@ -374,10 +384,11 @@ impl Session {
 
         let mut copies = Copies::new(&self.gpu, suite, bufs, sets)?;
         let timer = self.timer.as_mut().expect("created above");
+        let kernels = self.kernels.as_ref();
         let bench = suite.bench.with_effort(req.effort);
         let plan = {
-            let mut kernel = Op::new(suite, req, k, &loaded.functions, &copies);
-            let mut reference = Op::new(suite, req, r, &loaded.functions, &copies);
+            let mut kernel = Op::new(suite, req, k, &loaded.functions, &copies, kernels);
+            let mut reference = Op::new(suite, req, r, &loaded.functions, &copies, kernels);
             let reference: Option<&mut dyn Timed> =
                 if k == r { None } else { Some(&mut reference) };
             timer.plan(&self.gpu, &bench, &mut kernel, reference, req.regime)?
@@ -390,8 +401,8 @@ impl Session {
         };
         copies.grow(&self.gpu, wanted)?;
         let samples = {
-            let mut kernel = Op::new(suite, req, k, &loaded.functions, &copies);
-            let mut reference = Op::new(suite, req, r, &loaded.functions, &copies);
+            let mut kernel = Op::new(suite, req, k, &loaded.functions, &copies, kernels);
+            let mut reference = Op::new(suite, req, r, &loaded.functions, &copies, kernels);
             let reference: Option<&mut dyn Timed> =
                 if k == r { None } else { Some(&mut reference) };
             timer.sample(
@@ -410,7 +421,8 @@ impl Session {
         } else {
             copies.len()
         };
-        copies.check(&self.gpu, suite, (req.case, k), used, &expected, &seeds)?;
+        let at = (req.case, k);
+        copies.check(&self.gpu, kernels, suite, at, used, &expected, &seeds)?;
         if let Some(median) = samples.kernel_summary().map(|s| s.median) {
             // Only where L2 cannot hold what a sample moves: the launches of one sample on
             // their own copies, at least twice the L2, after a flush.
