@@ -19,6 +19,46 @@ pub const SOURCE: &str = r#"
 struct KgSpan { unsigned long long dst, src, bytes; };
 struct KgPartial { unsigned long long count, first, worst; double excess; };
 
+// Fills `out` with the counter-based generator (`check::counter`, compiled in front of this):
+// form 0 uniform(a, b), 1 normal(mean a, std b), 2 integers in [lo, hi], 3 heavy-tailed
+// (mean a, std b, outliers c, scale d), 4 the constant a. `check::device_fill` says which
+// forms and types come here, and `check::inputs` computes the same values on the host.
+__device__ void kg_store(unsigned char* out, unsigned long long i, int dtype, double v) {
+    if (dtype == 0) ((float*)out)[i] = (float)v;
+    else ((double*)out)[i] = v;
+}
+extern "C" __global__ void kernelgate_fill(unsigned char* out, unsigned long long n, int dtype,
+    int form, unsigned long long stream, double a, double b, double c, double d, long long lo,
+    long long hi) {
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+         i += (unsigned long long)gridDim.x * blockDim.x) {
+        if (form == 2) {
+            long long v = kg_integer(stream, i, lo, hi);
+            switch (dtype) {
+            case 0: ((float*)out)[i] = (float)(double)v; break;
+            case 1: ((double*)out)[i] = (double)v; break;
+            case 4: ((int*)out)[i] = (int)v; break;
+            case 5: ((unsigned int*)out)[i] = (unsigned int)v; break;
+            case 6: ((long long*)out)[i] = v; break;
+            default: out[i] = (unsigned char)v; break;
+            }
+            continue;
+        }
+        double v;
+        if (form == 0) {
+            v = a + (b - a) * kg_unit(stream, i);
+        } else if (form == 1) {
+            v = a + b * kg_normal(stream, i);
+        } else if (form == 3) {
+            v = a + b * kg_normal(stream, i);
+            if (kg_unit(kg_substream(stream, 3ull), i) < c) v = v * d;
+        } else {
+            v = a;
+        }
+        kg_store(out, i, dtype, v);
+    }
+}
+
 extern "C" __global__ void kernelgate_prepare(const KgSpan* spans, unsigned int count) {
     for (unsigned int s = blockIdx.y; s < count; s += gridDim.y) {
         const KgSpan sp = spans[s];
@@ -110,7 +150,16 @@ extern "C" __global__ void __launch_bounds__(256) kernelgate_compare(
 "#;
 
 /// The entries of `SOURCE`, in the order `Kernels` keeps them.
-pub const ENTRIES: [&str; 2] = ["kernelgate_prepare", "kernelgate_compare"];
+pub const ENTRIES: [&str; 3] = [
+    "kernelgate_prepare",
+    "kernelgate_compare",
+    "kernelgate_fill",
+];
+
+/// What NVRTC compiles: the generator, then the kernels.
+pub fn source() -> String {
+    format!("{}{SOURCE}", super::counter::DEVICE_SOURCE)
+}
 
 /// Blocks of one compare launch, at most (their partials are what comes back).
 pub const COMPARE_BLOCKS: usize = 1024;
@@ -200,6 +249,8 @@ pub fn merge(raw: &[u8]) -> Found {
 pub struct Kernels {
     prepare: Function,
     compare: Function,
+    /// `kernelgate_fill` (see `check::device_fill`).
+    pub(super) fill: Function,
     partials: DeviceBuffer,
     // Last: the functions must not outlive their module.
     _module: Module,
@@ -211,9 +262,10 @@ impl Kernels {
         let entries: Vec<String> = ENTRIES.iter().map(|e| e.to_string()).collect();
         // No contraction into FMAs: `kg_excess` must round as `compare::excess` does.
         let options = ["--fmad=false".to_string()];
+        let text = source();
         let req = CompileRequest {
             path: std::path::Path::new("kernelgate_check.cu"),
-            text: SOURCE,
+            text: &text,
             include_dirs: &[],
             options: &options,
             entries: &entries,
@@ -226,6 +278,7 @@ impl Kernels {
         Ok(Kernels {
             prepare: module.function(&c.lowered[0]).map_err(device)?,
             compare: module.function(&c.lowered[1]).map_err(device)?,
+            fill: module.function(&c.lowered[2]).map_err(device)?,
             partials: gpu
                 .alloc_plain(COMPARE_BLOCKS * PARTIAL_BYTES)
                 .map_err(device)?,

@@ -167,9 +167,10 @@ fn the_check_kernels_compile() {
     }
     let entries: Vec<String> = ENTRIES.iter().map(|e| e.to_string()).collect();
     let options = ["--fmad=false".to_string()];
+    let text = source();
     let req = CompileRequest {
         path: std::path::Path::new("kernelgate_check.cu"),
-        text: SOURCE,
+        text: &text,
         include_dirs: &[],
         options: &options,
         entries: &entries,

@@ -4,6 +4,7 @@
 pub mod compare;
 pub mod copies;
 pub mod counter;
+pub mod device_fill;
 pub mod dump;
 pub mod inputs;
 pub mod kernels;
