@@ -16,6 +16,7 @@
 //!   for its set: a kernel that skipped work in timed launches (a launch counter) fails.
 
 use super::compare::compare;
+use super::input_set::InputSet;
 use super::kernels::{encode, Kernels, Span, SPAN_BYTES};
 use super::reference::Outputs;
 use super::verify::Failure;
@@ -29,8 +30,8 @@ pub struct Copies {
     copies: Vec<Vec<DeviceBuffer>>,
     /// Per input set, the initial contents of each in-out buffer: (buffer index, contents).
     pristine: Vec<Vec<(usize, DeviceBuffer)>>,
-    /// Per input set, what every buffer started with (`None` for outputs).
-    host: Vec<Vec<Option<HostData>>>,
+    /// The input sets; copy `c` holds set `c % sets`.
+    sets: Vec<InputSet>,
     roles: Vec<Role>,
     /// The prepare table on the device (see `check::kernels`), rebuilt when copies are added.
     table: Option<Table>,
@@ -59,18 +60,19 @@ fn no_room(gpu: &Gpu, e: DeviceError, each: usize, wanted: usize) -> Failure {
 }
 
 impl Copies {
-    /// Copy 0 is `first` (the case's buffers); one more copy per further set of `host` (one
-    /// per input set, as `generate` made them), each uploaded.
+    /// Copy 0 is `first` (the case's buffers); one more copy per further set of `sets`, each
+    /// written (on the device where `kernels` can generate it).
     pub fn new(
         gpu: &Gpu,
+        kernels: Option<&Kernels>,
         suite: &Suite,
         first: Vec<DeviceBuffer>,
-        host: Vec<Vec<Option<HostData>>>,
+        sets: Vec<InputSet>,
     ) -> Result<Copies, Failure> {
-        assert!(!host.is_empty(), "at least one input set");
+        assert!(!sets.is_empty(), "at least one input set");
+        let mut host = sets;
         let roles: Vec<Role> = suite.buffers.iter().map(|b| b.role).collect();
         let each: usize = first.iter().map(|b| b.bytes).sum();
-        let mut host = host;
         let mut copies = vec![first];
         'sets: for _ in 1..host.len() {
             let mut copy = Vec::new();
@@ -90,7 +92,7 @@ impl Copies {
         }
         let mut pristine = Vec::new();
         for (set, copy) in host.iter().zip(&copies) {
-            super::verify::upload(gpu, copy, set)?;
+            set.upload(gpu, kernels, suite, copy)?;
             let mut inouts = Vec::new();
             for (i, _) in roles.iter().enumerate().filter(|(_, r)| **r == Role::Inout) {
                 let p = gpu
@@ -104,7 +106,7 @@ impl Copies {
         let mut copies = Copies {
             copies,
             pristine,
-            host,
+            sets: host,
             roles,
             table: None,
         };
@@ -161,7 +163,7 @@ impl Copies {
 
     /// Input sets.
     pub fn sets(&self) -> usize {
-        self.host.len()
+        self.sets.len()
     }
 
     /// Copies made so far.
@@ -299,23 +301,27 @@ impl Copies {
     ) -> Result<Option<Option<usize>>, Failure> {
         // Per set and buffer, on the device: an input's initial bytes, an output's answer.
         let mut want: Vec<Vec<Option<DeviceBuffer>>> = Vec::new();
-        for (set, host) in self.host.iter().enumerate() {
+        for (set, inputs) in self.sets.iter().enumerate() {
             let mut bufs = Vec::new();
             for (i, role) in self.roles.iter().enumerate() {
                 let data = match role {
-                    Role::Input => host[i].as_ref(),
+                    Role::Input => None,
                     _ => expected[set][i].as_ref(),
                 };
-                let Some(data) = data else {
+                if *role != Role::Input && data.is_none() {
                     bufs.push(None);
                     continue;
-                };
-                let b = match gpu.alloc_plain(data.bytes.len()) {
+                }
+                let b = match gpu.alloc_plain(self.copies[0][i].bytes) {
                     Ok(b) => b,
                     Err(e) if e.name == "CUDA_ERROR_OUT_OF_MEMORY" => return Ok(None),
                     Err(e) => return Err(e.into()),
                 };
-                gpu.upload(&b, &data.bytes)?;
+                match data {
+                    Some(d) => gpu.upload(&b, &d.bytes)?,
+                    // An input's initial contents, regenerated (on the device where it can).
+                    None => inputs.write(gpu, Some(kernels), suite, i, &b)?,
+                }
                 bufs.push(Some(b));
             }
             want.push(bufs);
@@ -374,7 +380,9 @@ impl Copies {
                     bytes: gpu.download(&self.copies[c][i])?,
                 };
                 if b.role == Role::Input {
-                    let before = self.host[set][i].as_ref().expect("inputs are initialized");
+                    let before = self.sets[set].host(suite)?[i]
+                        .as_ref()
+                        .expect("inputs are initialized");
                     if now.bytes != before.bytes {
                         return Err(Failure::Wrong(format!(
                             "{wrong}: kernel `{name}` changed input `{}` while it was timed ({at})",
@@ -397,7 +405,7 @@ impl Copies {
                             kernel: k,
                             case,
                             seed: seeds[set],
-                            inputs: &self.host[set],
+                            inputs: self.sets[set].host(suite)?,
                             expected: &expected[set],
                             actual: &actual,
                         },

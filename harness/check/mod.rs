@@ -6,6 +6,7 @@ pub mod copies;
 pub mod counter;
 pub mod device_fill;
 pub mod dump;
+pub mod input_set;
 pub mod inputs;
 pub mod kernels;
 pub mod plausible;

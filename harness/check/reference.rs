@@ -2,6 +2,8 @@
 //! and reused for every kernel of the suite (issue 11: the reference re-ran for every kernel
 //! and seed, and correctness was most of a run's time).
 
+use super::input_set::InputSet;
+use super::kernels::Kernels;
 use super::vacuous::{vacuous, Vacuous};
 use super::verify::{run_once, Failure};
 use crate::device::{DeviceBuffer, Function, Gpu};
@@ -33,23 +35,22 @@ pub struct References {
 }
 
 impl References {
-    /// The reference's outputs for `case` on the inputs `host` made from `seed`, running it
-    /// (on `bufs`) only the first time. Fails when a tolerance could not fail on them.
-    #[allow(clippy::too_many_arguments)]
+    /// The reference's outputs on `inputs` (its case and seed), running it (on `bufs`, with
+    /// the check `kernels` where loaded) only the first time. Fails when a tolerance could not
+    /// fail on them.
     pub fn outputs(
         &mut self,
         gpu: &Gpu,
         suite: &Suite,
-        case: usize,
-        seed: u64,
-        host: &[Option<HostData>],
+        (inputs, kernels): (&InputSet, Option<&Kernels>),
         funcs: &[Vec<Function>],
         bufs: &[DeviceBuffer],
     ) -> Result<Outputs, Failure> {
+        let (case, seed) = (inputs.case, inputs.seed);
         let key = (suite.path.clone(), case, seed);
         if !self.entries.contains_key(&key) {
             let r = suite.reference;
-            let outputs = run_once(gpu, suite, case, r, funcs, bufs, host)?;
+            let outputs = run_once(gpu, suite, case, r, funcs, bufs, inputs, kernels)?;
             let size: usize = outputs.iter().flatten().map(|o| o.bytes.len()).sum();
             if self.bytes + size > CAPACITY_BYTES {
                 self.entries.clear();

@@ -3,7 +3,7 @@
 
 use super::protocol::{TrialData, TrialRequest, TrialResult};
 use crate::check::copies::Copies;
-use crate::check::inputs::generate;
+use crate::check::input_set::InputSet;
 use crate::check::kernels::Kernels;
 use crate::check::plausible::plausible;
 use crate::check::reference::References;
@@ -340,10 +340,11 @@ impl Session {
             }
         }
         let bufs = self.case_buffers(suite, req.case)?;
+        let kernels = self.kernels.as_ref();
         // The footprint comes from the kernel's first run in this worker, on real inputs, so
         // that the driver's local-memory reservation (kept once made) shows as a drop.
-        let host = generate(suite, req.case, req.seed).map_err(Failure::Wrong)?;
-        verify::upload(&self.gpu, &bufs, &host)?;
+        let first = InputSet::new(req.case, req.seed);
+        first.upload(&self.gpu, kernels, suite, &bufs)?;
         let mut footprint = footprint(&self.gpu, suite, req.case, k, &loaded.functions[k], &bufs)?;
         if loaded.fp64[k].count > 0 {
             footprint.fp64 = Some(Box::new(loaded.fp64[k].clone()));
@@ -355,10 +356,8 @@ impl Session {
         let seeds: Vec<u64> = (0..INPUT_SETS as u64)
             .map(|s| req.seed.wrapping_add(s))
             .collect();
-        let mut sets = vec![host];
-        for seed in &seeds[1..] {
-            sets.push(generate(suite, req.case, *seed).map_err(Failure::Wrong)?);
-        }
+        let mut sets = vec![first];
+        sets.extend(seeds[1..].iter().map(|s| InputSet::new(req.case, *s)));
         if req.check {
             verify::verify(
                 &self.gpu,
@@ -370,21 +369,21 @@ impl Session {
                 verify::FirstInputs {
                     seed: req.seed,
                     sets: &sets,
+                    kernels,
                 },
                 &mut self.references,
             )?;
         }
         let mut expected = Vec::new();
-        for (seed, host) in seeds.iter().zip(&sets) {
+        for set in &sets {
             let funcs = &loaded.functions;
             let refs = &mut self.references;
-            expected.push(refs.outputs(&self.gpu, suite, req.case, *seed, host, funcs, &bufs)?);
+            expected.push(refs.outputs(&self.gpu, suite, (set, kernels), funcs, &bufs)?);
         }
         phases.check = clock.elapsed().as_secs_f64();
 
-        let mut copies = Copies::new(&self.gpu, suite, bufs, sets)?;
+        let mut copies = Copies::new(&self.gpu, kernels, suite, bufs, sets)?;
         let timer = self.timer.as_mut().expect("created above");
-        let kernels = self.kernels.as_ref();
         let bench = suite.bench.with_effort(req.effort);
         let plan = {
             let mut kernel = Op::new(suite, req, k, &loaded.functions, &copies, kernels);
