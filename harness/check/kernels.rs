@@ -62,7 +62,9 @@ extern "C" __global__ void kernelgate_fill(unsigned char* out, unsigned long lon
 extern "C" __global__ void kernelgate_prepare(const KgSpan* spans, unsigned int count) {
     for (unsigned int s = blockIdx.y; s < count; s += gridDim.y) {
         const KgSpan sp = spans[s];
-        const unsigned long long words = sp.bytes / 16;
+        // 16-byte words where both ends are aligned (allocations are), bytes otherwise.
+        const bool aligned = ((sp.dst | sp.src) & 15ull) == 0ull;
+        const unsigned long long words = aligned ? sp.bytes / 16 : 0ull;
         uint4* d = (uint4*)sp.dst;
         const uint4* from = (const uint4*)sp.src;
         const uint4 poison = make_uint4(0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu);
@@ -70,8 +72,8 @@ extern "C" __global__ void kernelgate_prepare(const KgSpan* spans, unsigned int 
              w < words; w += (unsigned long long)gridDim.x * blockDim.x) {
             d[w] = sp.src ? from[w] : poison;
         }
-        if (blockIdx.x == 0 && threadIdx.x < sp.bytes % 16) {
-            unsigned long long b = words * 16 + threadIdx.x;
+        for (unsigned long long b = words * 16 + blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
+             b < sp.bytes; b += (unsigned long long)gridDim.x * blockDim.x) {
             ((unsigned char*)sp.dst)[b] = sp.src ? ((const unsigned char*)sp.src)[b] : 0xFF;
         }
     }

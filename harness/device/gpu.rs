@@ -372,14 +372,19 @@ impl Gpu {
     }
 
     /// The context's persisting-L2 limit, bytes: 0 unless something in the process set a
-    /// carve-out, in which case no line can be persisting and a reset has nothing to do.
-    pub fn persisting_l2_limit(&self) -> Result<usize, DeviceError> {
+    /// carve-out (without one no line can be persisting, and a reset has nothing to do), and 0
+    /// on a device without persisting L2 (the driver refuses the limit there).
+    pub fn persisting_l2_limit(&self) -> usize {
         let mut value: usize = 0;
         // SAFETY: `value` is valid for writes; the context is current on this thread.
-        unsafe { sys::cuCtxGetLimit(&mut value, sys::CUlimit::CU_LIMIT_PERSISTING_L2_CACHE_SIZE) }
-            .result()
-            .map_err(error("cuCtxGetLimit"))?;
-        Ok(value)
+        let r = unsafe {
+            sys::cuCtxGetLimit(&mut value, sys::CUlimit::CU_LIMIT_PERSISTING_L2_CACHE_SIZE)
+        };
+        if r == sys::CUresult::CUDA_SUCCESS {
+            value
+        } else {
+            0
+        }
     }
 
     /// Copies `len` bytes of `buf` from byte `offset` to the host: what a failure message

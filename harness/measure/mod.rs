@@ -485,7 +485,7 @@ impl Timer {
             // where a carve-out exists: with a limit of 0 no line can persist, and the reset
             // (a context-wide L2 operation) is one of the few things the first part of issue 11
             // added to every graph sample's surroundings (see docs/timing-integrity.md §7).
-            if gpu.persisting_l2_limit()? > 0 {
+            if gpu.persisting_l2_limit() > 0 {
                 gpu.reset_persisting_l2()?;
             }
             // Queue a few rounds, then read every event pair.
