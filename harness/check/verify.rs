@@ -108,6 +108,23 @@ pub(super) fn run_once(
     inputs: &InputSet,
     kernels: Option<&Kernels>,
 ) -> Result<Vec<Option<HostData>>, Failure> {
+    run_checked(gpu, suite, case, k, funcs, bufs, inputs, kernels)?;
+    download_outputs(gpu, suite, bufs)
+}
+
+/// Runs kernel `k` once on `inputs` and checks its inputs unchanged; its outputs stay on the
+/// device.
+#[allow(clippy::too_many_arguments)]
+fn run_checked(
+    gpu: &Gpu,
+    suite: &Suite,
+    case: usize,
+    k: usize,
+    funcs: &[Vec<Function>],
+    bufs: &[DeviceBuffer],
+    inputs: &InputSet,
+    kernels: Option<&Kernels>,
+) -> Result<(), Failure> {
     inputs.upload(gpu, kernels, suite, bufs)?;
     run_op(gpu, suite, case, k, &funcs[k], bufs)?;
     gpu.synchronize()?;
@@ -140,6 +157,15 @@ pub(super) fn run_once(
             now.show(first)
         ))));
     }
+    Ok(())
+}
+
+/// What `bufs` hold, for every buffer but the inputs.
+fn download_outputs(
+    gpu: &Gpu,
+    suite: &Suite,
+    bufs: &[DeviceBuffer],
+) -> Result<Vec<Option<HostData>>, Failure> {
     let mut outputs = Vec::new();
     for (i, b) in suite.buffers.iter().enumerate() {
         if b.role == Role::Input {
@@ -153,6 +179,26 @@ pub(super) fn run_once(
         }));
     }
     Ok(outputs)
+}
+
+/// Whether every output in `bufs` passes against the reference's outputs `want`, compared on
+/// the device (with the same rules as `compare`).
+fn same_on_device(
+    gpu: &Gpu,
+    kernels: &Kernels,
+    suite: &Suite,
+    bufs: &[DeviceBuffer],
+    want: &[Option<DeviceBuffer>],
+) -> Result<bool, Failure> {
+    for (i, b) in suite.buffers.iter().enumerate() {
+        let Some(w) = &want[i] else { continue };
+        let n = w.bytes / b.dtype.size();
+        let tol = suite.check.tolerances[&i];
+        if kernels.compare(gpu, (&bufs[i], w), b.dtype, n, tol)?.count > 0 {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 /// The first sets of inputs of a trial, which the caller has already generated (the input
@@ -232,7 +278,23 @@ pub fn verify(
             }
             continue;
         }
-        let actual = run_once(gpu, suite, case, k, funcs, bufs, inputs, kernels)?;
+        // Compared on the device where the reference's outputs are kept there: a passing run
+        // transfers nothing.
+        let on_device = match (kernels, references.on_device(suite, inputs)) {
+            (Some(kernels), Some(want)) => {
+                run_checked(gpu, suite, case, k, funcs, bufs, inputs, Some(kernels))?;
+                if same_on_device(gpu, kernels, suite, bufs, want)? {
+                    continue;
+                }
+                true
+            }
+            _ => {
+                run_checked(gpu, suite, case, k, funcs, bufs, inputs, kernels)?;
+                false
+            }
+        };
+        // On the host: the message (and the dump) of a difference.
+        let actual = download_outputs(gpu, suite, bufs)?;
         for (i, (a, e)) in actual.iter().zip(expected.iter()).enumerate() {
             let (Some(a), Some(e)) = (a, e) else { continue };
             if let Err(m) = compare(a, e, suite.check.tolerances[&i]) {
@@ -252,6 +314,12 @@ pub fn verify(
                     suite.buffers[i].name, suite.kernels[k].name, suite.kernels[r].name
                 )));
             }
+        }
+        if on_device {
+            return Err(Failure::Trial(crate::failure::TrialFailure::Harness(format!(
+                "the device comparison found a difference in the outputs of `{}`{where_} that the host comparison does not see",
+                suite.kernels[k].name
+            ))));
         }
     }
     Ok(())
