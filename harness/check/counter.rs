@@ -1,14 +1,16 @@
-//! `counter`: the counter-based generator behind the init forms that find partial work
-//! (heavy-tailed, special values, all-equal): element `i` of a buffer is a pure function of
+//! `counter`: the counter-based generator behind every seeded init form (uniform, normal, int,
+//! heavy-tailed, special values, all-equal): element `i` of a buffer is a pure function of
 //! `(stream, i)`, so any element can be regenerated alone — on the host for a failure message
-//! or an `.npy` dump, or on the device by `DEVICE_SOURCE`, which is the same arithmetic.
+//! or an `.npy` dump, or on the device by `DEVICE_SOURCE` (`check::device_fill`), which is the
+//! same arithmetic and gives the same bits.
 //!
 //! The generator (documented in `docs/timing-integrity.md`, so seeds stay reproducible across
 //! machines and versions): `bits(stream, i) = splitmix64(stream + (i + 1) * 0x9E3779B97F4A7C15)`,
 //! where `splitmix64(z)` is Steele, Lea and Flood's finalizer
 //! (`z ^= z >> 30; z *= 0xBF58476D1CE4E5B9; z ^= z >> 27; z *= 0x94D049BB133111EB; z ^= z >> 31`).
-//! `unit` is the top 53 bits over 2^53, in `[0, 1)`. Only integer arithmetic: the same bits on
-//! every machine.
+//! `unit` is the top 53 bits over 2^53, in `[0, 1)`. Integer arithmetic, then correctly rounded
+//! IEEE operations only (`ln` and `cos_turns` are the project's own, not libm's or CUDA's):
+//! the same bits on every machine and on the device.
 
 /// The golden-ratio increment of SplitMix64.
 pub const GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
