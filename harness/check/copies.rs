@@ -13,28 +13,28 @@
 //! - copy `c` holds input set `c % sets`: consecutive launches see different contents, so a
 //!   result cached on input contents gains nothing;
 //! - after sampling, every copy the kernel ran on is compared with the reference's outputs
-//!   for its set: a kernel that skipped work in timed launches (a launch counter) fails.
+//!   for its set (`check::timed_check`): a kernel that skipped work in timed launches (a
+//!   launch counter) fails.
 
-use super::compare::compare;
 use super::input_set::InputSet;
 use super::kernels::{encode, Kernels, Span, SPAN_BYTES};
-use super::reference::Outputs;
 use super::verify::Failure;
 use crate::device::{DeviceBuffer, DeviceError, Gpu};
-use crate::dtype::HostData;
 use crate::report::bytes;
 use crate::suite::{Role, Suite};
 
 /// A case's buffers, several times over.
 pub struct Copies {
-    copies: Vec<Vec<DeviceBuffer>>,
+    pub(super) copies: Vec<Vec<DeviceBuffer>>,
     /// Per input set, the initial contents of each in-out buffer: (buffer index, contents).
     pristine: Vec<Vec<(usize, DeviceBuffer)>>,
     /// The input sets; copy `c` holds set `c % sets`.
-    sets: Vec<InputSet>,
-    roles: Vec<Role>,
+    pub(super) sets: Vec<InputSet>,
+    pub(super) roles: Vec<Role>,
     /// The prepare table on the device (see `check::kernels`), rebuilt when copies are added.
     table: Option<Table>,
+    /// The allocations grown copies are carved from (after `copies`: their parts go first).
+    arenas: Vec<DeviceBuffer>,
 }
 
 /// Every copy's spans (outputs to poison, in-out buffers to restore), copy by copy.
@@ -109,6 +109,7 @@ impl Copies {
             sets: host,
             roles,
             table: None,
+            arenas: Vec::new(),
         };
         copies.build_table(gpu)?;
         Ok(copies)
@@ -187,20 +188,56 @@ impl Copies {
     }
 
     /// Adds copies until there are `n`; copy `c` is a device-side copy of copy `c % sets`
-    /// (whose inputs the checked launches left unchanged).
-    pub fn grow(&mut self, gpu: &Gpu, n: usize) -> Result<(), Failure> {
+    /// (whose inputs the checked launches left unchanged). The new copies are carved from one
+    /// allocation (buffers 256-byte aligned) and filled by one `kernelgate_prepare` launch
+    /// where `kernels` are loaded: a graph of 1024 launches made 2048 allocations, copies and
+    /// frees per trial before.
+    pub fn grow(&mut self, gpu: &Gpu, kernels: Option<&Kernels>, n: usize) -> Result<(), Failure> {
         let each = self.bytes_each();
-        while self.copies.len() < n {
-            let from = self.copies.len() % self.sets();
-            let mut copy = Vec::new();
-            for b in &self.copies[from] {
-                let c = gpu
-                    .alloc_plain(b.bytes)
-                    .map_err(|e| no_room(gpu, e, each, n))?;
-                gpu.copy(&c, b)?;
-                copy.push(c);
+        let missing = n.saturating_sub(self.copies.len());
+        if missing > 0 {
+            let offsets: Vec<usize> = self.copies[0]
+                .iter()
+                .scan(0, |at, b| {
+                    let here = *at;
+                    *at += b.bytes.div_ceil(256).max(1) * 256;
+                    Some(here)
+                })
+                .collect();
+            let stride: usize = self.copies[0]
+                .iter()
+                .map(|b| b.bytes.div_ceil(256).max(1) * 256)
+                .sum();
+            let arena = gpu
+                .alloc_plain(stride * missing)
+                .map_err(|e| no_room(gpu, e, each, n))?;
+            let mut spans = Vec::new();
+            for j in 0..missing {
+                let from = self.copies.len() % self.sets();
+                let mut copy = Vec::new();
+                for (b, off) in self.copies[from].iter().zip(&offsets) {
+                    let c = arena.part(j * stride + off, b.bytes);
+                    spans.push(Span {
+                        dst: c.address(),
+                        src: Some(b.address()),
+                        bytes: b.bytes as u64,
+                    });
+                    if kernels.is_none() {
+                        gpu.copy(&c, b)?;
+                    }
+                    copy.push(c);
+                }
+                self.copies.push(copy);
             }
-            self.copies.push(copy);
+            if let Some(k) = kernels {
+                let bytes = encode(&spans);
+                let table = gpu.alloc_plain(bytes.len())?;
+                gpu.upload(&table, &bytes)?;
+                let largest = spans.iter().map(|s| s.bytes).max().unwrap_or(0);
+                k.prepare(gpu, &table, (0, spans.len()), largest)?;
+                gpu.synchronize()?;
+            }
+            self.arenas.push(arena);
         }
         if self
             .table
@@ -247,173 +284,6 @@ impl Copies {
                             .expect("a pristine buffer of this set");
                         gpu.copy(dst, p)?;
                     }
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Compares what kernel `k`'s last timed-like launches left in copies `0..used` with
-    /// `expected` (the reference's outputs per input set, from `seeds`), and checks their
-    /// inputs unchanged. With `kernels` the comparison runs on the device and only a failing
-    /// copy is downloaded, for the host to say what differs (the same message either way).
-    #[allow(clippy::too_many_arguments)]
-    pub fn check(
-        &self,
-        gpu: &Gpu,
-        kernels: Option<&Kernels>,
-        suite: &Suite,
-        (case, k): (usize, usize),
-        used: usize,
-        expected: &[Outputs],
-        seeds: &[u64],
-    ) -> Result<(), Failure> {
-        let used = used.min(self.copies.len());
-        if let Some(kernels) = kernels {
-            match self.first_bad_copy(gpu, kernels, suite, used, expected)? {
-                Some(None) => return Ok(()),
-                Some(Some(c)) => {
-                    self.check_on_host(gpu, suite, (case, k), (c, used), expected, seeds)?;
-                    return Err(Failure::Trial(crate::failure::TrialFailure::Harness(format!(
-                        "the device comparison found a difference in input copy {} of {used} that the host comparison does not see (kernel `{}`)",
-                        c + 1,
-                        suite.kernels[k].name
-                    ))));
-                }
-                None => {}
-            }
-        }
-        for c in 0..used {
-            self.check_on_host(gpu, suite, (case, k), (c, used), expected, seeds)?;
-        }
-        Ok(())
-    }
-
-    /// The first copy in `0..used` whose inputs changed or whose outputs differ from the
-    /// reference's, compared on the device; `None` when the expected values do not fit on it.
-    fn first_bad_copy(
-        &self,
-        gpu: &Gpu,
-        kernels: &Kernels,
-        suite: &Suite,
-        used: usize,
-        expected: &[Outputs],
-    ) -> Result<Option<Option<usize>>, Failure> {
-        // Per set and buffer, on the device: an input's initial bytes, an output's answer.
-        let mut want: Vec<Vec<Option<DeviceBuffer>>> = Vec::new();
-        for (set, inputs) in self.sets.iter().enumerate() {
-            let mut bufs = Vec::new();
-            for (i, role) in self.roles.iter().enumerate() {
-                let data = match role {
-                    Role::Input => None,
-                    _ => expected[set][i].as_ref(),
-                };
-                if *role != Role::Input && data.is_none() {
-                    bufs.push(None);
-                    continue;
-                }
-                let b = match gpu.alloc_plain(self.copies[0][i].bytes) {
-                    Ok(b) => b,
-                    Err(e) if e.name == "CUDA_ERROR_OUT_OF_MEMORY" => return Ok(None),
-                    Err(e) => return Err(e.into()),
-                };
-                match data {
-                    Some(d) => gpu.upload(&b, &d.bytes)?,
-                    // An input's initial contents, regenerated (on the device where it can).
-                    None => inputs.write(gpu, Some(kernels), suite, i, &b)?,
-                }
-                bufs.push(Some(b));
-            }
-            want.push(bufs);
-        }
-        let exact = crate::suite::Tolerance {
-            rtol: 0.0,
-            atol: 0.0,
-            allow_nan: false,
-        };
-        for c in 0..used {
-            for (i, b) in suite.buffers.iter().enumerate() {
-                let Some(w) = &want[c % self.sets()][i] else {
-                    continue;
-                };
-                let now = &self.copies[c][i];
-                let found = if b.role == Role::Input {
-                    // Byte for byte, as the host compares them.
-                    let n = w.bytes;
-                    kernels.compare(gpu, (now, w), crate::dtype::DType::U8, n, exact)?
-                } else {
-                    let n = w.bytes / b.dtype.size();
-                    kernels.compare(gpu, (now, w), b.dtype, n, suite.check.tolerances[&i])?
-                };
-                if found.count > 0 {
-                    return Ok(Some(Some(c)));
-                }
-            }
-        }
-        Ok(Some(None))
-    }
-
-    /// The host's comparison of copy `c` (of `used`), downloaded whole.
-    fn check_on_host(
-        &self,
-        gpu: &Gpu,
-        suite: &Suite,
-        (case, k): (usize, usize),
-        (c, used): (usize, usize),
-        expected: &[Outputs],
-        seeds: &[u64],
-    ) -> Result<(), Failure> {
-        gpu.synchronize()?;
-        let name = &suite.kernels[k].name;
-        let wrong = "the timed launches computed something else than the checked ones";
-        {
-            let set = c % self.sets();
-            let at = format!(
-                "input copy {} of {used}, inputs from seed {}",
-                c + 1,
-                seeds[set]
-            );
-            let mut actual = Vec::new();
-            for (i, b) in suite.buffers.iter().enumerate() {
-                let now = HostData {
-                    dtype: b.dtype,
-                    bytes: gpu.download(&self.copies[c][i])?,
-                };
-                if b.role == Role::Input {
-                    let before = self.sets[set].host(suite)?[i]
-                        .as_ref()
-                        .expect("inputs are initialized");
-                    if now.bytes != before.bytes {
-                        return Err(Failure::Wrong(format!(
-                            "{wrong}: kernel `{name}` changed input `{}` while it was timed ({at})",
-                            b.name
-                        )));
-                    }
-                    actual.push(None);
-                } else {
-                    actual.push(Some(now));
-                }
-            }
-            for (i, b) in suite.buffers.iter().enumerate() {
-                let (Some(now), Some(want)) = (&actual[i], &expected[set][i]) else {
-                    continue;
-                };
-                if let Err(m) = compare(now, want, suite.check.tolerances[&i]) {
-                    let dumped = super::dump::note(
-                        suite,
-                        &super::dump::Failing {
-                            kernel: k,
-                            case,
-                            seed: seeds[set],
-                            inputs: self.sets[set].host(suite)?,
-                            expected: &expected[set],
-                            actual: &actual,
-                        },
-                    );
-                    return Err(Failure::Wrong(format!(
-                        "{wrong}: output `{}` of `{name}` after timing differs from the reference ({at}): {m} (a kernel must do its full work on every launch; outputs are poisoned before each timed launch as before each checked one){dumped}",
-                        b.name
-                    )));
                 }
             }
         }

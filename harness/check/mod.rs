@@ -11,5 +11,6 @@ pub mod inputs;
 pub mod kernels;
 pub mod plausible;
 pub mod reference;
+mod timed_check;
 pub mod vacuous;
 pub mod verify;

@@ -272,6 +272,7 @@ impl Gpu {
             ptr,
             bytes,
             stream: Some(self.stream),
+            owned: true,
         })
     }
 
@@ -284,6 +285,7 @@ impl Gpu {
             ptr,
             bytes,
             stream: None,
+            owned: true,
         })
     }
 
@@ -571,9 +573,25 @@ pub struct DeviceBuffer {
     /// Size in bytes.
     pub bytes: usize,
     stream: Option<sys::CUstream>,
+    /// Whether dropping it frees the memory (`false` for a `part` of another buffer).
+    owned: bool,
 }
 
 impl DeviceBuffer {
+    /// `len` bytes of this buffer from byte `offset`, as a buffer of its own that is never
+    /// freed: many small buffers carved from one allocation (the timing copies: one
+    /// `cuMemAlloc` instead of one per buffer per copy, and one `cuMemFree`, which waits for
+    /// the device, instead of hundreds). The owner must keep `self` alive while it is used.
+    pub fn part(&self, offset: usize, len: usize) -> DeviceBuffer {
+        assert!(offset + len <= self.bytes, "part outside the buffer");
+        DeviceBuffer {
+            ptr: self.ptr + offset as u64,
+            bytes: len,
+            stream: None,
+            owned: false,
+        }
+    }
+
     /// The device address, for tables of pointers that harness kernels read.
     pub fn address(&self) -> u64 {
         self.ptr
@@ -582,6 +600,9 @@ impl DeviceBuffer {
 
 impl Drop for DeviceBuffer {
     fn drop(&mut self) {
+        if !self.owned {
+            return;
+        }
         // SAFETY: allocated by `Gpu::alloc` (on `stream`) or `Gpu::alloc_plain`, freed only here.
         let _ = unsafe {
             match self.stream {

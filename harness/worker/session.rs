@@ -398,7 +398,7 @@ impl Session {
         } else {
             copies.len()
         };
-        copies.grow(&self.gpu, wanted)?;
+        copies.grow(&self.gpu, kernels, wanted)?;
         let samples = {
             let mut kernel = Op::new(suite, req, k, &loaded.functions, &copies, kernels);
             let mut reference = Op::new(suite, req, r, &loaded.functions, &copies, kernels);
