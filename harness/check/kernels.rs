@@ -321,12 +321,51 @@ impl Kernels {
     pub fn compare(
         &self,
         gpu: &Gpu,
-        (actual, expected): (&DeviceBuffer, &DeviceBuffer),
+        pair: (&DeviceBuffer, &DeviceBuffer),
         dtype: DType,
         n: usize,
         tol: Tolerance,
     ) -> Result<Found, DeviceError> {
-        let blocks = n.div_ceil(256).clamp(1, COMPARE_BLOCKS);
+        let blocks = self.queue_compare(gpu, pair, (dtype, n, tol), self.partials.address())?;
+        let raw = gpu.download_range(&self.partials, 0, blocks * PARTIAL_BYTES)?;
+        Ok(merge(&raw))
+    }
+
+    /// Several comparisons (as `compare`), queued together and read back with one wait and
+    /// one transfer: what each found, in order.
+    pub fn compare_all(&self, gpu: &Gpu, items: &[Comparison]) -> Result<Vec<Found>, DeviceError> {
+        let blocks: Vec<usize> = items.iter().map(|c| blocks_for(c.n)).collect();
+        let total: usize = blocks.iter().sum();
+        if total == 0 {
+            return Ok(Vec::new());
+        }
+        let partials = gpu.alloc_plain(total * PARTIAL_BYTES)?;
+        let mut at = 0;
+        for (c, b) in items.iter().zip(&blocks) {
+            let address = partials.address() + (at * PARTIAL_BYTES) as u64;
+            self.queue_compare(gpu, (c.actual, c.expected), (c.dtype, c.n, c.tol), address)?;
+            at += b;
+        }
+        let raw = gpu.download(&partials)?;
+        let mut out = Vec::new();
+        let mut at = 0;
+        for b in blocks {
+            out.push(merge(&raw[at * PARTIAL_BYTES..(at + b) * PARTIAL_BYTES]));
+            at += b;
+        }
+        Ok(out)
+    }
+
+    /// Queues one `kernelgate_compare` writing its partials at device address `partials`;
+    /// returns its blocks.
+    fn queue_compare(
+        &self,
+        gpu: &Gpu,
+        (actual, expected): (&DeviceBuffer, &DeviceBuffer),
+        (dtype, n, tol): (DType, usize, Tolerance),
+        partials: u64,
+    ) -> Result<usize, DeviceError> {
+        let blocks = blocks_for(n);
         let dims = LaunchDims {
             grid: [blocks as u32, 1, 1],
             block: [256, 1, 1],
@@ -335,6 +374,7 @@ impl Kernels {
         let (len, code) = ((n as u64).to_le_bytes(), code(dtype).to_le_bytes());
         let (rtol, atol) = (tol.rtol.to_le_bytes(), tol.atol.to_le_bytes());
         let allow_nan = (tol.allow_nan as i32).to_le_bytes();
+        let partials = partials.to_le_bytes();
         let args = [
             KernelArg::Buffer(actual),
             KernelArg::Buffer(expected),
@@ -343,12 +383,30 @@ impl Kernels {
             KernelArg::Scalar(&rtol),
             KernelArg::Scalar(&atol),
             KernelArg::Scalar(&allow_nan),
-            KernelArg::Buffer(&self.partials),
+            KernelArg::Scalar(&partials),
         ];
         gpu.launch(&self.compare, dims, &args)?;
-        let raw = gpu.download_range(&self.partials, 0, blocks * PARTIAL_BYTES)?;
-        Ok(merge(&raw))
+        Ok(blocks)
     }
+}
+
+/// Blocks of a comparison of `n` elements.
+fn blocks_for(n: usize) -> usize {
+    n.div_ceil(256).clamp(1, COMPARE_BLOCKS)
+}
+
+/// One comparison for `Kernels::compare_all`.
+pub struct Comparison<'a> {
+    /// What the kernel left.
+    pub actual: &'a DeviceBuffer,
+    /// What was expected.
+    pub expected: &'a DeviceBuffer,
+    /// Their type.
+    pub dtype: DType,
+    /// Elements.
+    pub n: usize,
+    /// The rules.
+    pub tol: Tolerance,
 }
 
 #[cfg(test)]

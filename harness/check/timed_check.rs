@@ -5,7 +5,7 @@
 
 use super::compare::compare;
 use super::copies::Copies;
-use super::kernels::Kernels;
+use super::kernels::{Comparison, Kernels};
 use super::reference::Outputs;
 use super::verify::Failure;
 use crate::device::{DeviceBuffer, Gpu};
@@ -91,24 +91,34 @@ impl Copies {
             atol: 0.0,
             allow_nan: false,
         };
+        // Every comparison queued at once, read back with one wait.
+        let mut items = Vec::new();
+        let mut owner = Vec::new();
         for c in 0..used {
             for (i, b) in suite.buffers.iter().enumerate() {
                 let Some(w) = &want[c % self.sets()][i] else {
                     continue;
                 };
-                let now = &self.copies[c][i];
-                let found = if b.role == Role::Input {
+                let (dtype, n, tol) = if b.role == Role::Input {
                     // Byte for byte, as the host compares them.
-                    let n = w.bytes;
-                    kernels.compare(gpu, (now, w), crate::dtype::DType::U8, n, exact)?
+                    (crate::dtype::DType::U8, w.bytes, exact)
                 } else {
                     let n = w.bytes / b.dtype.size();
-                    kernels.compare(gpu, (now, w), b.dtype, n, suite.check.tolerances[&i])?
+                    (b.dtype, n, suite.check.tolerances[&i])
                 };
-                if found.count > 0 {
-                    return Ok(Some(Some(c)));
-                }
+                items.push(Comparison {
+                    actual: &self.copies[c][i],
+                    expected: w,
+                    dtype,
+                    n,
+                    tol,
+                });
+                owner.push(c);
             }
+        }
+        let found = kernels.compare_all(gpu, &items)?;
+        if let Some(j) = found.iter().position(|f| f.count > 0) {
+            return Ok(Some(Some(owner[j])));
         }
         Ok(Some(None))
     }
