@@ -41,6 +41,9 @@ pub struct References {
     entries: HashMap<(PathBuf, usize, u64), Entry>,
     bytes: usize,
     device_bytes: usize,
+    /// The case whose outputs the device copies are of: only one case's are kept, so that
+    /// device memory is not held for cases the worker has moved past.
+    device_case: Option<(PathBuf, usize)>,
 }
 
 impl References {
@@ -66,7 +69,9 @@ impl References {
                 self.bytes = 0;
                 self.device_bytes = 0;
             }
-            if self.device_bytes + size > DEVICE_CAPACITY_BYTES {
+            let this_case = Some((suite.path.clone(), case));
+            if self.device_bytes + size > DEVICE_CAPACITY_BYTES || self.device_case != this_case {
+                self.device_case = this_case;
                 self.entries.values_mut().for_each(|e| e.device = None);
                 self.device_bytes = 0;
             }

@@ -323,6 +323,8 @@ impl Session {
         if self.timer.is_none() {
             let (empty, clock, module) = probes(&self.gpu, self.cache_dir.as_deref())?;
             self.timer = Some(Timer::new(&self.gpu, &empty, clock, module)?);
+        }
+        if self.kernels.is_none() {
             let kernels = Kernels::load(&self.gpu, self.cache_dir.as_deref())
                 .map_err(|m| Failure::Trial(TrialFailure::Harness(m)))?;
             self.kernels = Some(kernels);
