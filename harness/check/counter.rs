@@ -167,7 +167,7 @@ __device__ double kg_normal(unsigned long long stream, unsigned long long i) {
     return sqrt(-2.0 * kg_ln(u1)) * kg_cos_turns(u2);
 }
 __device__ long long kg_integer(unsigned long long stream, unsigned long long i, long long lo, long long hi) {
-    unsigned long long span = (unsigned long long)(hi - lo) + 1ull;
+    unsigned long long span = (unsigned long long)hi - (unsigned long long)lo + 1ull;
     unsigned long long b = kg_bits(stream, i);
     unsigned long long offset = span == 0ull ? b : __umul64hi(b, span);
     return (long long)((unsigned long long)lo + offset);
