@@ -114,6 +114,45 @@ fn the_device_reduction_finds_what_the_host_compare_finds() {
 }
 
 #[test]
+fn the_device_reduction_agrees_on_integers_and_allowed_nan() {
+    let exact = Tolerance {
+        rtol: 0.0,
+        atol: 0.0,
+        allow_nan: false,
+    };
+    let a = HostData::from_f64(DType::I32, (0..3000).map(|i| (i % 7) as f64));
+    let mut values: Vec<f64> = (0..3000).map(|i| (i % 7) as f64).collect();
+    values[2999] = 100.0;
+    values[10] = 4.0;
+    let b = HostData::from_f64(DType::I32, values);
+    let host = compare(&a, &b, exact).unwrap_err();
+    let device = simulate(&a, &b, exact, 2);
+    assert_eq!(
+        (device.count as usize, device.worst as usize),
+        (host.count, host.worst)
+    );
+    let nan = Tolerance {
+        rtol: 1e-3,
+        atol: 0.0,
+        allow_nan: true,
+    };
+    let both = HostData::from_f64(DType::F64, [f64::NAN, 1.0, f64::INFINITY]);
+    assert!(compare(&both, &both, nan).is_ok());
+    assert_eq!(
+        simulate(&both, &both, nan, 1).count,
+        0,
+        "NaN against NaN, allowed"
+    );
+    let other = HostData::from_f64(DType::F64, [f64::NAN, 1.0, f64::NEG_INFINITY]);
+    let device = simulate(&both, &other, nan, 1);
+    assert_eq!(
+        (device.count, device.worst),
+        (1, 2),
+        "∞ against -∞ never passes"
+    );
+}
+
+#[test]
 fn partials_merge_to_the_largest_excess_and_the_earliest_index() {
     let mut raw = partial(0, 0, 0, 0.0);
     raw.extend(partial(2, 40, 41, 3.0));
