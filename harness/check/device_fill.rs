@@ -3,10 +3,10 @@
 //! same values (`check::inputs`), bit for bit: it regenerates a set only for a failure
 //! message, a dump, or a buffer the device does not fill.
 //!
-//! Filled on the device: uniform, normal and heavy-tailed floats into `f32`/`f64`, integers
-//! into every type but `f16`/`bf16` (within the type's range), and constants into
-//! `f32`/`f64`. The rest (`f16`/`bf16`, special values, sorted, iota, `.npy`, all-equal) is
-//! generated on the host and uploaded, as before.
+//! Filled on the device: uniform, normal, heavy-tailed and constant floats (`f16`/`bf16`
+//! rounded by `check::narrow`, as the host does), and integers into every type (within the
+//! type's range). The rest (special values, sorted, iota, `.npy`, all-equal) is generated on
+//! the host and uploaded, as before.
 
 use super::kernels::{code, Kernels};
 use crate::device::{DeviceBuffer, DeviceError, Gpu, KernelArg, LaunchDims};
@@ -27,7 +27,8 @@ pub struct Form {
 /// How the device fills a buffer of `dtype` initialized by `init`, or `None` where the host
 /// must (its values would not be the host's bit for bit).
 pub fn form(init: &Init, dtype: DType) -> Option<Form> {
-    let float = matches!(dtype, DType::F32 | DType::F64);
+    // `f16`/`bf16` through `narrow`, the host's rounding (not the `half` crate's).
+    let float = dtype.is_float();
     let f = |code, params| Form {
         code,
         params,
@@ -36,7 +37,7 @@ pub fn form(init: &Init, dtype: DType) -> Option<Form> {
     match init {
         Init::Uniform { min, max } if float => Some(f(0, [*min, *max, 0.0, 0.0])),
         Init::Normal { mean, std } if float => Some(f(1, [*mean, *std, 0.0, 0.0])),
-        Init::Integers { min, max } if !matches!(dtype, DType::F16 | DType::Bf16) => {
+        Init::Integers { min, max } => {
             let (lo, hi) = dtype.range();
             let fits = float || (*min as f64 >= lo && *max as f64 <= hi);
             fits.then_some(Form {
@@ -104,11 +105,7 @@ mod tests {
             max: 1.0,
         };
         assert_eq!(form(&uniform, DType::F32).map(|f| f.code), Some(0));
-        assert_eq!(
-            form(&uniform, DType::F16),
-            None,
-            "half rounding stays on the host"
-        );
+        assert_eq!(form(&uniform, DType::Bf16).map(|f| f.code), Some(0));
         let ints = Init::Integers { min: 0, max: 300 };
         assert_eq!(form(&ints, DType::I32).map(|f| f.bounds), Some([0, 300]));
         assert_eq!(
@@ -128,12 +125,22 @@ mod tests {
         use crate::check::counter::{integer, normal, substream, unit};
         use crate::check::inputs::{generate_buffer, stream};
         use crate::suite::load_text;
-        let path = std::path::Path::new("tests/fixtures/inits/inits.toml");
-        let s = load_text(path, &std::fs::read_to_string(path).unwrap()).unwrap();
-        let saxpy = std::path::Path::new("suites/saxpy.toml");
-        let sx = load_text(saxpy, &std::fs::read_to_string(saxpy).unwrap()).unwrap();
+        let files = [
+            "tests/fixtures/inits/inits.toml",
+            "suites/saxpy.toml",
+            "suites/half.toml",
+            "suites/bfloat.toml",
+        ];
+        let suites: Vec<_> = files
+            .iter()
+            .map(|f| {
+                let path = std::path::Path::new(f);
+                load_text(path, &std::fs::read_to_string(path).unwrap()).unwrap()
+            })
+            .collect();
         let mut checked = 0;
-        for suite in [&s, &sx] {
+        let mut types = std::collections::HashSet::new();
+        for suite in &suites {
             for (i, b) in suite.buffers.iter().enumerate() {
                 let Some(f) = b.init.as_ref().and_then(|init| form(init, b.dtype)) else {
                     continue;
@@ -157,12 +164,16 @@ mod tests {
                         }
                         _ => a,
                     };
-                    let device = crate::dtype::HostData::from_f64(b.dtype, [v]);
+                    let device = crate::check::narrow::store(b.dtype, [v]);
                     assert_eq!(device.bytes, host.bytes_of(j), "`{}`[{j}]", b.name);
                     checked += 1;
+                    types.insert(b.dtype);
                 }
             }
         }
         assert!(checked > 1000, "{checked}");
+        for t in [DType::F32, DType::F16, DType::Bf16] {
+            assert!(types.contains(&t), "{t:?} covered");
+        }
     }
 }

@@ -1,6 +1,7 @@
 //! `generate`: the host data each buffer starts with for one set of seeded inputs.
 
 use super::counter;
+use super::narrow::store;
 use crate::dtype::HostData;
 use crate::npy;
 use crate::suite::{Init, Suite};
@@ -61,15 +62,17 @@ fn fill(
                 .map(|c| {
                     let range = c * CHUNK..(c * CHUNK + CHUNK).min(len);
                     let values = range.map(|i| counter::integer(stream, i as u64, *min, *max));
-                    HostData::from_i64(dtype, values)
+                    if dtype == crate::dtype::DType::I64 {
+                        HostData::from_i64(dtype, values)
+                    } else {
+                        store(dtype, values.map(|v| v as f64))
+                    }
                 })
                 .collect();
             concat(dtype, chunks)
         }
-        Init::Constant(c) => HostData::from_f64(dtype, (0..len).map(|_| *c)),
-        Init::Iota { start, step } => {
-            HostData::from_f64(dtype, (0..len).map(|k| start + step * k as f64))
-        }
+        Init::Constant(c) => store(dtype, (0..len).map(|_| *c)),
+        Init::Iota { start, step } => store(dtype, (0..len).map(|k| start + step * k as f64)),
         Init::Npy(path) => {
             let a = npy::read(path).map_err(|e| e.to_string())?;
             if a.data.len() != len || a.data.dtype != dtype {
@@ -102,13 +105,13 @@ fn fill(
         }
         Init::Equal { mean, std } => {
             let v = mean + std * counter::normal(stream, 0);
-            HostData::from_f64(dtype, (0..len).map(|_| v))
+            store(dtype, (0..len).map(|_| v))
         }
         Init::Sorted(inner) => {
             let data = fill(inner, dtype, len, stream)?;
             let mut values: Vec<f64> = (0..data.len()).map(|i| data.get(i)).collect();
             values.sort_by(f64::total_cmp);
-            HostData::from_f64(dtype, values)
+            store(dtype, values)
         }
     })
 }
@@ -147,7 +150,7 @@ fn counted(dtype: crate::dtype::DType, len: usize, value: impl Fn(u64) -> f64 + 
         .into_par_iter()
         .map(|c| {
             let range = c * CHUNK..(c * CHUNK + CHUNK).min(len);
-            HostData::from_f64(dtype, range.map(|i| value(i as u64)))
+            store(dtype, range.map(|i| value(i as u64)))
         })
         .collect();
     concat(dtype, chunks)

@@ -25,7 +25,9 @@ struct KgPartial { unsigned long long count, first, worst; double excess; };
 // forms and types come here, and `check::inputs` computes the same values on the host.
 __device__ void kg_store(unsigned char* out, unsigned long long i, int dtype, double v) {
     if (dtype == 0) ((float*)out)[i] = (float)v;
-    else ((double*)out)[i] = v;
+    else if (dtype == 1) ((double*)out)[i] = v;
+    else if (dtype == 2) ((unsigned short*)out)[i] = kg_narrow(v, 10, 15);
+    else ((unsigned short*)out)[i] = kg_narrow(v, 7, 127);
 }
 extern "C" __global__ void kernelgate_fill(unsigned char* out, unsigned long long n, int dtype,
     int form, unsigned long long stream, double a, double b, double c, double d, long long lo,
@@ -37,6 +39,7 @@ extern "C" __global__ void kernelgate_fill(unsigned char* out, unsigned long lon
             switch (dtype) {
             case 0: ((float*)out)[i] = (float)(double)v; break;
             case 1: ((double*)out)[i] = (double)v; break;
+            case 2: case 3: kg_store(out, i, dtype, (double)v); break;
             case 4: ((int*)out)[i] = (int)v; break;
             case 5: ((unsigned int*)out)[i] = (unsigned int)v; break;
             case 6: ((long long*)out)[i] = v; break;
@@ -158,9 +161,13 @@ pub const ENTRIES: [&str; 3] = [
     "kernelgate_fill",
 ];
 
-/// What NVRTC compiles: the generator, then the kernels.
+/// What NVRTC compiles: the generator, the rounding to `f16`/`bf16`, then the kernels.
 pub fn source() -> String {
-    format!("{}{SOURCE}", super::counter::DEVICE_SOURCE)
+    format!(
+        "{}{}{SOURCE}",
+        super::counter::DEVICE_SOURCE,
+        super::narrow::DEVICE_SOURCE
+    )
 }
 
 /// Blocks of one compare launch, at most (their partials are what comes back).

@@ -9,6 +9,7 @@ pub mod dump;
 pub mod input_set;
 pub mod inputs;
 pub mod kernels;
+pub mod narrow;
 pub mod plausible;
 pub mod reference;
 mod timed_check;
