@@ -1,10 +1,11 @@
 //! `narrow`: generated values into `f16` and `bf16`, rounded to nearest-even from the double
 //! directly, with the same steps on the host and on the device (`kg_narrow`).
 //!
-//! Why not the `half` crate: its `from_f64` rounds differently by machine — with F16C it goes
-//! through `f32` (two roundings), without it truncates the low 32 bits before rounding — so a
-//! seed's `f16` inputs could differ between two hosts near rounding ties. These are exact:
-//! scaling by a power of two, then `round_ties_even` (the device's `rint`).
+//! Why not the `half` crate: its `from_f64` rounds differently by machine — through `f32` on
+//! an x86 CPU with F16C (two roundings), directly on an ARM one with FP16, after truncating
+//! the low 32 bits otherwise (half 2.7) — so a seed's `f16` inputs could differ between two
+//! hosts near rounding ties. These are exact: scaling by a power of two, then
+//! `round_ties_even` (the device's `rint`).
 
 use crate::dtype::{DType, HostData};
 
