@@ -44,7 +44,12 @@ impl fmt::Display for Mismatch {
 
 /// How far outside the tolerance `a` is from `e`: 0 when within it, infinite for NaN/∞
 /// disagreements.
-fn excess(a: f64, e: f64, tol: &Tolerance) -> f64 {
+///
+/// Written out step by step (the `approx` crate's `relative_eq!`, then the ratio) because
+/// `check::kernels`' `kg_excess` is this function line by line in CUDA: IEEE double
+/// operations only, no fused multiply-add (that module compiles with `--fmad=false`), so the
+/// device and the host agree on every element (tested against `approx` here).
+pub(crate) fn excess(a: f64, e: f64, tol: &Tolerance) -> f64 {
     if a.is_nan() || e.is_nan() {
         return if a.is_nan() && e.is_nan() && tol.allow_nan {
             0.0
@@ -55,11 +60,22 @@ fn excess(a: f64, e: f64, tol: &Tolerance) -> f64 {
     if a.is_infinite() || e.is_infinite() {
         return if a == e { 0.0 } else { f64::INFINITY };
     }
-    if approx::relative_eq!(a, e, epsilon = tol.atol, max_relative = tol.rtol) {
+    if a == e {
         return 0.0;
     }
-    let allowed = tol.atol.max(tol.rtol * a.abs().max(e.abs()));
     let diff = (a - e).abs();
+    if diff <= tol.atol {
+        return 0.0;
+    }
+    let largest = if e.abs() > a.abs() { e.abs() } else { a.abs() };
+    if diff <= largest * tol.rtol {
+        return 0.0;
+    }
+    let allowed = if tol.atol > tol.rtol * largest {
+        tol.atol
+    } else {
+        tol.rtol * largest
+    };
     if allowed > 0.0 {
         diff / allowed
     } else {
@@ -201,6 +217,53 @@ mod tests {
             (3, 200_001),
             "the first of two equal worsts"
         );
+    }
+
+    #[test]
+    fn the_written_out_rule_is_approx_relative_eq() {
+        let values = [
+            0.0,
+            -0.0,
+            1e-300,
+            1e-7,
+            1e-6,
+            0.999,
+            1.0,
+            1.0005,
+            1.001,
+            2.0,
+            -1.0,
+            1e3,
+            3.4e38,
+            f64::MAX,
+            f64::MIN_POSITIVE,
+            5e-324,
+        ];
+        for tol in [
+            TOL,
+            Tolerance {
+                rtol: 0.0,
+                atol: 0.0,
+                allow_nan: false,
+            },
+            Tolerance {
+                rtol: 1e-5,
+                atol: 0.0,
+                allow_nan: false,
+            },
+        ] {
+            for a in values {
+                for e in values {
+                    let within =
+                        approx::relative_eq!(a, e, epsilon = tol.atol, max_relative = tol.rtol);
+                    assert_eq!(excess(a, e, &tol) == 0.0, within, "{a} {e} {tol:?}");
+                    let allowed = tol.atol.max(tol.rtol * a.abs().max(e.abs()));
+                    if !within && allowed > 0.0 {
+                        assert_eq!(excess(a, e, &tol), (a - e).abs() / allowed);
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -13,24 +13,37 @@
 //! - copy `c` holds input set `c % sets`: consecutive launches see different contents, so a
 //!   result cached on input contents gains nothing;
 //! - after sampling, every copy the kernel ran on is compared with the reference's outputs
-//!   for its set: a kernel that skipped work in timed launches (a launch counter) fails.
+//!   for its set (`check::timed_check`): a kernel that skipped work in timed launches (a
+//!   launch counter) fails.
 
-use super::compare::compare;
-use super::reference::Outputs;
+use super::input_set::InputSet;
+use super::kernels::{encode, Kernels, Span, SPAN_BYTES};
 use super::verify::Failure;
 use crate::device::{DeviceBuffer, DeviceError, Gpu};
-use crate::dtype::HostData;
 use crate::report::bytes;
 use crate::suite::{Role, Suite};
 
 /// A case's buffers, several times over.
 pub struct Copies {
-    copies: Vec<Vec<DeviceBuffer>>,
+    pub(super) copies: Vec<Vec<DeviceBuffer>>,
     /// Per input set, the initial contents of each in-out buffer: (buffer index, contents).
     pristine: Vec<Vec<(usize, DeviceBuffer)>>,
-    /// Per input set, what every buffer started with (`None` for outputs).
-    host: Vec<Vec<Option<HostData>>>,
-    roles: Vec<Role>,
+    /// The input sets; copy `c` holds set `c % sets`.
+    pub(super) sets: Vec<InputSet>,
+    pub(super) roles: Vec<Role>,
+    /// The prepare table on the device (see `check::kernels`), rebuilt when copies are added.
+    table: Option<Table>,
+    /// The allocations grown copies are carved from (after `copies`: their parts go first).
+    arenas: Vec<DeviceBuffer>,
+}
+
+/// Every copy's spans (outputs to poison, in-out buffers to restore), copy by copy.
+struct Table {
+    buf: DeviceBuffer,
+    /// Copy `c`'s spans are entries `starts[c]..starts[c + 1]`.
+    starts: Vec<usize>,
+    /// The largest span, bytes.
+    largest: u64,
 }
 
 /// An out-of-memory error while making copies, said in the suite's words.
@@ -47,18 +60,19 @@ fn no_room(gpu: &Gpu, e: DeviceError, each: usize, wanted: usize) -> Failure {
 }
 
 impl Copies {
-    /// Copy 0 is `first` (the case's buffers); one more copy per further set of `host` (one
-    /// per input set, as `generate` made them), each uploaded.
+    /// Copy 0 is `first` (the case's buffers); one more copy per further set of `sets`, each
+    /// written (on the device where `kernels` can generate it).
     pub fn new(
         gpu: &Gpu,
+        kernels: Option<&Kernels>,
         suite: &Suite,
         first: Vec<DeviceBuffer>,
-        host: Vec<Vec<Option<HostData>>>,
+        sets: Vec<InputSet>,
     ) -> Result<Copies, Failure> {
-        assert!(!host.is_empty(), "at least one input set");
+        assert!(!sets.is_empty(), "at least one input set");
+        let mut host = sets;
         let roles: Vec<Role> = suite.buffers.iter().map(|b| b.role).collect();
         let each: usize = first.iter().map(|b| b.bytes).sum();
-        let mut host = host;
         let mut copies = vec![first];
         'sets: for _ in 1..host.len() {
             let mut copy = Vec::new();
@@ -78,7 +92,7 @@ impl Copies {
         }
         let mut pristine = Vec::new();
         for (set, copy) in host.iter().zip(&copies) {
-            super::verify::upload(gpu, copy, set)?;
+            set.upload(gpu, kernels, suite, copy)?;
             let mut inouts = Vec::new();
             for (i, _) in roles.iter().enumerate().filter(|(_, r)| **r == Role::Inout) {
                 let p = gpu
@@ -89,17 +103,68 @@ impl Copies {
             }
             pristine.push(inouts);
         }
-        Ok(Copies {
+        let mut copies = Copies {
             copies,
             pristine,
-            host,
+            sets: host,
             roles,
-        })
+            table: None,
+            arenas: Vec::new(),
+        };
+        copies.build_table(gpu)?;
+        Ok(copies)
+    }
+
+    /// The spans that put copy `c` back into the checked starting state.
+    fn spans(&self, c: usize) -> Vec<Span> {
+        let set = c % self.sets();
+        let mut out = Vec::new();
+        for (i, role) in self.roles.iter().enumerate() {
+            if *role == Role::Output {
+                let b = &self.copies[c][i];
+                out.push(Span {
+                    dst: b.address(),
+                    src: None,
+                    bytes: b.bytes as u64,
+                });
+            }
+        }
+        for (i, p) in &self.pristine[set] {
+            out.push(Span {
+                dst: self.copies[c][*i].address(),
+                src: Some(p.address()),
+                bytes: p.bytes as u64,
+            });
+        }
+        out
+    }
+
+    /// Uploads every copy's spans as one table.
+    fn build_table(&mut self, gpu: &Gpu) -> Result<(), Failure> {
+        self.table = None;
+        let mut spans = Vec::new();
+        let mut starts = vec![0];
+        for c in 0..self.copies.len() {
+            spans.extend(self.spans(c));
+            starts.push(spans.len());
+        }
+        let largest = spans.iter().map(|s| s.bytes).max().unwrap_or(0);
+        let bytes = encode(&spans);
+        let buf = gpu
+            .alloc_plain(bytes.len())
+            .map_err(|e| no_room(gpu, e, self.bytes_each(), self.copies.len()))?;
+        gpu.upload(&buf, &bytes)?;
+        self.table = Some(Table {
+            buf,
+            starts,
+            largest,
+        });
+        Ok(())
     }
 
     /// Input sets.
     pub fn sets(&self) -> usize {
-        self.host.len()
+        self.sets.len()
     }
 
     /// Copies made so far.
@@ -123,20 +188,63 @@ impl Copies {
     }
 
     /// Adds copies until there are `n`; copy `c` is a device-side copy of copy `c % sets`
-    /// (whose inputs the checked launches left unchanged).
-    pub fn grow(&mut self, gpu: &Gpu, n: usize) -> Result<(), Failure> {
+    /// (whose inputs the checked launches left unchanged). The new copies are carved from one
+    /// allocation (buffers 256-byte aligned) and filled by one `kernelgate_prepare` launch
+    /// where `kernels` are loaded: a graph of 1024 launches made 2048 allocations, copies and
+    /// frees per trial before.
+    pub fn grow(&mut self, gpu: &Gpu, kernels: Option<&Kernels>, n: usize) -> Result<(), Failure> {
         let each = self.bytes_each();
-        while self.copies.len() < n {
-            let from = self.copies.len() % self.sets();
-            let mut copy = Vec::new();
-            for b in &self.copies[from] {
-                let c = gpu
-                    .alloc_plain(b.bytes)
-                    .map_err(|e| no_room(gpu, e, each, n))?;
-                gpu.copy(&c, b)?;
-                copy.push(c);
+        let missing = n.saturating_sub(self.copies.len());
+        if missing > 0 {
+            let offsets: Vec<usize> = self.copies[0]
+                .iter()
+                .scan(0, |at, b| {
+                    let here = *at;
+                    *at += b.bytes.div_ceil(256).max(1) * 256;
+                    Some(here)
+                })
+                .collect();
+            let stride: usize = self.copies[0]
+                .iter()
+                .map(|b| b.bytes.div_ceil(256).max(1) * 256)
+                .sum();
+            let arena = gpu
+                .alloc_plain(stride * missing)
+                .map_err(|e| no_room(gpu, e, each, n))?;
+            let mut spans = Vec::new();
+            for j in 0..missing {
+                let from = self.copies.len() % self.sets();
+                let mut copy = Vec::new();
+                for (b, off) in self.copies[from].iter().zip(&offsets) {
+                    let c = arena.part(j * stride + off, b.bytes);
+                    spans.push(Span {
+                        dst: c.address(),
+                        src: Some(b.address()),
+                        bytes: b.bytes as u64,
+                    });
+                    if kernels.is_none() {
+                        gpu.copy(&c, b)?;
+                    }
+                    copy.push(c);
+                }
+                self.copies.push(copy);
             }
-            self.copies.push(copy);
+            if let Some(k) = kernels {
+                let bytes = encode(&spans);
+                let table = gpu.alloc_plain(bytes.len())?;
+                gpu.upload(&table, &bytes)?;
+                let largest = spans.iter().map(|s| s.bytes).max().unwrap_or(0);
+                k.prepare(gpu, &table, (0, spans.len()), largest)?;
+                gpu.synchronize()?;
+            }
+            self.arenas.push(arena);
+        }
+        if self
+            .table
+            .as_ref()
+            .is_none_or(|t| t.starts.len() != self.copies.len() + 1)
+        {
+            self.build_table(gpu)?;
         }
         Ok(())
     }
@@ -144,86 +252,38 @@ impl Copies {
     /// Queues the checked starting state for copy `c`, or for every copy: outputs poisoned
     /// (every byte 0xFF, as before a checked run), in-out buffers restored to their set's
     /// initial contents. Inputs are left alone: the checks showed the kernels do not write them.
-    pub fn prepare(&self, gpu: &Gpu, c: Option<usize>) -> Result<(), DeviceError> {
+    /// With `kernels`, one launch over the table does it all; without, one memset or copy per
+    /// buffer per copy.
+    pub fn prepare(
+        &self,
+        gpu: &Gpu,
+        kernels: Option<&Kernels>,
+        c: Option<usize>,
+    ) -> Result<(), DeviceError> {
         let range = match c {
             Some(c) => c % self.copies.len()..c % self.copies.len() + 1,
             None => 0..self.copies.len(),
         };
-        for c in range {
-            let set = c % self.sets();
-            for (i, role) in self.roles.iter().enumerate() {
-                if *role == Role::Output {
-                    gpu.fill(&self.copies[c][i], 0xFF)?;
-                }
-            }
-            for (i, p) in &self.pristine[set] {
-                gpu.copy(&self.copies[c][*i], p)?;
-            }
+        if let (Some(k), Some(t)) = (kernels, &self.table) {
+            let (from, to) = (t.starts[range.start], t.starts[range.end]);
+            return k.prepare(gpu, &t.buf, (from * SPAN_BYTES, to - from), t.largest);
         }
-        Ok(())
-    }
-
-    /// Compares what kernel `k`'s last timed-like launches left in copies `0..used` with
-    /// `expected` (the reference's outputs per input set, from `seeds`), and checks their
-    /// inputs unchanged.
-    pub fn check(
-        &self,
-        gpu: &Gpu,
-        suite: &Suite,
-        (case, k): (usize, usize),
-        used: usize,
-        expected: &[Outputs],
-        seeds: &[u64],
-    ) -> Result<(), Failure> {
-        gpu.synchronize()?;
-        let name = &suite.kernels[k].name;
-        let wrong = "the timed launches computed something else than the checked ones";
-        for c in 0..used.min(self.copies.len()) {
-            let set = c % self.sets();
-            let at = format!(
-                "input copy {} of {used}, inputs from seed {}",
-                c + 1,
-                seeds[set]
-            );
-            let mut actual = Vec::new();
-            for (i, b) in suite.buffers.iter().enumerate() {
-                let now = HostData {
-                    dtype: b.dtype,
-                    bytes: gpu.download(&self.copies[c][i])?,
-                };
-                if b.role == Role::Input {
-                    let before = self.host[set][i].as_ref().expect("inputs are initialized");
-                    if now.bytes != before.bytes {
-                        return Err(Failure::Wrong(format!(
-                            "{wrong}: kernel `{name}` changed input `{}` while it was timed ({at})",
-                            b.name
-                        )));
+        for c in range {
+            for span in self.spans(c) {
+                let dst = self.copies[c]
+                    .iter()
+                    .find(|b| b.address() == span.dst)
+                    .expect("a span of this copy");
+                match span.src {
+                    None => gpu.fill(dst, 0xFF)?,
+                    Some(src) => {
+                        let set = c % self.sets();
+                        let (_, p) = self.pristine[set]
+                            .iter()
+                            .find(|(_, p)| p.address() == src)
+                            .expect("a pristine buffer of this set");
+                        gpu.copy(dst, p)?;
                     }
-                    actual.push(None);
-                } else {
-                    actual.push(Some(now));
-                }
-            }
-            for (i, b) in suite.buffers.iter().enumerate() {
-                let (Some(now), Some(want)) = (&actual[i], &expected[set][i]) else {
-                    continue;
-                };
-                if let Err(m) = compare(now, want, suite.check.tolerances[&i]) {
-                    let dumped = super::dump::note(
-                        suite,
-                        &super::dump::Failing {
-                            kernel: k,
-                            case,
-                            seed: seeds[set],
-                            inputs: &self.host[set],
-                            expected: &expected[set],
-                            actual: &actual,
-                        },
-                    );
-                    return Err(Failure::Wrong(format!(
-                        "{wrong}: output `{}` of `{name}` after timing differs from the reference ({at}): {m} (a kernel must do its full work on every launch; outputs are poisoned before each timed launch as before each checked one){dumped}",
-                        b.name
-                    )));
                 }
             }
         }

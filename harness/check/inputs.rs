@@ -1,12 +1,10 @@
 //! `generate`: the host data each buffer starts with for one set of seeded inputs.
 
 use super::counter;
+use super::narrow::store;
 use crate::dtype::HostData;
 use crate::npy;
 use crate::suite::{Init, Suite};
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
-use rand_distr::{Distribution, Normal};
 use rayon::prelude::*;
 
 /// Elements per independently seeded chunk: values depend on (seed, buffer, chunk, index), never
@@ -17,20 +15,29 @@ const CHUNK: usize = 1 << 16;
 /// `None` for outputs (which are poisoned instead). Each buffer has its own streams of random
 /// numbers, so adding a buffer does not change the others' values.
 pub fn generate(suite: &Suite, case: usize, seed: u64) -> Result<Vec<Option<HostData>>, String> {
-    let lens = &suite.cases[case].lens;
-    suite
-        .buffers
-        .iter()
-        .enumerate()
-        .map(|(i, b)| {
-            let Some(init) = &b.init else { return Ok(None) };
-            let len = lens[i];
-            let stream = seed ^ (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-            let data = fill(init, b.dtype, len, stream)
-                .map_err(|e| format!("buffer `{}`: {e}", b.name))?;
-            Ok(Some(data))
-        })
+    (0..suite.buffers.len())
+        .map(|i| generate_buffer(suite, case, seed, i))
         .collect()
+}
+
+/// The stream of buffer `i`'s values for `seed`.
+pub fn stream(seed: u64, i: usize) -> u64 {
+    seed ^ (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+/// Buffer `i`'s initial contents for `case` and `seed` (`None` for an output), alone.
+pub fn generate_buffer(
+    suite: &Suite,
+    case: usize,
+    seed: u64,
+    i: usize,
+) -> Result<Option<HostData>, String> {
+    let b = &suite.buffers[i];
+    let Some(init) = &b.init else { return Ok(None) };
+    let len = suite.cases[case].lens[i];
+    let data = fill(init, b.dtype, len, stream(seed, i))
+        .map_err(|e| format!("buffer `{}`: {e}", b.name))?;
+    Ok(Some(data))
 }
 
 /// `len` values of `init` for one buffer's random `stream`.
@@ -41,30 +48,31 @@ fn fill(
     stream: u64,
 ) -> Result<HostData, String> {
     Ok(match init {
+        // Every seeded form is counter-based (`check::counter`): element `i` is a function of
+        // `(stream, i)` alone, and `check::device_fill` computes the same bits on the device.
         Init::Uniform { min, max } => {
-            let (min, max) = (*min, *max);
-            random(dtype, len, stream, move |rng| rng.random_range(min..max))
+            counted(dtype, len, |i| counter::uniform(stream, i, *min, *max))
         }
         Init::Normal { mean, std } => {
-            let d = Normal::new(*mean, *std).map_err(|e| e.to_string())?;
-            random(dtype, len, stream, move |rng| d.sample(rng))
+            counted(dtype, len, |i| mean + std * counter::normal(stream, i))
         }
         Init::Integers { min, max } => {
-            let (min, max) = (*min, *max);
             let chunks: Vec<HostData> = (0..len.div_ceil(CHUNK))
                 .into_par_iter()
                 .map(|c| {
-                    let mut rng = chunk_rng(stream, c);
-                    let n = CHUNK.min(len - c * CHUNK);
-                    HostData::from_i64(dtype, (0..n).map(|_| rng.random_range(min..=max)))
+                    let range = c * CHUNK..(c * CHUNK + CHUNK).min(len);
+                    let values = range.map(|i| counter::integer(stream, i as u64, *min, *max));
+                    if dtype == crate::dtype::DType::I64 {
+                        HostData::from_i64(dtype, values)
+                    } else {
+                        store(dtype, values.map(|v| v as f64))
+                    }
                 })
                 .collect();
             concat(dtype, chunks)
         }
-        Init::Constant(c) => HostData::from_f64(dtype, (0..len).map(|_| *c)),
-        Init::Iota { start, step } => {
-            HostData::from_f64(dtype, (0..len).map(|k| start + step * k as f64))
-        }
+        Init::Constant(c) => store(dtype, (0..len).map(|_| *c)),
+        Init::Iota { start, step } => store(dtype, (0..len).map(|k| start + step * k as f64)),
         Init::Npy(path) => {
             let a = npy::read(path).map_err(|e| e.to_string())?;
             if a.data.len() != len || a.data.dtype != dtype {
@@ -97,13 +105,13 @@ fn fill(
         }
         Init::Equal { mean, std } => {
             let v = mean + std * counter::normal(stream, 0);
-            HostData::from_f64(dtype, (0..len).map(|_| v))
+            store(dtype, (0..len).map(|_| v))
         }
         Init::Sorted(inner) => {
             let data = fill(inner, dtype, len, stream)?;
             let mut values: Vec<f64> = (0..data.len()).map(|i| data.get(i)).collect();
             values.sort_by(f64::total_cmp);
-            HostData::from_f64(dtype, values)
+            store(dtype, values)
         }
     })
 }
@@ -142,31 +150,7 @@ fn counted(dtype: crate::dtype::DType, len: usize, value: impl Fn(u64) -> f64 + 
         .into_par_iter()
         .map(|c| {
             let range = c * CHUNK..(c * CHUNK + CHUNK).min(len);
-            HostData::from_f64(dtype, range.map(|i| value(i as u64)))
-        })
-        .collect();
-    concat(dtype, chunks)
-}
-
-fn chunk_rng(stream: u64, chunk: usize) -> ChaCha8Rng {
-    let mut rng = ChaCha8Rng::seed_from_u64(stream);
-    rng.set_stream(chunk as u64);
-    rng
-}
-
-/// `len` values of `sample`, drawn chunk by chunk in parallel.
-fn random(
-    dtype: crate::dtype::DType,
-    len: usize,
-    stream: u64,
-    sample: impl Fn(&mut ChaCha8Rng) -> f64 + Sync,
-) -> HostData {
-    let chunks: Vec<HostData> = (0..len.div_ceil(CHUNK))
-        .into_par_iter()
-        .map(|c| {
-            let mut rng = chunk_rng(stream, c);
-            let n = CHUNK.min(len - c * CHUNK);
-            HostData::from_f64(dtype, (0..n).map(|_| sample(&mut rng)))
+            store(dtype, range.map(|i| value(i as u64)))
         })
         .collect();
     concat(dtype, chunks)

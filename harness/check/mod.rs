@@ -4,9 +4,14 @@
 pub mod compare;
 pub mod copies;
 pub mod counter;
+pub mod device_fill;
 pub mod dump;
+pub mod input_set;
 pub mod inputs;
+pub mod kernels;
+pub mod narrow;
 pub mod plausible;
 pub mod reference;
+mod timed_check;
 pub mod vacuous;
 pub mod verify;

@@ -4,7 +4,8 @@
 //! read back after every run and must be unchanged.
 
 use super::compare::compare;
-use super::inputs::generate;
+use super::input_set::InputSet;
+use super::kernels::Kernels;
 use super::reference::References;
 use crate::device::{DeviceBuffer, DeviceError, Function, Gpu, KernelArg, LaunchDims};
 use crate::dtype::HostData;
@@ -94,22 +95,9 @@ pub fn run_op(
     Ok(())
 }
 
-/// Uploads `host` (poisoning outputs) into `bufs`.
-pub fn upload(
-    gpu: &Gpu,
-    bufs: &[DeviceBuffer],
-    host: &[Option<HostData>],
-) -> Result<(), DeviceError> {
-    for (buf, data) in bufs.iter().zip(host) {
-        match data {
-            Some(d) => gpu.upload(buf, &d.bytes)?,
-            None => gpu.fill(buf, 0xFF)?,
-        }
-    }
-    Ok(())
-}
-
-/// Runs kernel `k` once on `host`, and returns what it left in every output buffer.
+/// Runs kernel `k` once on `inputs` (written by the device's generator where it can, see
+/// `InputSet`), checks its inputs unchanged, and returns what it left in every output buffer.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn run_once(
     gpu: &Gpu,
     suite: &Suite,
@@ -117,39 +105,100 @@ pub(super) fn run_once(
     k: usize,
     funcs: &[Vec<Function>],
     bufs: &[DeviceBuffer],
-    host: &[Option<HostData>],
+    inputs: &InputSet,
+    kernels: Option<&Kernels>,
 ) -> Result<Vec<Option<HostData>>, Failure> {
-    upload(gpu, bufs, host)?;
+    run_checked(gpu, suite, case, k, funcs, bufs, inputs, kernels)?;
+    download_outputs(gpu, suite, bufs)
+}
+
+/// Runs kernel `k` once on `inputs` and checks its inputs unchanged; its outputs stay on the
+/// device.
+#[allow(clippy::too_many_arguments)]
+fn run_checked(
+    gpu: &Gpu,
+    suite: &Suite,
+    case: usize,
+    k: usize,
+    funcs: &[Vec<Function>],
+    bufs: &[DeviceBuffer],
+    inputs: &InputSet,
+    kernels: Option<&Kernels>,
+) -> Result<(), Failure> {
+    inputs.upload(gpu, kernels, suite, bufs)?;
     run_op(gpu, suite, case, k, &funcs[k], bufs)?;
     gpu.synchronize()?;
-    let mut outputs = Vec::new();
-    for (i, b) in suite.buffers.iter().enumerate() {
-        let bytes = gpu.download(&bufs[i])?;
+    if let Some(i) = inputs.changed(gpu, kernels, suite, bufs)? {
+        let b = &suite.buffers[i];
         let now = HostData {
             dtype: b.dtype,
-            bytes,
+            bytes: gpu.download(&bufs[i])?,
         };
-        if b.role == Role::Input {
-            let before = host[i].as_ref().expect("inputs are initialized");
-            if now.bytes != before.bytes {
-                let differs = |j: &usize| now.bytes_of(*j) != before.bytes_of(*j);
-                let first = (0..now.len()).find(differs).unwrap_or(0);
-                let changed = (0..now.len()).filter(differs).count();
-                return Err(Failure::Trial(crate::failure::TrialFailure::InputWritten(format!(
-                    "kernel `{}` changed input `{}`: {changed} of {} elements, first at index {first} ({} became {}); declare it `role = \"inout\"` if the kernel writes it",
-                    suite.kernels[k].name,
-                    b.name,
-                    now.len(),
-                    before.show(first),
-                    now.show(first)
-                ))));
-            }
-            outputs.push(None);
-        } else {
-            outputs.push(Some(now));
+        let before = inputs.host(suite)?[i]
+            .as_ref()
+            .expect("inputs are initialized");
+        if now.bytes == before.bytes {
+            return Err(Failure::Trial(crate::failure::TrialFailure::Harness(
+                format!(
+                    "input `{}` compared changed on the device and unchanged on the host",
+                    b.name
+                ),
+            )));
         }
+        let differs = |j: &usize| now.bytes_of(*j) != before.bytes_of(*j);
+        let first = (0..now.len()).find(differs).unwrap_or(0);
+        let changed = (0..now.len()).filter(differs).count();
+        return Err(Failure::Trial(crate::failure::TrialFailure::InputWritten(format!(
+            "kernel `{}` changed input `{}`: {changed} of {} elements, first at index {first} ({} became {}); declare it `role = \"inout\"` if the kernel writes it",
+            suite.kernels[k].name,
+            b.name,
+            now.len(),
+            before.show(first),
+            now.show(first)
+        ))));
+    }
+    Ok(())
+}
+
+/// What `bufs` hold, for every buffer but the inputs.
+fn download_outputs(
+    gpu: &Gpu,
+    suite: &Suite,
+    bufs: &[DeviceBuffer],
+) -> Result<Vec<Option<HostData>>, Failure> {
+    let mut outputs = Vec::new();
+    for (i, b) in suite.buffers.iter().enumerate() {
+        if b.role == Role::Input {
+            outputs.push(None);
+            continue;
+        }
+        let bytes = gpu.download(&bufs[i])?;
+        outputs.push(Some(HostData {
+            dtype: b.dtype,
+            bytes,
+        }));
     }
     Ok(outputs)
+}
+
+/// Whether every output in `bufs` passes against the reference's outputs `want`, compared on
+/// the device (with the same rules as `compare`).
+fn same_on_device(
+    gpu: &Gpu,
+    kernels: &Kernels,
+    suite: &Suite,
+    bufs: &[DeviceBuffer],
+    want: &[Option<DeviceBuffer>],
+) -> Result<bool, Failure> {
+    for (i, b) in suite.buffers.iter().enumerate() {
+        let Some(w) = &want[i] else { continue };
+        let n = w.bytes / b.dtype.size();
+        let tol = suite.check.tolerances[&i];
+        if kernels.compare(gpu, (&bufs[i], w), b.dtype, n, tol)?.count > 0 {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 /// The first sets of inputs of a trial, which the caller has already generated (the input
@@ -157,8 +206,10 @@ pub(super) fn run_once(
 pub struct FirstInputs<'a> {
     /// The first set's seed; set `t` uses `seed + t`.
     pub seed: u64,
-    /// The first sets' contents, as `generate` made them; later sets are generated here.
-    pub sets: &'a [Vec<Option<HostData>>],
+    /// The first sets; later ones are made here.
+    pub sets: &'a [InputSet],
+    /// The check kernels (device generation and comparison), where loaded.
+    pub kernels: Option<&'a Kernels>,
 }
 
 /// Checks kernel `k` of `case` against the suite's reference (and, for the reference itself,
@@ -187,13 +238,14 @@ pub fn verify(
     for t in 0..trials {
         let seed = first.seed.wrapping_add(t as u64);
         let later;
-        let host = if let Some(set) = first.sets.get(t as usize) {
-            &set[..]
+        let inputs = if let Some(set) = first.sets.get(t as usize) {
+            set
         } else {
-            later = generate(suite, case, seed).map_err(Failure::Wrong)?;
-            &later[..]
+            later = InputSet::new(case, seed);
+            &later
         };
-        let expected = references.outputs(gpu, suite, case, seed, host, funcs, bufs)?;
+        let kernels = first.kernels;
+        let expected = references.outputs(gpu, suite, (inputs, kernels), funcs, bufs)?;
         let where_ = format!("{in_case} with inputs from seed {seed} (set {} of {trials}; rerun with KERNELGATE_SEED={seed})", t + 1);
         if k == r {
             for (i, out) in expected.iter().enumerate() {
@@ -226,7 +278,23 @@ pub fn verify(
             }
             continue;
         }
-        let actual = run_once(gpu, suite, case, k, funcs, bufs, host)?;
+        // Compared on the device where the reference's outputs are kept there: a passing run
+        // transfers nothing.
+        let on_device = match (kernels, references.on_device(suite, inputs)) {
+            (Some(kernels), Some(want)) => {
+                run_checked(gpu, suite, case, k, funcs, bufs, inputs, Some(kernels))?;
+                if same_on_device(gpu, kernels, suite, bufs, want)? {
+                    continue;
+                }
+                true
+            }
+            _ => {
+                run_checked(gpu, suite, case, k, funcs, bufs, inputs, kernels)?;
+                false
+            }
+        };
+        // On the host: the message (and the dump) of a difference.
+        let actual = download_outputs(gpu, suite, bufs)?;
         for (i, (a, e)) in actual.iter().zip(expected.iter()).enumerate() {
             let (Some(a), Some(e)) = (a, e) else { continue };
             if let Err(m) = compare(a, e, suite.check.tolerances[&i]) {
@@ -236,7 +304,7 @@ pub fn verify(
                         kernel: k,
                         case,
                         seed,
-                        inputs: host,
+                        inputs: inputs.host(suite)?,
                         expected: &expected,
                         actual: &actual,
                     },
@@ -246,6 +314,12 @@ pub fn verify(
                     suite.buffers[i].name, suite.kernels[k].name, suite.kernels[r].name
                 )));
             }
+        }
+        if on_device {
+            return Err(Failure::Trial(crate::failure::TrialFailure::Harness(format!(
+                "the device comparison found a difference in the outputs of `{}`{where_} that the host comparison does not see",
+                suite.kernels[k].name
+            ))));
         }
     }
     Ok(())

@@ -272,6 +272,7 @@ impl Gpu {
             ptr,
             bytes,
             stream: Some(self.stream),
+            owned: true,
         })
     }
 
@@ -284,6 +285,7 @@ impl Gpu {
             ptr,
             bytes,
             stream: None,
+            owned: true,
         })
     }
 
@@ -369,6 +371,41 @@ impl Gpu {
             Err(e) if e.0 == sys::cudaError_enum::CUDA_ERROR_NOT_SUPPORTED => Ok(()),
             r => r.map_err(error("cuCtxResetPersistingL2Cache")),
         }
+    }
+
+    /// The context's persisting-L2 limit, bytes: 0 unless something in the process set a
+    /// carve-out (without one no line can be persisting, and a reset has nothing to do), and 0
+    /// on a device without persisting L2 (the driver refuses the limit there).
+    pub fn persisting_l2_limit(&self) -> usize {
+        let mut value: usize = 0;
+        // SAFETY: `value` is valid for writes; the context is current on this thread.
+        let r = unsafe {
+            sys::cuCtxGetLimit(&mut value, sys::CUlimit::CU_LIMIT_PERSISTING_L2_CACHE_SIZE)
+        };
+        if r == sys::CUresult::CUDA_SUCCESS {
+            value
+        } else {
+            0
+        }
+    }
+
+    /// Copies `len` bytes of `buf` from byte `offset` to the host: what a failure message
+    /// needs, without transferring the whole buffer.
+    pub fn download_range(
+        &self,
+        buf: &DeviceBuffer,
+        offset: usize,
+        len: usize,
+    ) -> Result<Vec<u8>, DeviceError> {
+        assert!(offset + len <= buf.bytes, "range outside the buffer");
+        let mut out = vec![0u8; len];
+        // SAFETY: the range lies inside the allocation; the copy finishes before return.
+        unsafe {
+            cu::memcpy_dtoh_async(&mut out, buf.ptr + offset as u64, self.stream)
+                .map_err(error("cuMemcpyDtoHAsync"))?;
+        }
+        self.synchronize()?;
+        Ok(out)
     }
 
     /// Waits for everything queued on the stream.
@@ -536,10 +573,36 @@ pub struct DeviceBuffer {
     /// Size in bytes.
     pub bytes: usize,
     stream: Option<sys::CUstream>,
+    /// Whether dropping it frees the memory (`false` for a `part` of another buffer).
+    owned: bool,
+}
+
+impl DeviceBuffer {
+    /// `len` bytes of this buffer from byte `offset`, as a buffer of its own that is never
+    /// freed: many small buffers carved from one allocation (the timing copies: one
+    /// `cuMemAlloc` instead of one per buffer per copy, and one `cuMemFree`, which waits for
+    /// the device, instead of hundreds). The owner must keep `self` alive while it is used.
+    pub fn part(&self, offset: usize, len: usize) -> DeviceBuffer {
+        assert!(offset + len <= self.bytes, "part outside the buffer");
+        DeviceBuffer {
+            ptr: self.ptr + offset as u64,
+            bytes: len,
+            stream: None,
+            owned: false,
+        }
+    }
+
+    /// The device address, for tables of pointers that harness kernels read.
+    pub fn address(&self) -> u64 {
+        self.ptr
+    }
 }
 
 impl Drop for DeviceBuffer {
     fn drop(&mut self) {
+        if !self.owned {
+            return;
+        }
         // SAFETY: allocated by `Gpu::alloc` (on `stream`) or `Gpu::alloc_plain`, freed only here.
         let _ = unsafe {
             match self.stream {

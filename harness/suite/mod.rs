@@ -117,7 +117,7 @@ impl Role {
 /// How a buffer is filled before a run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Init {
-    /// Seeded uniform floats in `[min, max)`.
+    /// Seeded uniform floats in `[min, max)` (`max` itself only through rounding).
     Uniform {
         /// Lower bound.
         min: f64,

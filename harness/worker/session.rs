@@ -3,7 +3,8 @@
 
 use super::protocol::{BaseKernel, TrialData, TrialRequest, TrialResult};
 use crate::check::copies::Copies;
-use crate::check::inputs::generate;
+use crate::check::input_set::InputSet;
+use crate::check::kernels::Kernels;
 use crate::check::plausible::plausible;
 use crate::check::reference::References;
 use crate::check::verify::{self, Failure};
@@ -46,6 +47,8 @@ pub struct Session {
     cache_dir: Option<PathBuf>,
     /// The reference's outputs per case and seed, reused by every kernel.
     references: References,
+    /// The harness's check kernels (prepare, compare), loaded with the timer.
+    kernels: Option<Kernels>,
 }
 
 /// The distinct entries of the kernels compiled from source `si`, in first-use order.
@@ -125,6 +128,7 @@ struct Op<'a> {
     kernel: usize,
     funcs: &'a [Function],
     copies: &'a Copies,
+    kernels: Option<&'a Kernels>,
 }
 
 impl<'a> Op<'a> {
@@ -135,6 +139,7 @@ impl<'a> Op<'a> {
         kernel: usize,
         funcs: &'a [Vec<Function>],
         copies: &'a Copies,
+        kernels: Option<&'a Kernels>,
     ) -> Op<'a> {
         Op {
             suite,
@@ -142,13 +147,14 @@ impl<'a> Op<'a> {
             kernel,
             funcs: &funcs[kernel],
             copies,
+            kernels,
         }
     }
 }
 
 impl Timed for Op<'_> {
     fn prepare(&mut self, gpu: &Gpu, copy: Option<usize>) -> Result<(), DeviceError> {
-        self.copies.prepare(gpu, copy)
+        self.copies.prepare(gpu, self.kernels, copy)
     }
     fn run(&mut self, gpu: &Gpu, copy: usize) -> Result<(), DeviceError> {
         let bufs = self.copies.copy(copy);
@@ -216,6 +222,7 @@ impl Session {
             loaded: HashMap::new(),
             cache_dir,
             references: References::default(),
+            kernels: None,
         })
     }
 
@@ -329,6 +336,11 @@ impl Session {
             let (empty, clock, module) = probes(&self.gpu, self.cache_dir.as_deref())?;
             self.timer = Some(Timer::new(&self.gpu, &empty, clock, module)?);
         }
+        if self.kernels.is_none() {
+            let kernels = Kernels::load(&self.gpu, self.cache_dir.as_deref())
+                .map_err(|m| Failure::Trial(TrialFailure::Harness(m)))?;
+            self.kernels = Some(kernels);
+        }
         let loaded = &self.loaded[&req.suite];
         let case = &suite.cases[req.case];
         let (k, r) = (req.kernel, suite.reference);
@@ -350,10 +362,11 @@ impl Session {
             }
         }
         let bufs = self.case_buffers(suite, req.case)?;
+        let kernels = self.kernels.as_ref();
         // The footprint comes from the kernel's first run in this worker, on real inputs, so
         // that the driver's local-memory reservation (kept once made) shows as a drop.
-        let host = generate(suite, req.case, req.seed).map_err(Failure::Wrong)?;
-        verify::upload(&self.gpu, &bufs, &host)?;
+        let first = InputSet::new(req.case, req.seed);
+        first.upload(&self.gpu, kernels, suite, &bufs)?;
         let mut footprint =
             footprint_of(&self.gpu, suite, req.case, k, &loaded.functions[k], &bufs)?;
         if loaded.fp64[k].count > 0 {
@@ -377,10 +390,8 @@ impl Session {
         let seeds: Vec<u64> = (0..INPUT_SETS as u64)
             .map(|s| req.seed.wrapping_add(s))
             .collect();
-        let mut sets = vec![host];
-        for seed in &seeds[1..] {
-            sets.push(generate(suite, req.case, *seed).map_err(Failure::Wrong)?);
-        }
+        let mut sets = vec![first];
+        sets.extend(seeds[1..].iter().map(|s| InputSet::new(req.case, *s)));
         if req.check {
             verify::verify(
                 &self.gpu,
@@ -392,26 +403,27 @@ impl Session {
                 verify::FirstInputs {
                     seed: req.seed,
                     sets: &sets,
+                    kernels,
                 },
                 &mut self.references,
             )?;
         }
         let mut expected = Vec::new();
-        for (seed, host) in seeds.iter().zip(&sets) {
+        for set in &sets {
             let funcs = &loaded.functions;
             let refs = &mut self.references;
-            expected.push(refs.outputs(&self.gpu, suite, req.case, *seed, host, funcs, &bufs)?);
+            expected.push(refs.outputs(&self.gpu, suite, (set, kernels), funcs, &bufs)?);
         }
         phases.check = clock.elapsed().as_secs_f64();
 
-        let mut copies = Copies::new(&self.gpu, suite, bufs, sets)?;
+        let mut copies = Copies::new(&self.gpu, kernels, suite, bufs, sets)?;
         let timer = self.timer.as_mut().expect("created above");
         let bench = suite.bench.with_effort(req.effort);
         let plan = {
-            let mut kernel = Op::new(suite, req.case, k, &loaded.functions, &copies);
+            let mut kernel = Op::new(suite, req.case, k, &loaded.functions, &copies, kernels);
             let mut reference = match paired {
-                Some((b, bs, bl)) => Op::new(bs, b.case, b.kernel, &bl.functions, &copies),
-                None => Op::new(suite, req.case, r, &loaded.functions, &copies),
+                Some((b, bs, bl)) => Op::new(bs, b.case, b.kernel, &bl.functions, &copies, kernels),
+                None => Op::new(suite, req.case, r, &loaded.functions, &copies, kernels),
             };
             let reference: Option<&mut dyn Timed> = if k == r && paired.is_none() {
                 None
@@ -441,12 +453,12 @@ impl Session {
         } else {
             copies.len()
         };
-        copies.grow(&self.gpu, wanted)?;
+        copies.grow(&self.gpu, kernels, wanted)?;
         let samples = {
-            let mut kernel = Op::new(suite, req.case, k, &loaded.functions, &copies);
+            let mut kernel = Op::new(suite, req.case, k, &loaded.functions, &copies, kernels);
             let mut reference = match paired {
-                Some((b, bs, bl)) => Op::new(bs, b.case, b.kernel, &bl.functions, &copies),
-                None => Op::new(suite, req.case, r, &loaded.functions, &copies),
+                Some((b, bs, bl)) => Op::new(bs, b.case, b.kernel, &bl.functions, &copies, kernels),
+                None => Op::new(suite, req.case, r, &loaded.functions, &copies, kernels),
             };
             let reference: Option<&mut dyn Timed> = if k == r && paired.is_none() {
                 None
@@ -469,7 +481,8 @@ impl Session {
         } else {
             copies.len()
         };
-        copies.check(&self.gpu, suite, (req.case, k), used, &expected, &seeds)?;
+        let at = (req.case, k);
+        copies.check(&self.gpu, kernels, suite, at, used, &expected, &seeds)?;
         if let Some(median) = samples.kernel_summary().map(|s| s.median) {
             // Only where L2 cannot hold what a sample moves: the launches of one sample on
             // their own copies, at least twice the L2, after a flush.

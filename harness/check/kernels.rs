@@ -1,0 +1,421 @@
+//! `Kernels`: the harness's own check kernels, so that the work around timed launches stays on
+//! the device (issue 11, "correctness at GPU speed"):
+//! - `kernelgate_prepare` puts copies back into the checked starting state from one table of
+//!   spans (poison an output, or restore an in-out buffer from its pristine copy): one launch
+//!   per sample instead of one memset or copy per buffer per copy (a graph of 128 launches
+//!   queued 128 of them before every replay);
+//! - `kernelgate_compare` compares an output with its expected values under the tolerance
+//!   rules of `check::compare` (the same IEEE steps as `compare::excess`, NaN and ∞ rules
+//!   included) and writes, per block, the mismatches, the first and the worst: only those
+//!   partials come back, and only a failure transfers more (for its message).
+
+use crate::device::compile::{self, CompileRequest};
+use crate::device::{DeviceBuffer, DeviceError, Function, Gpu, KernelArg, LaunchDims, Module};
+use crate::dtype::DType;
+use crate::suite::Tolerance;
+
+/// The kernels' CUDA source. `kg_excess` is `check::compare::excess` line by line.
+pub const SOURCE: &str = r#"
+struct KgSpan { unsigned long long dst, src, bytes; };
+struct KgPartial { unsigned long long count, first, worst; double excess; };
+
+// Fills `out` with the counter-based generator (`check::counter`, compiled in front of this):
+// form 0 uniform(a, b), 1 normal(mean a, std b), 2 integers in [lo, hi], 3 heavy-tailed
+// (mean a, std b, outliers c, scale d), 4 the constant a. `check::device_fill` says which
+// forms and types come here, and `check::inputs` computes the same values on the host.
+__device__ void kg_store(unsigned char* out, unsigned long long i, int dtype, double v) {
+    if (dtype == 0) ((float*)out)[i] = (float)v;
+    else if (dtype == 1) ((double*)out)[i] = v;
+    else if (dtype == 2) ((unsigned short*)out)[i] = kg_narrow(v, 10, 15);
+    else ((unsigned short*)out)[i] = kg_narrow(v, 7, 127);
+}
+extern "C" __global__ void kernelgate_fill(unsigned char* out, unsigned long long n, int dtype,
+    int form, unsigned long long stream, double a, double b, double c, double d, long long lo,
+    long long hi) {
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+         i += (unsigned long long)gridDim.x * blockDim.x) {
+        if (form == 2) {
+            long long v = kg_integer(stream, i, lo, hi);
+            switch (dtype) {
+            case 0: ((float*)out)[i] = (float)(double)v; break;
+            case 1: ((double*)out)[i] = (double)v; break;
+            case 2: case 3: kg_store(out, i, dtype, (double)v); break;
+            case 4: ((int*)out)[i] = (int)v; break;
+            case 5: ((unsigned int*)out)[i] = (unsigned int)v; break;
+            case 6: ((long long*)out)[i] = v; break;
+            default: out[i] = (unsigned char)v; break;
+            }
+            continue;
+        }
+        double v;
+        if (form == 0) {
+            v = a + (b - a) * kg_unit(stream, i);
+        } else if (form == 1) {
+            v = a + b * kg_normal(stream, i);
+        } else if (form == 3) {
+            v = a + b * kg_normal(stream, i);
+            if (kg_unit(kg_substream(stream, 3ull), i) < c) v = v * d;
+        } else {
+            v = a;
+        }
+        kg_store(out, i, dtype, v);
+    }
+}
+
+extern "C" __global__ void kernelgate_prepare(const KgSpan* spans, unsigned int count) {
+    for (unsigned int s = blockIdx.y; s < count; s += gridDim.y) {
+        const KgSpan sp = spans[s];
+        // 16-byte words where both ends are aligned (allocations are), bytes otherwise.
+        const bool aligned = ((sp.dst | sp.src) & 15ull) == 0ull;
+        const unsigned long long words = aligned ? sp.bytes / 16 : 0ull;
+        uint4* d = (uint4*)sp.dst;
+        const uint4* from = (const uint4*)sp.src;
+        const uint4 poison = make_uint4(0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu);
+        for (unsigned long long w = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
+             w < words; w += (unsigned long long)gridDim.x * blockDim.x) {
+            d[w] = sp.src ? from[w] : poison;
+        }
+        for (unsigned long long b = words * 16 + blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
+             b < sp.bytes; b += (unsigned long long)gridDim.x * blockDim.x) {
+            ((unsigned char*)sp.dst)[b] = sp.src ? ((const unsigned char*)sp.src)[b] : 0xFF;
+        }
+    }
+}
+
+__device__ double kg_half(unsigned short h) {
+    int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+    double v;
+    if (e == 0) v = (double)m * 5.9604644775390625e-08;
+    else if (e == 31) v = m ? __longlong_as_double(0x7ff8000000000000ll) : __longlong_as_double(0x7ff0000000000000ll);
+    else v = ldexp((double)(m | 0x400), e - 25);
+    return (h >> 15) ? -v : v;
+}
+
+// Element i as a double: the dtype codes of `check::kernels::code`.
+__device__ double kg_value(const unsigned char* p, unsigned long long i, int dtype) {
+    switch (dtype) {
+    case 0: return (double)((const float*)p)[i];
+    case 1: return ((const double*)p)[i];
+    case 2: return kg_half(((const unsigned short*)p)[i]);
+    case 3: return (double)__uint_as_float(((unsigned int)((const unsigned short*)p)[i]) << 16);
+    case 4: return (double)((const int*)p)[i];
+    case 5: return (double)((const unsigned int*)p)[i];
+    case 6: return (double)((const long long*)p)[i];
+    default: return (double)p[i];
+    }
+}
+
+__device__ double kg_excess(double a, double e, double rtol, double atol, int allow_nan) {
+    const double inf = __longlong_as_double(0x7ff0000000000000ll);
+    if (isnan(a) || isnan(e)) return (isnan(a) && isnan(e) && allow_nan) ? 0.0 : inf;
+    if (isinf(a) || isinf(e)) return a == e ? 0.0 : inf;
+    if (a == e) return 0.0;
+    double diff = fabs(a - e);
+    if (diff <= atol) return 0.0;
+    double largest = fabs(e) > fabs(a) ? fabs(e) : fabs(a);
+    if (diff <= largest * rtol) return 0.0;
+    double allowed = atol > rtol * largest ? atol : rtol * largest;
+    return allowed > 0.0 ? diff / allowed : 1.0 + diff;
+}
+
+// Keeps in `a` the worse of two partials: larger excess, then the earlier index.
+__device__ void kg_merge(KgPartial& a, const KgPartial& b) {
+    if (b.count == 0) return;
+    if (a.count == 0) { a = b; return; }
+    if (b.excess > a.excess || (b.excess == a.excess && b.worst < a.worst)) {
+        a.worst = b.worst;
+        a.excess = b.excess;
+    }
+    a.first = b.first < a.first ? b.first : a.first;
+    a.count += b.count;
+}
+
+extern "C" __global__ void __launch_bounds__(256) kernelgate_compare(
+    const unsigned char* actual, const unsigned char* expected, unsigned long long n, int dtype,
+    double rtol, double atol, int allow_nan, KgPartial* partials) {
+    __shared__ KgPartial block[256];
+    KgPartial mine = {0ull, 0ull, 0ull, 0.0};
+    for (unsigned long long i = blockIdx.x * 256ull + threadIdx.x; i < n;
+         i += (unsigned long long)gridDim.x * 256ull) {
+        double x = kg_excess(kg_value(actual, i, dtype), kg_value(expected, i, dtype), rtol, atol,
+                             allow_nan);
+        if (x > 0.0) {
+            KgPartial one = {1ull, i, i, x};
+            kg_merge(mine, one);
+        }
+    }
+    block[threadIdx.x] = mine;
+    __syncthreads();
+    for (unsigned int half = 128; half > 0; half >>= 1) {
+        if (threadIdx.x < half) kg_merge(block[threadIdx.x], block[threadIdx.x + half]);
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) partials[blockIdx.x] = block[0];
+}
+"#;
+
+/// The entries of `SOURCE`, in the order `Kernels` keeps them.
+pub const ENTRIES: [&str; 3] = [
+    "kernelgate_prepare",
+    "kernelgate_compare",
+    "kernelgate_fill",
+];
+
+/// What NVRTC compiles: the generator, the rounding to `f16`/`bf16`, then the kernels.
+pub fn source() -> String {
+    format!(
+        "{}{}{SOURCE}",
+        super::counter::DEVICE_SOURCE,
+        super::narrow::DEVICE_SOURCE
+    )
+}
+
+/// Blocks of one compare launch, at most (their partials are what comes back).
+pub const COMPARE_BLOCKS: usize = 1024;
+/// Bytes of one `KgPartial`.
+const PARTIAL_BYTES: usize = 32;
+/// Bytes of one `KgSpan`.
+pub const SPAN_BYTES: usize = 24;
+
+/// The code `kg_value` reads `dtype` by.
+pub fn code(dtype: DType) -> i32 {
+    match dtype {
+        DType::F32 => 0,
+        DType::F64 => 1,
+        DType::F16 => 2,
+        DType::Bf16 => 3,
+        DType::I32 => 4,
+        DType::U32 => 5,
+        DType::I64 => 6,
+        DType::U8 => 7,
+    }
+}
+
+/// One step of the prepare table: poison `dst` (every byte 0xFF), or copy `src` over it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Span {
+    /// Device address written.
+    pub dst: u64,
+    /// Device address read, or `None` to poison.
+    pub src: Option<u64>,
+    /// Bytes.
+    pub bytes: u64,
+}
+
+/// The table's bytes, as `KgSpan` lays them out.
+pub fn encode(spans: &[Span]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(spans.len() * SPAN_BYTES);
+    for s in spans {
+        out.extend_from_slice(&s.dst.to_le_bytes());
+        out.extend_from_slice(&s.src.unwrap_or(0).to_le_bytes());
+        out.extend_from_slice(&s.bytes.to_le_bytes());
+    }
+    out
+}
+
+/// What a device comparison found: the mismatches, the first, and the worst (largest excess,
+/// earliest index on ties, as `compare::compare` picks it).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Found {
+    /// Elements outside the tolerance.
+    pub count: u64,
+    /// The first of them.
+    pub first: u64,
+    /// The worst of them.
+    pub worst: u64,
+    /// Its excess (`compare::excess`).
+    pub excess: f64,
+}
+
+/// Merges the per-block partials `kernelgate_compare` wrote, as `kg_merge` does.
+pub fn merge(raw: &[u8]) -> Found {
+    let word = |p: &[u8], k: usize| u64::from_le_bytes(p[8 * k..8 * k + 8].try_into().expect("8"));
+    let mut acc = Found::default();
+    for p in raw.chunks_exact(PARTIAL_BYTES) {
+        let b = Found {
+            count: word(p, 0),
+            first: word(p, 1),
+            worst: word(p, 2),
+            excess: f64::from_bits(word(p, 3)),
+        };
+        if b.count == 0 {
+            continue;
+        }
+        if acc.count == 0 {
+            acc = b;
+            continue;
+        }
+        if b.excess > acc.excess || (b.excess == acc.excess && b.worst < acc.worst) {
+            (acc.worst, acc.excess) = (b.worst, b.excess);
+        }
+        acc.first = acc.first.min(b.first);
+        acc.count += b.count;
+    }
+    acc
+}
+
+/// The loaded check kernels and the buffer their partials come back in.
+pub struct Kernels {
+    prepare: Function,
+    compare: Function,
+    /// `kernelgate_fill` (see `check::device_fill`).
+    pub(super) fill: Function,
+    partials: DeviceBuffer,
+    // Last: the functions must not outlive their module.
+    _module: Module,
+}
+
+impl Kernels {
+    /// Compiles (through the cache) and loads the kernels for this device.
+    pub fn load(gpu: &Gpu, cache_dir: Option<&std::path::Path>) -> Result<Kernels, String> {
+        let entries: Vec<String> = ENTRIES.iter().map(|e| e.to_string()).collect();
+        // No contraction into FMAs: `kg_excess` must round as `compare::excess` does.
+        let options = ["--fmad=false".to_string()];
+        let text = source();
+        let req = CompileRequest {
+            path: std::path::Path::new("kernelgate_check.cu"),
+            text: &text,
+            include_dirs: &[],
+            options: &options,
+            entries: &entries,
+            arch: &gpu.info.arch(),
+        };
+        let c = compile::compile(&req, cache_dir)
+            .map_err(|e| format!("the harness's check kernels: {e}"))?;
+        let device = |e: DeviceError| format!("the harness's check kernels: {e}");
+        let module = gpu.load(&c.cubin).map_err(device)?;
+        Ok(Kernels {
+            prepare: module.function(&c.lowered[0]).map_err(device)?,
+            compare: module.function(&c.lowered[1]).map_err(device)?,
+            fill: module.function(&c.lowered[2]).map_err(device)?,
+            partials: gpu
+                .alloc_plain(COMPARE_BLOCKS * PARTIAL_BYTES)
+                .map_err(device)?,
+            _module: module,
+        })
+    }
+
+    /// Queues the spans `count` entries from byte `offset` of `table` (an uploaded `encode`)
+    /// describe, in one launch; `largest` is the largest span's size in bytes.
+    pub fn prepare(
+        &self,
+        gpu: &Gpu,
+        table: &DeviceBuffer,
+        (offset, count): (usize, usize),
+        largest: u64,
+    ) -> Result<(), DeviceError> {
+        if count == 0 {
+            return Ok(());
+        }
+        let words = largest.div_ceil(16).max(1);
+        let dims = LaunchDims {
+            grid: [
+                words.div_ceil(256).min(1024) as u32,
+                count.min(65_535) as u32,
+                1,
+            ],
+            block: [256, 1, 1],
+            shared: 0,
+        };
+        let at = (table.address() + offset as u64).to_le_bytes();
+        let n = (count as u32).to_le_bytes();
+        let args = [KernelArg::Scalar(&at), KernelArg::Scalar(&n)];
+        gpu.launch(&self.prepare, dims, &args)
+    }
+
+    /// Compares `actual` with `expected` (both `n` elements of `dtype`) under `tol` on the
+    /// device; waits and returns what it found.
+    pub fn compare(
+        &self,
+        gpu: &Gpu,
+        pair: (&DeviceBuffer, &DeviceBuffer),
+        dtype: DType,
+        n: usize,
+        tol: Tolerance,
+    ) -> Result<Found, DeviceError> {
+        let blocks = self.queue_compare(gpu, pair, (dtype, n, tol), self.partials.address())?;
+        let raw = gpu.download_range(&self.partials, 0, blocks * PARTIAL_BYTES)?;
+        Ok(merge(&raw))
+    }
+
+    /// Several comparisons (as `compare`), queued together and read back with one wait and
+    /// one transfer: what each found, in order.
+    pub fn compare_all(&self, gpu: &Gpu, items: &[Comparison]) -> Result<Vec<Found>, DeviceError> {
+        let blocks: Vec<usize> = items.iter().map(|c| blocks_for(c.n)).collect();
+        let total: usize = blocks.iter().sum();
+        if total == 0 {
+            return Ok(Vec::new());
+        }
+        let partials = gpu.alloc_plain(total * PARTIAL_BYTES)?;
+        let mut at = 0;
+        for (c, b) in items.iter().zip(&blocks) {
+            let address = partials.address() + (at * PARTIAL_BYTES) as u64;
+            self.queue_compare(gpu, (c.actual, c.expected), (c.dtype, c.n, c.tol), address)?;
+            at += b;
+        }
+        let raw = gpu.download(&partials)?;
+        let mut out = Vec::new();
+        let mut at = 0;
+        for b in blocks {
+            out.push(merge(&raw[at * PARTIAL_BYTES..(at + b) * PARTIAL_BYTES]));
+            at += b;
+        }
+        Ok(out)
+    }
+
+    /// Queues one `kernelgate_compare` writing its partials at device address `partials`;
+    /// returns its blocks.
+    fn queue_compare(
+        &self,
+        gpu: &Gpu,
+        (actual, expected): (&DeviceBuffer, &DeviceBuffer),
+        (dtype, n, tol): (DType, usize, Tolerance),
+        partials: u64,
+    ) -> Result<usize, DeviceError> {
+        let blocks = blocks_for(n);
+        let dims = LaunchDims {
+            grid: [blocks as u32, 1, 1],
+            block: [256, 1, 1],
+            shared: 0,
+        };
+        let (len, code) = ((n as u64).to_le_bytes(), code(dtype).to_le_bytes());
+        let (rtol, atol) = (tol.rtol.to_le_bytes(), tol.atol.to_le_bytes());
+        let allow_nan = (tol.allow_nan as i32).to_le_bytes();
+        let partials = partials.to_le_bytes();
+        let args = [
+            KernelArg::Buffer(actual),
+            KernelArg::Buffer(expected),
+            KernelArg::Scalar(&len),
+            KernelArg::Scalar(&code),
+            KernelArg::Scalar(&rtol),
+            KernelArg::Scalar(&atol),
+            KernelArg::Scalar(&allow_nan),
+            KernelArg::Scalar(&partials),
+        ];
+        gpu.launch(&self.compare, dims, &args)?;
+        Ok(blocks)
+    }
+}
+
+/// Blocks of a comparison of `n` elements.
+fn blocks_for(n: usize) -> usize {
+    n.div_ceil(256).clamp(1, COMPARE_BLOCKS)
+}
+
+/// One comparison for `Kernels::compare_all`.
+pub struct Comparison<'a> {
+    /// What the kernel left.
+    pub actual: &'a DeviceBuffer,
+    /// What was expected.
+    pub expected: &'a DeviceBuffer,
+    /// Their type.
+    pub dtype: DType,
+    /// Elements.
+    pub n: usize,
+    /// The rules.
+    pub tol: Tolerance,
+}
+
+#[cfg(test)]
+#[path = "kernels_tests.rs"]
+mod tests;
