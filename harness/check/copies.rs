@@ -48,15 +48,15 @@ struct Table {
 
 /// An out-of-memory error while making copies, said in the suite's words.
 fn no_room(gpu: &Gpu, e: DeviceError, each: usize, wanted: usize) -> Failure {
-    if e.name != "CUDA_ERROR_OUT_OF_MEMORY" {
+    if e.kind() != crate::device::ErrorKind::OutOfMemory {
         return e.into();
     }
     let (free, _) = gpu.memory_info().unwrap_or((0, 0));
-    Failure::Wrong(format!(
+    Failure::Trial(crate::failure::TrialFailure::OutOfMemory(format!(
         "out of memory: timing runs on {wanted} copies of the case's buffers ({} each, one per launch of a graph and one per input set), the device has {} free (make the case smaller)",
         bytes(each as u64),
         bytes(free as u64)
-    ))
+    )))
 }
 
 impl Copies {
@@ -81,7 +81,7 @@ impl Copies {
                     Ok(c) => copy.push(c),
                     // A case too large to hold twice is timed on one input set rather than
                     // not at all (the timed outputs are still checked).
-                    Err(e) if e.name == "CUDA_ERROR_OUT_OF_MEMORY" => {
+                    Err(e) if e.kind() == crate::device::ErrorKind::OutOfMemory => {
                         host.truncate(copies.len());
                         break 'sets;
                     }

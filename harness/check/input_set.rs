@@ -129,7 +129,7 @@ impl InputSet {
                         }
                         continue;
                     }
-                    Err(e) if e.name == "CUDA_ERROR_OUT_OF_MEMORY" => {}
+                    Err(e) if e.kind() == crate::device::ErrorKind::OutOfMemory => {}
                     Err(e) => return Err(e.into()),
                 }
             }

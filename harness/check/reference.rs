@@ -140,7 +140,7 @@ fn keep(
                 gpu.copy(&c, b)?;
                 out.push(Some(c));
             }
-            Err(e) if e.name == "CUDA_ERROR_OUT_OF_MEMORY" => return Ok(None),
+            Err(e) if e.kind() == crate::device::ErrorKind::OutOfMemory => return Ok(None),
             Err(e) => return Err(e.into()),
         }
     }

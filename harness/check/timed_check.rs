@@ -74,7 +74,7 @@ impl Copies {
                 }
                 let b = match gpu.alloc_plain(self.copies[0][i].bytes) {
                     Ok(b) => b,
-                    Err(e) if e.name == "CUDA_ERROR_OUT_OF_MEMORY" => return Ok(None),
+                    Err(e) if e.kind() == crate::device::ErrorKind::OutOfMemory => return Ok(None),
                     Err(e) => return Err(e.into()),
                 };
                 match data {

@@ -139,7 +139,10 @@ fn run(args: &[String]) -> Result<u8, HistoryError> {
             info.commit = a.commit.clone().unwrap_or_else(|| "unknown".into());
             info.branch = a.branch.clone().unwrap_or_else(|| "unknown".into());
             info.dirty = false;
-            info.mode = a.mode.clone().unwrap_or_else(|| "stored".into());
+            info.mode = a
+                .mode
+                .clone()
+                .unwrap_or_else(|| super::mode_of(&results).into());
             let id = history.append(&results, &info)?;
             println!(
                 "kernelgate: run {id} ({} trials) from {}",

@@ -102,11 +102,56 @@ impl RunInfo {
     }
 }
 
+/// `paired` for a run judged against a base revision (`KERNELGATE_BASE`), `stored` otherwise.
+pub fn mode_of(results: &crate::report::results::Results) -> &'static str {
+    if results.base.is_some() {
+        "paired"
+    } else {
+        "stored"
+    }
+}
+
 /// Appends a finished run to the history at `path` (the runner's `KERNELGATE_HISTORY`).
 pub fn append(path: &Path, results: &crate::report::results::Results) -> Result<(), String> {
-    let info = RunInfo::here(&results.date);
+    let mut info = RunInfo::here(&results.date);
+    info.mode = mode_of(results).into();
     History::open(path)
         .and_then(|mut h| h.append(results, &info))
         .map(|_| ())
         .map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::results::{BaseRevision, Results};
+
+    #[test]
+    fn a_paired_run_is_recorded_as_paired() {
+        let mut results = Results {
+            format: crate::report::results::FORMAT,
+            kernelgate: "0.1.0".into(),
+            date: "2026-11-22".into(),
+            device: None,
+            device_info: None,
+            trials: Vec::new(),
+            totals: None,
+            base: None,
+            gone: Vec::new(),
+        };
+        assert_eq!(mode_of(&results), "stored");
+        results.base = Some(BaseRevision {
+            rev: "origin/main".into(),
+            commit: "0123456".into(),
+        });
+        assert_eq!(mode_of(&results), "paired");
+        let dir = std::env::temp_dir().join(format!("kg-history-mode-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let db = dir.join("h.sqlite");
+        append(&db, &results).unwrap();
+        let runs = History::open(&db).unwrap().runs().unwrap();
+        assert_eq!(runs[0].info.mode, "paired");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
