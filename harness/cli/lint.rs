@@ -3,7 +3,7 @@
 //! machine, no GPU needed. Errors name the file and line.
 
 use crate::config::Config;
-use crate::suite;
+
 use std::process::ExitCode;
 
 /// The `kernelgate lint` command.
@@ -15,25 +15,10 @@ pub fn lint() -> ExitCode {
             return crate::exit::code(crate::exit::BAD_INPUT);
         }
     };
-    let suites = match suite::load_dir(&config.suites) {
+    let suites = match super::load_suites(&config, "kernelgate lint", "") {
         Ok(s) => s,
-        Err(e) => {
-            eprintln!("{e}");
-            eprintln!(
-                "kernelgate lint: {} problem(s) in the suite files",
-                e.diagnostics.len()
-            );
-            return crate::exit::code(crate::exit::BAD_INPUT);
-        }
+        Err(code) => return code,
     };
-    suites
-        .iter()
-        .flat_map(|s| &s.warnings)
-        .for_each(|w| eprintln!("warning: {w}"));
-    if let Err(e) = config.check_found(suites.len()) {
-        eprintln!("error: {e}");
-        return crate::exit::code(crate::exit::BAD_INPUT);
-    }
     // Every stored baseline parsed and validated, so GPU-less CI catches a broken one.
     let baselines = crate::baseline::check::check_dir(&config.baselines);
     for e in &baselines.errors {

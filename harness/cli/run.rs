@@ -8,7 +8,7 @@ use crate::nextest::{self, Invocation};
 use crate::report::results::{Results, Status};
 use crate::report::terminal;
 use crate::runner::{plan, Planned, Runner};
-use crate::suite::{self, Suite};
+use crate::suite::Suite;
 use crate::worker::client::WORKER_ENV;
 use crate::worker::pool::WorkerPool;
 use libtest_mimic::{Arguments, Completion, Failed, FormatSetting, Trial};
@@ -42,25 +42,10 @@ pub fn run(args: impl Iterator<Item = String>) -> ExitCode {
         eprintln!("error: KERNELGATE_BLESS is refused when `CI` is set: baselines are recorded on purpose, by a person, and reviewed (unset CI to bless locally)");
         return exit::code(exit::BAD_INPUT);
     }
-    let suites = match suite::load_dir(&config.suites) {
+    let suites = match super::load_suites(&config, "kernelgate", "; nothing was run") {
         Ok(s) => s,
-        Err(e) => {
-            eprintln!("{e}");
-            eprintln!(
-                "kernelgate: {} problem(s) in the suite files; nothing was run",
-                e.diagnostics.len()
-            );
-            return exit::code(exit::BAD_INPUT);
-        }
+        Err(code) => return code,
     };
-    suites
-        .iter()
-        .flat_map(|s| &s.warnings)
-        .for_each(|w| eprintln!("warning: {w}"));
-    if let Err(e) = config.check_found(suites.len()) {
-        eprintln!("error: {e}");
-        return exit::code(exit::BAD_INPUT);
-    }
     // Paired mode: the base revision's suites, loaded and validated before anything runs.
     let base = match &config.base {
         None => None,

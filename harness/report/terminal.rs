@@ -229,111 +229,102 @@ fn breach_text(b: &Breach) -> String {
     }
 }
 
-/// The gate's evidence for a failing paired verdict.
-fn paired_evidence(r: &TrialRecord) -> Option<String> {
-    let (
-        Some(GateNote::Paired {
+/// The gate's evidence for a failing verdict: the change, how it was tested, and what it was
+/// compared with (a stored baseline, or the base revision in paired mode).
+fn evidence(r: &TrialRecord) -> Option<String> {
+    let (Some(gate), Some(verdict), Some(m)) = (&r.gate, &r.verdict, &r.measurement) else {
+        return None;
+    };
+    let (old, against, method, remeasured, trailer) = match gate {
+        GateNote::Compared {
+            baseline,
+            remeasured,
+            family,
+        } => {
+            let spread = if baseline.runs > 1 {
+                format!(
+                    " × the spread {} between the baseline's {} runs: threshold {}",
+                    percent(baseline.spread),
+                    baseline.runs,
+                    percent(1.0 + with_spread(m.max_slowdown, baseline.spread))
+                )
+            } else {
+                String::new()
+            };
+            let mut trailer = String::new();
+            if let (Some(s), Some(old), Some(new)) =
+                (&verdict.speedup, baseline.speedup, &m.speedup)
+            {
+                trailer.push_str(&format!(
+                    "\n  speedup vs {}: {old:.2}× → {:.2}×, {} (p = {:.2e})",
+                    baseline.reference,
+                    new.median,
+                    speedup_change(s),
+                    s.p_adjusted
+                ));
+            }
+            let mut source = format!(
+                "\n  baseline: {} (recorded {} by kernelgate {})",
+                baseline.path, baseline.date, baseline.kernelgate
+            );
+            if !baseline.other_gpus.is_empty() {
+                let gpus: Vec<String> = baseline.other_gpus.iter().map(|o| o.describe()).collect();
+                source.push_str(&format!(
+                    "\n  the baseline came from another physical GPU ({}): hosts of one model differ by several percent; KERNELGATE_BLESS=add on this one adds a run and its spread",
+                    gpus.join(", ")
+                ));
+            }
+            (
+                baseline.median,
+                "",
+                format!(
+                    "p = {:.2e} after Benjamini–Hochberg over {family} comparison(s); max_slowdown {}%{spread}",
+                    verdict.time.p_adjusted,
+                    m.max_slowdown * 100.0
+                ),
+                *remeasured,
+                (trailer, source),
+            )
+        }
+        GateNote::Paired {
             rev,
             commit,
             remeasured,
             family,
-        }),
-        Some(verdict),
-        Some(m),
-    ) = (&r.gate, &r.verdict, &r.measurement)
-    else {
-        return None;
-    };
-    let what = match verdict.verdict {
-        Verdict::Regressed => "regressed against the base revision",
-        Verdict::Inconclusive => "inconclusive against the base revision (KERNELGATE_STRICT is set): too noisy to tell whether it is meaningfully slower",
+        } => (
+            crate::stats::Summary::of(&m.baseline_samples).map_or(f64::NAN, |s| s.median),
+            " against the base revision",
+            format!(
+                "paired per-round ratios: Hodges–Lehmann, p = {:.2e} by Wilcoxon signed-rank after Benjamini–Hochberg over {family} comparison(s); max_slowdown {}%",
+                verdict.time.p_adjusted,
+                m.max_slowdown * 100.0
+            ),
+            *remeasured,
+            (
+                String::new(),
+                format!("\n  base: KERNELGATE_BASE={rev} ({commit})"),
+            ),
+        ),
         _ => return None,
     };
-    let base = crate::stats::Summary::of(&m.baseline_samples).map_or(f64::NAN, |s| s.median);
-    let t = &verdict.time;
+    let what = match verdict.verdict {
+        Verdict::Regressed => format!("regressed{against}"),
+        Verdict::Inconclusive => format!("inconclusive{against} (KERNELGATE_STRICT is set): too noisy to tell whether it is meaningfully slower"),
+        _ => return None,
+    };
     let mut out = format!(
-        "{what}: {} → {} per run, {} (paired per-round ratios: Hodges–Lehmann, p = {:.2e} by Wilcoxon signed-rank after Benjamini–Hochberg over {family} comparison(s); max_slowdown {}%)",
-        duration(base),
+        "{what}: {} → {} per run, {} ({method})",
+        duration(old),
         duration(m.time.median),
-        change(t),
-        t.p_adjusted,
-        m.max_slowdown * 100.0,
+        change(&verdict.time),
     );
-    if *remeasured {
+    out.push_str(&trailer.0);
+    if remeasured {
         out.push_str(&format!(
             "\n  measured again with {REMEASURE_EFFORT}x the samples after an inconclusive first run"
         ));
     }
-    out.push_str(&format!("\n  base: KERNELGATE_BASE={rev} ({commit})"));
-    Some(out)
-}
-
-/// The gate's evidence for a failing verdict.
-fn evidence(r: &TrialRecord) -> Option<String> {
-    if matches!(r.gate, Some(GateNote::Paired { .. })) {
-        return paired_evidence(r);
-    }
-    let (
-        Some(GateNote::Compared {
-            baseline,
-            remeasured,
-            family,
-        }),
-        Some(verdict),
-        Some(m),
-    ) = (&r.gate, &r.verdict, &r.measurement)
-    else {
-        return None;
-    };
-    let what = match verdict.verdict {
-        Verdict::Regressed => "regressed",
-        Verdict::Inconclusive => "inconclusive (KERNELGATE_STRICT is set): too noisy to tell whether it is meaningfully slower",
-        _ => return None,
-    };
-    let t = &verdict.time;
-    let spread = if baseline.runs > 1 {
-        format!(
-            " × the spread {} between the baseline's {} runs: threshold {}",
-            percent(baseline.spread),
-            baseline.runs,
-            percent(1.0 + with_spread(m.max_slowdown, baseline.spread))
-        )
-    } else {
-        String::new()
-    };
-    let mut out = format!(
-        "{what}: {} → {} per run, {} (p = {:.2e} after Benjamini–Hochberg over {family} comparison(s); max_slowdown {}%{spread})",
-        duration(baseline.median),
-        duration(m.time.median),
-        change(t),
-        t.p_adjusted,
-        m.max_slowdown * 100.0,
-    );
-    if let (Some(s), Some(old), Some(new)) = (&verdict.speedup, baseline.speedup, &m.speedup) {
-        out.push_str(&format!(
-            "\n  speedup vs {}: {old:.2}× → {:.2}×, {} (p = {:.2e})",
-            baseline.reference,
-            new.median,
-            speedup_change(s),
-            s.p_adjusted
-        ));
-    }
-    if *remeasured {
-        out.push_str(&format!(
-            "\n  measured again with {REMEASURE_EFFORT}x the samples after an inconclusive first run"
-        ));
-    }
-    out.push_str(&format!(
-        "\n  baseline: {} (recorded {} by kernelgate {})",
-        baseline.path, baseline.date, baseline.kernelgate
-    ));
-    if !baseline.other_gpus.is_empty() {
-        let gpus: Vec<String> = baseline.other_gpus.iter().map(|o| o.describe()).collect();
-        out.push_str(&format!(
-            "\n  the baseline came from another physical GPU ({}): hosts of one model differ by several percent; KERNELGATE_BLESS=add on this one adds a run and its spread",
-            gpus.join(", ")
-        ));
-    }
+    out.push_str(&trailer.1);
     Some(out)
 }
 

@@ -26,6 +26,27 @@ pub struct Judged {
     pub remeasure_failure: Option<TrialFailure>,
 }
 
+impl Judged {
+    /// Takes the gate's decision: the verdict with the note `note` makes of it, or the failed
+    /// re-measure that took the trial out of the family.
+    pub(super) fn decided(
+        &mut self,
+        decision: Result<gate::Decision, TrialFailure>,
+        note: impl FnOnce(&gate::Decision) -> GateNote,
+    ) {
+        match decision {
+            Ok(d) => {
+                self.verdict = Some(d.verdict);
+                self.gate = note(&d);
+            }
+            Err(f) => {
+                self.gate = GateNote::RemeasureFailed;
+                self.remeasure_failure = Some(f);
+            }
+        }
+    }
+}
+
 /// The gate's input for new samples against a stored entry: its pooled samples, with
 /// `max_slowdown` widened by the spread between its runs ([`gate::with_spread`]).
 fn input(samples: &Samples, old: &Entry, max_slowdown: f64) -> GateInput {
@@ -166,33 +187,24 @@ pub(super) fn judge(
         };
         let here = Origin::measured_on(device.as_ref(), ordinal);
         let j = judged[*i].as_mut().expect("judged above");
-        match decision {
-            Ok(d) => {
-                j.verdict = Some(d.verdict);
-                j.gate = GateNote::Compared {
-                    baseline: BaselineRef {
-                        path: store
-                            .suite(&run.suites[plan[*i].suite].name)
-                            .map(|s| s.path.display().to_string())
-                            .unwrap_or_default(),
-                        median: old.time.median,
-                        speedup: old.speedup.map(|s| s.median),
-                        reference: old.reference.clone(),
-                        date: old.date.clone(),
-                        kernelgate: old.kernelgate.clone(),
-                        runs: old.runs.len().max(1),
-                        spread: old.spread(),
-                        other_gpus: old.other_gpus(&here),
-                    },
-                    remeasured: d.remeasured,
-                    family: d.family,
-                };
-            }
-            Err(f) => {
-                j.gate = GateNote::RemeasureFailed;
-                j.remeasure_failure = Some(f);
-            }
-        }
+        j.decided(decision, |d| GateNote::Compared {
+            baseline: BaselineRef {
+                path: store
+                    .suite(&run.suites[plan[*i].suite].name)
+                    .map(|s| s.path.display().to_string())
+                    .unwrap_or_default(),
+                median: old.time.median,
+                speedup: old.speedup.map(|s| s.median),
+                reference: old.reference.clone(),
+                date: old.date.clone(),
+                kernelgate: old.kernelgate.clone(),
+                runs: old.runs.len().max(1),
+                spread: old.spread(),
+                other_gpus: old.other_gpus(&here),
+            },
+            remeasured: d.remeasured,
+            family: d.family,
+        });
     }
     judged
 }

@@ -80,21 +80,12 @@ pub(super) fn judge_paired(
     let decisions = gate::settle(inputs, remeasure);
     for (&i, decision) in compared.iter().zip(decisions) {
         let j = judged[i].as_mut().expect("judged above");
-        match decision {
-            Ok(d) => {
-                j.verdict = Some(d.verdict);
-                j.gate = GateNote::Paired {
-                    rev: base.rev.clone(),
-                    commit: base.commit.clone(),
-                    remeasured: d.remeasured,
-                    family: d.family,
-                };
-            }
-            Err(f) => {
-                j.gate = GateNote::RemeasureFailed;
-                j.remeasure_failure = Some(f);
-            }
-        }
+        j.decided(decision, |d| GateNote::Paired {
+            rev: base.rev.clone(),
+            commit: base.commit.clone(),
+            remeasured: d.remeasured,
+            family: d.family,
+        });
     }
     // A re-measured trial's base footprint and samples are its new run's.
     for &i in &compared {

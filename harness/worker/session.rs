@@ -152,6 +152,20 @@ impl<'a> Op<'a> {
     }
 }
 
+/// A kernel, one of `functions`, on `case` of `suite`.
+type Which<'a> = (&'a Suite, usize, usize, &'a [Vec<Function>]);
+
+/// The kernel under test and what it is timed against (when anything), over `copies`.
+fn timed_pair<'a>(
+    kernel: Which<'a>,
+    against: Option<Which<'a>>,
+    copies: &'a Copies,
+    kernels: Option<&'a Kernels>,
+) -> (Op<'a>, Option<Op<'a>>) {
+    let op = |(suite, case, k, funcs): Which<'a>| Op::new(suite, case, k, funcs, copies, kernels);
+    (op(kernel), against.map(op))
+}
+
 impl Timed for Op<'_> {
     fn prepare(&mut self, gpu: &Gpu, copy: Option<usize>) -> Result<(), DeviceError> {
         self.copies.prepare(gpu, self.kernels, copy)
@@ -419,18 +433,17 @@ impl Session {
         let mut copies = Copies::new(&self.gpu, kernels, suite, bufs, sets)?;
         let timer = self.timer.as_mut().expect("created above");
         let bench = suite.bench.with_effort(req.effort);
+        // The timed pair: the kernel, and what it is timed against — its suite's reference, or
+        // in paired mode the base revision's kernel (`None` when it is the reference itself).
+        let under_test: Which = (suite, req.case, k, &loaded.functions);
+        let against: Option<Which> = match paired {
+            Some((b, bs, bl)) => Some((bs, b.case, b.kernel, &bl.functions)),
+            None => (k != r).then_some((suite, req.case, r, &loaded.functions)),
+        };
         let plan = {
-            let mut kernel = Op::new(suite, req.case, k, &loaded.functions, &copies, kernels);
-            let mut reference = match paired {
-                Some((b, bs, bl)) => Op::new(bs, b.case, b.kernel, &bl.functions, &copies, kernels),
-                None => Op::new(suite, req.case, r, &loaded.functions, &copies, kernels),
-            };
-            let reference: Option<&mut dyn Timed> = if k == r && paired.is_none() {
-                None
-            } else {
-                Some(&mut reference)
-            };
-            timer.plan(&self.gpu, &bench, &mut kernel, reference, req.regime)?
+            let (mut kernel, mut against) = timed_pair(under_test, against, &copies, kernels);
+            let against = against.as_mut().map(|o| o as &mut dyn Timed);
+            timer.plan(&self.gpu, &bench, &mut kernel, against, req.regime)?
         };
         // Paired: base and candidate replayed in graphs of one size. Seen on an H200, paired
         // A/A with batches chosen per side from each pilot (16 and 32 launches): the same
@@ -455,24 +468,9 @@ impl Session {
         };
         copies.grow(&self.gpu, kernels, wanted)?;
         let samples = {
-            let mut kernel = Op::new(suite, req.case, k, &loaded.functions, &copies, kernels);
-            let mut reference = match paired {
-                Some((b, bs, bl)) => Op::new(bs, b.case, b.kernel, &bl.functions, &copies, kernels),
-                None => Op::new(suite, req.case, r, &loaded.functions, &copies, kernels),
-            };
-            let reference: Option<&mut dyn Timed> = if k == r && paired.is_none() {
-                None
-            } else {
-                Some(&mut reference)
-            };
-            timer.sample(
-                &self.gpu,
-                &bench,
-                plan,
-                copies.len(),
-                &mut kernel,
-                reference,
-            )?
+            let (mut kernel, mut against) = timed_pair(under_test, against, &copies, kernels);
+            let against = against.as_mut().map(|o| o as &mut dyn Timed);
+            timer.sample(&self.gpu, &bench, plan, copies.len(), &mut kernel, against)?
         };
         // The kernel wrote last (see `Timer::sample`): every copy it ran on must hold the
         // reference's answer for that copy's input set.
