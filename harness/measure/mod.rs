@@ -480,11 +480,11 @@ impl Timer {
         };
         let mut round = 0usize;
         loop {
-            // Persisting-L2 lines survive a flush by writes; reset them before every group of
-            // rounds, while the stream is idle (the reset is not a stream operation). Only
-            // where a carve-out exists: with a limit of 0 no line can persist, and the reset
-            // (a context-wide L2 operation) is one of the few things the first part of issue 11
-            // added to every graph sample's surroundings (see docs/timing-integrity.md §7).
+            // Persisting-L2 lines survive a flush by writes. The worker sets the carve-out to 0
+            // when it opens the device (`Gpu::disable_persisting_l2`), so none can exist; only
+            // where that did not take (a limit still above 0) are they reset here, before every
+            // group of rounds. The reset costs every graph launch ~0.35 µs (measured on an
+            // H200, docs/timing-integrity.md §8), so it must not run where it is not needed.
             if gpu.persisting_l2_limit() > 0 {
                 gpu.reset_persisting_l2()?;
             }

@@ -229,6 +229,7 @@ impl Session {
     /// Opens the device.
     pub fn open(ordinal: i32, cache_dir: Option<PathBuf>) -> Result<Session, DeviceError> {
         let gpu = Gpu::open(ordinal)?;
+        gpu.disable_persisting_l2()?;
         Ok(Session {
             gpu,
             timer: None,
