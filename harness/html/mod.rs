@@ -52,18 +52,7 @@ fn summary(results: &Results) -> String {
         let rows: Vec<Vec<String>> = attention
             .iter()
             .map(|(s, t)| {
-                let change = t
-                    .verdict
-                    .map(|v| {
-                        use crate::gate::percent;
-                        format!(
-                            "{} [{}, {}]",
-                            percent(v.time.slowdown),
-                            percent(v.time.low),
-                            percent(v.time.high)
-                        )
-                    })
-                    .unwrap_or_else(|| "–".into());
+                let change = crate::report::terminal::record_change(t);
                 let cmds: String = commands(t)
                     .iter()
                     .map(|(what, c)| format!("<pre>{what}: {}</pre>", esc(c)))

@@ -6,8 +6,8 @@ use super::page::{anchor, badge, esc, num, table};
 use super::plots::{self, Series, YAxis};
 use super::trial::{kernel_and_case, sizes, sweep_axis, State};
 use crate::device::DeviceInfo;
-use crate::gate::percent;
 use crate::report::results::TrialRecord;
+use crate::report::terminal::record_change as change;
 use crate::report::{bytes, duration, rate};
 
 fn chart(r: Result<String, plots::PlotError>) -> String {
@@ -140,19 +140,6 @@ fn sweep_charts(suite: &str, trials: &[&TrialRecord], device: Option<&DeviceInfo
     }
     out.push_str("</div>\n");
     out
-}
-
-fn change(t: &TrialRecord) -> String {
-    t.verdict
-        .map(|v| {
-            format!(
-                "{} [{}, {}]",
-                percent(v.time.slowdown),
-                percent(v.time.low),
-                percent(v.time.high)
-            )
-        })
-        .unwrap_or_else(|| "–".into())
 }
 
 fn trials_table(trials: &[&TrialRecord], device: Option<&DeviceInfo>) -> String {

@@ -3,7 +3,7 @@
 
 use super::duration;
 use super::results::{Results, TrialRecord};
-use crate::gate::{self, percent, GateInput};
+use crate::gate::{self, GateInput};
 
 /// One row of the table.
 #[derive(Debug, Clone, PartialEq)]
@@ -89,12 +89,7 @@ pub fn table(rows: &[Row]) -> String {
                     r.name.clone(),
                     time(r.old),
                     time(r.new),
-                    format!(
-                        "{} [{}, {}]",
-                        percent(v.time.slowdown),
-                        percent(v.time.low),
-                        percent(v.time.high)
-                    ),
+                    crate::report::terminal::change(&v.time),
                     format!("{:.2e}", v.time.p_adjusted),
                     v.verdict.to_string(),
                 ],

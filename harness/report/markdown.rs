@@ -4,7 +4,8 @@
 
 use super::results::{Results, Status, TrialRecord};
 use super::{bytes, duration};
-use crate::gate::{percent, Verdict};
+use crate::gate::Verdict;
+use crate::report::terminal::record_change as change;
 
 /// The size the summary is kept under.
 pub const MAX_BYTES: usize = 1_000_000;
@@ -26,19 +27,6 @@ fn verdict(t: &TrialRecord) -> String {
         (_, None, Some(_)) => "no baseline".into(),
         (_, None, None) => "passed".into(),
     }
-}
-
-fn change(t: &TrialRecord) -> String {
-    t.verdict
-        .map(|v| {
-            format!(
-                "{} [{}, {}]",
-                percent(v.time.slowdown),
-                percent(v.time.low),
-                percent(v.time.high)
-            )
-        })
-        .unwrap_or_else(|| "–".into())
 }
 
 fn needs_attention(t: &TrialRecord) -> bool {

@@ -21,6 +21,13 @@ pub fn change(c: &Comparison) -> String {
     )
 }
 
+/// A trial's change in time with its interval, or `–` when it was not compared.
+pub fn record_change(r: &TrialRecord) -> String {
+    r.verdict
+        .map(|v| change(&v.time))
+        .unwrap_or_else(|| "–".into())
+}
+
 /// A speedup comparison as the change in speedup: its slowdown factor `s` is old/new, so the
 /// change is 1/s − 1 and the interval flips.
 fn speedup_change(s: &Comparison) -> String {
