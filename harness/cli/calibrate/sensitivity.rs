@@ -104,6 +104,36 @@ fn report_failures(out: &[Vec<Judged>], what: &str) {
     }
 }
 
+/// One subject's family in worker `w`: every level measured (`ask(level, effort)`), the
+/// inconclusive ones measured again through the gate's policy, and judged at every threshold;
+/// failures reported under `label`.
+fn family(
+    w: &mut Worker,
+    suites: &[(usize, &Suite)],
+    ask: &dyn Fn(usize, u32) -> Ask,
+    input: &dyn Fn(&Samples) -> GateInput,
+    (timeout, label): (Duration, &str),
+    cost: &mut Cost,
+) -> Vec<Vec<Judged>> {
+    let what = |l: usize| format!("{label}, {}% slower", LEVELS[l]);
+    let first: Vec<Result<GateInput, Skip>> = (0..LEVELS.len())
+        .map(|l| {
+            cost.verdicts += 1;
+            let m = measure(w, suites, ask(l, 1), timeout, &what(l));
+            gate_input(m, cost, input)
+        })
+        .collect();
+    let mut again = |l: usize| -> Result<GateInput, CalibrateError> {
+        cost.remeasures += 1;
+        let (data, wall) = measure(w, suites, ask(l, REMEASURE_EFFORT), timeout, &what(l))?;
+        cost.seconds += wall;
+        Ok(input(&data.samples))
+    };
+    let out = judge_family(&first, &thresholds(), &mut again);
+    report_failures(&out, label);
+    out
+}
+
 /// Stored mode over every subject.
 pub fn stored(subjects: &[Subject], repeat: &Repeat) -> Sensitivity {
     let mut cells = empty(subjects.len());
@@ -125,36 +155,17 @@ pub fn stored(subjects: &[Subject], repeat: &Repeat) -> Sensitivity {
                 regime: Some(sub.kernel.regime),
                 effort,
             };
-            let what = |l: usize| {
-                format!(
-                    "stored, ~{}, {}% slower",
-                    duration(sub.kernel.target),
-                    LEVELS[l]
-                )
-            };
             let suites = [(d, &sub.suite)];
             let input = stored_input(&sub.baseline);
-            let first: Vec<Result<GateInput, Skip>> = (0..LEVELS.len())
-                .map(|l| {
-                    cost.verdicts += 1;
-                    let m = measure(&mut w, &suites, ask(l, 1), repeat.timeout, &what(l));
-                    gate_input(m, &mut cost, &input)
-                })
-                .collect();
-            let mut again = |l: usize| -> Result<GateInput, CalibrateError> {
-                cost.remeasures += 1;
-                let (data, wall) = measure(
-                    &mut w,
-                    &suites,
-                    ask(l, REMEASURE_EFFORT),
-                    repeat.timeout,
-                    &what(l),
-                )?;
-                cost.seconds += wall;
-                Ok(input(&data.samples))
-            };
-            let out = judge_family(&first, &thresholds(), &mut again);
-            report_failures(&out, &format!("stored, ~{}", duration(sub.kernel.target)));
+            let label = format!("stored, ~{}", duration(sub.kernel.target));
+            let out = family(
+                &mut w,
+                &suites,
+                &ask,
+                &input,
+                (repeat.timeout, &label),
+                &mut cost,
+            );
             add(&mut cells[d], &out);
         }
         w.stop();
@@ -193,37 +204,19 @@ pub fn paired(subjects: &[Subject], repeat: &Repeat) -> Sensitivity {
                 regime: Some(sub.kernel.regime),
                 effort,
             };
-            let what = |l: usize| {
-                format!(
-                    "paired, ~{}, {}% slower",
-                    duration(sub.kernel.target),
-                    LEVELS[l]
-                )
-            };
             // The worker keeps one copy of a suite per index; the base is the same suite again.
             let suites = [(d, &sub.suite), (n + d, &sub.suite)];
+
             let input = |s: &Samples| paired_input(s, 0.0);
-            let first: Vec<Result<GateInput, Skip>> = (0..LEVELS.len())
-                .map(|l| {
-                    cost.verdicts += 1;
-                    let m = measure(&mut w, &suites, ask(l, 1), repeat.timeout, &what(l));
-                    gate_input(m, &mut cost, input)
-                })
-                .collect();
-            let mut again = |l: usize| -> Result<GateInput, CalibrateError> {
-                cost.remeasures += 1;
-                let (data, wall) = measure(
-                    &mut w,
-                    &suites,
-                    ask(l, REMEASURE_EFFORT),
-                    repeat.timeout,
-                    &what(l),
-                )?;
-                cost.seconds += wall;
-                Ok(input(&data.samples))
-            };
-            let out = judge_family(&first, &thresholds(), &mut again);
-            report_failures(&out, &format!("paired, ~{}", duration(sub.kernel.target)));
+            let label = format!("paired, ~{}", duration(sub.kernel.target));
+            let out = family(
+                &mut w,
+                &suites,
+                &ask,
+                &input,
+                (repeat.timeout, &label),
+                &mut cost,
+            );
             add(&mut cells[d], &out);
         }
         w.stop();
