@@ -1,0 +1,191 @@
+//! Paired mode through the runner: trials timed against their base (the executor's spec says
+//! which kernel), judged on per-round ratios, new / changed / gone trials listed, re-measures
+//! timed against the base again.
+
+use super::*;
+
+/// Paired mode: the executor's "reference" samples are the base kernel's.
+fn paired_measured(cand: f64, base: f64, n: usize, spread: f64) -> Outcome {
+    let mut s = samples(cand, n, spread);
+    s.reference = times(base, n, spread / 4.0);
+    Outcome::Measured(Box::new(Measured {
+        ordinal: 0,
+        samples: s,
+        footprint: footprint(1000),
+        base_footprint: Some(footprint(1000)),
+    }))
+}
+
+/// Runs suite `t` in paired mode against a base that has the same suite (or `base_suites`).
+fn run_paired(
+    name: &str,
+    script: Vec<(&str, u32, Outcome)>,
+    edit_base: impl FnOnce(&mut Suite),
+) -> (crate::report::results::Results, Vec<TrialSpec>) {
+    let dir = scratch(name);
+    let suites = vec![suite(&dir)];
+    let mut base_suite = suites[0].clone();
+    edit_base(&mut base_suite);
+    let base = crate::paired::Base {
+        rev: "HEAD~1".into(),
+        commit: "0123456789abcdef".into(),
+        suites: vec![base_suite],
+    };
+    let config = config(&dir, Mode::Gate);
+    let plan = plan(&suites);
+    let executor = Spying {
+        inner: Scripted::new(&plan, script),
+        specs: Mutex::new(Vec::new()),
+    };
+    let runner = Runner {
+        config: &config,
+        suites: &suites,
+        executor: &executor,
+        progress: false,
+        base: Some(&base),
+    };
+    let selected: Vec<usize> = (0..plan.len()).collect();
+    let mut report = runner.run(&plan, &selected);
+    crate::report::terminal::fill_messages(&mut report.results);
+    let _ = std::fs::remove_dir_all(&dir);
+    (report.results, executor.specs.into_inner().unwrap())
+}
+
+/// Records every spec it is asked to execute.
+struct Spying {
+    inner: Scripted,
+    specs: Mutex<Vec<TrialSpec>>,
+}
+
+impl Executor for Spying {
+    fn slots(&self) -> usize {
+        1
+    }
+    fn device(&self) -> Option<DeviceInfo> {
+        self.inner.device()
+    }
+    fn execute(&self, slot: usize, spec: &TrialSpec) -> Outcome {
+        self.specs.lock().unwrap().push(spec.clone());
+        self.inner.execute(slot, spec)
+    }
+    fn stop(&self) {}
+    fn totals(&self) -> RunTotals {
+        RunTotals::default()
+    }
+}
+
+#[test]
+fn paired_trials_are_timed_against_their_base_and_judged_on_ratios() {
+    let (results, specs) = run_paired(
+        "paired",
+        vec![
+            // The machine is 8% slower in this run: both sides, so nothing changed.
+            ("t::naive", 1, paired_measured(10.8e-6, 10.8e-6, 32, 0.01)),
+            // A real 10% slowdown of the candidate against its base.
+            ("t::fast", 1, paired_measured(11e-6, 10e-6, 32, 0.01)),
+        ],
+        |_| {},
+    );
+    let kernel_specs: Vec<&TrialSpec> = specs.iter().filter(|s| s.kind != Kind::Compile).collect();
+    assert!(
+        kernel_specs
+            .iter()
+            .all(|s| s.base.is_some() && s.regime.is_none()),
+        "{specs:?}"
+    );
+    assert_eq!(
+        kernel_specs[0].base.unwrap().suite,
+        1,
+        "base suites follow the run's own"
+    );
+    let naive = record(&results, "t::naive");
+    assert_eq!(naive.verdict.unwrap().verdict, Verdict::Unchanged);
+    assert!(
+        matches!(&naive.gate, Some(GateNote::Paired { commit, family: 2, .. }) if commit == "0123456789abcdef")
+    );
+    let fast = record(&results, "t::fast");
+    assert_eq!(fast.verdict.unwrap().verdict, Verdict::Regressed);
+    assert_eq!(fast.failure, Some(FailKind::Performance));
+    let message = fast.message.as_deref().unwrap();
+    assert!(
+        message.starts_with("regressed against the base revision"),
+        "{message}"
+    );
+    assert!(
+        message.contains("base: KERNELGATE_BASE=HEAD~1 (0123456789abcdef)"),
+        "{message}"
+    );
+    assert_eq!(
+        fast.measurement.as_ref().unwrap().reference.as_deref(),
+        Some("base 0123456")
+    );
+    let line = crate::report::terminal::line(fast, None);
+    assert!(line.contains("REGRESSED +10.0%"), "{line}");
+    assert!(line.contains("vs base 0123456 (paired)"), "{line}");
+    assert_eq!(results.base.as_ref().unwrap().rev, "HEAD~1");
+}
+
+#[test]
+fn paired_new_changed_and_gone_trials_are_listed_not_compared() {
+    let (results, specs) = run_paired(
+        "paired-changed",
+        vec![
+            ("t::naive", 1, measured(10e-6, 32, 0.01, 1000)),
+            ("t::fast", 1, measured(10e-6, 32, 0.01, 1000)),
+        ],
+        |base| {
+            // At the base, `fast` did not exist, another kernel did, and `y` was longer.
+            base.kernels[1].name = "old_kernel".into();
+            base.cases[0].lens[1] = 2048;
+        },
+    );
+    assert!(
+        specs.iter().all(|s| s.base.is_none()),
+        "nothing is paired: {specs:?}"
+    );
+    let naive = record(&results, "t::naive");
+    assert!(
+        matches!(&naive.gate, Some(GateNote::Changed { why }) if why.contains("buffers changed")),
+        "{:?}",
+        naive.gate
+    );
+    assert_eq!(naive.status, Status::Passed);
+    assert_eq!(record(&results, "t::fast").gate, Some(GateNote::New));
+    assert_eq!(results.gone, ["t::old_kernel"]);
+}
+
+#[test]
+fn a_paired_remeasure_is_timed_against_the_base_again() {
+    let (results, specs) = run_paired(
+        "paired-remeasure",
+        vec![
+            ("t::naive", 1, paired_measured(10e-6, 10e-6, 32, 0.01)),
+            ("t::fast", 1, paired_measured(10.4e-6, 10e-6, 12, 0.12)),
+            (
+                "t::fast",
+                REMEASURE_EFFORT,
+                paired_measured(10.05e-6, 10e-6, 64, 0.01),
+            ),
+        ],
+        |_| {},
+    );
+    let again: Vec<&TrialSpec> = specs
+        .iter()
+        .filter(|s| s.effort == REMEASURE_EFFORT)
+        .collect();
+    assert_eq!(again.len(), 1, "{specs:?}");
+    assert!(again[0].base.is_some());
+    let fast = record(&results, "t::fast");
+    assert!(
+        matches!(
+            fast.gate,
+            Some(GateNote::Paired {
+                remeasured: true,
+                ..
+            })
+        ),
+        "{:?}",
+        fast.gate
+    );
+    assert_eq!(fast.verdict.unwrap().verdict, Verdict::Unchanged);
+}
