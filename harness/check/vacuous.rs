@@ -27,6 +27,34 @@ impl Vacuous {
     }
 }
 
+/// Elements summed per parallel chunk: fixed, so the sum (and the mean) is the same on every
+/// machine and every run, whatever the thread count.
+const CHUNK: usize = 1 << 16;
+
+/// The sum, count and largest magnitude of `data`'s finite values: chunks in parallel, combined
+/// in order. Seen on an H200 host (16 cores): one pass over a 16M-element output took ~30 ms
+/// per seed sequentially — with three candidates' set-up, 62% of all correctness time.
+fn finite_stats(data: &HostData) -> (f64, usize, f64) {
+    use rayon::prelude::*;
+    let n = data.len();
+    let chunks: Vec<(f64, usize, f64)> = (0..n.div_ceil(CHUNK))
+        .into_par_iter()
+        .map(|c| {
+            (c * CHUNK..((c + 1) * CHUNK).min(n))
+                .map(|i| data.get(i))
+                .filter(|v| v.is_finite())
+                .fold((0.0, 0usize, 0.0f64), |(s, k, m), v| {
+                    (s + v, k + 1, m.max(v.abs()))
+                })
+        })
+        .collect();
+    chunks
+        .into_iter()
+        .fold((0.0, 0, 0.0), |(s, k, m), (cs, ck, cm)| {
+            (s + cs, k + ck, m.max(cm))
+        })
+}
+
 /// Whether an output of all zeros, all poison (0xFF bytes) or one constant (the expected
 /// values' mean) would pass against `expected` under `tol`. `None` when the check can fail. A
 /// candidate that *is* the expected output is not counted: when the reference itself is all
@@ -36,10 +64,7 @@ pub fn vacuous(expected: &HostData, tol: Tolerance) -> Option<Vacuous> {
     if n == 0 {
         return None;
     }
-    let finite = (0..n).map(|i| expected.get(i)).filter(|v| v.is_finite());
-    let (sum, count, largest) = finite.fold((0.0, 0usize, 0.0f64), |(s, c, m), v| {
-        (s + v, c + 1, m.max(v.abs()))
-    });
+    let (sum, count, largest) = finite_stats(expected);
     let mean = if count > 0 { sum / count as f64 } else { 0.0 };
     let mean = if expected.dtype.is_float() {
         mean
@@ -81,6 +106,30 @@ const HEAD: usize = 4096;
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn the_parallel_statistics_are_the_sequential_ones_and_skip_non_finite_values() {
+        let n = 3 * CHUNK + 17;
+        let values: Vec<f64> = (0..n)
+            .map(|i| match i % 1000 {
+                0 => f64::NAN,
+                1 => f64::INFINITY,
+                _ => (i as f64 * 0.37).sin() * 3.0,
+            })
+            .collect();
+        let data = HostData::from_f64(crate::dtype::DType::F64, values.iter().copied());
+        let (sum, count, largest) = finite_stats(&data);
+        let finite: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
+        assert_eq!(count, finite.len());
+        assert!((sum - finite.iter().sum::<f64>()).abs() < 1e-9 * n as f64);
+        assert_eq!(largest, finite.iter().fold(0.0f64, |m, v| m.max(v.abs())));
+        assert_eq!(
+            finite_stats(&data),
+            (sum, count, largest),
+            "the same every time"
+        );
+    }
+
     use super::*;
     use crate::dtype::DType;
 
