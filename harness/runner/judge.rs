@@ -26,6 +26,16 @@ pub struct Judged {
     pub remeasure_failure: Option<TrialFailure>,
 }
 
+/// A trial whose SM clock was throttled in too many rounds (or that has no samples) is not
+/// judged; its note says how many rounds were dropped.
+pub(super) fn unreliable(samples: &Samples) -> Option<GateNote> {
+    let clocks = &samples.clocks;
+    (clocks.unreliable || samples.kernel.is_empty()).then(|| GateNote::Unreliable {
+        discarded: clocks.discarded_rounds,
+        rounds: clocks.discarded_rounds + clocks.kept_rounds,
+    })
+}
+
 impl Judged {
     /// Takes the gate's decision: the verdict with the note `note` makes of it, or the failed
     /// re-measure that took the trial out of the family.
@@ -119,12 +129,8 @@ pub(super) fn judge(
         };
         let suite = &run.suites[trial.suite];
         let baseline = store.entry(&suite.name, &trial.name).cloned();
-        let clocks = &m.samples.clocks;
-        let gate = if clocks.unreliable || m.samples.kernel.is_empty() {
-            GateNote::Unreliable {
-                discarded: clocks.discarded_rounds,
-                rounds: clocks.discarded_rounds + clocks.kept_rounds,
-            }
+        let gate = if let Some(note) = unreliable(&m.samples) {
+            note
         } else {
             match store.suite(&suite.name).map(|s| (&s.file, &s.elsewhere)) {
                 None => GateNote::NoBaseline {

@@ -4,7 +4,7 @@
 //! ([`gate::settle`]) decides them all together with the Wilcoxon signed-rank test and the
 //! Hodges–Lehmann centre of the log-ratios, re-measuring inconclusive ones.
 
-use super::judge::{remeasure, remeasure_when_gating, Judged};
+use super::judge::{remeasure, remeasure_when_gating, unreliable, Judged};
 use super::{Outcome, Planned, Runner};
 use crate::failure::TrialFailure;
 use crate::gate::{self, GateInput, REMEASURE_EFFORT};
@@ -37,17 +37,14 @@ pub(super) fn judge_paired(
         let Some(Outcome::Measured(m)) = &outcomes[i] else {
             continue;
         };
-        let clocks = &m.samples.clocks;
-        let gate = match &pairing[i] {
-            _ if clocks.unreliable || m.samples.kernel.is_empty() => GateNote::Unreliable {
-                discarded: clocks.discarded_rounds,
-                rounds: clocks.discarded_rounds + clocks.kept_rounds,
-            },
-            Some(Pairing::Paired { .. }) if !m.samples.reference.is_empty() => {
+        let gate = match (unreliable(&m.samples), &pairing[i]) {
+            (Some(note), _) => note,
+            (None, Some(Pairing::Paired { .. })) if !m.samples.reference.is_empty() => {
                 compared.push(i);
+                // Filled in once the gate has decided.
                 GateNote::RemeasureFailed
             }
-            Some(Pairing::Changed(why)) => GateNote::Changed { why: why.clone() },
+            (None, Some(Pairing::Changed(why))) => GateNote::Changed { why: why.clone() },
             _ => GateNote::New,
         };
         judged[i] = Some(Judged {
