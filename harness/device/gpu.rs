@@ -146,6 +146,29 @@ fn driver_release() -> String {
         .to_string()
 }
 
+#[cfg(test)]
+impl DeviceInfo {
+    /// An H100-class device (132 SMs at 1.98 GHz, a 5120-bit bus at 2.619 GHz: 3.352 TB/s)
+    /// named `name`, for tests that need peaks and a fingerprint but no GPU.
+    pub(crate) fn for_tests(name: &str, driver_release: &str) -> DeviceInfo {
+        DeviceInfo {
+            ordinal: 0,
+            name: name.into(),
+            compute_capability: (9, 0),
+            sm_count: 132,
+            sm_clock_khz: 1_980_000,
+            memory_clock_khz: 2_619_000,
+            bus_width_bits: 5120,
+            l2_bytes: 50 << 20,
+            max_threads_per_sm: 2048,
+            total_memory: 80 << 30,
+            driver_version: 13000,
+            driver_release: driver_release.into(),
+            uuid: None,
+        }
+    }
+}
+
 impl DeviceInfo {
     /// NVRTC target for this device, e.g. `sm_90`.
     pub fn arch(&self) -> String {

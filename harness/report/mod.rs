@@ -203,21 +203,7 @@ mod tests {
 
     #[test]
     fn a_trial_line() {
-        let device = DeviceInfo {
-            ordinal: 0,
-            name: "Test GPU".into(),
-            compute_capability: (9, 0),
-            sm_count: 132,
-            sm_clock_khz: 1_980_000,
-            memory_clock_khz: 2_619_000,
-            bus_width_bits: 5120,
-            l2_bytes: 50 << 20,
-            max_threads_per_sm: 2048,
-            total_memory: 80 << 30,
-            driver_version: 13000,
-            driver_release: "580.159.04".into(),
-            uuid: None,
-        };
+        let device = DeviceInfo::for_tests("Test GPU", "580.159.04");
         assert!((device.peak_bandwidth() - 3.352e12).abs() < 1e9);
         let measurement = Measurement {
             regime: crate::measure::Regime::Cold,

@@ -18,21 +18,7 @@ mod hosts;
 mod paired;
 
 fn device() -> DeviceInfo {
-    DeviceInfo {
-        ordinal: 0,
-        name: "Fake GPU".into(),
-        compute_capability: (9, 0),
-        sm_count: 132,
-        sm_clock_khz: 1_980_000,
-        memory_clock_khz: 2_619_000,
-        bus_width_bits: 5120,
-        l2_bytes: 50 << 20,
-        max_threads_per_sm: 2048,
-        total_memory: 80 << 30,
-        driver_version: 13000,
-        driver_release: "580.0".into(),
-        uuid: None,
-    }
+    DeviceInfo::for_tests("Fake GPU", "580.0")
 }
 
 /// Times around `t` seconds with a deterministic ±`spread` wobble.
