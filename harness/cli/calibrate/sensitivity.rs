@@ -134,86 +134,71 @@ fn family(
     out
 }
 
+/// How a mode measures: `Stored` against the baseline worker's samples, `Paired` against the
+/// unslowed case timed interleaved as the base.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Stored,
+    Paired,
+}
+
 /// Stored mode over every subject.
 pub fn stored(subjects: &[Subject], repeat: &Repeat) -> Sensitivity {
-    let mut cells = empty(subjects.len());
-    let mut cost = Cost::default();
-    for rep in 0..repeat.reps {
-        eprintln!(
-            "calibrate: stored mode, repetition {} of {}",
-            rep + 1,
-            repeat.reps
-        );
-        let mut w = Worker::new(repeat.ordinal);
-        for (d, sub) in subjects.iter().enumerate() {
-            let ask = |case: usize, effort: u32| Ask {
-                suite: d,
-                case,
-                kernel: 0,
-                seed: sub.suite.check.seed,
-                base: None,
-                regime: Some(sub.kernel.regime),
-                effort,
-            };
-            let suites = [(d, &sub.suite)];
-            let input = stored_input(&sub.baseline);
-            let label = format!("stored, ~{}", duration(sub.kernel.target));
-            let out = family(
-                &mut w,
-                &suites,
-                &ask,
-                &input,
-                (repeat.timeout, &label),
-                &mut cost,
-            );
-            add(&mut cells[d], &out);
-        }
-        w.stop();
-    }
-    Sensitivity {
-        mode: "stored",
-        how: format!("Each duration's unslowed case measured once in one worker process (the stored baseline); then {} repetitions, each in a fresh worker process, of every planted slowdown, judged against that baseline with the regime pinned to the baseline's. Cells: flagged `regressed` / repetitions; at 0% every flag is a false alarm.", repeat.reps),
-        cells,
-        cost,
-    }
+    sweep(subjects, repeat, Mode::Stored)
 }
 
 /// Paired mode over every subject.
 pub fn paired(subjects: &[Subject], repeat: &Repeat) -> Sensitivity {
+    sweep(subjects, repeat, Mode::Paired)
+}
+
+/// `repeat.reps` repetitions, each in a fresh worker, of every subject's family in `mode`.
+fn sweep(subjects: &[Subject], repeat: &Repeat, mode: Mode) -> Sensitivity {
+    let name = match mode {
+        Mode::Stored => "stored",
+        Mode::Paired => "paired",
+    };
     let mut cells = empty(subjects.len());
     let mut cost = Cost::default();
     let n = subjects.len();
     for rep in 0..repeat.reps {
         eprintln!(
-            "calibrate: paired mode, repetition {} of {}",
+            "calibrate: {name} mode, repetition {} of {}",
             rep + 1,
             repeat.reps
         );
         let mut w = Worker::new(repeat.ordinal);
         for (d, sub) in subjects.iter().enumerate() {
+            // Paired: the worker keeps one copy of a suite per index, so the base is the same
+            // suite again under another.
+            let base = (mode == Mode::Paired).then_some(BaseKernel {
+                suite: n + d,
+                case: 0,
+                kernel: 0,
+            });
             let ask = |case: usize, effort: u32| Ask {
                 suite: d,
                 case,
                 kernel: 0,
                 seed: sub.suite.check.seed,
-                base: Some(BaseKernel {
-                    suite: n + d,
-                    case: 0,
-                    kernel: 0,
-                }),
+                base,
                 regime: Some(sub.kernel.regime),
                 effort,
             };
-            // The worker keeps one copy of a suite per index; the base is the same suite again.
-            let suites = [(d, &sub.suite), (n + d, &sub.suite)];
-
-            let input = |s: &Samples| paired_input(s, 0.0);
-            let label = format!("paired, ~{}", duration(sub.kernel.target));
+            let mut suites = vec![(d, &sub.suite)];
+            suites.extend(base.map(|b| (b.suite, &sub.suite)));
+            let stored = stored_input(&sub.baseline);
+            let paired = |s: &Samples| paired_input(s, 0.0);
+            let input: &dyn Fn(&Samples) -> GateInput = match mode {
+                Mode::Stored => &stored,
+                Mode::Paired => &paired,
+            };
+            let label = format!("{name}, ~{}", duration(sub.kernel.target));
             let out = family(
                 &mut w,
                 &suites,
                 &ask,
-                &input,
+                input,
                 (repeat.timeout, &label),
                 &mut cost,
             );
@@ -221,9 +206,13 @@ pub fn paired(subjects: &[Subject], repeat: &Repeat) -> Sensitivity {
         }
         w.stop();
     }
+    let how = match mode {
+        Mode::Stored => format!("Each duration's unslowed case measured once in one worker process (the stored baseline); then {} repetitions, each in a fresh worker process, of every planted slowdown, judged against that baseline with the regime pinned to the baseline's. Cells: flagged `regressed` / repetitions; at 0% every flag is a false alarm.", repeat.reps),
+        Mode::Paired => format!("{} repetitions, each in a fresh worker process: every planted slowdown timed interleaved against the unslowed case as its base (per-round ratios, Wilcoxon signed-rank and Hodges–Lehmann interval), the regime pinned as in stored mode. Cells: flagged `regressed` / repetitions; at 0% (the case against itself) every flag is a false alarm.", repeat.reps),
+    };
     Sensitivity {
-        mode: "paired",
-        how: format!("{} repetitions, each in a fresh worker process: every planted slowdown timed interleaved against the unslowed case as its base (per-round ratios, Wilcoxon signed-rank and Hodges–Lehmann interval), the regime pinned as in stored mode. Cells: flagged `regressed` / repetitions; at 0% (the case against itself) every flag is a false alarm.", repeat.reps),
+        mode: name,
+        how,
         cells,
         cost,
     }
