@@ -146,6 +146,7 @@ pub const KNOWN: &[&str] = &[
     "KERNELGATE_COMMIT",
     "KERNELGATE_CUDA_INCLUDE",
     "KERNELGATE_DEVICE",
+    "KERNELGATE_DIRTY",
     "KERNELGATE_DUMP",
     "KERNELGATE_HISTORY",
     "KERNELGATE_HTML",
@@ -288,6 +289,9 @@ impl Config {
             None => None,
         };
         let bless = blessing(var("KERNELGATE_BLESS").as_deref())?;
+        // Read by `report::provenance` when the run's results are written; checked here so a
+        // typo is a bad variable before anything runs.
+        flag("KERNELGATE_DIRTY")?;
         Ok(Config {
             suites: var("KERNELGATE_SUITES")
                 .map(PathBuf::from)

@@ -128,8 +128,9 @@ options (environment variables):
   KERNELGATE_DUMP=DIR            write a failing trial's inputs and outputs as .npy
   KERNELGATE_HTML=FILE.html      write the HTML report
   KERNELGATE_HISTORY=FILE.sqlite append the run to the SQLite history
-  KERNELGATE_COMMIT=SHA          the commit the history records (default: git's)
-  KERNELGATE_BRANCH=NAME         the branch the history records (default: git's)
+  KERNELGATE_COMMIT=SHA          the commit results and history record (default: CI's, then git's)
+  KERNELGATE_BRANCH=NAME         the branch they record (default: CI's, then git's)
+  KERNELGATE_DIRTY=1|0           whether the work tree had changes (default: git status)
 An unknown KERNELGATE_* variable is an error naming the closest known one.
 
 exit codes: 0 passed; 1 performance (a regression or a limit); 101 correctness (a wrong output,

@@ -329,7 +329,7 @@ fn a_results_file_is_written_without_a_gpu_too() {
             .find(|t| t.name == "saxpy::vec4::n=4096")
             .unwrap();
         assert_eq!(t.status, kernelgate::report::results::Status::Ignored);
-        let reason = t.message.as_deref().unwrap();
+        let reason = t.ignored.as_deref().unwrap();
         assert!(
             reason.contains("no CUDA driver") || reason.contains("no usable GPU"),
             "{reason}"

@@ -20,7 +20,7 @@ fn record(name: &str, median: f64, rng: &mut rand_chacha::ChaCha8Rng) -> TrialRe
         status: Status::Passed,
         failure: None,
         device_ordinal: Some(0),
-        message: None,
+        ignored: None,
         measurement: Some(Measurement {
             regime: kernelgate::measure::Regime::Cold,
             batch: [1, 1],
@@ -47,6 +47,7 @@ fn record(name: &str, median: f64, rng: &mut rand_chacha::ChaCha8Rng) -> TrialRe
             bytes: None,
             flops: None,
             baseline_samples: vec![],
+            baseline_footprint: None,
         }),
         verdict: None,
         gate: None,
@@ -69,6 +70,7 @@ fn results(trials: Vec<TrialRecord>) -> Results {
         totals: None,
         base: None,
         gone: Vec::new(),
+        provenance: Default::default(),
     }
 }
 

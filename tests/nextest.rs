@@ -209,7 +209,7 @@ fn one_process_runs_every_trial_and_each_answers_for_its_own() {
             Status::Ignored => assert!(
                 line.ends_with(&format!(
                     "ignored ({})",
-                    record.message.as_deref().unwrap_or_default()
+                    record.ignored.as_deref().unwrap_or_default()
                 )),
                 "{line}"
             ),

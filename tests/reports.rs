@@ -5,7 +5,10 @@
 use kernelgate::baseline::{Fingerprint, Stored};
 use kernelgate::gate::{Comparison, TrialVerdict, Verdict};
 use kernelgate::measure::{Footprint, Resources};
-use kernelgate::report::results::{FailKind, Measurement, Results, Status, TrialRecord, FORMAT};
+use kernelgate::report::results::{
+    BaselineRef, Commands, Compiled, FailKind, GateNote, Measurement, Results, Status,
+    TrialFailure, TrialRecord, FORMAT,
+};
 use kernelgate::report::{annotations, junit, markdown};
 
 fn measured(median: f64, speedup: Option<f64>) -> Measurement {
@@ -48,6 +51,7 @@ fn measured(median: f64, speedup: Option<f64>) -> Measurement {
         bytes: None,
         flops: None,
         baseline_samples: vec![],
+        baseline_footprint: None,
     }
 }
 
@@ -66,12 +70,7 @@ fn verdict(v: Verdict, slowdown: f64) -> TrialVerdict {
     }
 }
 
-fn trial(
-    name: &str,
-    status: Status,
-    failure: Option<FailKind>,
-    message: Option<&str>,
-) -> TrialRecord {
+fn trial(name: &str, status: Status, failure: Option<FailKind>) -> TrialRecord {
     TrialRecord {
         name: name.into(),
         suite: name.split("::").next().unwrap().into(),
@@ -80,7 +79,7 @@ fn trial(
         status,
         failure,
         device_ordinal: Some(0),
-        message: message.map(String::from),
+        ignored: None,
         measurement: None,
         verdict: None,
         gate: None,
@@ -92,38 +91,80 @@ fn trial(
     }
 }
 
+/// Compared with a stored baseline whose median was `median`.
+fn compared(median: f64) -> Option<GateNote> {
+    Some(GateNote::Compared {
+        baseline: BaselineRef {
+            path: "baselines/h200/x.json".into(),
+            median,
+            speedup: None,
+            reference: "naive".into(),
+            date: "2026-11-20".into(),
+            kernelgate: "0.1.0".into(),
+            runs: 1,
+            spread: 1.0,
+            other_gpus: Vec::new(),
+        },
+        remeasured: false,
+        family: 3,
+    })
+}
+
 fn run() -> Results {
-    let mut unchanged = trial(
-        "saxpy::vec4::n=4096",
-        Status::Passed,
-        None,
-        Some("unchanged +0.1% [-0.4%, +0.8%]"),
-    );
+    let mut compile = trial("saxpy::compile", Status::Passed, None);
+    compile.compiled = Some(Compiled {
+        sources: 1,
+        fresh: 0,
+        built: 0,
+        arch: "sm_90".into(),
+        fp64: String::new(),
+    });
+    let mut unchanged = trial("saxpy::vec4::n=4096", Status::Passed, None);
     unchanged.measurement = Some(measured(51.2e-6, Some(1.25)));
     unchanged.verdict = Some(verdict(Verdict::Unchanged, 1.001));
+    unchanged.gate = compared(51.15e-6);
     let mut regressed = trial(
         "matmul::tiled::n=1000",
         Status::Failed,
         Some(FailKind::Performance),
-        Some("regressed: 268.6 µs → 334.7 µs per run, +24.5% [+24.2%, +24.9%]\n  rerun:   cargo test --test perf -- --exact 'matmul::tiled::n=1000'"),
     );
     regressed.measurement = Some(measured(334.7e-6, Some(1.03)));
     regressed.verdict = Some(verdict(Verdict::Regressed, 1.245));
-    let mut improved = trial(
-        "reduce::shuffle::n=65536",
-        Status::Passed,
-        None,
-        Some("improved -12.0% [-13.0%, -11.0%]"),
-    );
+    regressed.gate = compared(268.6e-6);
+    regressed.commands = Some(Commands {
+        rerun: "cargo test --test perf -- --exact 'matmul::tiled::n=1000'".into(),
+        profile: None,
+        rebless: Some(
+            "KERNELGATE_BLESS=1 cargo test --test perf -- --exact 'matmul::tiled::n=1000'".into(),
+        ),
+    });
+    let mut improved = trial("reduce::shuffle::n=65536", Status::Passed, None);
     improved.measurement = Some(measured(4.1e-6, Some(30.0)));
     improved.verdict = Some(verdict(Verdict::Improved, 0.88));
-    let mut reference = trial(
-        "saxpy::naive::n=4096",
-        Status::Passed,
-        None,
-        Some("no baseline — run with KERNELGATE_BLESS=1"),
-    );
+    improved.gate = compared(4.66e-6);
+    let mut reference = trial("saxpy::naive::n=4096", Status::Passed, None);
     reference.measurement = Some(measured(64.0e-6, None));
+    reference.gate = Some(GateNote::NoBaseline {
+        elsewhere: Vec::new(),
+    });
+    let mut wrong = trial(
+        "conv2d::tiled::h=200,w=200",
+        Status::Failed,
+        Some(FailKind::Correctness),
+    );
+    wrong.failure_detail = Some(TrialFailure::WrongOutput(
+        "output `out` of `tiled` differs from the reference `naive`: 3 of 40000 elements differ; worst at index 7: got 1e0, expected <2> & \"3\"".into(),
+    ));
+    let mut broken = trial(
+        "softmax::online::rows=4096,cols=128",
+        Status::Failed,
+        Some(FailKind::Infrastructure),
+    );
+    broken.gate = Some(GateNote::BaselineError {
+        message: "baseline `x.json` is not valid JSON".into(),
+    });
+    let mut ignored = trial("transpose::tiled::n=1000", Status::Ignored, None);
+    ignored.ignored = Some("no CUDA driver: libcuda could not be loaded".into());
     Results {
         format: FORMAT,
         kernelgate: "0.1.0".into(),
@@ -138,23 +179,12 @@ fn run() -> Results {
         }),
         device_info: None,
         trials: vec![
-            trial("saxpy::compile", Status::Passed, None, Some("1 source(s) for sm_90, 0 compiled, 1 from cache")),
-            reference,
-            unchanged,
-            regressed,
-            improved,
-            trial(
-                "conv2d::tiled::h=200,w=200",
-                Status::Failed,
-                Some(FailKind::Correctness),
-                Some("output `out` of `tiled` differs from the reference `naive`: 3 of 40000 elements differ; worst at index 7: got 1e0, expected <2> & \"3\""),
-            ),
-            trial("softmax::online::rows=4096,cols=128", Status::Failed, Some(FailKind::Infrastructure), Some("baseline `x.json` is not valid JSON")),
-            trial("transpose::tiled::n=1000", Status::Ignored, None, Some("no CUDA driver: libcuda could not be loaded")),
+            compile, reference, unchanged, regressed, improved, wrong, broken, ignored,
         ],
         totals: None,
         base: None,
         gone: Vec::new(),
+        provenance: Default::default(),
     }
 }
 

@@ -206,13 +206,34 @@ pub fn thin(samples: &[f64], cap: usize) -> Vec<f64> {
     (0..cap).map(|i| samples[i * samples.len() / cap]).collect()
 }
 
-/// Today's date (UTC) as `YYYY-MM-DD`.
-pub fn today() -> String {
-    let secs = std::time::SystemTime::now()
+/// Seconds since 1970-01-01 UTC, now.
+fn now_seconds() -> u64 {
+    std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
-        .unwrap_or(0);
-    civil_date((secs / 86_400) as i64)
+        .unwrap_or(0)
+}
+
+/// Today's date (UTC) as `YYYY-MM-DD`.
+pub fn today() -> String {
+    civil_date((now_seconds() / 86_400) as i64)
+}
+
+/// Now (UTC) in RFC 3339 to the second: `2026-11-22T14:03:07Z`.
+pub fn now_rfc3339() -> String {
+    rfc3339(now_seconds())
+}
+
+/// A time (seconds since 1970-01-01 UTC) in RFC 3339 to the second, UTC: `2026-11-22T14:03:07Z`.
+pub fn rfc3339(secs: u64) -> String {
+    let s = secs % 86_400;
+    format!(
+        "{}T{:02}:{:02}:{:02}Z",
+        civil_date((secs / 86_400) as i64),
+        s / 3600,
+        s % 3600 / 60,
+        s % 60
+    )
 }
 
 /// The proleptic Gregorian date of a day count since 1970-01-01 (Howard Hinnant's algorithm).
@@ -297,5 +318,10 @@ mod tests {
         assert_eq!(civil_date(0), "1970-01-01");
         assert_eq!(civil_date(20_413), "2025-11-21");
         assert_eq!(civil_date(11_016), "2000-02-29");
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(
+            rfc3339(20_413 * 86_400 + 3_600 * 14 + 187),
+            "2025-11-21T14:03:07Z"
+        );
     }
 }

@@ -199,7 +199,7 @@ pub fn run(args: impl Iterator<Item = String>) -> ExitCode {
 
 /// What running the trials produced, in the process that ran them.
 struct Ran {
-    /// Every selected trial's record, messages filled.
+    /// Every selected trial's record, with where the run came from.
     results: Results,
     /// What blessing wrote.
     blessed: Vec<String>,
@@ -225,8 +225,14 @@ fn execute(
         progress,
         base,
     };
+    let started = crate::baseline::now_rfc3339();
     let mut report = runner.run(plan, selected);
-    terminal::fill_messages(&mut report.results);
+    let files: Vec<(&str, &std::path::Path)> = suites
+        .iter()
+        .map(|s| (s.name.as_str(), s.path.as_path()))
+        .collect();
+    report.results.provenance =
+        crate::report::provenance::Provenance::here(started, &config.suites, &files);
     let report_failed = !write_reports(config, &report.results);
     Ok(Ran {
         results: report.results,
@@ -270,9 +276,9 @@ fn libtest_trials(
                 match r.status {
                     Status::Passed => Ok(Completion::Completed),
                     Status::Ignored => Ok(Completion::ignored_with(
-                        r.message.clone().unwrap_or_default(),
+                        r.ignored.clone().unwrap_or_default(),
                     )),
-                    Status::Failed => Err(Failed::from(r.message.clone().unwrap_or_default())),
+                    Status::Failed => Err(Failed::from(terminal::failure(&r))),
                 }
             })
         })

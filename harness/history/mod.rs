@@ -138,6 +138,7 @@ mod tests {
             totals: None,
             base: None,
             gone: Vec::new(),
+            provenance: Default::default(),
         };
         assert_eq!(mode_of(&results), "stored");
         results.base = Some(BaseRevision {

@@ -65,7 +65,7 @@ fn summary(results: &Results) -> String {
                     ),
                     badge(s.word()),
                     num(change),
-                    format!("{}{cmds}", esc(t.message.as_deref().unwrap_or(""))),
+                    format!("{}{cmds}", esc(&crate::report::terminal::headline(t))),
                 ]
             })
             .collect();

@@ -203,13 +203,7 @@ fn trials_table(trials: &[&TrialRecord], device: Option<&DeviceInfo>) -> String 
                 None => row.extend((0..4).map(|_| "–".to_string())),
             }
             row.push(num(change(t)));
-            row.push(esc(t
-                .message
-                .as_deref()
-                .unwrap_or("")
-                .lines()
-                .next()
-                .unwrap_or("")));
+            row.push(esc(&crate::report::terminal::headline(t)));
             row
         })
         .collect();

@@ -80,9 +80,8 @@ pub fn commands(t: &TrialRecord) -> Vec<(&'static str, String)> {
     if let (Some(p), Some(_)) = (&c.profile, &t.measurement) {
         out.push(("profile", p.clone()));
     }
-    let correct = t.failure != Some(crate::report::results::FailKind::Correctness);
-    if let (Some(b), true, true) = (&c.rebless, correct, t.verdict.is_some()) {
-        out.push(("rebless", b.clone()));
+    if let Some(b) = t.rebless() {
+        out.push(("rebless", b.to_string()));
     }
     out
 }

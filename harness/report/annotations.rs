@@ -40,7 +40,7 @@ pub fn render(results: &Results) -> Vec<String> {
                     },
                     true
                 ),
-                escape(t.message.as_deref().unwrap_or("failed"), false)
+                escape(&super::terminal::failure(t), false)
             )
         })
         .collect();

@@ -1,6 +1,7 @@
 //! `junit`: the run as JUnit XML (`KERNELGATE_JUNIT=path`), one `<testcase>` per trial, for CI
 //! test views: failures as `<failure>` (performance and correctness), infrastructure problems
-//! as `<error>`, ignored trials as `<skipped>`.
+//! as `<error>`, ignored trials as `<skipped>`; each with the record's headline as its
+//! `message` and, for failures, every reason and command as its text.
 
 use super::results::{FailKind, Results, Status, TrialRecord};
 use std::collections::BTreeMap;
@@ -83,8 +84,12 @@ pub fn render(results: &Results) -> String {
                 escape(&t.file),
                 t.line
             ));
-            let message = t.message.as_deref().unwrap_or("");
-            let first = message.lines().next().unwrap_or("");
+            let first = super::terminal::headline(t);
+            let message = match t.status {
+                Status::Failed => super::terminal::failure(t),
+                _ => first.clone(),
+            };
+            let (first, message) = (first.as_str(), message.as_str());
             match (t.status, t.failure) {
                 (Status::Failed, Some(FailKind::Infrastructure)) => out.push_str(&format!(
                     "\n      <error message=\"{}\" type=\"infrastructure\">{}</error>\n    ",

@@ -2,10 +2,11 @@
 //! when set): what needs attention first — failed, regressed, inconclusive and improved trials —
 //! then every trial. GitHub caps a step summary at 1 MiB; this stays under `MAX_BYTES`.
 
-use super::results::{Results, Status, TrialRecord};
+use super::results::{GateNote, Results, Status, TrialRecord};
 use super::{bytes, duration};
 use crate::gate::Verdict;
-use crate::report::terminal::record_change as change;
+use crate::report::terminal::{headline, record_change as change};
+use crate::stats::Summary;
 
 /// The size the summary is kept under.
 pub const MAX_BYTES: usize = 1_000_000;
@@ -24,9 +25,41 @@ fn verdict(t: &TrialRecord) -> String {
         (Status::Failed, _, _) => "**failed**".into(),
         (Status::Ignored, _, _) => "ignored".into(),
         (_, Some(v), _) => v.verdict.to_string(),
-        (_, None, Some(_)) => "no baseline".into(),
+        (_, None, Some(_)) => t.paired_standing().unwrap_or("no baseline").into(),
         (_, None, None) => "passed".into(),
     }
+}
+
+/// Why a trial needs attention, in one line: for a verdict, the medians it compared and its
+/// adjusted p (the change has its own column); otherwise the record's first reason.
+fn why(t: &TrialRecord) -> String {
+    let compared = match &t.gate {
+        Some(GateNote::Compared { baseline, .. }) => Some((
+            baseline.median,
+            format!("the baseline of {}", baseline.date),
+        )),
+        Some(GateNote::Paired { commit, .. }) => t
+            .measurement
+            .as_ref()
+            .and_then(|m| Summary::of(&m.baseline_samples))
+            .map(|s| (s.median, format!("base `{}`", short(commit)))),
+        _ => None,
+    };
+    match (compared, &t.verdict, &t.measurement) {
+        (Some((old, against)), Some(v), Some(m)) if t.failure_detail.is_none() => format!(
+            "{} → {} per run against {}; p = {:.1e} after Benjamini–Hochberg",
+            duration(old),
+            duration(m.time.median),
+            cell(&against),
+            v.time.p_adjusted
+        ),
+        _ => cell(&headline(t)),
+    }
+}
+
+/// A commit's first seven characters.
+fn short(commit: &str) -> &str {
+    commit.get(..7).unwrap_or(commit)
 }
 
 fn needs_attention(t: &TrialRecord) -> bool {
@@ -48,8 +81,18 @@ pub fn render(results: &Results) -> String {
         .as_ref()
         .map(|d| d.describe())
         .unwrap_or_else(|| "no GPU".into());
+    let standing = |word: &str| count(&|t| t.paired_standing() == Some(word));
+    let paired = match results.base {
+        Some(_) => format!(
+            ", {} new, {} changed, {} gone",
+            standing("new"),
+            standing("changed"),
+            results.gone.len()
+        ),
+        None => String::new(),
+    };
     let mut out = format!(
-        "## kernelgate: {} failed, {} regressed, {} inconclusive, {} improved, {} unchanged, {} ignored\n\n{device} · {} · kernelgate {} · {}\n\n",
+        "## kernelgate: {} failed, {} regressed, {} inconclusive, {} improved, {} unchanged, {} ignored{paired}\n\n{device} · {} · {}kernelgate {} · {}\n\n",
         count(&|t| t.status == Status::Failed),
         count(&is(Verdict::Regressed)),
         count(&is(Verdict::Inconclusive)),
@@ -57,6 +100,12 @@ pub fn render(results: &Results) -> String {
         count(&is(Verdict::Unchanged)),
         count(&|t| t.status == Status::Ignored),
         results.mode(),
+        results
+            .provenance
+            .commit
+            .is_some()
+            .then(|| format!("{} · ", results.provenance.describe()))
+            .unwrap_or_default(),
         results.kernelgate,
         results.date
     );
@@ -68,24 +117,21 @@ pub fn render(results: &Results) -> String {
     if !attention.is_empty() {
         out.push_str("### Needs attention\n\n| trial | verdict | change [95% interval] | why |\n| --- | --- | --- | --- |\n");
         for t in attention {
-            let why = t
-                .message
-                .as_deref()
-                .unwrap_or("")
-                .lines()
-                .next()
-                .unwrap_or("");
             out.push_str(&format!(
                 "| `{}` | {} | {} | {} |\n",
                 cell(&t.name),
                 verdict(t),
                 change(t),
-                cell(why)
+                why(t)
             ));
         }
         out.push('\n');
     }
-    out.push_str("### All trials\n\n| trial | median | speedup | memory | verdict | change [95% interval] |\n| --- | --- | --- | --- | --- | --- |\n");
+    let speedup = match results.base_label() {
+        Some(base) => format!("speedup over {base}"),
+        None => "speedup".into(),
+    };
+    out.push_str(&format!("### All trials\n\n| trial | median | {speedup} | memory | verdict | change [95% interval] |\n| --- | --- | --- | --- | --- | --- |\n"));
     let footer = |shown: usize| {
         format!("\n_{} of {} trials shown: the summary is capped at 1 MiB; the results file has them all._\n", shown, results.trials.len())
     };
@@ -109,6 +155,13 @@ pub fn render(results: &Results) -> String {
         if out.len() + row.len() + footer(i).len() > MAX_BYTES {
             out.push_str(&footer(i));
             return out;
+        }
+        out.push_str(&row);
+    }
+    for name in &results.gone {
+        let row = format!("| `{}` | – | – | – | gone | – |\n", cell(name));
+        if out.len() + row.len() > MAX_BYTES {
+            break;
         }
         out.push_str(&row);
     }

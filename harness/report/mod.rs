@@ -12,6 +12,7 @@ pub mod compare;
 pub mod junit;
 pub mod markdown;
 pub mod merge;
+pub mod provenance;
 pub mod results;
 pub mod terminal;
 
@@ -225,6 +226,7 @@ mod tests {
             flops: None,
             reference: Some("naive".into()),
             baseline_samples: Vec::new(),
+            baseline_footprint: None,
         };
         let line = TrialLine {
             measurement: &measurement,

@@ -275,6 +275,11 @@ pub struct Measurement {
     /// base's), seconds; empty when it was not compared.
     #[serde(default)]
     pub baseline_samples: Vec<f64>,
+    /// The memory and resources it was compared with: the stored baseline's footprint, or in
+    /// paired mode the base kernel's (launch shape, registers, blocks per SM); `None` when it
+    /// was not compared, or in files written before it was recorded.
+    #[serde(default)]
+    pub baseline_footprint: Option<crate::measure::Footprint>,
 }
 
 /// One trial of the run.
@@ -294,8 +299,10 @@ pub struct TrialRecord {
     pub failure: Option<FailKind>,
     /// The GPU it ran on, when it ran on one.
     pub device_ordinal: Option<i32>,
-    /// Why it failed or was ignored; the gate's note otherwise.
-    pub message: Option<String>,
+    /// Why it was not run (ignored trials): no GPU, no NVRTC. Everything else a reporter
+    /// says about a trial it renders from the typed fields below.
+    #[serde(default)]
+    pub ignored: Option<String>,
     /// Measurements, when it was timed.
     pub measurement: Option<Measurement>,
     /// The gate's verdict, when a comparable baseline existed.
@@ -361,6 +368,10 @@ pub struct Results {
     /// Paired mode: trials of the base that the candidate no longer has.
     #[serde(default)]
     pub gone: Vec<String>,
+    /// Where the run came from: commit, branch, dirty state, start time, suite digests
+    /// (top-level fields of the file; absent in files written before they were recorded).
+    #[serde(flatten)]
+    pub provenance: super::provenance::Provenance,
 }
 
 /// The base revision of a paired run.
@@ -372,7 +383,61 @@ pub struct BaseRevision {
     pub commit: String,
 }
 
+/// Files written before `ignored` was a field kept an ignored trial's reason in `message`
+/// (with every other trial's prose, which reporters now render from the typed record): move it.
+fn keep_ignored_reasons(mut value: serde_json::Value) -> serde_json::Value {
+    if let Some(trials) = value.get_mut("trials").and_then(|t| t.as_array_mut()) {
+        for t in trials.iter_mut().filter_map(|t| t.as_object_mut()) {
+            let message = t.remove("message");
+            let ignored = t.get("status").and_then(|s| s.as_str()) == Some("ignored");
+            if let (Some(m), true, false) = (message, ignored, t.contains_key("ignored")) {
+                t.insert("ignored".into(), m);
+            }
+        }
+    }
+    value
+}
+
+impl TrialRecord {
+    /// The command that re-records this trial's stored baseline, where that is a fix: it was
+    /// compared with a stored baseline (not in paired mode, where bless is refused) and its
+    /// output was right (a wrong result is never blessed).
+    pub fn rebless(&self) -> Option<&str> {
+        let stored = matches!(
+            self.gate,
+            Some(GateNote::Compared { .. } | GateNote::OtherRegime { .. })
+        );
+        let correct = self.failure != Some(FailKind::Correctness) && self.failure_detail.is_none();
+        if !(stored && correct) {
+            return None;
+        }
+        self.commands.as_ref()?.rebless.as_deref()
+    }
+
+    /// How it stands against the base in paired mode: `new` (not at the base), `changed` (its
+    /// case changed since the base), or `None`.
+    pub fn paired_standing(&self) -> Option<&'static str> {
+        match self.gate {
+            Some(GateNote::New) => Some("new"),
+            Some(GateNote::Changed { .. }) => Some("changed"),
+            _ => None,
+        }
+    }
+}
+
 impl Results {
+    /// The base's short label in paired mode: `base c7b4c3e` (a folder's name as given).
+    pub fn base_label(&self) -> Option<String> {
+        self.base.as_ref().map(|b| {
+            let commit = if b.commit == "folder" {
+                &b.rev
+            } else {
+                b.commit.get(..7).unwrap_or(&b.commit)
+            };
+            format!("base {commit}")
+        })
+    }
+
     /// How the run decided: `paired against base <rev> (<commit>)`, or `against stored
     /// baselines`; every report says it.
     pub fn mode(&self) -> String {
@@ -405,7 +470,7 @@ impl Results {
             .map_err(|e| format!("`{}` is not valid JSON: {e}", path.display()))?;
         match value.get("format").and_then(|f| f.as_u64()) {
             Some(f) if f == FORMAT as u64 => {
-                serde_json::from_value(value).map_err(|e| format!("`{}` is not a kernelgate results file: {e}", path.display()))
+                serde_json::from_value(keep_ignored_reasons(value)).map_err(|e| format!("`{}` is not a kernelgate results file: {e}", path.display()))
             }
             Some(f) => Err(format!(
                 "`{}` is results format {f}; this kernelgate reads format {FORMAT} (use the kernelgate that wrote it)",

@@ -1,7 +1,7 @@
-//! `line`, `note`, `failure`: what a person reads for one trial — its line, the gate's note, and
-//! why it failed with the commands to re-run, profile and re-bless it — rendered from the
-//! runner's typed record alone. The results file, JUnit, Markdown and annotations carry the
-//! same text, through [`fill_messages`].
+//! `line`, `note`, `failure`: what a person reads for one trial in a terminal — its line, the
+//! gate's note, and why it failed with the commands to re-run, profile and re-bless it —
+//! rendered from the runner's typed record alone. Plain-text reporters (JUnit, annotations)
+//! take the same text; Markdown and HTML render the record their own way.
 
 use super::results::{
     BaselineRef, Breach, GateNote, ResourceChange, Results, RunTotals, Status, TrialRecord,
@@ -336,8 +336,40 @@ fn evidence(r: &TrialRecord) -> Option<String> {
 }
 
 /// Why a failed trial failed, every reason, then the commands to re-run and profile it (and
-/// to re-bless it, for performance failures).
+/// to re-bless it, for performance failures against a stored baseline).
 pub fn failure(r: &TrialRecord) -> String {
+    let mut out = reasons(r).join("\n");
+    if let Some(c) = &r.commands {
+        out.push_str(&format!("\n  rerun:   {}", c.rerun));
+        if let Some(p) = &c.profile {
+            out.push_str(&format!("\n  profile: {p}"));
+        }
+        if let (Some(FailKind::Performance), Some(b)) = (r.failure, r.rebless()) {
+            out.push_str(&format!("\n  rebless: {b}"));
+        }
+    }
+    out
+}
+
+/// A trial in one line, for reporters with room for one (JUnit's `message`, a table cell):
+/// a failed trial's first reason, an ignored one's reason, a measured one's gate note, a
+/// compile trial's counts.
+pub fn headline(r: &TrialRecord) -> String {
+    match r.status {
+        Status::Ignored => r.ignored.clone().unwrap_or_else(|| "ignored".into()),
+        Status::Failed => reasons(r)
+            .first()
+            .and_then(|t| t.lines().next())
+            .unwrap_or("failed")
+            .to_string(),
+        Status::Passed if r.measurement.is_some() => note(r),
+        Status::Passed => line(r, None),
+    }
+}
+
+/// Every reason a failed trial failed: its own failure, the gate's evidence or an unusable
+/// baseline, the limits it broke; each may run over several lines.
+pub fn reasons(r: &TrialRecord) -> Vec<String> {
     let mut parts: Vec<String> = Vec::new();
     let remeasure = matches!(r.gate, Some(GateNote::RemeasureFailed));
     if let Some(f) = &r.failure_detail {
@@ -375,30 +407,7 @@ pub fn failure(r: &TrialRecord) -> String {
         _ => parts.extend(evidence(r)),
     }
     parts.extend(r.breaches.iter().map(breach_text));
-    let mut out = parts.join("\n");
-    if let Some(c) = &r.commands {
-        out.push_str(&format!("\n  rerun:   {}", c.rerun));
-        if let Some(p) = &c.profile {
-            out.push_str(&format!("\n  profile: {p}"));
-        }
-        if let (Some(FailKind::Performance), Some(b)) = (r.failure, &c.rebless) {
-            out.push_str(&format!("\n  rebless: {b}"));
-        }
-    }
-    out
-}
-
-/// Sets every record's `message`: a failed trial's reasons and commands, a passed one's gate
-/// note (or a compile trial's line); an ignored trial keeps its reason.
-pub fn fill_messages(results: &mut Results) {
-    for r in &mut results.trials {
-        r.message = match r.status {
-            Status::Failed => Some(failure(r)),
-            Status::Ignored => r.message.take(),
-            Status::Passed if r.measurement.is_some() => Some(note(r)).filter(|n| !n.is_empty()),
-            Status::Passed => Some(line(r, None)).filter(|l| !l.is_empty()),
-        };
-    }
+    parts
 }
 
 /// The run's closing lines: where the time went, the clocks, the launch floor.

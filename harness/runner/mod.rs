@@ -160,6 +160,7 @@ impl Runner<'_> {
                     .base
                     .map(|b| crate::paired::gone(self.suites, b))
                     .unwrap_or_default(),
+                provenance: Default::default(),
             },
             blessed,
         }

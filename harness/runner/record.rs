@@ -14,8 +14,9 @@ use crate::report::results::{
 };
 use crate::suite::Suite;
 
-/// The commands that re-run one trial, profile its kernel with Nsight Compute, and re-bless it.
-pub fn commands(name: &str, suite: &Suite, trial: &Planned) -> Commands {
+/// The commands that re-run one trial, profile its kernel with Nsight Compute, and re-bless it
+/// (not in paired mode, `paired`, where bless is refused).
+pub fn commands(name: &str, suite: &Suite, trial: &Planned, paired: bool) -> Commands {
     let rerun = format!("cargo test --test perf -- --exact '{name}'");
     let kernel = trial
         .case_kernel()
@@ -33,7 +34,9 @@ pub fn commands(name: &str, suite: &Suite, trial: &Planned) -> Commands {
                 k.entries.len()
             )
         }),
-        rebless: kernel.map(|_| format!("KERNELGATE_BLESS=1 {rerun}")),
+        rebless: kernel
+            .filter(|_| !paired)
+            .map(|_| format!("KERNELGATE_BLESS=1 {rerun}")),
         rerun,
     }
 }
@@ -124,14 +127,14 @@ pub(super) fn record(
         status: Status::Passed,
         failure: None,
         device_ordinal: None,
-        message: None,
+        ignored: None,
         measurement: None,
         verdict: None,
         gate: None,
         breaches: Vec::new(),
         resource_changes: Vec::new(),
         failure_detail: None,
-        commands: Some(commands(&trial.name, suite, trial)),
+        commands: Some(commands(&trial.name, suite, trial, run.base.is_some())),
         compiled: None,
     };
     match outcome {
@@ -152,7 +155,7 @@ pub(super) fn record(
         }
         Outcome::Ignored(reason) => {
             r.status = Status::Ignored;
-            r.message = Some(reason.clone());
+            r.ignored = Some(reason.clone());
         }
         Outcome::Failed(f) => {
             r.status = Status::Failed;
@@ -186,6 +189,7 @@ pub(super) fn record(
                     Some(j) if j.verdict.is_some() => j.baseline_samples.clone(),
                     _ => Vec::new(),
                 },
+                baseline_footprint: judged.and_then(|j| j.baseline_footprint.clone()),
             });
             let baseline = judged.and_then(|j| j.baseline_footprint.as_ref());
             r.resource_changes = resource_changes(&m.footprint, baseline);

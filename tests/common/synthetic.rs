@@ -7,7 +7,11 @@ use kernelgate::baseline::{Fingerprint, Stored};
 use kernelgate::device::DeviceInfo;
 use kernelgate::gate::{decide, GateInput};
 use kernelgate::measure::{Clocks, Footprint, Resources};
-use kernelgate::report::results::{FailKind, Measurement, Results, Status, TrialRecord, FORMAT};
+use kernelgate::report::provenance::Provenance;
+use kernelgate::report::results::{
+    BaselineRef, FailKind, GateNote, Measurement, Results, Status, TrialFailure, TrialRecord,
+    FORMAT,
+};
 use kernelgate::stats::Summary;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -19,7 +23,7 @@ pub fn samples(rng: &mut ChaCha8Rng, n: usize, median: f64) -> Vec<f64> {
     (0..n).map(|_| median * noise.sample(rng)).collect()
 }
 
-fn record(name: &str, status: Status, failure: Option<FailKind>, message: &str) -> TrialRecord {
+fn record(name: &str, status: Status, failure: Option<TrialFailure>) -> TrialRecord {
     let suite = name.split("::").next().unwrap();
     TrialRecord {
         name: name.into(),
@@ -27,15 +31,15 @@ fn record(name: &str, status: Status, failure: Option<FailKind>, message: &str) 
         file: format!("suites/{suite}.toml"),
         line: 14,
         status,
-        failure,
+        failure: failure.as_ref().map(TrialFailure::kind),
         device_ordinal: Some(0),
-        message: Some(message.into()).filter(|m: &String| !m.is_empty()),
+        ignored: None,
         measurement: None,
         verdict: None,
         gate: None,
         breaches: Vec::new(),
         resource_changes: Vec::new(),
-        failure_detail: None,
+        failure_detail: failure,
         commands: Some(kernelgate::report::results::Commands {
             rerun: format!("cargo test --test perf -- --exact '{name}'"),
             profile: None,
@@ -82,7 +86,7 @@ pub fn run() -> Results {
         driver_release: "580.159.04".into(),
         uuid: Some("GPU-5b1f0c3e-9a7d-4c21-8e6f-0d3a2b1c4e5f".into()),
     };
-    let mut trials = vec![record("saxpy::compile", Status::Passed, None, "")];
+    let mut trials = vec![record("saxpy::compile", Status::Passed, None)];
     let mut gate_inputs = Vec::new();
     let mut gated = Vec::new();
     let suites: [Model; 2] = [
@@ -127,12 +131,7 @@ pub fn run() -> Results {
     ];
     for (suite, sizes, kernels, model, bytes, flops) in suites {
         if suite != "saxpy" {
-            trials.push(record(
-                &format!("{suite}::compile"),
-                Status::Passed,
-                None,
-                "",
-            ));
+            trials.push(record(&format!("{suite}::compile"), Status::Passed, None));
         }
         for &n in &sizes {
             let reference_median = model(0, n);
@@ -208,9 +207,10 @@ pub fn run() -> Results {
                     bytes: Some(bytes(n)),
                     flops: Some(flops(n)),
                     baseline_samples: if unreliable { vec![] } else { old.clone() },
+                    baseline_footprint: None,
                     reference: (!kernel.reference).then(|| "naive".to_string()),
                 };
-                let mut t = record(&name, Status::Passed, None, "");
+                let mut t = record(&name, Status::Passed, None);
                 if let Some(c) = &mut t.commands {
                     c.profile = Some(format!(
                         "KERNELGATE_TIMEOUT=600 ncu --target-processes all -k regex:'^({})' -c 1 {}",
@@ -219,11 +219,26 @@ pub fn run() -> Results {
                 }
                 t.line = if kernel.reference { 14 } else { 22 };
                 if unreliable {
-                    t.message = Some(
-                        "unreliable: 10 of 24 rounds dropped (SM clock throttled); not compared"
-                            .into(),
-                    );
+                    t.gate = Some(GateNote::Unreliable {
+                        discarded: 10,
+                        rounds: 24,
+                    });
                 } else {
+                    t.gate = Some(GateNote::Compared {
+                        baseline: BaselineRef {
+                            path: format!("baselines/nvidia-h200/{suite}.json"),
+                            median: Summary::of(&old).unwrap().median,
+                            speedup: None,
+                            reference: "naive".into(),
+                            date: "2026-11-20".into(),
+                            kernelgate: "0.1.0".into(),
+                            runs: 1,
+                            spread: 1.0,
+                            other_gpus: Vec::new(),
+                        },
+                        remeasured: false,
+                        family: 0,
+                    });
                     gate_inputs.push(GateInput {
                         old_times: old,
                         new_times: new,
@@ -238,22 +253,25 @@ pub fn run() -> Results {
             }
         }
     }
+    let family = gated.len();
     for (i, v) in gated.into_iter().zip(decide(&gate_inputs)) {
         let t = &mut trials[i];
         t.verdict = Some(v);
-        let change = kernelgate::gate::percent(v.time.slowdown);
-        t.message = Some(format!("{} {change}", v.verdict));
+        if let Some(GateNote::Compared { family: f, .. }) = &mut t.gate {
+            *f = family;
+        }
         if v.verdict == kernelgate::gate::Verdict::Regressed {
             t.status = Status::Failed;
             t.failure = Some(FailKind::Performance);
         }
     }
-    trials.push(record("conv2d::compile", Status::Passed, None, ""));
+    trials.push(record("conv2d::compile", Status::Passed, None));
     trials.push(record(
         "conv2d::tiled::h=200,w=200",
         Status::Failed,
-        Some(FailKind::Correctness),
-        "wrong output `out`: 1204 of 40000 elements differ; first at [199] = 0.51 (expected 0.49, rtol 1e-5)",
+        Some(TrialFailure::WrongOutput(
+            "wrong output `out`: 1204 of 40000 elements differ; first at [199] = 0.51 (expected 0.49, rtol 1e-5)".into(),
+        )),
     ));
     Results {
         format: FORMAT,
@@ -265,5 +283,12 @@ pub fn run() -> Results {
         totals: None,
         base: None,
         gone: Vec::new(),
+        provenance: Provenance {
+            commit: Some("8a8b2565d0c1e2f3a4b5c6d7e8f90a1b2c3d4e5f".into()),
+            branch: Some("main".into()),
+            dirty: Some(false),
+            started: Some("2026-11-21T23:31:07Z".into()),
+            suites: Default::default(),
+        },
     }
 }

@@ -32,8 +32,7 @@ fn run_on(
         progress: false,
     };
     let selected: Vec<usize> = (0..plan.len()).collect();
-    let mut report = runner.run(&plan, &selected);
-    crate::report::terminal::fill_messages(&mut report.results);
+    let report = runner.run(&plan, &selected);
     (report.results, report.blessed)
 }
 
@@ -93,7 +92,7 @@ fn bless_add_pools_a_run_from_another_gpu_and_the_gate_allows_its_spread() {
     // The same GPU again: within the spread, not a regression; the line says why.
     let (results, _) = run_on(&dir, GPU_B, None, both_at(10.5e-6));
     assert_ne!(verdict(&results, "t::naive"), Verdict::Regressed);
-    let message = record(&results, "t::naive").message.clone().unwrap();
+    let message = said(record(&results, "t::naive"));
     assert!(
         message.contains("(baseline of 2 runs, spread +5.0%: threshold +8.1%)"),
         "{message}"
@@ -107,7 +106,7 @@ fn bless_add_pools_a_run_from_another_gpu_and_the_gate_allows_its_spread() {
     let (results, _) = run_on(&dir, GPU_B, None, both_at(11.76e-6));
     let naive = record(&results, "t::naive");
     assert_eq!(naive.verdict.unwrap().verdict, Verdict::Regressed);
-    let message = naive.message.clone().unwrap();
+    let message = said(naive);
     assert!(
         message.contains(
             "max_slowdown 3% × the spread +5.0% between the baseline's 2 runs: threshold +8.1%"
@@ -141,7 +140,7 @@ fn a_verdict_against_another_physical_gpu_says_so() {
     let (results, _) = run_on(&dir, GPU_B, None, both_at(10e-6));
     let naive = record(&results, "t::naive");
     assert_eq!(naive.verdict.unwrap().verdict, Verdict::Unchanged);
-    let message = naive.message.clone().unwrap();
+    let message = said(naive);
     assert!(
         message.ends_with(&format!(" vs baseline from {from_a}")),
         "{message}"
@@ -156,7 +155,7 @@ fn a_verdict_against_another_physical_gpu_says_so() {
 
     // A regression against another GPU's baseline says so in its failure too.
     let (results, _) = run_on(&dir, GPU_B, None, both_at(11e-6));
-    let message = record(&results, "t::naive").message.clone().unwrap();
+    let message = said(record(&results, "t::naive"));
     assert!(message.starts_with("regressed: "), "{message}");
     assert!(
         message.contains(&format!(
@@ -167,7 +166,7 @@ fn a_verdict_against_another_physical_gpu_says_so() {
 
     // On the GPU it was blessed on, nothing is said.
     let (results, _) = run_on(&dir, GPU_A, None, both_at(10e-6));
-    let message = record(&results, "t::naive").message.clone().unwrap();
+    let message = said(record(&results, "t::naive"));
     assert!(!message.contains("vs baseline from"), "{message}");
     let _ = std::fs::remove_dir_all(&dir);
 }

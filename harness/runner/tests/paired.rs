@@ -45,8 +45,7 @@ fn run_paired(
         base: Some(&base),
     };
     let selected: Vec<usize> = (0..plan.len()).collect();
-    let mut report = runner.run(&plan, &selected);
-    crate::report::terminal::fill_messages(&mut report.results);
+    let report = runner.run(&plan, &selected);
     let _ = std::fs::remove_dir_all(&dir);
     (report.results, executor.specs.into_inner().unwrap())
 }
@@ -106,7 +105,7 @@ fn paired_trials_are_timed_against_their_base_and_judged_on_ratios() {
     let fast = record(&results, "t::fast");
     assert_eq!(fast.verdict.unwrap().verdict, Verdict::Regressed);
     assert_eq!(fast.failure, Some(FailKind::Performance));
-    let message = fast.message.as_deref().unwrap();
+    let message = said(fast);
     assert!(
         message.starts_with("regressed against the base revision"),
         "{message}"
@@ -115,6 +114,19 @@ fn paired_trials_are_timed_against_their_base_and_judged_on_ratios() {
         message.contains("base: KERNELGATE_BASE=HEAD~1 (0123456789abcdef)"),
         "{message}"
     );
+    // Bless is refused in paired mode: no record offers it.
+    assert!(!message.contains("KERNELGATE_BLESS"), "{message}");
+    assert!(results
+        .trials
+        .iter()
+        .all(|t| t.commands.as_ref().is_none_or(|c| c.rebless.is_none())));
+    // Both footprints travel in the record: the candidate's and the base kernel's.
+    assert!(fast
+        .measurement
+        .as_ref()
+        .unwrap()
+        .baseline_footprint
+        .is_some());
     assert_eq!(
         fast.measurement.as_ref().unwrap().reference.as_deref(),
         Some("base 0123456")
