@@ -16,7 +16,8 @@ usage: kernelgate <command> [arguments]
 commands:
   run [LIBTEST ARGS]          run the suites, as `cargo test --test perf` does
   lint                        validate every suite and baseline, compile every kernel (no GPU)
-  compare OLD.json NEW.json   the gate between two results files (KERNELGATE_RESULTS)
+  compare [--all] OLD.json NEW.json
+                              the gate between two results files (KERNELGATE_RESULTS)
   merge OUT.json IN.json...   join the results files of shards
   report RESULTS.json... --html OUT.html
                               the HTML report of results files (no GPU)
@@ -35,10 +36,19 @@ pub fn command(name: &str) -> Option<&'static str> {
         "lint" => LINT,
         "compare" => {
             "\
-usage: kernelgate compare OLD.json NEW.json
+usage: kernelgate compare [--all] [--allow-device] OLD.json NEW.json
 
 Applies the gate to two results files (written with KERNELGATE_RESULTS) and prints a table
-of the trials that changed. Exit 0: no regression; 1: a regression; 2: bad input."
+of the trials that changed: a verdict other than unchanged, timed on one side only or in
+another regime, or ended otherwise (passed, then failed). Each file's commit, branch, start
+time and mode are read from the file. Warns when the runs differ in mode (stored against
+paired) or in their suite files.
+
+options:
+  --all            list every trial, unchanged and unmeasured ones too
+  --allow-device   compare files from different devices (otherwise exit 2)
+
+Exit 0: no regression; 1: a regression; 2: bad input, or files from different devices."
         }
         "merge" => {
             "\

@@ -3,7 +3,9 @@
 
 use kernelgate::baseline::Stored;
 use kernelgate::measure::Footprint;
-use kernelgate::report::results::{Measurement, Results, Status, TrialRecord, FORMAT};
+use kernelgate::report::results::{
+    BaseRevision, Measurement, Results, Status, TrialRecord, FORMAT,
+};
 use rand::SeedableRng;
 use rand_distr::{Distribution, LogNormal};
 use std::path::PathBuf;
@@ -81,8 +83,13 @@ fn write(name: &str, r: &Results) -> PathBuf {
 }
 
 fn compare(old: &PathBuf, new: &PathBuf) -> (Option<i32>, String, String) {
+    compare_with(&[], old, new)
+}
+
+fn compare_with(flags: &[&str], old: &PathBuf, new: &PathBuf) -> (Option<i32>, String, String) {
     let o = Command::new(env!("CARGO_BIN_EXE_kernelgate"))
         .arg("compare")
+        .args(flags)
         .arg(old)
         .arg(new)
         .output()
@@ -122,12 +129,141 @@ fn a_regression_between_two_files_exits_1() {
     };
     assert!(line("s::a::n=1").ends_with("regressed"), "{out}");
     assert!(line("s::a::n=1").contains("+10."), "{out}");
-    assert!(line("s::b::n=1").ends_with("unchanged"), "{out}");
     assert!(line("s::c::n=1").ends_with("only in NEW"), "{out}");
     assert!(
-        out.contains("2 compared: 1 regressed, 0 improved, 0 inconclusive, 1 unchanged"),
+        !out.lines().any(|l| l.starts_with("s::b::n=1")),
+        "unchanged trials are not listed by default: {out}"
+    );
+    assert!(
+        out.contains("2 compared: 1 regressed, 0 improved, 0 inconclusive, 1 unchanged; 1 trial(s) that did not change not shown (`--all` lists them)"),
         "{out}"
     );
+    let (code, all, _) = compare_with(&["--all"], &old, &new);
+    assert_eq!(code, Some(1));
+    assert!(
+        all.lines()
+            .any(|l| l.starts_with("s::b::n=1") && l.ends_with("unchanged")),
+        "{all}"
+    );
+}
+
+/// A compile trial (never timed) that passed on both sides is not a change; a trial that
+/// only OLD has is listed as gone from NEW.
+#[test]
+fn compile_trials_are_not_changes_and_old_only_trials_are_listed() {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(12);
+    let compile = |mut t: TrialRecord| {
+        t.name = "s::compile".into();
+        t.measurement = None;
+        t
+    };
+    let old = write(
+        "compile-old.json",
+        &results(vec![
+            compile(record("x", 1.0, &mut rng)),
+            record("s::a::n=1", 10e-6, &mut rng),
+            record("s::gone::n=1", 10e-6, &mut rng),
+        ]),
+    );
+    let new = write(
+        "compile-new.json",
+        &results(vec![
+            compile(record("x", 1.0, &mut rng)),
+            record("s::a::n=1", 10e-6, &mut rng),
+        ]),
+    );
+    let (code, out, err) = compare(&old, &new);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(!out.contains("s::compile"), "{out}");
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("s::gone::n=1") && l.ends_with("only in OLD")),
+        "{out}"
+    );
+}
+
+/// Each file says where it came from, read from the file; different modes and suite files
+/// are warned about; different devices are refused unless `--allow-device`.
+#[test]
+fn provenance_modes_and_devices() {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(13);
+    let mut stored = results(vec![record("s::a::n=1", 10e-6, &mut rng)]);
+    stored.provenance.commit = Some("1111111aaaaaaa".into());
+    stored.provenance.branch = Some("main".into());
+    stored.provenance.started = Some("2026-11-21T10:00:00Z".into());
+    stored
+        .provenance
+        .suites
+        .insert("s".into(), "digest-one".into());
+    let mut paired = results(vec![record("s::a::n=1", 10e-6, &mut rng)]);
+    paired.provenance.commit = Some("2222222bbbbbbb".into());
+    paired
+        .provenance
+        .suites
+        .insert("s".into(), "digest-two".into());
+    paired.base = Some(BaseRevision {
+        rev: "origin/main".into(),
+        commit: "1111111aaaaaaa".into(),
+    });
+    let (old, new) = (
+        write("mode-old.json", &stored),
+        write("mode-new.json", &paired),
+    );
+    let (code, out, err) = compare(&old, &new);
+    assert_eq!(code, Some(0), "{out}{err}");
+    let header: Vec<&str> = out.lines().take(2).collect();
+    assert!(
+        header[0].starts_with("OLD: ")
+            && header[0].contains(
+                "commit 1111111 (main) started 2026-11-21T10:00:00Z; against stored baselines"
+            ),
+        "{out}"
+    );
+    assert!(
+        header[1].contains("commit 2222222; paired against KERNELGATE_BASE=origin/main"),
+        "{out}"
+    );
+    assert!(
+        out.contains("warning: the runs were decided in different modes"),
+        "{out}"
+    );
+    assert!(
+        out.contains("warning: the suite files of `s` differ"),
+        "{out}"
+    );
+
+    let mut other = paired.clone();
+    other.base = None;
+    other.provenance.suites = stored.provenance.suites.clone();
+    let mut h100 = stored.clone();
+    h100.device = Some(device("NVIDIA H100 80GB HBM3"));
+    other.device = Some(device("NVIDIA H200"));
+    let (a, b) = (write("dev-old.json", &h100), write("dev-new.json", &other));
+    let (code, out, err) = compare(&a, &b);
+    assert_eq!(code, Some(2), "{out}{err}");
+    assert!(
+        err.contains("error: the files come from different devices (OLD: NVIDIA H100 80GB HBM3")
+            && err.contains("`--allow-device` compares them anyway"),
+        "{err}"
+    );
+    let (code, out, _) = compare_with(&["--allow-device"], &a, &b);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        out.contains("warning: the files come from different devices"),
+        "{out}"
+    );
+    assert!(!out.contains("different modes"), "{out}");
+}
+
+fn device(name: &str) -> kernelgate::baseline::Fingerprint {
+    kernelgate::baseline::Fingerprint {
+        name: name.into(),
+        compute_capability: "9.0".into(),
+        sm_count: 132,
+        memory_gib: 80,
+        driver: "580.159.04".into(),
+        cuda: "13.0".into(),
+    }
 }
 
 #[test]

@@ -3,7 +3,8 @@
 //!
 //! ```text
 //! kernelgate run [LIBTEST ARGS]        run the suites, as `cargo test --test perf` does
-//! kernelgate compare OLD.json NEW.json the gate between two results files (KERNELGATE_RESULTS)
+//! kernelgate compare [--all] [--allow-device] OLD.json NEW.json
+//!                                      the gate between two results files (KERNELGATE_RESULTS)
 //! kernelgate lint                      validate every suite and compile every kernel (no GPU)
 //! kernelgate merge OUT.json IN.json... join the results files of shards
 //! kernelgate report RESULTS.json... --html OUT.html
@@ -78,16 +79,7 @@ pub fn main() -> ExitCode {
             }
             run::run(std::iter::once(program).chain(args))
         }
-        Some("compare") => {
-            let files: Vec<String> = args.collect();
-            match files.as_slice() {
-                [old, new] => exit::code(compare::command(old.as_ref(), new.as_ref())),
-                _ => {
-                    eprintln!("error: compare takes two results files\n{USAGE}");
-                    exit::code(exit::BAD_INPUT)
-                }
-            }
-        }
+        Some("compare") => exit::code(compare::command(&args.collect::<Vec<_>>())),
         Some("lint") => lint::lint(),
         Some("report") => crate::html::command(&args.collect::<Vec<_>>()),
         Some("history") => crate::history::command(&args.collect::<Vec<_>>()),

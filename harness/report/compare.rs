@@ -1,9 +1,26 @@
 //! `compare`: the gate between two results files (`kernelgate compare OLD.json NEW.json`),
-//! with the same statistics as a run against stored baselines, printed as a table.
+//! with the same statistics as a run against stored baselines, printed as a table of the
+//! trials that changed; and what makes the two files hard to compare (`Mismatch`).
 
 use super::duration;
-use super::results::{Results, TrialRecord};
-use crate::gate::{self, GateInput};
+use super::results::{Results, Status, TrialRecord};
+use crate::gate::{self, GateInput, Verdict};
+use crate::measure::Regime;
+
+/// Why a row has no verdict.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Note {
+    /// The trial is only in NEW.
+    OnlyInNew,
+    /// The trial is only in OLD.
+    OnlyInOld,
+    /// Not timed in OLD (compile trials, ignored or failed ones), with how it ended there.
+    NotMeasuredInOld(Status),
+    /// Not timed in NEW, with how it ended there.
+    NotMeasuredInNew(Status),
+    /// Timed in different regimes (cold against CUDA-graph replays): not comparable.
+    Regimes(Regime, Regime),
+}
 
 /// One row of the table.
 #[derive(Debug, Clone, PartialEq)]
@@ -14,10 +31,39 @@ pub struct Row {
     pub old: Option<f64>,
     /// Median time in NEW, seconds.
     pub new: Option<f64>,
+    /// How it ended in OLD and in NEW, where it is in the file.
+    pub status: [Option<Status>; 2],
     /// The gate's verdict, when both were measured the same way.
     pub verdict: Option<gate::TrialVerdict>,
     /// Why there is no verdict.
-    pub note: String,
+    pub note: Option<Note>,
+}
+
+impl Row {
+    /// Whether the row says something changed: a verdict other than `unchanged`, a trial timed
+    /// on one side only or in another regime, or a trial that ended differently (passed in
+    /// OLD, failed in NEW). A trial timed on neither side that ended the same (a compile
+    /// trial) has not changed.
+    pub fn changed(&self) -> bool {
+        if let Some(v) = &self.verdict {
+            return v.verdict != Verdict::Unchanged;
+        }
+        let timed_once = self.old.is_some() != self.new.is_some();
+        let ended_otherwise = matches!(self.status, [Some(a), Some(b)] if a != b);
+        timed_once || ended_otherwise || matches!(self.note, Some(Note::Regimes(..)))
+    }
+
+    fn describe_note(&self) -> String {
+        let status = |s: &Status| format!("{s:?}").to_lowercase();
+        match &self.note {
+            None => String::new(),
+            Some(Note::OnlyInNew) => "only in NEW".into(),
+            Some(Note::OnlyInOld) => "only in OLD".into(),
+            Some(Note::NotMeasuredInOld(s)) => format!("not measured in OLD ({})", status(s)),
+            Some(Note::NotMeasuredInNew(s)) => format!("not measured in NEW ({})", status(s)),
+            Some(Note::Regimes(a, b)) => format!("regimes differ ({a} vs {b})"),
+        }
+    }
 }
 
 fn median(r: Option<&TrialRecord>) -> Option<f64> {
@@ -25,7 +71,7 @@ fn median(r: Option<&TrialRecord>) -> Option<f64> {
         .map(|m| m.time.median)
 }
 
-/// Compares every trial of `new` with the same trial in `old`.
+/// Compares every trial of `new` with the same trial in `old`; trials only in `old` follow.
 pub fn compare(old: &Results, new: &Results) -> Vec<Row> {
     let mut rows = Vec::new();
     let mut inputs = Vec::new();
@@ -36,18 +82,19 @@ pub fn compare(old: &Results, new: &Results) -> Vec<Row> {
             name: n.name.clone(),
             old: median(o),
             new: median(Some(n)),
+            status: [o.map(|o| o.status), Some(n.status)],
             verdict: None,
-            note: String::new(),
+            note: None,
         };
         match (
             o.and_then(|o| o.measurement.as_ref()),
             n.measurement.as_ref(),
         ) {
-            (_, None) => row.note = format!("not measured in NEW ({:?})", n.status).to_lowercase(),
-            (None, _) if o.is_none() => row.note = "only in NEW".into(),
-            (None, _) => row.note = "not measured in OLD".into(),
+            _ if o.is_none() => row.note = Some(Note::OnlyInNew),
+            (_, None) => row.note = Some(Note::NotMeasuredInNew(n.status)),
+            (None, _) => row.note = o.map(|o| Note::NotMeasuredInOld(o.status)),
             (Some(om), Some(nm)) if om.regime != nm.regime => {
-                row.note = format!("regimes differ ({} vs {})", om.regime, nm.regime)
+                row.note = Some(Note::Regimes(om.regime, nm.regime))
             }
             (Some(om), Some(nm)) => {
                 let speedups = (!om.speedup_samples.is_empty() && !nm.speedup_samples.is_empty())
@@ -64,14 +111,92 @@ pub fn compare(old: &Results, new: &Results) -> Vec<Row> {
         }
         rows.push(row);
     }
+    for o in &old.trials {
+        if !new.trials.iter().any(|n| n.name == o.name) {
+            rows.push(Row {
+                name: o.name.clone(),
+                old: median(Some(o)),
+                new: None,
+                status: [Some(o.status), None],
+                verdict: None,
+                note: Some(Note::OnlyInOld),
+            });
+        }
+    }
     for (k, v) in compared_rows.into_iter().zip(gate::decide(&inputs)) {
         rows[k].verdict = Some(v);
     }
     rows
 }
 
-/// The table, one row per trial of NEW, widths fitted to the content.
-pub fn table(rows: &[Row]) -> String {
+/// What differs between the two files besides their measurements.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Mismatch {
+    /// They come from different kinds of GPU (device fingerprints): an error unless allowed.
+    Device {
+        /// OLD's device, described.
+        old: String,
+        /// NEW's.
+        new: String,
+    },
+    /// They were decided in different modes (stored baselines, paired against a base).
+    Mode {
+        /// OLD's mode, described.
+        old: String,
+        /// NEW's.
+        new: String,
+    },
+    /// Suite files differ between them: their trials may not measure the same thing.
+    Suites(Vec<String>),
+}
+
+impl std::fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Mismatch::Device { old, new } => write!(
+                f,
+                "the files come from different devices (OLD: {old}; NEW: {new}): a time from one kind of GPU against another's is no regression test (`--allow-device` compares them anyway)"
+            ),
+            Mismatch::Mode { old, new } => write!(
+                f,
+                "the runs were decided in different modes (OLD {old}; NEW {new}): a paired run's times were taken interleaved with its base, so compare times, not verdicts"
+            ),
+            Mismatch::Suites(names) => write!(
+                f,
+                "the suite files of {} differ between the runs: their trials may measure other sizes, launches or inputs",
+                names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+            ),
+        }
+    }
+}
+
+/// Everything that differs between `old` and `new` besides their measurements, in the order
+/// a person should read it (the device first: it makes the comparison meaningless).
+pub fn mismatches(old: &Results, new: &Results) -> Vec<Mismatch> {
+    let mut out = Vec::new();
+    if let (Some(a), Some(b)) = (&old.device, &new.device) {
+        if a != b {
+            out.push(Mismatch::Device {
+                old: a.describe(),
+                new: b.describe(),
+            });
+        }
+    }
+    let (a, b) = (old.mode(), new.mode());
+    if a != b {
+        out.push(Mismatch::Mode { old: a, new: b });
+    }
+    let suites = old.provenance.changed_suites(&new.provenance);
+    if !suites.is_empty() {
+        out.push(Mismatch::Suites(
+            suites.into_iter().map(String::from).collect(),
+        ));
+    }
+    out
+}
+
+/// The table, one row per trial of `rows`, widths fitted to the content.
+pub fn table(rows: &[&Row]) -> String {
     let head = [
         "trial",
         "old",
@@ -99,7 +224,7 @@ pub fn table(rows: &[Row]) -> String {
                     time(r.new),
                     "-".into(),
                     "-".into(),
-                    r.note.clone(),
+                    r.describe_note(),
                 ],
             }
         })
@@ -125,4 +250,34 @@ pub fn table(rows: &[Row]) -> String {
         line(row);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(old: Option<f64>, new: Option<f64>, status: [Option<Status>; 2]) -> Row {
+        Row {
+            name: "s::compile".into(),
+            old,
+            new,
+            status,
+            verdict: None,
+            note: None,
+        }
+    }
+
+    #[test]
+    fn what_counts_as_changed() {
+        let passed = Some(Status::Passed);
+        // A compile trial, timed on neither side, passed on both: not a change.
+        assert!(!row(None, None, [passed, passed]).changed());
+        assert!(row(None, None, [passed, Some(Status::Failed)]).changed());
+        assert!(row(Some(1.0), None, [passed, None]).changed(), "gone");
+        assert!(row(None, Some(1.0), [None, passed]).changed(), "new");
+        let mut regimes = row(Some(1.0), Some(1.0), [passed, passed]);
+        regimes.note = Some(Note::Regimes(Regime::Cold, Regime::Graph));
+        assert!(regimes.changed());
+        assert_eq!(regimes.describe_note(), "regimes differ (cold vs graph)");
+    }
 }

@@ -3,7 +3,8 @@
 
 use super::results::Results;
 
-/// Merges `inputs`: one device fingerprint, no trial twice, trials in input order.
+/// Merges `inputs`: one device fingerprint, no trial twice, trials in input order; the
+/// earliest start time, the first file's commit and branch.
 pub fn merge(inputs: &[Results]) -> Result<Results, String> {
     let first = inputs.first().ok_or("nothing to merge")?;
     let mut out = first.clone();
@@ -21,6 +22,18 @@ pub fn merge(inputs: &[Results]) -> Result<Results, String> {
         if out.device.is_none() {
             out.device = r.device.clone();
             out.device_info = r.device_info.clone();
+        }
+        // The run started when its first shard did; every shard's suites are the run's.
+        if let Some(s) = &r.provenance.started {
+            if out.provenance.started.as_ref().is_none_or(|o| s < o) {
+                out.provenance.started = Some(s.clone());
+            }
+        }
+        for (name, digest) in &r.provenance.suites {
+            out.provenance
+                .suites
+                .entry(name.clone())
+                .or_insert_with(|| digest.clone());
         }
         for t in &r.trials {
             if out.trials.iter().any(|x| x.name == t.name) {
