@@ -22,7 +22,7 @@ commands:
   report RESULTS.json... --html OUT.html
                               the HTML report of results files (no GPU)
   history [FILTER | import FILES... | --check]
-                              the run history in SQLite: trends and drift
+                              the run history in SQLite: trends in commit order, drift
   calibrate [--reps N] [--out FILE.md] [--suites DIR] [--durations LIST]
                               accuracy, false alarms, sensitivity and cost, on a GPU
   help <command>              what a command does and takes
@@ -92,13 +92,36 @@ resources, the device. Exit 0: written; 2: bad input."
         }
         "history" => {
             "\
-usage: kernelgate history [FILTER] [--db FILE] [--html OUT.html]
-       kernelgate history import RESULTS.json... [--db FILE]
-       kernelgate history --check [--since COMMIT|DATE] [--max-slowdown 2%] [--db FILE]
+usage: kernelgate history [FILTER] [--last N] [--html OUT.html] [--db FILE]
+       kernelgate history import RESULTS.json... [--commit SHA] [--branch NAME]
+                                 [--mode stored|paired] [--db FILE]
+       kernelgate history --check [--since COMMIT|DATE] [--max-slowdown 2%] [FILTER] [--db FILE]
 
-The run history in SQLite (KERNELGATE_HISTORY): a table per trial over the last runs and a
-trend page; --check finds level shifts (E-divisive means) and exits 1 when a trial moved beyond
-max_slowdown, naming the commit range. Exit 0: no drift; 1: drift; 2: bad input."
+The run history in SQLite. Runs are read in commit order along the first-parent history of
+the repository in the current directory (`git rev-list --first-parent HEAD`) where it knows
+their commit, by start time otherwise: a run of an old commit imported late takes its place.
+Graph and cold timings of a trial are separate trends; a switch is shown, never drift.
+
+  (no command)     a table per trial and regime over the last runs (verdicts: · unchanged,
+                   + improved, R regressed, ? inconclusive, F failed, - not compared) and the
+                   trend page (--html, default beside the database)
+  import           append results files (KERNELGATE_RESULTS); each keeps the commit, branch,
+                   start time and mode it records
+  --check          level shifts by change-point detection (E-divisive means); exit 1 when a
+                   trial moved beyond its max_slowdown, naming the commits between
+
+options:
+  --db FILE            the history (default KERNELGATE_HISTORY)
+  FILTER               only trials whose name contains it
+  --last N             the table covers the last N runs (default 10)
+  --html OUT.html      where the trend page goes
+  --commit SHA         import: the commit, for files that record none (older kernelgate)
+  --branch NAME        import: the branch, for files that record none
+  --mode stored|paired import: the mode, overriding what the file says
+  --since COMMIT|DATE  --check: from the run of that commit (a prefix) or date on
+  --max-slowdown 2%    --check: one threshold for every trial instead of each suite's
+
+Exit 0: done, no drift; 1: drift (--check); 2: bad input."
         }
         "help" => "usage: kernelgate help <command>",
         _ => return None,

@@ -1,6 +1,8 @@
 //! The run history: a synthetic history of 12 runs with a 2% step injected in one trial is
-//! flagged as drift for exactly that trial and commit range; concurrent writers lose nothing;
-//! the schema is versioned; `kernelgate history` exit codes 0 / 1 / 2 end to end.
+//! flagged as drift for exactly that trial and commit range; results files imported in random
+//! order come out in commit order with their own commits; a regime switch is shown, not drift;
+//! failures are kept and shown; concurrent writers lose nothing; the schema is versioned;
+//! `kernelgate history` exit codes 0 / 1 / 2 end to end.
 
 mod common;
 
@@ -52,6 +54,7 @@ fn nth_run(i: usize, step: usize, rng: &mut ChaCha8Rng) -> Results {
 fn info(i: usize) -> RunInfo {
     RunInfo {
         date: format!("2026-11-{:02}", i + 1),
+        started: None,
         commit: format!("c{i:02}0000000000"),
         branch: "main".into(),
         dirty: false,
@@ -83,7 +86,11 @@ fn a_two_percent_step_in_one_trial_is_the_only_drift() {
     let runs = h.runs().unwrap();
     assert_eq!(runs.len(), 12);
     let found = trends(&runs, &h.points("").unwrap(), &Options::default());
-    assert_eq!(found.len(), 16, "every timed trial has a trend");
+    assert_eq!(
+        found.len(),
+        17,
+        "every timed trial has a trend, and the wrong result one of failures"
+    );
     let drifted: Vec<(&str, Vec<(usize, usize)>)> = found
         .iter()
         .filter_map(|t| {
@@ -148,9 +155,13 @@ fn a_two_percent_step_in_one_trial_is_the_only_drift() {
         .select(&scraper::Selector::parse("svg").unwrap())
         .count();
     assert_eq!(svgs, 1, "one chart for saxpy");
+    let row = page
+        .split("<tr>")
+        .find(|r| r.contains(&format!(">{STEPPED} [cold]<")))
+        .expect("the stepped trial's row");
     assert!(
-        page.contains("+2.") && page.contains("between c06"),
-        "the change point is listed"
+        row.contains("% between c060000 and c070000 (p = "),
+        "the change point is listed: {row}"
     );
     assert!(!page.contains("<script") && !page.contains("href=\"http"));
 }
@@ -175,7 +186,11 @@ fn concurrent_writers_lose_nothing() {
     }
     let h = History::open(&path).unwrap();
     assert_eq!(h.runs().unwrap().len(), 24);
-    assert_eq!(h.points("").unwrap().len(), 24 * 16);
+    assert_eq!(
+        h.points("").unwrap().len(),
+        24 * 17,
+        "16 timed trials and a failure per run"
+    );
 }
 
 #[test]
@@ -192,7 +207,10 @@ fn the_schema_is_versioned() {
     drop(conn);
     let e = History::open(&path).err().unwrap().to_string();
     assert!(
-        e.contains("schema version 2; this kernelgate knows up to 1"),
+        e.contains(&format!(
+            "schema version {}; this kernelgate knows up to {SCHEMA_VERSION}",
+            SCHEMA_VERSION + 1
+        )),
         "{e}"
     );
 }
@@ -205,6 +223,12 @@ fn import_and_bad_input() {
     let out = kernelgate(&[
         "history", "import", fixture, fixture, "--commit", "abc123", "--db", db,
     ]);
+    // The file records its own commit: `--commit` only fills in for files that record none.
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("records commit `8a8b2565d0c1e2f3a4b5c6d7e8f90a1b2c3d4e5f`; `--commit abc123` applies only to files that record none"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -213,7 +237,14 @@ fn import_and_bad_input() {
     );
     let runs = History::open(&path).unwrap().runs().unwrap();
     assert_eq!(runs.len(), 2);
-    assert_eq!(runs[0].info.commit, "abc123");
+    assert_eq!(
+        runs[0].info.commit,
+        "8a8b2565d0c1e2f3a4b5c6d7e8f90a1b2c3d4e5f"
+    );
+    assert_eq!(
+        runs[0].info.started.as_deref(),
+        Some("2026-11-21T23:31:07Z")
+    );
     assert_eq!(
         runs[0].gpu_uuid.as_deref(),
         Some("GPU-5b1f0c3e-9a7d-4c21-8e6f-0d3a2b1c4e5f")
@@ -228,4 +259,246 @@ fn import_and_bad_input() {
     let out = kernelgate(&["history", "import", "no-such.json", "--db", db]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read `no-such.json`"));
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args([
+            "-c",
+            "user.name=kernelgate",
+            "-c",
+            "user.email=kg@example.com",
+        ])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// A repository of `n` commits, oldest first.
+fn repository(name: &str, n: usize) -> (PathBuf, Vec<String>) {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    git(&dir, &["init", "-q", "-b", "main"]);
+    for i in 0..n {
+        git(
+            &dir,
+            &[
+                "commit",
+                "-q",
+                "--allow-empty",
+                "-m",
+                &format!("commit {i}"),
+            ],
+        );
+    }
+    let commits = git(&dir, &["rev-list", "--reverse", "HEAD"])
+        .lines()
+        .map(String::from)
+        .collect();
+    (dir, commits)
+}
+
+fn kernelgate_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kernelgate"))
+        .current_dir(dir)
+        .args(args)
+        .env_remove("KERNELGATE_HISTORY")
+        .output()
+        .unwrap()
+}
+
+/// Twelve results files of twelve commits, the first four run last (a backfill), imported in
+/// random order: the history reads them in commit order, each with its own commit, and the 2%
+/// step at the eighth commit is the only drift, between the seventh and the eighth.
+#[test]
+fn imported_in_random_order_read_in_commit_order() {
+    use rand::seq::SliceRandom;
+    let (repo, commits) = repository("ordered-repo", 12);
+    let mut rng = ChaCha8Rng::seed_from_u64(21);
+    let mut files: Vec<PathBuf> = Vec::new();
+    for (i, commit) in commits.iter().enumerate() {
+        let mut r = nth_run(i, 7, &mut rng);
+        r.provenance.commit = Some(commit.clone());
+        r.provenance.branch = Some("main".into());
+        // Commits 0-3 were measured after all the others.
+        let day = if i < 4 { 20 + i } else { i };
+        r.provenance.started = Some(format!("2026-11-{:02}T08:00:00Z", day + 1));
+        let path = repo.join(format!("results-{i:02}.json"));
+        r.save(&path).unwrap();
+        files.push(path);
+    }
+    files.shuffle(&mut rng);
+    let db = repo.join("history.sqlite");
+    let mut args: Vec<&str> = vec!["history", "import"];
+    args.extend(files.iter().map(|f| f.to_str().unwrap()));
+    args.extend(["--db", db.to_str().unwrap()]);
+    let out = kernelgate_in(&repo, &args);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let html = repo.join("trend.html");
+    let out = kernelgate_in(
+        &repo,
+        &[
+            "history",
+            "--db",
+            db.to_str().unwrap(),
+            "--html",
+            html.to_str().unwrap(),
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains("12 in first-parent commit order, 0 by start time"),
+        "{stdout}"
+    );
+    let page = std::fs::read_to_string(&html).unwrap();
+    let doc = scraper::Html::parse_document(&page);
+    let cell = scraper::Selector::parse("table.runs tbody tr td:first-child").unwrap();
+    let listed: Vec<String> = doc.select(&cell).map(|e| e.text().collect()).collect();
+    let expected: Vec<String> = commits.iter().map(|c| c[..12].to_string()).collect();
+    assert_eq!(
+        listed, expected,
+        "runs in commit order, each with its own commit"
+    );
+
+    let out = kernelgate_in(&repo, &["history", "--check", "--db", db.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let drifts: Vec<&str> = stdout.lines().filter(|l| l.starts_with("drift:")).collect();
+    assert_eq!(drifts.len(), 1, "{stdout}");
+    assert!(
+        drifts[0].starts_with(&format!("drift: {STEPPED}"))
+            && drifts[0].contains(&format!("{}..{}", &commits[6][..10], &commits[7][..10])),
+        "{stdout}"
+    );
+}
+
+/// A trial timed as graphs for six runs, then cold (12.5% slower, as the regimes differ): two
+/// trends, the switch printed and drawn, `--check` finds no drift. A trial that computed a
+/// wrong output in one run is kept as a failure and shown. A suite of one run gets no chart.
+#[test]
+fn a_regime_switch_is_not_drift_and_failures_are_shown() {
+    use kernelgate::measure::Regime;
+    use kernelgate::report::results::{FailKind, Status};
+    const SWITCHED: &str = "saxpy::vec4::n=4096";
+    const WRONG: &str = "matmul::tiled::n=512";
+    let path = scratch("regimes.sqlite");
+    let mut rng = ChaCha8Rng::seed_from_u64(5);
+    let mut h = History::open(&path).unwrap();
+    for i in 0..12 {
+        let mut r = nth_run(i, 99, &mut rng);
+        for t in &mut r.trials {
+            if t.name == SWITCHED && i >= 6 {
+                let m = t.measurement.as_mut().unwrap();
+                m.regime = Regime::Cold;
+                m.time.median *= 1.125;
+                m.time_samples.iter_mut().for_each(|s| *s *= 1.125);
+            }
+            if t.name == WRONG && i == 9 {
+                t.measurement = None;
+                t.verdict = None;
+                t.status = Status::Failed;
+                t.failure = Some(FailKind::Correctness);
+            }
+        }
+        h.append(&r, &info(i)).unwrap();
+    }
+    drop(h);
+    let db = path.to_str().unwrap();
+    let out = kernelgate(&["history", "--check", "--db", db]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains(&format!(
+            "regime switch: {SWITCHED} (NVIDIA H200 (sm_90, 132 SMs, 140 GiB, driver 580.159.04, CUDA 13.0)) graph → cold between c050000000"
+        )),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("drift:"), "{stdout}");
+
+    let html = scratch("regimes.html");
+    let out = kernelgate(&[
+        "history",
+        "--last",
+        "12",
+        "--db",
+        db,
+        "--html",
+        html.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let row = |name: &str| {
+        stdout
+            .lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("{name}: {stdout}"))
+            .to_string()
+    };
+    assert!(
+        row(&format!("{SWITCHED} [graph]")).contains("  6  "),
+        "{stdout}"
+    );
+    assert!(
+        row(&format!("{SWITCHED} [cold]")).contains("  6  "),
+        "{stdout}"
+    );
+    // Run 10 (index 9) failed: `F` in its place among the verdict marks.
+    let wrong = row(WRONG);
+    assert!(wrong.contains("·········F··"), "{wrong}");
+    let page = std::fs::read_to_string(&html).unwrap();
+    let doc = scraper::Html::parse_document(&page);
+    let select = |css: &str| scraper::Selector::parse(css).unwrap();
+    let switches: Vec<String> = doc
+        .select(&select("ul.switches li"))
+        .map(|e| e.text().collect())
+        .collect();
+    assert_eq!(switches.len(), 1, "{switches:?}");
+    let row = page
+        .split("<tr>")
+        .find(|r| r.contains(&format!(">{WRONG} [graph]<")))
+        .expect("the trial's row");
+    assert!(
+        row.contains(r#"<span class="failed-runs"><code>c090000</code></span>"#),
+        "the failure is shown with its run: {row}"
+    );
+    // The regressions of every run are failures too.
+    let failed_cells = doc.select(&select(".failed-runs")).count();
+    assert_eq!(
+        failed_cells, 3,
+        "the wrong output, the regressed trial, the broken one"
+    );
+
+    // One run: no chart whose ticks all read +0.0%.
+    let one = scratch("one.sqlite");
+    History::open(&one)
+        .unwrap()
+        .append(&synthetic::run(), &info(0))
+        .unwrap();
+    let html = scratch("one.html");
+    let out = kernelgate(&[
+        "history",
+        "--db",
+        one.to_str().unwrap(),
+        "--html",
+        html.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("One run so far"), "{page}");
+    assert!(!page.contains("<svg") && !page.contains("+0.0%"));
 }

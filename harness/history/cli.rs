@@ -1,5 +1,7 @@
 //! `command`: `kernelgate history` — import results files, print trends, write the trend
-//! page, and `--check` for drift.
+//! page, and `--check` for drift. Runs are read in commit order (first parent, from the
+//! repository of the current directory) where the commit is known there, by start time
+//! otherwise ([`super::order`]).
 //!
 //! ```text
 //! kernelgate history import RESULTS.json... [--commit SHA] [--branch NAME] [--mode stored|paired]
@@ -8,8 +10,8 @@
 //! ```
 //! The history is `--db PATH`, else `KERNELGATE_HISTORY`.
 
-use super::drift::{trends, Trend};
-use super::{History, HistoryError, RunInfo, EXIT_BAD_INPUT, EXIT_DRIFT};
+use super::drift::{regime_switches, trends, RegimeSwitch, Trend};
+use super::{History, HistoryError, Run, RunInfo, EXIT_BAD_INPUT, EXIT_DRIFT};
 use crate::gate::percent;
 use crate::report::duration;
 use crate::report::results::Results;
@@ -20,7 +22,7 @@ use std::process::ExitCode;
 const USAGE: &str = "usage: kernelgate history import RESULTS.json... [--commit SHA] [--branch NAME] [--mode stored|paired]
        kernelgate history [FILTER] [--last N] [--html OUT.html]
        kernelgate history --check [--since COMMIT|DATE] [--max-slowdown 2%] [FILTER]
-       (the history file: --db PATH, or KERNELGATE_HISTORY)";
+       (the history file: --db PATH, or KERNELGATE_HISTORY; `kernelgate help history` says more)";
 
 /// Parsed arguments.
 #[derive(Debug, Default)]
@@ -135,18 +137,13 @@ fn run(args: &[String]) -> Result<u8, HistoryError> {
         let mut history = History::open(&db)?;
         for f in files {
             let results = Results::load(f).map_err(HistoryError::Results)?;
-            let mut info = RunInfo::here(&results.date);
-            info.commit = a.commit.clone().unwrap_or_else(|| "unknown".into());
-            info.branch = a.branch.clone().unwrap_or_else(|| "unknown".into());
-            info.dirty = false;
-            info.mode = a
-                .mode
-                .clone()
-                .unwrap_or_else(|| super::mode_of(&results).into());
+            let info = imported(&results, &a, f);
             let id = history.append(&results, &info)?;
             println!(
-                "kernelgate: run {id} ({} trials) from {}",
+                "kernelgate: run {id} ({} trials, commit {}, {}) from {}",
                 results.trials.len(),
+                short(&info.commit),
+                info.when(),
                 f.display()
             );
         }
@@ -159,42 +156,118 @@ fn run(args: &[String]) -> Result<u8, HistoryError> {
         )));
     }
     let history = History::open(&db)?;
-    let runs = history.runs()?;
+    let mut runs = history.runs()?;
+    let ordered = super::order::order(&mut runs, &super::order::first_parent());
     let found = trends(&runs, &history.points(&a.filter)?, &Options::default());
+    let switches = regime_switches(&found);
+    if let (Some(first), Some(last)) = (runs.first(), runs.last()) {
+        println!(
+            "kernelgate: {} run(s), {} to {}; {} in first-parent commit order, {} by start time (commit not in this repository's first-parent history)",
+            runs.len(),
+            run_label(first),
+            run_label(last),
+            ordered.by_commit,
+            ordered.by_time
+        );
+    }
     if a.check {
-        return check(&a, &runs, &found);
+        return check(&a, &runs, &found, &switches);
     }
     print!("{}", table(&runs, &found, a.last));
+    for s in &switches {
+        println!("{}", switch_line(&runs, s));
+    }
     let html = a.html.clone().unwrap_or_else(|| db.with_extension("html"));
-    crate::baseline::write_atomically(&html, super::trend::page(&runs, &found).as_bytes())
-        .map_err(HistoryError::Results)?;
+    crate::baseline::write_atomically(
+        &html,
+        super::trend::page(&runs, &found, &switches, ordered).as_bytes(),
+    )
+    .map_err(HistoryError::Results)?;
     println!("kernelgate: wrote the trend page {}", html.display());
     Ok(0)
 }
 
+/// What a run records, with `--commit`, `--branch` and `--mode` for what its results file does
+/// not say (files written before kernelgate recorded them): the file wins.
+fn imported(results: &Results, a: &Args, file: &std::path::Path) -> RunInfo {
+    let mut info = RunInfo::of(results);
+    let p = &results.provenance;
+    for (flag, given, recorded, slot) in [
+        ("--commit", &a.commit, &p.commit, &mut info.commit),
+        ("--branch", &a.branch, &p.branch, &mut info.branch),
+    ] {
+        match (given, recorded) {
+            (Some(g), None) => *slot = g.clone(),
+            (Some(g), Some(r)) if g != r => println!(
+                "note: {} records {} `{r}`; `{flag} {g}` applies only to files that record none",
+                file.display(),
+                &flag[2..]
+            ),
+            _ => {}
+        }
+    }
+    if let Some(m) = &a.mode {
+        info.mode = m.clone();
+    }
+    info
+}
+
 fn short(commit: &str) -> &str {
-    &commit[..commit.len().min(10)]
+    commit.get(..10).unwrap_or(commit)
 }
 
-/// Verdicts as one character per run, oldest first.
+/// A run for a person: its short commit, or its date when the commit is unknown.
+fn run_label(r: &Run) -> String {
+    if r.info.commit == "unknown" {
+        r.info.when().to_string()
+    } else {
+        format!("{} ({})", short(&r.info.commit), r.info.when())
+    }
+}
+
+/// One line for a regime switch: shown, and said not to be drift.
+fn switch_line(runs: &[Run], s: &RegimeSwitch) -> String {
+    format!(
+        "regime switch: {} ({}) {} → {} between {} and {}: two trends, not compared (not drift)",
+        s.name,
+        s.device,
+        s.regimes.0,
+        s.regimes.1,
+        run_label(&runs[s.runs.0]),
+        run_label(&runs[s.runs.1])
+    )
+}
+
+/// One character per run of the trend from run `from` on, oldest first: its verdict, `F`
+/// where it failed (without a time, or with one but not by regressing).
 fn verdict_marks(t: &Trend, from: usize) -> String {
-    t.points[from..]
+    let mut marks: Vec<(usize, char)> = t
+        .points
         .iter()
-        .map(|p| match p.2.as_deref() {
-            Some("regressed") => 'R',
-            Some("inconclusive") => '?',
-            Some("improved") => '+',
-            Some("unchanged") => '·',
-            _ => '-',
+        .filter(|p| p.run >= from)
+        .map(|p| {
+            let mark = match p.verdict.as_deref() {
+                Some("regressed") => 'R',
+                _ if p.failed => 'F',
+                Some("inconclusive") => '?',
+                Some("improved") => '+',
+                Some("unchanged") => '·',
+                _ => '-',
+            };
+            (p.run, mark)
         })
-        .collect()
+        .collect();
+    marks.extend(t.failures.iter().filter(|&&r| r >= from).map(|&r| (r, 'F')));
+    marks.sort_by_key(|m| m.0);
+    marks.into_iter().map(|m| m.1).collect()
 }
 
-/// One row per trial over its last `last` runs.
-pub(super) fn table(runs: &[super::Run], trends: &[Trend], last: usize) -> String {
+/// One row per trial and regime over its last `last` runs of the history: the first and last
+/// median in that window, the change, each run's verdict (`F` failed), the level shifts.
+pub(super) fn table(runs: &[Run], trends: &[Trend], last: usize) -> String {
     let width = trends
         .iter()
-        .map(|t| t.name.len())
+        .map(|t| t.label().chars().count())
         .max()
         .unwrap_or(5)
         .max(5);
@@ -202,14 +275,27 @@ pub(super) fn table(runs: &[super::Run], trends: &[Trend], last: usize) -> Strin
         "{:width$}  {:>4}  {:>10}  {:>10}  {:>8}  {:<12}  level shifts (commits)\n",
         "trial", "runs", "first", "last", "change", "verdicts"
     );
+    // The window: the trend's runs among the history's last `last` runs.
+    let from = runs.len().saturating_sub(last);
     for t in trends {
-        let from = t.points.len().saturating_sub(last);
-        let (first, latest) = (t.points[from].1, t.points[t.points.len() - 1].1);
+        let window: Vec<_> = t.points.iter().filter(|p| p.run >= from).collect();
+        let failures = t.failures.iter().filter(|&&r| r >= from).count();
+        if window.is_empty() && failures == 0 {
+            continue;
+        }
+        let (first, latest) = match (window.first(), window.last()) {
+            (Some(f), Some(l)) => (duration(f.median), duration(l.median)),
+            _ => ("-".into(), "-".into()),
+        };
+        let change = match (window.first(), window.last()) {
+            (Some(f), Some(l)) if window.len() > 1 => percent(l.median / f.median),
+            _ => "-".into(),
+        };
         let shifts: Vec<String> = t
             .change_points
             .iter()
             .map(|c| {
-                let (a, b) = (t.points[c.index - 1].0, t.points[c.index].0);
+                let (a, b) = t.shift_runs(c);
                 format!(
                     "{} at {}..{}",
                     percent(t.shift(c)),
@@ -220,11 +306,11 @@ pub(super) fn table(runs: &[super::Run], trends: &[Trend], last: usize) -> Strin
             .collect();
         out.push_str(&format!(
             "{:width$}  {:>4}  {:>10}  {:>10}  {:>8}  {:<12}  {}\n",
-            t.name,
-            t.points.len() - from,
-            duration(first),
-            duration(latest),
-            percent(latest / first),
+            t.label(),
+            window.len() + failures,
+            first,
+            latest,
+            change,
             verdict_marks(t, from),
             if shifts.is_empty() {
                 "none".into()
@@ -236,16 +322,25 @@ pub(super) fn table(runs: &[super::Run], trends: &[Trend], last: usize) -> Strin
     out
 }
 
-fn check(a: &Args, runs: &[super::Run], trends: &[Trend]) -> Result<u8, HistoryError> {
+fn check(
+    a: &Args,
+    runs: &[Run],
+    trends: &[Trend],
+    switches: &[RegimeSwitch],
+) -> Result<u8, HistoryError> {
     let since = match &a.since {
         None => 0,
         Some(s) => runs
             .iter()
             .position(|r| {
-                r.info.commit.starts_with(s.as_str()) || r.info.date.as_str() >= s.as_str()
+                (r.info.commit != "unknown" && r.info.commit.starts_with(s.as_str()))
+                    || r.info.when() >= s.as_str()
             })
             .ok_or_else(|| HistoryError::UnknownSince(s.clone()))?,
     };
+    for s in switches.iter().filter(|s| s.runs.1 >= since) {
+        println!("{}", switch_line(runs, s));
+    }
     let mut drifted = 0;
     for t in trends {
         let threshold = a.max_slowdown.unwrap_or(t.max_slowdown);
@@ -265,7 +360,7 @@ fn check(a: &Args, runs: &[super::Run], trends: &[Trend]) -> Result<u8, HistoryE
                 .collect();
             println!(
                 "drift: {} ({}) {} → {} ({}), beyond max_slowdown {:.1}%; the level moved between commits {}",
-                t.name,
+                t.label(),
                 t.device,
                 duration(d.before),
                 duration(d.now),
@@ -275,19 +370,16 @@ fn check(a: &Args, runs: &[super::Run], trends: &[Trend]) -> Result<u8, HistoryE
             );
         }
     }
-    let from = runs
-        .get(since)
-        .map(|r| format!("{} ({})", short(&r.info.commit), r.info.date))
-        .unwrap_or_default();
+    let from = runs.get(since).map(run_label).unwrap_or_default();
     if drifted == 0 {
         println!(
-            "kernelgate: no drift since {from} in {} trials",
+            "kernelgate: no drift since {from} in {} trend(s) (a trial and regime each)",
             trends.len()
         );
         Ok(0)
     } else {
         println!(
-            "kernelgate: {drifted} of {} trials drifted since {from}",
+            "kernelgate: {drifted} of {} trend(s) drifted since {from}",
             trends.len()
         );
         Ok(EXIT_DRIFT)

@@ -1,11 +1,26 @@
-//! `Trend`: one trial's medians over the runs of a history, split into levels by change-point
-//! detection on log-times, and `Drift`: how far its level moved since a chosen run.
+//! `Trend`: one trial's medians in one timing regime over the runs of a history, split into
+//! levels by change-point detection on log-times, with the runs where it failed; `Drift`: how
+//! far its level moved since a chosen run; `RegimeSwitch`: where a trial's regime changed
+//! (graph and cold times are never one trend, so a switch is shown, never counted as drift).
 
 use super::store::{Point, Run};
 use crate::stats::changepoint::{e_divisive, ChangePoint, Options};
 use crate::stats::Summary;
 
-/// One trial on one device over the history, oldest run first.
+/// One timed run of a trend.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrendPoint {
+    /// Index into the history's runs.
+    pub run: usize,
+    /// Median time, seconds.
+    pub median: f64,
+    /// The gate's verdict that run, when it had one.
+    pub verdict: Option<String>,
+    /// Whether the trial failed that run (regressed, or a limit).
+    pub failed: bool,
+}
+
+/// One trial on one device in one regime over the history, oldest run first.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Trend {
     /// The trial.
@@ -14,8 +29,13 @@ pub struct Trend {
     pub suite: String,
     /// The device it ran on.
     pub device: String,
-    /// Index into the history's runs, median seconds, verdict.
-    pub points: Vec<(usize, f64, Option<String>)>,
+    /// The timing regime of every point (`None`: never timed, only failures).
+    pub regime: Option<String>,
+    /// Its timed runs.
+    pub points: Vec<TrendPoint>,
+    /// Runs (indices into the history's runs) where it failed without a time (a wrong output,
+    /// a fault), attached to the trend of the regime it last ran in.
+    pub failures: Vec<usize>,
     /// The suite's `max_slowdown` in the latest run.
     pub max_slowdown: f64,
     /// Level shifts; `index` is into `points`.
@@ -41,33 +61,94 @@ impl Drift {
     }
 }
 
-/// Groups `points` into trends (one per trial and device) over `runs`, and finds their change
-/// points.
+/// Where a trial's timing regime changed between two runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RegimeSwitch {
+    /// The trial.
+    pub name: String,
+    /// The device.
+    pub device: String,
+    /// The regime before, and after.
+    pub regimes: (String, String),
+    /// The last run in the old regime and the first in the new (indices into the runs).
+    pub runs: (usize, usize),
+}
+
+/// Groups `points` into trends (one per trial, device and regime) over `runs` (in the order
+/// the history is read), attaches failures without a time, and finds change points.
 pub fn trends(runs: &[Run], points: &[Point], options: &Options) -> Vec<Trend> {
     let index = |id: i64| runs.iter().position(|r| r.id == id);
     let mut out: Vec<Trend> = Vec::new();
+    let mut untimed: Vec<(&Point, usize)> = Vec::new();
     for p in points {
         let Some(i) = index(p.run) else { continue };
+        let Some(median) = p.median else {
+            untimed.push((p, i));
+            continue;
+        };
         let device = &runs[i].device;
+        let point = TrendPoint {
+            run: i,
+            median,
+            verdict: p.verdict.clone(),
+            failed: p.failed,
+        };
         match out
             .iter_mut()
-            .find(|t| t.name == p.name && &t.device == device)
+            .find(|t| t.name == p.name && &t.device == device && t.regime == p.regime)
         {
-            Some(t) => {
-                t.points.push((i, p.median, p.verdict.clone()));
-            }
+            Some(t) => t.points.push(point),
             None => out.push(Trend {
                 name: p.name.clone(),
                 suite: p.suite.clone(),
                 device: device.clone(),
-                points: vec![(i, p.median, p.verdict.clone())],
+                regime: p.regime.clone(),
+                points: vec![point],
+                failures: Vec::new(),
                 max_slowdown: p.max_slowdown,
                 change_points: Vec::new(),
             }),
         }
     }
     for t in &mut out {
-        t.points.sort_by_key(|p| p.0);
+        t.points.sort_by_key(|p| p.run);
+    }
+    for (p, run) in untimed {
+        let device = &runs[run].device;
+        let same = |t: &Trend| t.name == p.name && &t.device == device;
+        // The regime it last ran in before this run; else the first it ran in; else a trend
+        // of failures alone.
+        let last_before = out
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| same(t))
+            .filter_map(|(k, t)| {
+                t.points
+                    .iter()
+                    .map(|x| x.run)
+                    .filter(|&r| r < run)
+                    .max()
+                    .map(|r| (r, k))
+            })
+            .max()
+            .map(|(_, k)| k);
+        let first = out.iter().position(|t| same(t));
+        match last_before.or(first) {
+            Some(k) => out[k].failures.push(run),
+            None => out.push(Trend {
+                name: p.name.clone(),
+                suite: p.suite.clone(),
+                device: device.clone(),
+                regime: None,
+                points: Vec::new(),
+                failures: vec![run],
+                max_slowdown: p.max_slowdown,
+                change_points: Vec::new(),
+            }),
+        }
+    }
+    for t in &mut out {
+        t.failures.sort_unstable();
         if let Some(last) = points
             .iter()
             .filter(|p| p.name == t.name)
@@ -75,16 +156,57 @@ pub fn trends(runs: &[Run], points: &[Point], options: &Options) -> Vec<Trend> {
         {
             t.max_slowdown = last.max_slowdown;
         }
-        let logs: Vec<f64> = t.points.iter().map(|p| p.1.ln()).collect();
+        let logs: Vec<f64> = t.points.iter().map(|p| p.median.ln()).collect();
         t.change_points = e_divisive(&logs, options);
     }
     out
 }
 
+/// Every change of regime of a trial on a device, in run order.
+pub fn regime_switches(trends: &[Trend]) -> Vec<RegimeSwitch> {
+    let mut out = Vec::new();
+    let mut done: Vec<(&str, &str)> = Vec::new();
+    for t in trends {
+        let key = (t.name.as_str(), t.device.as_str());
+        if done.contains(&key) {
+            continue;
+        }
+        done.push(key);
+        let mut timed: Vec<(usize, &str)> = trends
+            .iter()
+            .filter(|u| (u.name.as_str(), u.device.as_str()) == key)
+            .flat_map(|u| {
+                let regime = u.regime.as_deref().unwrap_or("");
+                u.points.iter().map(move |p| (p.run, regime))
+            })
+            .collect();
+        timed.sort();
+        for w in timed.windows(2) {
+            if w[0].1 != w[1].1 {
+                out.push(RegimeSwitch {
+                    name: t.name.clone(),
+                    device: t.device.clone(),
+                    regimes: (w[0].1.to_string(), w[1].1.to_string()),
+                    runs: (w[0].0, w[1].0),
+                });
+            }
+        }
+    }
+    out
+}
+
 impl Trend {
+    /// The trial's name with its regime where it has one: `saxpy::vec4::n=4096 [graph]`.
+    pub fn label(&self) -> String {
+        match &self.regime {
+            Some(r) => format!("{} [{r}]", self.name),
+            None => self.name.clone(),
+        }
+    }
+
     /// The level of points `[start, end)`: the median of their medians.
     fn level(&self, start: usize, end: usize) -> f64 {
-        let v: Vec<f64> = self.points[start..end].iter().map(|p| p.1).collect();
+        let v: Vec<f64> = self.points[start..end].iter().map(|p| p.median).collect();
         Summary::of(&v).map(|s| s.median).unwrap_or(f64::NAN)
     }
 
@@ -115,15 +237,20 @@ impl Trend {
         self.level(x, y) / self.level(a, b)
     }
 
+    /// The runs on either side of change point `c` (indices into the history's runs).
+    pub fn shift_runs(&self, c: &ChangePoint) -> (usize, usize) {
+        (self.points[c.index - 1].run, self.points[c.index].run)
+    }
+
     /// How the level moved from the segment holding the first point at or after run `since`
     /// to the latest segment; `None` when no level shift lies between them.
     pub fn drift(&self, since: usize) -> Option<Drift> {
-        let from = self.points.iter().position(|p| p.0 >= since)?;
+        let from = self.points.iter().position(|p| p.run >= since)?;
         let moved: Vec<(usize, usize)> = self
             .change_points
             .iter()
             .filter(|c| c.index > from)
-            .map(|c| (self.points[c.index - 1].0, self.points[c.index].0))
+            .map(|c| self.shift_runs(c))
             .collect();
         if moved.is_empty() {
             return None;
@@ -135,5 +262,90 @@ impl Trend {
             now: self.level(c, d),
             moved,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::RunInfo;
+
+    fn run(id: i64) -> Run {
+        Run {
+            id,
+            info: RunInfo {
+                date: "2026-11-01".into(),
+                started: None,
+                commit: format!("c{id}"),
+                branch: "main".into(),
+                dirty: false,
+                mode: "stored".into(),
+            },
+            device: "H200".into(),
+            gpu_uuid: None,
+        }
+    }
+
+    fn point(run: i64, median: Option<f64>, regime: Option<&str>, failed: bool) -> Point {
+        Point {
+            run,
+            name: "s::k::n=1".into(),
+            suite: "s".into(),
+            median,
+            failed,
+            regime: regime.map(String::from),
+            verdict: None,
+            max_slowdown: 0.03,
+        }
+    }
+
+    /// Graph runs at 10 µs, then cold at 11.25 µs (+12.5%): two trends, no drift in either,
+    /// one switch; a wrong output in between is kept with the regime it last ran in.
+    #[test]
+    fn a_regime_switch_is_two_trends_and_no_drift() {
+        let runs: Vec<Run> = (1..=12).map(run).collect();
+        let mut points: Vec<Point> = (1..=6)
+            .map(|i| {
+                point(
+                    i,
+                    Some(10e-6 * (1.0 + 0.001 * (i % 3) as f64)),
+                    Some("graph"),
+                    false,
+                )
+            })
+            .collect();
+        points.push(point(7, None, None, true));
+        points.extend((8..=12).map(|i| {
+            point(
+                i,
+                Some(11.25e-6 * (1.0 + 0.001 * (i % 3) as f64)),
+                Some("cold"),
+                false,
+            )
+        }));
+        let found = trends(&runs, &points, &Options::default());
+        assert_eq!(found.len(), 2);
+        assert_eq!(found[0].label(), "s::k::n=1 [graph]");
+        assert_eq!(
+            found[0].failures,
+            vec![6],
+            "run 7 is index 6, after the graph runs"
+        );
+        assert!(found.iter().all(|t| t.drift(0).is_none()));
+        assert_eq!(
+            regime_switches(&found),
+            vec![RegimeSwitch {
+                name: "s::k::n=1".into(),
+                device: "H200".into(),
+                regimes: ("graph".into(), "cold".into()),
+                runs: (5, 7),
+            }]
+        );
+        // Never timed: a trend of failures alone.
+        let only = trends(&runs, &[point(3, None, None, true)], &Options::default());
+        assert_eq!(
+            (only[0].regime.clone(), only[0].failures.clone()),
+            (None, vec![2])
+        );
     }
 }

@@ -2,18 +2,22 @@
 //! `kernelgate history import RESULTS.json...`), trends per trial, and drift — level shifts
 //! found by change-point detection that no single merge's gate crossed.
 //!
-//! `kernelgate history [FILTER]` prints a table per trial and writes an HTML trend page;
-//! `kernelgate history --check` exits 1 when a trial's level moved beyond `max_slowdown`
-//! since a chosen commit or date, naming the commits between which it moved.
+//! `kernelgate history [FILTER]` prints a table per trial and regime and writes an HTML trend
+//! page; `kernelgate history --check` exits 1 when a trial's level moved beyond `max_slowdown`
+//! since a chosen commit or date, naming the commits between which it moved. Each run keeps
+//! the commit, branch and start time its results file records ([`RunInfo::of`]); runs are
+//! read in commit order where the repository knows the commit ([`order`]).
 
 mod cli;
 pub mod drift;
+pub mod order;
 pub mod store;
 mod trend;
 
 pub use cli::command;
 pub use store::{History, Point, Run, SCHEMA_VERSION};
 
+use crate::report::results::Results;
 use std::path::{Path, PathBuf};
 
 /// `history --check`: a trial's level moved beyond its threshold.
@@ -56,9 +60,11 @@ pub enum HistoryError {
 pub struct RunInfo {
     /// When it ran (the results file's date).
     pub date: String,
-    /// The commit measured (`unknown` outside git).
+    /// When it started (RFC 3339), where its results file recorded it.
+    pub started: Option<String>,
+    /// The commit measured (`unknown` when its results file recorded none).
     pub commit: String,
-    /// Its branch.
+    /// Its branch (`unknown` when not recorded).
     pub branch: String,
     /// Whether the work tree had uncommitted changes to tracked files.
     pub dirty: bool,
@@ -66,44 +72,28 @@ pub struct RunInfo {
     pub mode: String,
 }
 
-fn git(args: &[&str]) -> Option<String> {
-    let out = std::process::Command::new("git").args(args).output().ok()?;
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
-}
-
-fn env(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.is_empty())
-}
-
 impl RunInfo {
-    /// The run at `date` in this checkout: commit and branch from `KERNELGATE_COMMIT` /
-    /// `KERNELGATE_BRANCH`, else GitHub's variables, else git; `unknown` when none answers.
-    pub fn here(date: &str) -> RunInfo {
-        let commit = env("KERNELGATE_COMMIT")
-            .or_else(|| env("GITHUB_SHA"))
-            .or_else(|| git(&["rev-parse", "HEAD"]))
-            .unwrap_or_else(|| "unknown".into());
-        let branch = env("KERNELGATE_BRANCH")
-            .or_else(|| env("GITHUB_HEAD_REF"))
-            .or_else(|| env("GITHUB_REF_NAME"))
-            .or_else(|| git(&["rev-parse", "--abbrev-ref", "HEAD"]))
-            .unwrap_or_else(|| "unknown".into());
-        let dirty =
-            git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
+    /// What `results` records about its run — never the importing checkout's commit.
+    pub fn of(results: &Results) -> RunInfo {
+        let p = &results.provenance;
         RunInfo {
-            date: date.to_string(),
-            commit,
-            branch,
-            dirty,
-            mode: "stored".into(),
+            date: results.date.clone(),
+            started: p.started.clone(),
+            commit: p.commit.clone().unwrap_or_else(|| "unknown".into()),
+            branch: p.branch.clone().unwrap_or_else(|| "unknown".into()),
+            dirty: p.dirty.unwrap_or(false),
+            mode: mode_of(results).into(),
         }
+    }
+
+    /// When it ran, as precisely as known: the start time, else the date.
+    pub fn when(&self) -> &str {
+        self.started.as_deref().unwrap_or(&self.date)
     }
 }
 
 /// `paired` for a run judged against a base revision (`KERNELGATE_BASE`), `stored` otherwise.
-pub fn mode_of(results: &crate::report::results::Results) -> &'static str {
+pub fn mode_of(results: &Results) -> &'static str {
     if results.base.is_some() {
         "paired"
     } else {
@@ -111,12 +101,11 @@ pub fn mode_of(results: &crate::report::results::Results) -> &'static str {
     }
 }
 
-/// Appends a finished run to the history at `path` (the runner's `KERNELGATE_HISTORY`).
-pub fn append(path: &Path, results: &crate::report::results::Results) -> Result<(), String> {
-    let mut info = RunInfo::here(&results.date);
-    info.mode = mode_of(results).into();
+/// Appends a finished run to the history at `path` (the runner's `KERNELGATE_HISTORY`), with
+/// the commit, branch and start time its results record.
+pub fn append(path: &Path, results: &Results) -> Result<(), String> {
     History::open(path)
-        .and_then(|mut h| h.append(results, &info))
+        .and_then(|mut h| h.append(results, &RunInfo::of(results)))
         .map(|_| ())
         .map_err(|e| e.to_string())
 }
@@ -124,7 +113,7 @@ pub fn append(path: &Path, results: &crate::report::results::Results) -> Result<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::results::{BaseRevision, Results};
+    use crate::report::results::BaseRevision;
 
     #[test]
     fn a_paired_run_is_recorded_as_paired() {
@@ -146,6 +135,8 @@ mod tests {
             commit: "0123456".into(),
         });
         assert_eq!(mode_of(&results), "paired");
+        results.provenance.commit = Some("feedbeef".into());
+        results.provenance.started = Some("2026-11-22T09:00:01Z".into());
         let dir = std::env::temp_dir().join(format!("kg-history-mode-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
@@ -153,6 +144,14 @@ mod tests {
         append(&db, &results).unwrap();
         let runs = History::open(&db).unwrap().runs().unwrap();
         assert_eq!(runs[0].info.mode, "paired");
+        assert_eq!(
+            runs[0].info.commit, "feedbeef",
+            "the file's commit, not this checkout's"
+        );
+        assert_eq!(
+            runs[0].info.started.as_deref(),
+            Some("2026-11-22T09:00:01Z")
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

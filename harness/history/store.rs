@@ -12,10 +12,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// The schema this kernelgate writes.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// `MIGRATIONS[v]` takes the schema from version `v` to `v + 1`.
-const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [r#"
+const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [
+    r#"
 CREATE TABLE runs (
     id INTEGER PRIMARY KEY,
     date TEXT NOT NULL,
@@ -42,7 +43,16 @@ CREATE TABLE trials (
     PRIMARY KEY (run_id, name)
 );
 CREATE INDEX trials_by_name ON trials(name, run_id);
-"#];
+"#,
+    // 2: when each run started (RFC 3339; NULL for runs imported before), and each timed
+    // trial's regime, so graph and cold medians are never one trend (read back from the
+    // stored record for the runs already there).
+    r#"
+ALTER TABLE runs ADD COLUMN started TEXT;
+ALTER TABLE trials ADD COLUMN regime TEXT;
+UPDATE trials SET regime = json_extract(record, '$.measurement.regime');
+"#,
+];
 
 /// How long a writer waits for another (a shard appending its run) before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
@@ -60,7 +70,7 @@ pub struct Run {
     pub gpu_uuid: Option<String>,
 }
 
-/// One trial's median in one run.
+/// One trial in one run: its median, or that it failed without one.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Point {
     /// The run's id.
@@ -69,8 +79,12 @@ pub struct Point {
     pub name: String,
     /// The suite.
     pub suite: String,
-    /// Median time, seconds.
-    pub median: f64,
+    /// Median time, seconds; `None` for a failure that left no time (a wrong output, a fault).
+    pub median: Option<f64>,
+    /// Whether the trial failed that run (a regression, a wrong output, a limit, ...).
+    pub failed: bool,
+    /// The timing regime (`cold`, `graph`), when timed.
+    pub regime: Option<String>,
     /// The gate's verdict that run, when it had a baseline.
     pub verdict: Option<String>,
     /// The suite's `max_slowdown` that run.
@@ -157,8 +171,8 @@ impl History {
             .unwrap_or_else(|| "no GPU".into());
         let uuid = results.device_info.as_ref().and_then(|d| d.uuid.clone());
         tx.execute(
-            "INSERT INTO runs (date, commit_sha, branch, dirty, mode, kernelgate, device, gpu_uuid) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            params![info.date, info.commit, info.branch, info.dirty, info.mode, results.kernelgate, device, uuid],
+            "INSERT INTO runs (date, commit_sha, branch, dirty, mode, kernelgate, device, gpu_uuid, started) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            params![info.date, info.commit, info.branch, info.dirty, info.mode, results.kernelgate, device, uuid, info.started],
         )
         .map_err(sql)?;
         let run = tx.last_insert_rowid();
@@ -170,7 +184,7 @@ impl History {
                 Status::Ignored => "ignored",
             };
             tx.execute(
-                "INSERT INTO trials (run_id, name, suite, status, verdict, median, low, high, max_slowdown, samples, record) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                "INSERT INTO trials (run_id, name, suite, status, verdict, median, low, high, max_slowdown, samples, record, regime) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
                 params![
                     run,
                     t.name,
@@ -183,6 +197,7 @@ impl History {
                     m.map(|m| m.max_slowdown),
                     json(&m.map(|m| &m.time_samples)),
                     json(t),
+                    m.map(|m| m.regime.to_string()),
                 ],
             )
             .map_err(sql)?;
@@ -191,11 +206,12 @@ impl History {
         Ok(run)
     }
 
-    /// Every run, oldest first (by date, then by insertion).
+    /// Every run, by start time (by date for runs that recorded none), then by insertion;
+    /// [`super::order`] puts them in commit order where the repository knows the commits.
     pub fn runs(&self) -> Result<Vec<Run>, HistoryError> {
         let mut stmt = self
             .conn
-            .prepare("SELECT id, date, commit_sha, branch, dirty, mode, device, gpu_uuid FROM runs ORDER BY date, id")
+            .prepare("SELECT id, date, commit_sha, branch, dirty, mode, device, gpu_uuid, started FROM runs ORDER BY COALESCE(started, date), id")
             .map_err(self.sql())?;
         let rows = stmt
             .query_map([], |r| {
@@ -207,6 +223,7 @@ impl History {
                         branch: r.get(3)?,
                         dirty: r.get(4)?,
                         mode: r.get(5)?,
+                        started: r.get(8)?,
                     },
                     device: r.get(6)?,
                     gpu_uuid: r.get(7)?,
@@ -216,11 +233,12 @@ impl History {
         rows.collect::<Result<_, _>>().map_err(self.sql())
     }
 
-    /// Every timed trial's median whose name contains `filter`.
+    /// Every trial whose name contains `filter` that was timed or failed (ignored trials and
+    /// untimed passes, such as compile trials, are left out).
     pub fn points(&self, filter: &str) -> Result<Vec<Point>, HistoryError> {
         let mut stmt = self
             .conn
-            .prepare("SELECT run_id, name, suite, median, verdict, max_slowdown FROM trials WHERE median IS NOT NULL AND instr(name, ?1) > 0 ORDER BY name, run_id")
+            .prepare("SELECT run_id, name, suite, median, verdict, max_slowdown, status, regime FROM trials WHERE (median IS NOT NULL OR status = 'failed') AND instr(name, ?1) > 0 ORDER BY name, run_id")
             .map_err(self.sql())?;
         let rows = stmt
             .query_map([filter], |r| {
@@ -231,6 +249,8 @@ impl History {
                     median: r.get(3)?,
                     verdict: r.get(4)?,
                     max_slowdown: r.get::<_, Option<f64>>(5)?.unwrap_or(0.0),
+                    failed: r.get::<_, String>(6)? == "failed",
+                    regime: r.get(7)?,
                 })
             })
             .map_err(self.sql())?;
@@ -255,4 +275,37 @@ impl History {
 /// A value as JSON (plain data: cannot fail).
 fn json<T: serde::Serialize>(value: &T) -> String {
     serde_json::to_string(value).expect("plain data serializes")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A history written by the first schema opens with its runs and trials kept, each timed
+    /// trial's regime read back from its stored record.
+    #[test]
+    fn version_1_migrates() {
+        let dir = std::env::temp_dir().join(format!("kg-migrate-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("v1.sqlite");
+        {
+            let conn = Connection::open(&path).unwrap();
+            conn.execute_batch(MIGRATIONS[0]).unwrap();
+            conn.execute_batch(
+                r#"INSERT INTO runs VALUES (1, '2026-11-01', 'abc', 'main', 0, 'stored', '0.1.0', 'H200', NULL);
+                   INSERT INTO trials VALUES (1, 's::k::n=1', 's', 'passed', 'unchanged', 1e-6, 1e-6, 1e-6, 0.03, '[1e-6]', '{"measurement": {"regime": "graph"}}');
+                   INSERT INTO trials VALUES (1, 's::compile', 's', 'passed', NULL, NULL, NULL, NULL, NULL, 'null', '{"measurement": null}');"#,
+            )
+            .unwrap();
+            conn.pragma_update(None, "user_version", 1).unwrap();
+        }
+        let h = History::open(&path).unwrap();
+        let runs = h.runs().unwrap();
+        assert_eq!((runs.len(), runs[0].info.started.clone()), (1, None));
+        let points = h.points("").unwrap();
+        assert_eq!(points.len(), 1, "the compile trial is not a point");
+        assert_eq!(points[0].regime.as_deref(), Some("graph"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

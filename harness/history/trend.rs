@@ -1,135 +1,275 @@
-//! `page`: the trend page of a history — per suite, each trial's median relative to its first
-//! run against commit, one line per trial, change points marked; then the table the terminal
-//! prints. Self-contained like the report (inline SVG and CSS).
+//! `page`: the trend page of a history — per suite and device, each trial's median relative to
+//! its first run against commit, one line per trial and regime (a regime switch drawn as a
+//! dashed line, never joined), change points ringed, failures crossed; then each trial's
+//! figures and the runs, in the order the history is read (commit order where known).
+//! Self-contained like the report (inline SVG and CSS).
 
-use super::drift::Trend;
+use super::drift::{RegimeSwitch, Trend};
+use super::order::Ordered;
 use super::Run;
 use crate::gate::percent;
+use crate::html::axes::Unit;
 use crate::html::page::{anchor, esc, num, table};
-use crate::html::plots::{self, Series, YAxis};
+use crate::html::plots::{self, Marks, Series, YAxis};
 
-fn relative(v: f64) -> String {
-    format!("{:+.1}%", v)
+/// A run on an axis or in a table: its short commit, or its date when the commit is unknown.
+fn label(r: &Run) -> String {
+    if r.info.commit == "unknown" {
+        r.info.when().chars().take(10).collect()
+    } else {
+        r.info.commit.chars().take(7).collect()
+    }
+}
+
+/// A trial's colour on its suite's chart: its place among the suite's trials (its regimes
+/// share it).
+fn color(members: &[&Trend], t: &Trend) -> usize {
+    let mut names: Vec<&str> = Vec::new();
+    for m in members {
+        if !names.contains(&m.name.as_str()) {
+            names.push(&m.name);
+        }
+    }
+    names.iter().position(|n| *n == t.name).unwrap_or(0)
+}
+
+/// The chart of one suite on one device: its trends relative to their first run, in one
+/// colour per trial (a trial's regimes share it).
+fn chart(
+    suite: &str,
+    device: &str,
+    labels: &[String],
+    members: &[&Trend],
+    switches: &[RegimeSwitch],
+) -> String {
+    let color = |t: &Trend| color(members, t);
+    let timed: Vec<&&Trend> = members.iter().filter(|t| !t.points.is_empty()).collect();
+    let series: Vec<Series> = timed
+        .iter()
+        .map(|t| {
+            let base = t.points[0].median;
+            let short = t
+                .label()
+                .strip_prefix(suite)
+                .and_then(|n| n.strip_prefix("::"))
+                .map(str::to_string)
+                .unwrap_or_else(|| t.label());
+            Series {
+                name: short,
+                points: t
+                    .points
+                    .iter()
+                    .map(|p| (p.run as f64, 100.0 * (p.median / base - 1.0), None))
+                    .collect(),
+                color: color(t),
+            }
+        })
+        .collect();
+    let marks = Marks {
+        change_points: timed
+            .iter()
+            .enumerate()
+            .flat_map(|(i, t)| {
+                t.change_points
+                    .iter()
+                    .map(move |c| (i, t.points[c.index].run))
+            })
+            .collect(),
+        switches: switches
+            .iter()
+            .filter(|s| s.device == device && members.iter().any(|t| t.name == s.name))
+            .map(|s| s.runs.1)
+            .collect(),
+        failures: timed
+            .iter()
+            .enumerate()
+            .flat_map(|(i, t)| {
+                let failed = t.points.iter().filter(|p| p.failed).map(|p| p.run);
+                failed
+                    .chain(t.failures.iter().copied())
+                    .map(move |r| (i, r))
+            })
+            .collect(),
+    };
+    let y = YAxis {
+        desc: "median vs its first run",
+        log: false,
+        unit: Unit::SignedPercent,
+    };
+    plots::trend(&format!("{suite} on {device}"), labels, &series, &marks, y)
+        .map(|svg| svg + &plots::legend(&series))
+        .unwrap_or_else(|e| format!("<p class=\"note\">{}</p>", esc(&e.to_string())))
 }
 
 /// The page.
-pub fn page(runs: &[Run], trends: &[Trend]) -> String {
-    let labels: Vec<String> = runs
-        .iter()
-        .map(|r| r.info.commit.chars().take(7).collect())
-        .collect();
+pub fn page(runs: &[Run], trends: &[Trend], switches: &[RegimeSwitch], ordered: Ordered) -> String {
+    let labels: Vec<String> = runs.iter().map(label).collect();
     let mut suites: Vec<(&str, &str)> = Vec::new();
     for t in trends {
         if !suites.contains(&(t.suite.as_str(), t.device.as_str())) {
             suites.push((&t.suite, &t.device));
         }
     }
-    let first = runs.first().map(|r| r.info.date.as_str()).unwrap_or("");
-    let last = runs.last().map(|r| r.info.date.as_str()).unwrap_or("");
+    let first = runs.first().map(|r| r.info.when()).unwrap_or("");
+    let last = runs.last().map(|r| r.info.when()).unwrap_or("");
     let mut body = format!(
-        "<h1>kernelgate history</h1>\n<p class=\"meta\">{} runs, {} to {} · {} trials · change points by E-divisive means (permutation test, p ≤ 0.01)</p>\n",
+        "<h1>kernelgate history</h1>\n<p class=\"meta\">{} runs, {} to {} · {} trials · change points by E-divisive means (permutation test, p ≤ 0.01)</p>\n<p class=\"mode\" id=\"order\">Runs in the order their code was written: {} by commit along this repository's first-parent history, {} by start time (commit not on it). A run of an old commit imported late takes its commit's place. Graph and cold timings are separate trends: a regime switch is drawn as a dashed line, not compared, never drift.</p>\n",
         runs.len(),
         esc(first),
         esc(last),
-        trends.len()
+        trends.len(),
+        ordered.by_commit,
+        ordered.by_time,
     );
     for (suite, device) in suites {
         let members: Vec<&Trend> = trends
             .iter()
             .filter(|t| t.suite == suite && t.device == device)
             .collect();
-        let series: Vec<Series> = members
-            .iter()
-            .map(|t| {
-                let base = t.points[0].1;
-                Series {
-                    name: t
-                        .name
-                        .strip_prefix(suite)
-                        .and_then(|n| n.strip_prefix("::"))
-                        .unwrap_or(&t.name)
-                        .to_string(),
-                    points: t
-                        .points
+        let runs_of_suite = {
+            let mut r: Vec<usize> = members
+                .iter()
+                .flat_map(|t| {
+                    t.points
                         .iter()
-                        .map(|p| (p.0 as f64, 100.0 * (p.1 / base - 1.0), None))
-                        .collect(),
-                }
-            })
-            .collect();
-        let marks: Vec<(usize, usize)> = members
-            .iter()
-            .enumerate()
-            .flat_map(|(i, t)| {
-                t.change_points
-                    .iter()
-                    .map(move |c| (i, t.points[c.index].0))
-            })
-            .collect();
-        let y = YAxis {
-            desc: "median vs its first run",
-            log: false,
-            format: relative,
+                        .map(|p| p.run)
+                        .chain(t.failures.iter().copied())
+                })
+                .collect();
+            r.sort_unstable();
+            r.dedup();
+            r.len()
         };
-        let svg = plots::trend(&format!("{suite} on {device}"), &labels, &series, &marks, y)
-            .map(|svg| svg + &plots::legend(&series))
-            .unwrap_or_else(|e| format!("<p class=\"note\">{}</p>", esc(&e.to_string())));
+        let figure = if runs_of_suite < 2 {
+            "<p class=\"note one-run\">One run so far: a trend needs two.</p>".to_string()
+        } else {
+            format!(
+                "<div class=\"trend\">{}</div>",
+                chart(suite, device, &labels, &members, switches)
+            )
+        };
         let rows: Vec<Vec<String>> = members
             .iter()
-            .enumerate()
-            .map(|(i, t)| {
-                let (a, b) = (t.points[0].1, t.points[t.points.len() - 1].1);
-                let (r, g, b_) = plots::color(i);
-                let shifts: Vec<String> = t
-                    .change_points
-                    .iter()
-                    .map(|c| {
-                        let (x, y) = (t.points[c.index - 1].0, t.points[c.index].0);
-                        format!(
-                            "{} between {} and {} (p = {:.3})",
-                            percent(t.shift(c)),
-                            esc(&labels[x]),
-                            esc(&labels[y]),
-                            c.p
-                        )
-                    })
-                    .collect();
-                vec![
-                    format!(
-                        r#"<span class="legend"><i style="background: rgb({r}, {g}, {b_})"></i></span><code id="{}">{}</code>"#,
-                        anchor("h", &t.name),
-                        esc(&t.name)
-                    ),
-                    num(t.points.len().to_string()),
-                    num(crate::report::duration(a)),
-                    num(crate::report::duration(b)),
-                    num(percent(b / a)),
-                    num(format!("{:.1}%", 100.0 * t.max_slowdown)),
-                    if shifts.is_empty() {
-                        "none".into()
-                    } else {
-                        shifts.join("<br>")
-                    },
-                ]
+            .map(|t| trend_row(t, runs, &labels, &members))
+            .collect();
+        let switched: Vec<String> = switches
+            .iter()
+            .filter(|s| s.device == device && members.iter().any(|t| t.name == s.name))
+            .map(|s| {
+                format!(
+                    "<li><code>{}</code>: {} → {} between {} and {} (two trends, not compared)</li>",
+                    esc(&s.name),
+                    esc(&s.regimes.0),
+                    esc(&s.regimes.1),
+                    esc(&labels[s.runs.0]),
+                    esc(&labels[s.runs.1])
+                )
             })
             .collect();
+        let switched = if switched.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "<h3>Regime switches</h3><ul class=\"switches\">{}</ul>",
+                switched.join("")
+            )
+        };
         body.push_str(&format!(
-            "<section id=\"{}\">\n<h2>suite <code>{}</code> <span class=\"note\">{}</span></h2>\n<div class=\"trend\">{svg}</div>\n{}</section>\n",
+            "<section id=\"{}\">\n<h2>suite <code>{}</code> <span class=\"note\">{}</span></h2>\n{figure}\n{}{switched}</section>\n",
             anchor("suite", suite),
             esc(suite),
             esc(device),
-            table("trends", &["trial", "runs", "first", "last", "change", "max_slowdown", "level shifts"], &rows)
+            table("trends", &["trial [regime]", "runs", "first", "last", "change", "max_slowdown", "level shifts", "failed"], &rows)
         ));
     }
+    body.push_str(&runs_table(runs, trends));
+    crate::html::page::page("kernelgate history", &body)
+}
+
+/// A trend's row: its colour and name, runs, first and last median, level shifts, failures.
+fn trend_row(t: &Trend, runs: &[Run], labels: &[String], members: &[&Trend]) -> Vec<String> {
+    let color = color(members, t);
+    let shifts: Vec<String> = t
+        .change_points
+        .iter()
+        .map(|c| {
+            let (x, y) = t.shift_runs(c);
+            format!(
+                "{} between {} and {} (p = {:.3})",
+                percent(t.shift(c)),
+                esc(&labels[x]),
+                esc(&labels[y]),
+                c.p
+            )
+        })
+        .collect();
+    let mut failed: Vec<usize> = t
+        .points
+        .iter()
+        .filter(|p| p.failed)
+        .map(|p| p.run)
+        .chain(t.failures.iter().copied())
+        .collect();
+    failed.sort_unstable();
+    let failed: Vec<String> = failed
+        .iter()
+        .map(|&r| format!("<code>{}</code>", esc(&label(&runs[r]))))
+        .collect();
+    let (first, last, change) = match (t.points.first(), t.points.last()) {
+        (Some(a), Some(b)) => (
+            crate::report::duration(a.median),
+            crate::report::duration(b.median),
+            if t.points.len() > 1 {
+                percent(b.median / a.median)
+            } else {
+                "–".into()
+            },
+        ),
+        _ => ("–".into(), "–".into(), "–".into()),
+    };
+    vec![
+        format!(
+            r#"{}<code id="{}">{}</code>"#,
+            plots::swatch(color),
+            anchor("h", &t.label()),
+            esc(&t.label())
+        ),
+        num((t.points.len() + t.failures.len()).to_string()),
+        num(first),
+        num(last),
+        num(change),
+        num(format!("{:.1}%", 100.0 * t.max_slowdown)),
+        if shifts.is_empty() {
+            "none".into()
+        } else {
+            shifts.join("<br>")
+        },
+        if failed.is_empty() {
+            "–".into()
+        } else {
+            format!("<span class=\"failed-runs\">{}</span>", failed.join(" "))
+        },
+    ]
+}
+
+/// The runs, in the order the page reads them, with how many trials failed in each.
+fn runs_table(runs: &[Run], trends: &[Trend]) -> String {
     let rows: Vec<Vec<String>> = runs
         .iter()
-        .map(|r| {
+        .enumerate()
+        .map(|(i, r)| {
+            let failed = trends
+                .iter()
+                .filter(|t| {
+                    t.failures.contains(&i) || t.points.iter().any(|p| p.run == i && p.failed)
+                })
+                .count();
             vec![
                 format!(
                     "<code>{}</code>",
                     esc(&r.info.commit.chars().take(12).collect::<String>())
                 ),
-                esc(&r.info.date),
+                esc(r.info.when()),
                 esc(&r.info.branch),
                 if r.info.dirty {
                     "dirty".into()
@@ -137,17 +277,25 @@ pub fn page(runs: &[Run], trends: &[Trend]) -> String {
                     String::new()
                 },
                 esc(&r.info.mode),
+                num(failed.to_string()),
                 esc(r.gpu_uuid.as_deref().unwrap_or("")),
             ]
         })
         .collect();
-    body.push_str(&format!(
+    format!(
         "<section id=\"runs\"><h2>Runs</h2>\n{}</section>\n",
         table(
             "runs",
-            &["commit", "date", "branch", "dirty", "mode", "GPU"],
+            &[
+                "commit",
+                "started",
+                "branch",
+                "dirty",
+                "mode",
+                "failed trials",
+                "GPU"
+            ],
             &rows
         )
-    ));
-    crate::html::page::page("kernelgate history", &body)
+    )
 }
