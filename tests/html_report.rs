@@ -3,6 +3,8 @@
 //! file that CI renders.
 
 mod common;
+#[path = "common/paired.rs"]
+mod paired;
 
 use common::synthetic;
 use kernelgate::html::{page::anchor, render};
@@ -10,6 +12,10 @@ use kernelgate::report::results::Results;
 use scraper::{Html, Selector};
 
 const FIXTURE: &str = "tests/fixtures/results/example.json";
+/// A real stored run on an H200, with regressions against its baselines.
+const H200: &str = "tests/fixtures/results/h200-run.json";
+/// A paired run derived from it (`paired::derive`).
+const PAIRED: &str = "tests/fixtures/results/h200-paired.json";
 
 fn select<'a>(doc: &'a Html, css: &str) -> Vec<scraper::ElementRef<'a>> {
     doc.select(&Selector::parse(css).unwrap()).collect()
@@ -62,11 +68,16 @@ fn check_structure(results: &Results, html: &str) {
     // Every summary's attention row carries the command that reruns it.
     for row in select(&doc, "table.attention tbody tr") {
         let text: String = row.text().collect();
-        assert!(
-            text.contains("rerun: cargo test --test perf -- --exact"),
-            "{text}"
-        );
+        assert!(text.contains("rerun: cargo test --test perf -- "), "{text}");
     }
+    // The header says how the run decided.
+    let mode = select(&doc, "#mode");
+    assert_eq!(mode.len(), 1, "the mode in the header");
+    let paired = results.base.is_some();
+    assert_eq!(
+        mode[0].value().attr("data-mode"),
+        Some(if paired { "paired" } else { "stored" })
+    );
 }
 
 #[test]
@@ -85,28 +96,236 @@ fn synthetic_run_renders_every_trial_and_plot() {
             .count();
         assert_eq!(charts.len(), 4 + compared, "suite {suite}");
     }
-    // Needs attention, worst first: the regression, the wrong result, then the unreliable trial.
-    let attention: Vec<String> = select(&doc, "table.attention tbody tr td:first-child")
-        .iter()
-        .map(|e| e.text().collect())
-        .collect();
+    // Needs attention, worst first: the wrong result, the regression, the unreliable trial.
+    let attention: Vec<Vec<String>> = attention_rows(&doc);
     assert_eq!(
-        attention.first().map(String::as_str),
-        Some("conv2d::tiled::h=200,w=200"),
-        "{attention:?}"
-    );
-    assert!(
-        attention.contains(&"saxpy::vec4::n=16777216".to_string()),
-        "{attention:?}"
-    );
-    assert!(
-        attention.contains(&"matmul::tiled::n=2048".to_string()),
-        "{attention:?}"
+        attention,
+        [
+            vec!["conv2d::tiled::h=200,w=200".to_string()],
+            vec!["saxpy::vec4::n=16777216".to_string()],
+            vec!["matmul::tiled::n=2048".to_string()],
+        ]
     );
     assert!(html.contains(
         "KERNELGATE_BLESS=1 cargo test --test perf -- --exact &#39;saxpy::vec4::n=16777216&#39;"
     ));
     assert!(html.contains("GPU-5b1f0c3e"), "the GPU's UUID");
+    let mode = select(&doc, "#mode");
+    assert_eq!(mode[0].value().attr("data-mode"), Some("stored"));
+}
+
+/// The trials of each attention row, by the links to their rows.
+fn attention_rows(doc: &Html) -> Vec<Vec<String>> {
+    select(doc, "table.attention tbody tr")
+        .iter()
+        .map(|row| {
+            row.select(&Selector::parse("td:first-child a").unwrap())
+                .map(|a| {
+                    let id = a.value().attr("href").unwrap().trim_start_matches('#');
+                    // The trial whose anchor it is.
+                    trial_of(doc, id)
+                })
+                .collect()
+        })
+        .collect()
+}
+
+fn trial_of(doc: &Html, id: &str) -> String {
+    select(doc, &format!("#{id}"))[0].text().collect()
+}
+
+/// Every chart of a suite draws a kernel in the same colour: the figures list their series
+/// with their colour (`data-series="naive:0 vec4:1"`), and each SVG holds those colours.
+fn check_colours(doc: &Html, suite: &str) {
+    let mut seen: std::collections::HashMap<String, String> = Default::default();
+    let figures = select(doc, &format!("#{} figure.chart", anchor("suite", suite)));
+    assert!(!figures.is_empty(), "{suite} has charts");
+    for f in figures {
+        let svg: String = f.html();
+        for pair in f.value().attr("data-series").unwrap().split(' ') {
+            let (kernel, color) = pair.rsplit_once(':').unwrap();
+            let previous = seen.entry(kernel.to_string()).or_insert(color.to_string());
+            assert_eq!(previous, color, "{suite}: `{kernel}` changes colour");
+            let (r, g, b) = kernelgate::html::plots::color(color.parse().unwrap());
+            assert!(
+                svg.contains(&format!("#{r:02X}{g:02X}{b:02X}")),
+                "{suite}: `{kernel}` is not drawn in its colour"
+            );
+        }
+    }
+    // The trials table shows each kernel's swatch in that colour too.
+    for (kernel, color) in &seen {
+        let swatches = select(
+            doc,
+            &format!(
+                "#{} table.trials i.swatch[data-color=\"{color}\"]",
+                anchor("suite", suite)
+            ),
+        );
+        assert!(!swatches.is_empty(), "{suite}: no swatch for `{kernel}`");
+    }
+}
+
+/// The real stored run on an H200: stored mode in the header, no base anywhere, one colour per
+/// kernel, failures grouped by kernel with their sizes, rebless offered for regressions.
+#[test]
+fn the_stored_h200_run_reads_as_stored_with_failures_grouped() {
+    let results = Results::load(H200.as_ref()).unwrap();
+    let html = render(&results);
+    check_structure(&results, &html);
+    let doc = Html::parse_document(&html);
+    assert_eq!(
+        select(&doc, "#mode")[0].value().attr("data-mode"),
+        Some("stored")
+    );
+    assert!(
+        !html.contains("paired") && !html.contains("candidate"),
+        "no paired wording"
+    );
+    for suite in ["saxpy", "reduce", "matmul", "affine"] {
+        check_colours(&doc, suite);
+    }
+    let rows = attention_rows(&doc);
+    let naive: Vec<String> = ["n=4096", "n=1048576", "n=1000003"]
+        .iter()
+        .map(|n| format!("saxpy::naive::{n}"))
+        .collect();
+    assert!(
+        rows.contains(&naive),
+        "saxpy::naive's three regressions in one row: {rows:?}"
+    );
+    assert_eq!(
+        rows.iter().map(Vec::len).sum::<usize>(),
+        results
+            .trials
+            .iter()
+            .filter(|t| t.status == kernelgate::report::results::Status::Failed)
+            .count(),
+        "every failure in one row"
+    );
+    let naive_row = select(&doc, "table.attention tbody tr")
+        .into_iter()
+        .find(|r| r.text().collect::<String>().contains("saxpy::naive"))
+        .unwrap()
+        .text()
+        .collect::<String>();
+    assert!(
+        naive_row.contains("rerun: cargo test --test perf -- 'saxpy::naive::'")
+            && naive_row
+                .contains("rebless: KERNELGATE_BLESS=1 cargo test --test perf -- 'saxpy::naive::'"),
+        "{naive_row}"
+    );
+}
+
+/// The paired fixture: the mode and the base in the header and on every paired chart and
+/// strip; base against candidate resources with the launch change marked; no bless; new,
+/// changed and gone trials named as such.
+#[test]
+fn the_paired_run_names_its_base_everywhere_and_offers_no_bless() {
+    if std::env::var_os("BLESS").is_some() {
+        let stored = Results::load(H200.as_ref()).unwrap();
+        paired::derive(&stored).save(PAIRED.as_ref()).unwrap();
+    }
+    let results = Results::load(PAIRED.as_ref()).unwrap();
+    let html = render(&results);
+    check_structure(&results, &html);
+    let doc = Html::parse_document(&html);
+    let text = |e: &scraper::ElementRef| e.text().collect::<String>();
+    let mode = &select(&doc, "#mode")[0];
+    assert_eq!(mode.value().attr("data-mode"), Some("paired"));
+    assert!(
+        text(mode).contains("paired against base c7b4c3e"),
+        "{}",
+        text(mode)
+    );
+    assert!(
+        !html.contains("KERNELGATE_BLESS"),
+        "bless is refused in paired mode"
+    );
+    assert!(!html.contains("rebless"));
+    // Every strip names the base, in its caption and in the chart.
+    let strips = select(&doc, "figure.compared");
+    assert_eq!(
+        strips.len(),
+        results
+            .trials
+            .iter()
+            .filter(|t| t.verdict.is_some())
+            .count()
+    );
+    for f in &strips {
+        let caption = text(
+            &f.select(&Selector::parse("figcaption").unwrap())
+                .next()
+                .unwrap(),
+        );
+        assert!(caption.contains("against base c7b4c3e"), "{caption}");
+        assert!(f.html().contains("base c7b4c3e (n = "), "the strip's label");
+        assert!(
+            !f.html().contains("baseline"),
+            "a paired strip says base, not baseline"
+        );
+    }
+    // Every speedup chart is over the base.
+    for f in select(&doc, "figure.chart") {
+        if f.html().contains("speedup") {
+            assert!(
+                f.html().contains("speedup over base c7b4c3e (paired)"),
+                "{}",
+                text(&f)
+            );
+            assert!(!f.html().contains("reference"), "{}", text(&f));
+        }
+    }
+    for suite in ["saxpy", "reduce", "matmul", "affine"] {
+        check_colours(&doc, suite);
+    }
+    // The regression, with its launch change beside it.
+    let evidence = select(
+        &doc,
+        &format!(
+            "#{} table.evidence tr.differs",
+            anchor("cmp", paired::REGRESSED)
+        ),
+    );
+    let differs: Vec<String> = evidence.iter().map(text).collect();
+    assert!(
+        differs.contains(&"block threads25632".to_string())
+            && differs.contains(&"threads / SM20481024".to_string()),
+        "{differs:?}"
+    );
+    let marked = select(&doc, "table.resources mark");
+    assert!(
+        marked.iter().any(|m| text(m) == "256 → 32"),
+        "resources base → candidate"
+    );
+    // New, changed and gone, named as such.
+    let state_of = |name: &str| {
+        let cell = select(&doc, &format!("#{}", anchor("t", name)))[0];
+        let row = cell
+            .ancestors()
+            .find(|a| a.value().as_element().is_some_and(|e| e.name() == "tr"))
+            .unwrap();
+        scraper::ElementRef::wrap(row)
+            .unwrap()
+            .select(&Selector::parse(".badge").unwrap())
+            .next()
+            .map(|b| text(&b))
+            .unwrap()
+    };
+    assert_eq!(state_of("bfloat::scalar::n=1048576"), "new");
+    assert_eq!(state_of("half::half2::n=1000003"), "changed");
+    assert_eq!(state_of(paired::REGRESSED), "regressed");
+    let gone = text(&select(&doc, "#gone")[0]);
+    assert!(
+        gone.contains("softmax::two_pass::rows=4096,cols=128"),
+        "{gone}"
+    );
+    assert_eq!(
+        attention_rows(&doc),
+        [vec![paired::REGRESSED.to_string()]],
+        "the one regression needs attention"
+    );
 }
 
 #[test]

@@ -94,17 +94,7 @@ fn trial(name: &str, status: Status, failure: Option<FailKind>) -> TrialRecord {
 /// Compared with a stored baseline whose median was `median`.
 fn compared(median: f64) -> Option<GateNote> {
     Some(GateNote::Compared {
-        baseline: BaselineRef {
-            path: "baselines/h200/x.json".into(),
-            median,
-            speedup: None,
-            reference: "naive".into(),
-            date: "2026-11-20".into(),
-            kernelgate: "0.1.0".into(),
-            runs: 1,
-            spread: 1.0,
-            other_gpus: Vec::new(),
-        },
+        baseline: BaselineRef::for_tests("baselines/h200/x.json", median),
         remeasured: false,
         family: 3,
     })
@@ -332,4 +322,36 @@ fn annotations_point_at_the_suite_and_are_capped() {
     let lines = annotations::render(&many);
     assert_eq!(lines.len(), annotations::MAX + 1);
     assert!(lines.last().unwrap().contains("2 more failing trial(s)"));
+}
+
+/// A paired run's summary names the base, counts new, changed and gone trials, and calls each
+/// what it is (never `no baseline`).
+#[test]
+fn markdown_of_a_paired_run_names_new_changed_and_gone() {
+    let results = Results::load("tests/fixtures/results/h200-paired.json".as_ref()).unwrap();
+    let text = markdown::render(&results);
+    let head = text.lines().next().unwrap();
+    assert!(head.ends_with(", 6 new, 2 changed, 2 gone"), "{head}");
+    assert!(text.contains("paired against KERNELGATE_BASE=origin/main (c7b4c3e0f1a2)"));
+    assert!(text.contains("| speedup over base c7b4c3e |"), "{text}");
+    let row = |name: &str| {
+        text.lines()
+            .find(|l| l.starts_with(&format!("| `{name}` ")))
+            .unwrap_or_else(|| panic!("{name}"))
+            .to_string()
+    };
+    assert!(row("bfloat::scalar::n=1048576").contains("| new |"));
+    assert!(row("half::half2::n=1000003").contains("| changed |"));
+    assert!(row("softmax::two_pass::rows=4096,cols=128").contains("| gone |"));
+    assert!(!text.contains("no baseline"));
+    assert!(
+        text.contains("| `saxpy::vec4::n=1048576` | **regressed** | +16.6% [")
+            && text.contains("against base `c7b4c3e`; p = "),
+        "{text}"
+    );
+    // JUnit and annotations, plain text: no rebless in paired mode.
+    assert!(!junit::render(&results).contains("KERNELGATE_BLESS"));
+    assert!(annotations::render(&results)
+        .iter()
+        .all(|l| !l.contains("KERNELGATE_BLESS")));
 }

@@ -216,12 +216,12 @@ fn short(commit: &str) -> &str {
     commit.get(..10).unwrap_or(commit)
 }
 
-/// A run for a person: its short commit, or its date when the commit is unknown.
+/// A run for a person: its short commit and when it ran, or only when where the commit is
+/// unknown.
 fn run_label(r: &Run) -> String {
-    if r.info.commit == "unknown" {
-        r.info.when().to_string()
-    } else {
-        format!("{} ({})", short(&r.info.commit), r.info.when())
+    match r.short(10) {
+        s if s == r.info.when() => s,
+        s => format!("{s} ({})", r.info.when()),
     }
 }
 

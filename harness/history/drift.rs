@@ -132,7 +132,7 @@ pub fn trends(runs: &[Run], points: &[Point], options: &Options) -> Vec<Trend> {
             })
             .max()
             .map(|(_, k)| k);
-        let first = out.iter().position(|t| same(t));
+        let first = out.iter().position(same);
         match last_before.or(first) {
             Some(k) => out[k].failures.push(run),
             None => out.push(Trend {

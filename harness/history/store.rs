@@ -70,6 +70,18 @@ pub struct Run {
     pub gpu_uuid: Option<String>,
 }
 
+impl Run {
+    /// The run for a person: its commit's first `n` characters, or when it ran where the
+    /// commit is unknown.
+    pub fn short(&self, n: usize) -> String {
+        if self.info.commit == "unknown" {
+            self.info.when().to_string()
+        } else {
+            self.info.commit.chars().take(n).collect()
+        }
+    }
+}
+
 /// One trial in one run: its median, or that it failed without one.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Point {

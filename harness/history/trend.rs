@@ -14,11 +14,7 @@ use crate::html::plots::{self, Marks, Series, YAxis};
 
 /// A run on an axis or in a table: its short commit, or its date when the commit is unknown.
 fn label(r: &Run) -> String {
-    if r.info.commit == "unknown" {
-        r.info.when().chars().take(10).collect()
-    } else {
-        r.info.commit.chars().take(7).collect()
-    }
+    r.short(7).chars().take(10).collect()
 }
 
 /// A trial's colour on its suite's chart: its place among the suite's trials (its regimes
@@ -110,13 +106,21 @@ pub fn page(runs: &[Run], trends: &[Trend], switches: &[RegimeSwitch], ordered: 
             suites.push((&t.suite, &t.device));
         }
     }
-    let first = runs.first().map(|r| r.info.when()).unwrap_or("");
-    let last = runs.last().map(|r| r.info.when()).unwrap_or("");
+    let first = runs.first().map(label).unwrap_or_default();
+    let last = runs.last().map(label).unwrap_or_default();
+    let mut times: Vec<&str> = runs.iter().map(|r| r.info.when()).collect();
+    times.sort_unstable();
+    let (earliest, latest) = (
+        times.first().copied().unwrap_or(""),
+        times.last().copied().unwrap_or(""),
+    );
     let mut body = format!(
-        "<h1>kernelgate history</h1>\n<p class=\"meta\">{} runs, {} to {} · {} trials · change points by E-divisive means (permutation test, p ≤ 0.01)</p>\n<p class=\"mode\" id=\"order\">Runs in the order their code was written: {} by commit along this repository's first-parent history, {} by start time (commit not on it). A run of an old commit imported late takes its commit's place. Graph and cold timings are separate trends: a regime switch is drawn as a dashed line, not compared, never drift.</p>\n",
+        "<h1>kernelgate history</h1>\n<p class=\"meta\">{} runs, of <code>{}</code> to <code>{}</code>, run from {} to {} · {} trends · change points by E-divisive means (permutation test, p ≤ 0.01)</p>\n<p class=\"mode\" id=\"order\">Runs in the order their code was written: {} by commit along this repository's first-parent history, {} by start time (commit not on it). A run of an old commit imported late takes its commit's place. Graph and cold timings are separate trends: a regime switch is drawn as a dashed line, not compared, never drift.</p>\n",
         runs.len(),
-        esc(first),
-        esc(last),
+        esc(&first),
+        esc(&last),
+        esc(earliest),
+        esc(latest),
         trends.len(),
         ordered.by_commit,
         ordered.by_time,
@@ -211,10 +215,15 @@ fn trend_row(t: &Trend, runs: &[Run], labels: &[String], members: &[&Trend]) -> 
         .chain(t.failures.iter().copied())
         .collect();
     failed.sort_unstable();
-    let failed: Vec<String> = failed
-        .iter()
-        .map(|&r| format!("<code>{}</code>", esc(&label(&runs[r]))))
-        .collect();
+    let all = t.points.len() + t.failures.len();
+    let failed: Vec<String> = if failed.len() == all && all > 2 {
+        vec![format!("all {all} runs")]
+    } else {
+        failed
+            .iter()
+            .map(|&r| format!("<code>{}</code>", esc(&label(&runs[r]))))
+            .collect()
+    };
     let (first, last, change) = match (t.points.first(), t.points.last()) {
         (Some(a), Some(b)) => (
             crate::report::duration(a.median),

@@ -3,85 +3,82 @@
 //! — inline SVG drawn with plotters, inline CSS, no script, no external URL — rendered from the
 //! typed [`Results`] and nothing else.
 //!
-//! Reading order: what needs attention (with the commands that rerun, profile and rebless
-//! it), then each suite (sweep charts, every trial, baseline-against-now distributions,
-//! memory and resources), then the device.
+//! Reading order: how the run decided (stored baselines, or paired against a base revision,
+//! named in the header and on every paired chart and strip), what needs attention (grouped by
+//! kernel, with the commands that rerun, profile and — where bless applies — rebless it), then
+//! each suite (sweep charts with one colour per kernel, every trial, what each compared trial
+//! was compared with beside this run, memory and resources against the baseline or base), then
+//! the device.
 
+pub mod axes;
+mod compared;
 pub mod page;
 pub mod plots;
+mod resources;
 pub mod strips;
 mod suite;
+mod summary;
 pub mod trial;
 
 use crate::report::results::Results;
-use page::{anchor, badge, esc, num, table};
+use page::{esc, table};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use trial::{commands, State};
 
-fn summary(results: &Results) -> String {
-    let states: Vec<State> = results.trials.iter().map(State::of).collect();
-    let mut counts: Vec<(State, usize)> = Vec::new();
-    for s in &states {
-        match counts.iter_mut().find(|(x, _)| x == s) {
-            Some((_, n)) => *n += 1,
-            None => counts.push((*s, 1)),
+/// What every part of the report needs to know about the run besides a trial's record.
+pub(crate) struct View<'a> {
+    /// The run.
+    pub results: &'a Results,
+    /// Paired mode: `base c7b4c3e`.
+    pub base: Option<String>,
+}
+
+impl<'a> View<'a> {
+    fn of(results: &'a Results) -> View<'a> {
+        View {
+            results,
+            base: results.base_label(),
         }
     }
-    counts.sort();
-    let mut out = String::from("<section id=\"summary\">\n<h2>Summary</h2>\n<p class=\"counts\">");
-    for (s, n) in &counts {
-        out.push_str(&format!("<span>{} {n}</span>", badge(s.word())));
+
+    /// What a compared trial was compared with, as HTML: `base <code>c7b4c3e</code>`, or
+    /// `the stored baseline`.
+    pub fn against(&self) -> String {
+        match &self.base {
+            Some(b) => format!(
+                "base <code>{}</code>",
+                esc(b.strip_prefix("base ").unwrap_or(b))
+            ),
+            None => "the stored baseline".into(),
+        }
     }
-    out.push_str(&format!(
-        "<span>{} trials</span></p>\n",
-        results.trials.len()
-    ));
-    let mut attention: Vec<(State, &crate::report::results::TrialRecord)> = results
-        .trials
-        .iter()
-        .zip(&states)
-        .filter(|(_, s)| s.needs_attention())
-        .map(|(t, s)| (*s, t))
-        .collect();
-    attention.sort_by_key(|(s, _)| *s);
-    if attention.is_empty() {
-        out.push_str("<p>Nothing needs attention: no trial failed, regressed, was inconclusive or unreliable.</p>\n");
-    } else {
-        out.push_str("<h3>Needs attention</h3>\n");
-        let rows: Vec<Vec<String>> = attention
-            .iter()
-            .map(|(s, t)| {
-                let change = crate::report::terminal::record_change(t);
-                let cmds: String = commands(t)
-                    .iter()
-                    .map(|(what, c)| format!("<pre>{what}: {}</pre>", esc(c)))
-                    .collect();
-                vec![
-                    format!(
-                        r##"<a href="#{}"><code>{}</code></a>"##,
-                        anchor("t", &t.name),
-                        esc(&t.name)
-                    ),
-                    badge(s.word()),
-                    num(change),
-                    format!("{}{cmds}", esc(&crate::report::terminal::headline(t))),
-                ]
-            })
-            .collect();
-        out.push_str(&table(
-            "attention",
-            &[
-                "trial",
-                "state",
-                "change [95% interval]",
-                "why, and what to run",
-            ],
-            &rows,
-        ));
+
+    /// The names of the two sides of a comparison, for strips and tables.
+    pub fn sides(&self) -> strips::Sides<'_> {
+        match &self.base {
+            Some(b) => strips::Sides {
+                old: b,
+                new: "candidate",
+            },
+            None => strips::Sides {
+                old: "baseline",
+                new: "this run",
+            },
+        }
     }
-    out.push_str("</section>\n");
-    out
+}
+
+/// The run's mode, for the header: paired against its base (named), or stored baselines.
+fn mode(results: &Results) -> String {
+    match (&results.base, results.base_label()) {
+        (Some(b), Some(label)) => format!(
+            "<p class=\"mode\" id=\"mode\" data-mode=\"paired\">Mode: <strong>paired</strong> against <strong>{}</strong> (<code>KERNELGATE_BASE={}</code>, commit <code>{}</code>): every trial timed interleaved with its version at the base; changes, speedups and distributions are the candidate against the base. Bless does not apply.</p>\n",
+            esc(&label),
+            esc(&b.rev),
+            esc(&b.commit)
+        ),
+        _ => "<p class=\"mode\" id=\"mode\" data-mode=\"stored\">Mode: <strong>stored baselines</strong>: every trial compared with its baseline recorded for this device; speedups are over each suite's reference kernel.</p>\n".into(),
+    }
 }
 
 fn device(results: &Results) -> String {
@@ -154,22 +151,24 @@ pub fn render(results: &Results) -> String {
         .as_ref()
         .map(|d| d.name.clone())
         .unwrap_or_else(|| "no GPU".into());
+    let provenance = match &results.provenance.commit {
+        Some(_) => format!(" · {}", esc(&results.provenance.describe())),
+        None => String::new(),
+    };
     let mut body = format!(
-        "<h1>kernelgate report</h1>\n<p class=\"meta\">{} · {} · kernelgate {} · {} trials in {} suites</p>\n",
+        "<h1>kernelgate report</h1>\n<p class=\"meta\">{} · {} · kernelgate {} · {} trials in {} suites{provenance}</p>\n{}",
         esc(&results.date),
         esc(&device_name),
         esc(&results.kernelgate),
         results.trials.len(),
-        suites.len()
+        suites.len(),
+        mode(results)
     );
-    body.push_str(&summary(results));
+    let view = View::of(results);
+    body.push_str(&summary::summary(&view));
     for s in suites {
         let trials: Vec<_> = results.trials.iter().filter(|t| t.suite == s).collect();
-        body.push_str(&suite::suite_section(
-            s,
-            &trials,
-            results.device_info.as_ref(),
-        ));
+        body.push_str(&suite::suite_section(&view, s, &trials));
     }
     body.push_str(&device(results));
     page::page(&format!("kernelgate report {}", results.date), &body)

@@ -10,21 +10,38 @@ h3 { font-size: 15px; margin: 20px 0 6px; color: #37415a; }
 table { border-collapse: collapse; margin: 6px 0 12px; font-size: 13px; }
 th, td { border: 1px solid #dde3ec; padding: 3px 8px; text-align: left; vertical-align: top; }
 th { background: #f2f5f9; font-weight: 600; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
-table.trials, table.resources { width: 100%; } table.resources td.num { white-space: nowrap; }
+table.trials, table.resources { width: 100%; } table.resources td.num, table.trends td.num { white-space: nowrap; }
 code, pre { font: 12px/1.4 ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace; }
 pre { background: #f6f8fa; border: 1px solid #e3e7ee; padding: 6px 8px; margin: 4px 0; white-space: pre-wrap; word-break: break-all; }
-.charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(640px, 1fr)); gap: 12px; }
+.charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(640px, 100%), 1fr)); gap: 12px; }
+.table-wrap { overflow-x: auto; max-width: 100%; }
 .charts svg, figure svg { max-width: 100%; height: auto; border: 1px solid #e3e7ee; }
 figure { margin: 0; } figcaption { font-size: 13px; color: #37415a; margin: 2px 0 10px; }
 .badge { display: inline-block; padding: 1px 7px; border-radius: 9px; font-size: 12px; font-weight: 600; white-space: nowrap; }
 .failed, .regressed { background: #fde2e1; color: #a3160f; } .inconclusive, .unreliable { background: #fff1cc; color: #7a5200; }
 .improved { background: #dcf5e3; color: #0f6b2f; } .unchanged, .passed { background: #eef1f5; color: #37415a; }
-.ignored, .no-baseline { background: #f4f4f4; color: #6b6b6b; }
+.ignored, .no-baseline, .gone { background: #f4f4f4; color: #6b6b6b; }
+.new { background: #e0ecff; color: #1d4f91; } .changed { background: #efe3fb; color: #5b2a86; }
+tr.differs td { background: #fff1cc; font-weight: 600; } mark { background: #fff1cc; padding: 0 2px; }
+table.evidence { margin-top: 4px; } .mode { margin: 0 0 8px; } .sizes { margin-top: 2px; } .sizes a { margin-right: 6px; }
+.change { white-space: nowrap; } .p { color: #5b6478; }
+.kernel { white-space: nowrap; } .swatch { display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin-right: 6px; vertical-align: baseline; }
 .counts span { margin-right: 10px; } .note { color: #5b6478; font-size: 13px; }
 .legend { display: inline-flex; flex-wrap: wrap; gap: 4px 16px; font-size: 13px; margin: 4px 0 8px; }
 .legend i { display: inline-block; width: 18px; height: 4px; margin: 0 6px 3px 0; vertical-align: middle; }
 .trend svg { max-width: 100%; height: auto; border: 1px solid #e3e7ee; }
 .attention td:first-child { min-width: 220px; }
+@media (max-width: 700px) {
+  body { margin: 12px auto; padding: 0 10px; }
+  h1 { font-size: 21px; } h2 { font-size: 17px; }
+  table.attention, table.attention tbody, table.attention tr, table.attention td { display: block; width: auto; }
+  table.attention thead { display: none; } table.attention tr { border-bottom: 2px solid #dde3ec; padding: 4px 0; }
+  table.attention td { border: none; padding: 2px 0; } .attention td:first-child { min-width: 0; }
+  .change { white-space: normal; }
+  table.trials, table.resources, table.trends, table.runs { min-width: 880px; }
+  /* A full-width trend chart keeps a legible size and scrolls sideways. */
+  .trend { overflow-x: auto; } .trend svg { min-width: 760px; }
+}
 "#;
 
 /// Escapes text for HTML element content and attribute values.
@@ -71,7 +88,7 @@ pub fn badge(state: &str) -> String {
 /// A table: a header row, then rows of cells that are already HTML; cells starting with
 /// `\u{1}` are numbers (right-aligned; the marker is removed).
 pub fn table(class: &str, header: &[&str], rows: &[Vec<String>]) -> String {
-    let mut out = format!(r#"<table class="{class}">"#);
+    let mut out = format!(r#"<div class="table-wrap"><table class="{class}">"#);
     if header.iter().any(|h| !h.is_empty()) {
         out.push_str("<thead><tr>");
         for h in header {
@@ -90,7 +107,7 @@ pub fn table(class: &str, header: &[&str], rows: &[Vec<String>]) -> String {
         }
         out.push_str("</tr>\n");
     }
-    out.push_str("</tbody></table>\n");
+    out.push_str("</tbody></table></div>\n");
     out
 }
 

@@ -1,7 +1,11 @@
 //! `Series` drawn with plotters' SVG backend into strings that the page inlines: a quantity
 //! against size (log axes), and levels over a run history with change points marked (the
-//! sample strips are in `strips`).
+//! sample strips are in `strips`). Ticks and their labels come from `axes`; a series' colour
+//! is its own (`Series::color`), so one kernel has one colour in every chart of a suite.
 
+use super::axes::{self, Unit};
+use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};
+use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::ops::Range;
@@ -29,6 +33,8 @@ pub struct Series {
     pub name: String,
     /// `(x, y, interval of y)`, in x order.
     pub points: Vec<Point>,
+    /// Its colour: an index into [`PALETTE`] (the same kernel, the same index, in every chart).
+    pub color: usize,
 }
 
 /// How a chart's y axis reads.
@@ -38,8 +44,68 @@ pub struct YAxis {
     pub desc: &'static str,
     /// Log scale (times) or linear (percentages, speedups).
     pub log: bool,
-    /// Tick labels.
-    pub format: fn(f64) -> String,
+    /// What its values are, for the tick labels.
+    pub unit: Unit,
+}
+
+/// Kernel colours, distinguishable and none of them the red that marks thresholds and change
+/// points (Tableau 10 without its red); then plotters' 99-colour palette.
+pub const PALETTE: [(u8, u8, u8); 9] = [
+    (31, 119, 180),
+    (255, 127, 14),
+    (44, 160, 44),
+    (148, 103, 189),
+    (140, 86, 75),
+    (227, 119, 194),
+    (127, 127, 127),
+    (188, 189, 34),
+    (23, 190, 207),
+];
+
+/// The colour of index `i`, as RGB.
+pub fn color(i: usize) -> (u8, u8, u8) {
+    PALETTE
+        .get(i)
+        .copied()
+        .unwrap_or_else(|| Palette99::pick(i - PALETTE.len()).to_rgba().rgb())
+}
+
+fn rgb(i: usize) -> RGBColor {
+    let (r, g, b) = color(i);
+    RGBColor(r, g, b)
+}
+
+/// An axis over `inner` ticked at `ticks` only (no light mesh lines), so plotters draws no
+/// tick of its own choosing; the labels come from the chart's formatter.
+pub(super) struct Ticked<R> {
+    inner: R,
+    ticks: Vec<f64>,
+}
+
+/// `inner` ticked at `ticks`.
+pub(super) fn ticked<R: Ranged<ValueType = f64>>(inner: R, ticks: Vec<f64>) -> Ticked<R> {
+    Ticked { inner, ticks }
+}
+
+impl<R: Ranged<ValueType = f64>> Ranged for Ticked<R> {
+    type FormatOption = DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
+        self.inner.map(value, limit)
+    }
+
+    fn key_points<Hint: KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
+        if hint.weight().allow_light_points() {
+            Vec::new()
+        } else {
+            self.ticks.clone()
+        }
+    }
+
+    fn range(&self) -> Range<f64> {
+        self.inner.range()
+    }
 }
 
 pub(super) fn bounds(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
@@ -55,14 +121,23 @@ pub(super) fn bounds(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
 pub(super) fn padded((lo, hi): (f64, f64), log: bool) -> Range<f64> {
     if log {
         let (lo, hi) = (lo.max(f64::MIN_POSITIVE), hi.max(f64::MIN_POSITIVE));
-        let f = if hi / lo < 1.5 { 1.25 } else { 1.6 };
-        // From a power of ten: plotters labels a log axis from its first power of ten up, so
-        // the points below it had no label (seen in the first screenshot).
-        0.999 * 10f64.powf((lo / f).log10().floor())..hi * f
+        let f = if hi / lo < 1.5 { 1.1 } else { 1.4 };
+        lo / f..hi * f
     } else {
         let span = (hi - lo).max(hi.abs() * 0.05).max(1e-12);
         lo - 0.1 * span..hi + 0.1 * span
     }
+}
+
+/// The y axis' ticks over `range` and their labels.
+pub(super) fn y_ticks(range: &Range<f64>, y: YAxis) -> (Vec<f64>, Vec<String>) {
+    let ticks = if y.log {
+        axes::log_ticks(range)
+    } else {
+        axes::linear_ticks(range)
+    };
+    let labels = y.unit.labels(&ticks);
+    (ticks, labels)
 }
 
 pub(super) fn error(title: &str, e: impl std::fmt::Display) -> PlotError {
@@ -97,26 +172,26 @@ fn svg_sized(
 /// Draws the series and their legend on a built chart; one macro because a log and a linear
 /// y axis are different types in plotters.
 macro_rules! draw_series {
-    ($chart:expr, $series:expr, $x_desc:expr, $y:expr) => {{
+    ($chart:expr, $series:expr, $x_desc:expr, $y:expr, $labels:expr) => {{
         let chart = &mut $chart;
+        let (x_ticks, y_ticks, y_labels) = $labels;
         chart
             .configure_mesh()
             .x_desc($x_desc)
             .y_desc($y.desc)
-            .y_labels(if $y.log { 30 } else { 6 })
-            .y_label_formatter(&|v: &f64| {
-                if $y.log && !crate::html::plots::one_two_five(*v) {
-                    String::new()
-                } else {
-                    ($y.format)(*v)
-                }
+            .y_label_formatter(&|v: &f64| axes::label_of(*v, y_ticks, y_labels))
+            .x_label_formatter(&|v: &f64| {
+                axes::label_of(
+                    *v,
+                    x_ticks,
+                    &x_ticks.iter().map(|x| axes::count(*x)).collect::<Vec<_>>(),
+                )
             })
-            .x_label_formatter(&|v: &f64| crate::html::plots::count(*v))
             .light_line_style(WHITE.mix(0.0))
             .draw()
             .map_err(|e| e.to_string())?;
-        for (i, s) in $series.iter().enumerate() {
-            let color = Palette99::pick(i).to_rgba();
+        for s in $series.iter() {
+            let color = rgb(s.color);
             let line: Vec<(f64, f64)> = s.points.iter().map(|p| (p.0, p.1)).collect();
             chart
                 .draw_series(LineSeries::new(line.clone(), color.stroke_width(2)))
@@ -149,7 +224,8 @@ macro_rules! draw_series {
     }};
 }
 
-/// A quantity against size, log x; intervals drawn as vertical bars.
+/// A quantity against size, log x (ticked at the sizes measured); intervals drawn as
+/// vertical bars.
 pub fn lines(title: &str, x_desc: &str, y: YAxis, series: &[Series]) -> Result<String, PlotError> {
     let all = || series.iter().flat_map(|s| s.points.iter());
     let xs = bounds(all().map(|p| p.0)).ok_or_else(|| error(title, "no points"))?;
@@ -160,6 +236,11 @@ pub fn lines(title: &str, x_desc: &str, y: YAxis, series: &[Series]) -> Result<S
     .ok_or_else(|| error(title, "no points"))?;
     let x_range = padded(xs, true);
     let y_range = padded(ys, y.log);
+    let mut sizes: Vec<f64> = all().map(|p| p.0).collect();
+    sizes.sort_by(f64::total_cmp);
+    sizes.dedup();
+    let x_ticks = axes::thin(&axes::spaced_log(&sizes, 0.05), 8);
+    let (y_ticks, y_labels) = y_ticks(&y_range, y);
     svg(title, |root| {
         let mut builder = ChartBuilder::on(root);
         builder
@@ -167,72 +248,38 @@ pub fn lines(title: &str, x_desc: &str, y: YAxis, series: &[Series]) -> Result<S
             .margin(12)
             .x_label_area_size(42)
             .y_label_area_size(78);
+        let log_x: LogCoord<f64> = x_range.log_scale().into();
+        let x = ticked(log_x, x_ticks.clone());
+        let labels = (&x_ticks, &y_ticks, &y_labels);
         if y.log {
             let mut chart = builder
-                .build_cartesian_2d(x_range.log_scale(), y_range.log_scale())
+                .build_cartesian_2d(x, {
+                    let log_y: LogCoord<f64> = y_range.log_scale().into();
+                    ticked(log_y, y_ticks.clone())
+                })
                 .map_err(|e| e.to_string())?;
-            draw_series!(chart, series, x_desc, y);
+            draw_series!(chart, series, x_desc, y, labels);
         } else {
             let mut chart = builder
-                .build_cartesian_2d(x_range.log_scale(), y_range)
+                .build_cartesian_2d(x, ticked(RangedCoordf64::from(y_range), y_ticks.clone()))
                 .map_err(|e| e.to_string())?;
-            draw_series!(chart, series, x_desc, y);
+            draw_series!(chart, series, x_desc, y, labels);
         }
         Ok(())
     })
 }
 
-/// Whether a log axis' tick is labelled: 1, 2 and 5 times a power of ten. Labelling every
-/// tick crowded the top of each decade into one smear (seen in the first screenshot).
-pub fn one_two_five(v: f64) -> bool {
-    if v <= 0.0 {
-        return false;
-    }
-    let lead = v / 10f64.powf(v.log10().floor());
-    [1.0, 2.0, 5.0, 10.0]
-        .iter()
-        .any(|d| (lead - d).abs() < 0.01)
-}
-
-/// A size on an axis: `4096`, `16Mi` (exact powers of two), `10k`, `1M`, `2.5M`.
-pub fn count(v: f64) -> String {
-    let r = v.round();
-    let trim = |x: f64| {
-        let t = format!("{x:.1}");
-        t.strip_suffix(".0").map(str::to_string).unwrap_or(t)
-    };
-    if r >= 1048576.0 && (r / 1048576.0).fract() == 0.0 {
-        format!("{}Mi", r / 1048576.0)
-    } else if r >= 1e9 {
-        format!("{}G", trim(r / 1e9))
-    } else if r >= 1e6 {
-        format!("{}M", trim(r / 1e6))
-    } else if r >= 1e4 {
-        format!("{}k", trim(r / 1e3))
-    } else {
-        format!("{r}")
-    }
-}
-
 /// Width and height of a trend chart: the page's full width.
 pub const TREND_SIZE: (u32, u32) = (1280, 420);
 
-/// The colour of the `i`-th series (plotters' 99-colour palette), as RGB.
-pub fn color(i: usize) -> (u8, u8, u8) {
-    Palette99::pick(i).to_rgba().rgb()
-}
-
 /// A legend in HTML, for charts with more lines than fit inside: a swatch of each series'
-/// colour (the colours `lines` and `trend` draw with) and its name.
+/// colour and its name.
 pub fn legend(series: &[Series]) -> String {
     let mut out = String::from(r#"<div class="legend">"#);
-    for (i, s) in series.iter().enumerate() {
-        let c = color(i);
+    for s in series {
         out.push_str(&format!(
-            r#"<span><i style="background: rgb({}, {}, {})"></i>{}</span>"#,
-            c.0,
-            c.1,
-            c.2,
+            r#"<span>{}{}</span>"#,
+            swatch(s.color),
             crate::html::page::esc(&s.name)
         ));
     }
@@ -240,73 +287,117 @@ pub fn legend(series: &[Series]) -> String {
     out
 }
 
+/// A colour swatch for HTML (a legend entry, a table row), with the colour in `data-color`.
+pub fn swatch(i: usize) -> String {
+    let (r, g, b) = color(i);
+    format!(r#"<i class="swatch" data-color="{i}" style="background: rgb({r}, {g}, {b})"></i>"#)
+}
+
+/// What a trend chart marks besides its series.
+#[derive(Debug, Clone, Default)]
+pub struct Marks {
+    /// Change points: `(series, run index)`, drawn as a ring and a red line.
+    pub change_points: Vec<(usize, usize)>,
+    /// Regime switches: the run index where a new regime starts, drawn as a grey dashed line.
+    pub switches: Vec<usize>,
+    /// Failures: `(series, run index)`, drawn as a red cross on the series' point of that run,
+    /// or on the chart's floor where the run left no time.
+    pub failures: Vec<(usize, usize)>,
+}
+
 /// Levels over a history: x is the run's index (labelled with `labels`, e.g. short commits),
-/// y each series' value; `marks` are `(series, run index)` change points, drawn as rings and
-/// a vertical line.
+/// y each series' value.
 pub fn trend(
     title: &str,
     labels: &[String],
     series: &[Series],
-    marks: &[(usize, usize)],
+    marks: &Marks,
     y: YAxis,
 ) -> Result<String, PlotError> {
     let ys = bounds(series.iter().flat_map(|s| s.points.iter().map(|p| p.1)))
         .ok_or_else(|| error(title, "no runs"))?;
     let y_range = padded(ys, false);
+    let (y_ticks, y_labels) = y_ticks(&y_range, y);
     let n = labels.len().max(1);
+    let runs: Vec<f64> = (0..n).map(|i| i as f64).collect();
+    let x_ticks = axes::thin(&runs, 12);
     svg_sized(title, TREND_SIZE, |root| {
         let mut chart = ChartBuilder::on(root)
             .caption(title, ("sans-serif", 18))
             .margin(12)
             .x_label_area_size(42)
             .y_label_area_size(78)
-            .build_cartesian_2d(-0.5f64..n as f64 - 0.5, y_range.clone())
+            .build_cartesian_2d(
+                ticked(RangedCoordf64::from(-0.5f64..n as f64 - 0.5), x_ticks),
+                ticked(RangedCoordf64::from(y_range.clone()), y_ticks.clone()),
+            )
             .map_err(|e| e.to_string())?;
         chart
             .configure_mesh()
-            .x_labels(n.min(12))
             .x_label_formatter(&|v: &f64| {
-                let i = v.round();
-                if (v - i).abs() < 1e-6 && i >= 0.0 {
-                    labels.get(i as usize).cloned().unwrap_or_default()
-                } else {
-                    String::new()
-                }
+                labels
+                    .get(v.round().max(0.0) as usize)
+                    .cloned()
+                    .unwrap_or_default()
             })
             .x_desc("run (commit)")
             .y_desc(y.desc)
-            .y_label_formatter(&|v: &f64| (y.format)(*v))
+            .y_label_formatter(&|v: &f64| axes::label_of(*v, &y_ticks, &y_labels))
             .light_line_style(WHITE.mix(0.0))
             .draw()
             .map_err(|e| e.to_string())?;
-        for &(_, at) in marks {
+        let vertical = |x: f64| vec![(x, y_range.start), (x, y_range.end)];
+        for &at in &marks.switches {
             let x = at as f64 - 0.5;
+            let dashes = (0..24).map(|k| {
+                let (a, b) = (k as f64 / 24.0, (k as f64 + 0.5) / 24.0);
+                let at = |f: f64| y_range.start + f * (y_range.end - y_range.start);
+                PathElement::new(
+                    vec![(x, at(a)), (x, at(b))],
+                    BLACK.mix(0.45).stroke_width(2),
+                )
+            });
+            chart.draw_series(dashes).map_err(|e| e.to_string())?;
+        }
+        for &(_, at) in &marks.change_points {
             chart
                 .draw_series(std::iter::once(PathElement::new(
-                    vec![(x, y_range.start), (x, y_range.end)],
+                    vertical(at as f64 - 0.5),
                     RED.mix(0.5).stroke_width(2),
                 )))
                 .map_err(|e| e.to_string())?;
         }
         for (i, s) in series.iter().enumerate() {
-            let color = Palette99::pick(i).to_rgba();
+            let color = rgb(s.color);
             let line: Vec<(f64, f64)> = s.points.iter().map(|p| (p.0, p.1)).collect();
             chart
                 .draw_series(LineSeries::new(line.clone(), color.stroke_width(2)))
-                .map_err(|e| e.to_string())?
-                .label(s.name.clone())
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
-                });
+                .map_err(|e| e.to_string())?;
             chart
                 .draw_series(line.iter().map(|&p| Circle::new(p, 3, color.filled())))
                 .map_err(|e| e.to_string())?;
-            for &(_, at) in marks.iter().filter(|m| m.0 == i) {
-                if let Some(&p) = line.get(at) {
+            for &(_, at) in marks.change_points.iter().filter(|m| m.0 == i) {
+                if let Some(&p) = line.iter().find(|p| p.0 == at as f64) {
                     chart
                         .draw_series(std::iter::once(Circle::new(p, 7, RED.stroke_width(2))))
                         .map_err(|e| e.to_string())?;
                 }
+            }
+            // On the trial's point where it was timed (a regression), on the floor where it
+            // left no time (a wrong output).
+            let floor = y_range.start + 0.04 * (y_range.end - y_range.start);
+            for &(_, at) in marks.failures.iter().filter(|m| m.0 == i) {
+                let y = line
+                    .iter()
+                    .find(|p| p.0 == at as f64)
+                    .map_or(floor, |p| p.1);
+                chart
+                    .draw_series(std::iter::once(Cross::new(
+                        (at as f64, y),
+                        6,
+                        RED.stroke_width(2),
+                    )))
+                    .map_err(|e| e.to_string())?;
             }
         }
         Ok(())
@@ -318,11 +409,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn charts_are_svg_with_every_series_named() {
+    fn charts_are_svg_with_every_series_named_in_its_colour() {
         let series = vec![
             Series {
                 name: "naive".into(),
                 points: vec![(4096.0, 4e-6, None), (1048576.0, 30e-6, None)],
+                color: 0,
             },
             Series {
                 name: "vec4".into(),
@@ -330,12 +422,13 @@ mod tests {
                     (4096.0, 3e-6, Some((2.9e-6, 3.1e-6))),
                     (1048576.0, 20e-6, None),
                 ],
+                color: 4,
             },
         ];
         let y = YAxis {
             desc: "time",
             log: true,
-            format: crate::report::duration,
+            unit: Unit::Seconds,
         };
         let svg = lines("saxpy", "n", y, &series).unwrap();
         assert!(svg.starts_with("<svg"), "{}", &svg[..40]);
@@ -343,25 +436,46 @@ mod tests {
             svg.contains("\nnaive\n") && svg.contains("\nvec4\n"),
             "{svg}"
         );
-        let s = super::super::strips::strips("t", &[1.0, 1.1], &[1.2, 1.3], Some(1.1), |v| {
-            format!("{v}")
-        })
+        let (r, g, b) = color(4);
+        assert!(
+            svg.contains(&format!("#{r:02X}{g:02X}{b:02X}")),
+            "vec4 in colour 4"
+        );
+        assert!(
+            svg.contains("\n1Mi\n") && svg.contains("\n4096\n"),
+            "x ticked at the sizes"
+        );
+        let s = super::super::strips::strips(
+            &super::super::strips::Sides {
+                old: "baseline",
+                new: "this run",
+            },
+            "t",
+            &[1.0, 1.1],
+            &[1.2, 1.3],
+            Some(1.1),
+        )
         .unwrap();
         assert!(s.contains("\nthreshold\n") && s.contains("\nbaseline (n = 2)\n"));
         assert!(lines("empty", "n", y, &[]).is_err());
-        let t = trend("h", &["a".into(), "b".into()], &series, &[(1, 1)], y).unwrap();
+        let marks = Marks {
+            change_points: vec![(1, 1)],
+            switches: vec![1],
+            failures: vec![(0, 0)],
+        };
+        let t = trend("h", &["a".into(), "b".into()], &series, &marks, y).unwrap();
         assert!(t.contains("<circle"), "points and the change point's ring");
         assert!(legend(&series).contains(">vec4<"));
+        assert!(legend(&series).contains(r#"data-color="4""#));
     }
 
     #[test]
-    fn sizes_on_an_axis() {
-        assert_eq!(count(4096.0), "4096");
-        assert_eq!(count(16777216.0), "16Mi");
-        assert_eq!(count(2.5e6), "2.5M");
-        assert_eq!(count(1e6), "1M");
-        assert_eq!(count(1e5), "100k");
-        assert!(one_two_five(2e-6) && one_two_five(5e-5) && one_two_five(1e-3));
-        assert!(!one_two_five(3e-6) && !one_two_five(0.0));
+    fn colours_are_stable_and_distinct() {
+        let first: Vec<_> = (0..PALETTE.len() + 3).map(color).collect();
+        let mut unique = first.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), first.len());
+        assert!(!PALETTE.contains(&(214, 39, 40)), "red is for thresholds");
     }
 }

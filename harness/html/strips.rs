@@ -1,7 +1,10 @@
-//! `strips`: two sample distributions side by side — the baseline's and this run's — each
-//! with its median, and the gate's threshold drawn across both.
+//! `strips`: two sample distributions side by side — what a trial was compared with (a stored
+//! baseline, or the base revision in paired mode) and this run — each with its median, and
+//! the gate's threshold drawn across both.
 
-use super::plots::{bounds, error, padded, svg, PlotError};
+use super::axes::{self, Unit};
+use super::plots::{bounds, error, padded, svg, ticked, y_ticks, PlotError, YAxis};
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -10,40 +13,58 @@ fn jitter(i: usize) -> f64 {
     ((i as f64 * 0.618_034).fract() - 0.5) * 0.36
 }
 
-/// Two sample distributions as strips, `old` at x = 0 and `new` at x = 1, each with its
-/// median; `threshold` (the old median × (1 + max_slowdown)) drawn across both.
+/// What the two strips are called: `baseline` / `this run`, or `base c7b4c3e` / `candidate`.
+#[derive(Debug, Clone, Copy)]
+pub struct Sides<'a> {
+    /// What the trial was compared with.
+    pub old: &'a str,
+    /// This run.
+    pub new: &'a str,
+}
+
+/// Two sample distributions of times (seconds) as strips, `old` at x = 0 and `new` at x = 1,
+/// each with its median; `threshold` (the old median × (1 + max_slowdown)) drawn across both.
 pub fn strips(
+    sides: &Sides,
     title: &str,
     old: &[f64],
     new: &[f64],
     threshold: Option<f64>,
-    format: fn(f64) -> String,
 ) -> Result<String, PlotError> {
     let ys = bounds(old.iter().chain(new).copied().chain(threshold))
         .ok_or_else(|| error(title, "no samples"))?;
     // Room above the samples for the two labels.
     let y_range = padded((ys.0, ys.1 + 0.12 * (ys.1 - ys.0)), false);
     let median = |v: &[f64]| crate::stats::Summary::of(v).map(|s| s.median);
+    let axis = YAxis {
+        desc: "time per run",
+        log: false,
+        unit: Unit::Seconds,
+    };
+    let (ticks, labels) = y_ticks(&y_range, axis);
     svg(title, |root| {
         let mut chart = ChartBuilder::on(root)
             .caption(title, ("sans-serif", 16))
             .margin(12)
             .x_label_area_size(30)
             .y_label_area_size(78)
-            .build_cartesian_2d(-0.5f64..1.5f64, y_range.clone())
+            .build_cartesian_2d(
+                -0.5f64..1.5f64,
+                ticked(RangedCoordf64::from(y_range.clone()), ticks.clone()),
+            )
             .map_err(|e| e.to_string())?;
         chart
             .configure_mesh()
             .disable_x_mesh()
             .light_line_style(WHITE.mix(0.0))
             .x_labels(0)
-            .y_desc("time per run")
-            .y_label_formatter(&|v: &f64| format(*v))
+            .y_desc(axis.desc)
+            .y_label_formatter(&|v: &f64| axes::label_of(*v, &ticks, &labels))
             .draw()
             .map_err(|e| e.to_string())?;
         let groups = [
-            (0.0, old, RGBColor(70, 110, 170), "baseline"),
-            (1.0, new, RGBColor(220, 110, 30), "this run"),
+            (0.0, old, RGBColor(70, 110, 170), sides.old),
+            (1.0, new, RGBColor(220, 110, 30), sides.new),
         ];
         let top = y_range.end - 0.04 * (y_range.end - y_range.start);
         for (x, samples, color, name) in groups {

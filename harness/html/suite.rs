@@ -1,20 +1,48 @@
 //! `suite_section`: one suite of a report — its sweep charts (time, % of peak, speedup
-//! against size), every trial in a table, each compared trial's two distributions, and the
-//! memory, resources and clocks of every kernel.
+//! against size; one colour per kernel in all of them), every trial in a table, what each
+//! compared trial was compared with beside this run (`compared`), and the memory, resources
+//! and clocks of every kernel against the baseline or base (`resources`).
 
+use super::axes::Unit;
 use super::page::{anchor, badge, esc, num, table};
 use super::plots::{self, Series, YAxis};
 use super::trial::{kernel_and_case, sizes, sweep_axis, State};
-use crate::device::DeviceInfo;
+use super::View;
 use crate::report::results::TrialRecord;
-use crate::report::terminal::record_change as change;
-use crate::report::{bytes, duration, rate};
+use crate::report::terminal::{headline, record_change as change};
+use crate::report::{duration, rate};
 
-fn chart(r: Result<String, plots::PlotError>) -> String {
+pub(super) fn chart(r: Result<String, plots::PlotError>) -> String {
     r.unwrap_or_else(|e| format!(r#"<p class="note">{}</p>"#, esc(&e.to_string())))
 }
 
-/// A percentage with the digits its size needs: `73%`, `1.4%`, `0.04%`.
+/// The suite's kernels in the order they first appear: a kernel's colour is its place here,
+/// in every chart of the suite.
+pub(super) fn kernels<'a>(trials: &[&'a TrialRecord]) -> Vec<&'a str> {
+    let mut out: Vec<&str> = Vec::new();
+    for t in trials.iter().filter(|t| t.compiled.is_none()) {
+        let (kernel, _) = kernel_and_case(t);
+        if !out.contains(&kernel) {
+            out.push(kernel);
+        }
+    }
+    out
+}
+
+/// A chart in a figure that names its series and their colours (`data-series`) and says in
+/// words what it shows.
+fn figure(svg: String, series: &[Series], caption: &str) -> String {
+    let names: Vec<String> = series
+        .iter()
+        .map(|s| format!("{}:{}", s.name, s.color))
+        .collect();
+    format!(
+        "<figure class=\"chart\" data-series=\"{}\">{svg}<figcaption>{caption}</figcaption></figure>",
+        esc(&names.join(" "))
+    )
+}
+
+/// A percentage with the digits its size needs: `73%`, `1.4%`, `0.04%` (table cells).
 fn percent_axis(v: f64) -> String {
     let digits = if v.abs() >= 10.0 || v == 0.0 {
         0
@@ -26,13 +54,14 @@ fn percent_axis(v: f64) -> String {
     format!("{v:.digits$}%")
 }
 
-fn speedup_axis(v: f64) -> String {
-    format!("{v:.2}×")
-}
+/// A measured trial's value and its interval, for a sweep chart.
+type Value<'a> = &'a dyn Fn(&TrialRecord) -> Option<(f64, Option<(f64, f64)>)>;
 
-/// A quantity of each measured trial, as one series per kernel against the sweep's size.
+/// A quantity of each measured trial, as one series per kernel against the sweep's size, each
+/// in its kernel's colour (its place in `kernels`).
 fn sweep(
     trials: &[&TrialRecord],
+    kernels: &[&str],
     axis: &str,
     value: impl Fn(&TrialRecord) -> Option<(f64, Option<(f64, f64)>)>,
 ) -> Vec<Series> {
@@ -54,6 +83,7 @@ fn sweep(
             None => out.push(Series {
                 name: kernel.to_string(),
                 points: vec![(x, y, interval)],
+                color: kernels.iter().position(|k| *k == kernel).unwrap_or(0),
             }),
         }
     }
@@ -63,86 +93,104 @@ fn sweep(
     out
 }
 
-fn sweep_charts(suite: &str, trials: &[&TrialRecord], device: Option<&DeviceInfo>) -> String {
+fn sweep_charts(view: &View, suite: &str, trials: &[&TrialRecord]) -> String {
     let Some(axis) = sweep_axis(trials.iter().map(|t| kernel_and_case(t).1)) else {
         return String::new();
     };
+    let kernels = kernels(trials);
+    let sweep = |value: Value| sweep(trials, &kernels, &axis, value);
     let mut out = String::from(r#"<div class="charts">"#);
-    let time = sweep(trials, &axis, |t| {
+    let mut draw = |title: String,
+                    desc: &'static str,
+                    unit: Unit,
+                    log: bool,
+                    series: Vec<Series>,
+                    caption: String| {
+        if series.is_empty() {
+            return;
+        }
+        let y = YAxis { desc, log, unit };
+        let svg = chart(plots::lines(&title, &axis, y, &series));
+        out.push_str(&figure(svg, &series, &caption));
+    };
+    let time = sweep(&|t| {
         t.measurement
             .as_ref()
             .map(|m| (m.time.median, Some((m.time.low, m.time.high))))
     });
-    let y = YAxis {
-        desc: "time per run",
-        log: true,
-        format: duration,
+    let what = match &view.base {
+        Some(_) => "the candidate's median time per run",
+        None => "median time per run",
     };
-    out.push_str(&chart(plots::lines(
-        &format!("{suite}: time against {axis}"),
-        &axis,
-        y,
-        &time,
-    )));
+    draw(
+        format!("{suite}: time against {axis}"),
+        "time per run",
+        Unit::Seconds,
+        true,
+        time,
+        format!("{what} with its 95% interval, log scales"),
+    );
+    let device = view.results.device_info.as_ref();
     let peaks = device.map(|d| (d.peak_bandwidth(), d.peak_fp32_flops()));
     if let Some((peak_bw, peak_flops)) = peaks.filter(|p| p.0 > 0.0) {
-        let bw = sweep(trials, &axis, |t| {
+        let bw = sweep(&|t| {
             let m = t.measurement.as_ref()?;
             Some((100.0 * m.bytes? / m.time.median / peak_bw, None))
         });
-        let y = YAxis {
-            desc: "% of peak bandwidth",
-            log: false,
-            format: percent_axis,
-        };
-        if !bw.is_empty() {
-            out.push_str(&chart(plots::lines(
-                &format!("{suite}: achieved bandwidth"),
-                &axis,
-                y,
-                &bw,
-            )));
-        }
-        let fl = sweep(trials, &axis, |t| {
+        draw(
+            format!("{suite}: achieved bandwidth"),
+            "% of peak bandwidth",
+            Unit::Percent,
+            false,
+            bw,
+            "bench.bytes over the median time, against the device's peak".into(),
+        );
+        let fl = sweep(&|t| {
             let m = t.measurement.as_ref()?;
             Some((100.0 * m.flops? / m.time.median / peak_flops, None))
         });
-        let y = YAxis {
-            desc: "% of FP32 peak",
-            log: false,
-            format: percent_axis,
-        };
-        if !fl.is_empty() {
-            out.push_str(&chart(plots::lines(
-                &format!("{suite}: achieved FLOP rate"),
-                &axis,
-                y,
-                &fl,
-            )));
-        }
+        draw(
+            format!("{suite}: achieved FLOP rate"),
+            "% of FP32 peak",
+            Unit::Percent,
+            false,
+            fl,
+            "bench.flops over the median time, against the device's FP32 peak".into(),
+        );
     }
-    let speedup = sweep(trials, &axis, |t| {
+    let speedup = sweep(&|t| {
         let s = t.measurement.as_ref()?.speedup?;
         Some((s.median, Some((s.low, s.high))))
     });
-    if !speedup.is_empty() {
-        let y = YAxis {
-            desc: "speedup over the reference",
-            log: false,
-            format: speedup_axis,
-        };
-        out.push_str(&chart(plots::lines(
-            &format!("{suite}: speedup with its 95% interval"),
-            &axis,
-            y,
-            &speedup,
-        )));
-    }
+    let (title, desc, caption) = match &view.base {
+        Some(base) => (
+            format!("{suite}: speedup over {base} (paired)"),
+            "speedup over the base",
+            format!(
+                "each kernel's speedup over its own version at {} (above 1: faster than the base), from the paired per-round ratios, with its 95% interval",
+                view.against()
+            ),
+        ),
+        None => (
+            format!("{suite}: speedup over the reference"),
+            "speedup over the reference",
+            "each kernel's speedup over the suite's reference kernel, with its 95% interval"
+                .into(),
+        ),
+    };
+    draw(title, desc, Unit::Times, false, speedup, caption);
     out.push_str("</div>\n");
     out
 }
 
-fn trials_table(trials: &[&TrialRecord], device: Option<&DeviceInfo>) -> String {
+fn trials_table(view: &View, trials: &[&TrialRecord]) -> String {
+    let device = view.results.device_info.as_ref();
+    let kernels = kernels(trials);
+    let no_speedup = if view.base.is_some() {
+        "–"
+    } else {
+        "reference"
+    };
     let rows: Vec<Vec<String>> = trials
         .iter()
         .map(|t| {
@@ -154,7 +202,14 @@ fn trials_table(trials: &[&TrialRecord], device: Option<&DeviceInfo>) -> String 
                     anchor("t", &t.name),
                     esc(&t.name)
                 ),
-                esc(kernel),
+                match kernels.iter().position(|k| *k == kernel) {
+                    Some(i) => format!(
+                        "<span class=\"kernel\">{}{}</span>",
+                        plots::swatch(i),
+                        esc(kernel)
+                    ),
+                    None => esc(kernel),
+                },
                 esc(case),
                 badge(state.word()),
             ];
@@ -169,7 +224,7 @@ fn trials_table(trials: &[&TrialRecord], device: Option<&DeviceInfo>) -> String 
                     row.push(num(m
                         .speedup
                         .map(|s| format!("{:.2}× [{:.2}, {:.2}]", s.median, s.low, s.high))
-                        .unwrap_or_else(|| "reference".into())));
+                        .unwrap_or_else(|| no_speedup.into())));
                     let peak = |p: f64, v: f64| {
                         if p > 0.0 {
                             format!(" ({})", percent_axis(100.0 * v / p))
@@ -203,10 +258,14 @@ fn trials_table(trials: &[&TrialRecord], device: Option<&DeviceInfo>) -> String 
                 None => row.extend((0..4).map(|_| "–".to_string())),
             }
             row.push(num(change(t)));
-            row.push(esc(&crate::report::terminal::headline(t)));
+            row.push(esc(&headline(t)));
             row
         })
         .collect();
+    let speedup = match &view.base {
+        Some(base) => format!("speedup over {base} [95% interval]"),
+        None => "speedup over the reference [95% interval]".into(),
+    };
     table(
         "trials",
         &[
@@ -215,7 +274,7 @@ fn trials_table(trials: &[&TrialRecord], device: Option<&DeviceInfo>) -> String 
             "case",
             "state",
             "median [95% interval]",
-            "speedup [95% interval]",
+            &speedup,
             "bandwidth (% of peak)",
             "FLOP rate (% of FP32 peak)",
             "change [95% interval]",
@@ -225,141 +284,22 @@ fn trials_table(trials: &[&TrialRecord], device: Option<&DeviceInfo>) -> String 
     )
 }
 
-fn comparisons(trials: &[&TrialRecord]) -> String {
-    let mut out = String::new();
-    for t in trials {
-        let (Some(m), Some(v)) = (&t.measurement, &t.verdict) else {
-            continue;
-        };
-        // Against a baseline pooled from several runs, the gate's threshold is widened by
-        // their spread (`gate::with_spread`).
-        let (limit, why) = match &t.gate {
-            Some(crate::report::results::GateNote::Compared { baseline, .. })
-                if baseline.spread > 1.0 =>
-            {
-                (
-                    crate::gate::with_spread(m.max_slowdown, baseline.spread),
-                    "max_slowdown × the spread between the baseline's runs",
-                )
-            }
-            _ => (m.max_slowdown, "max_slowdown"),
-        };
-        let threshold = crate::stats::Summary::of(&m.baseline_samples)
-            .map(|s| s.median * (1.0 + limit))
-            .or_else(|| Some(m.time.median / v.time.slowdown * (1.0 + limit)));
-        let svg = chart(super::strips::strips(
-            &t.name,
-            &m.baseline_samples,
-            &m.time_samples,
-            threshold,
-            duration,
-        ));
-        let missing = if m.baseline_samples.is_empty() {
-            " The baseline's samples are not in this results file; the threshold is drawn from the change."
-        } else {
-            ""
-        };
-        out.push_str(&format!(
-            r#"<figure id="{}">{svg}<figcaption>{} {}: change {} (95% interval), threshold +{:.1}% ({why}).{missing}</figcaption></figure>"#,
-            anchor("cmp", &t.name),
-            badge(State::of(t).word()),
-            esc(&t.name),
-            change(t),
-            100.0 * limit,
-        ));
-        out.push('\n');
-    }
-    if out.is_empty() {
-        return String::new();
-    }
-    format!("<h3>Baseline against this run</h3>\n<div class=\"charts\">{out}</div>\n")
-}
-
-fn resources(trials: &[&TrialRecord]) -> String {
-    let rows: Vec<Vec<String>> = trials
-        .iter()
-        .filter_map(|t| {
-            let m = t.measurement.as_ref()?;
-            let f = &m.footprint;
-            let join = |v: Vec<String>| v.join(" / ");
-            let clocks = m
-                .clocks
-                .summary()
-                .map(|(lo, mid, hi)| format!("{lo:.0} / {mid:.0} / {hi:.0}"))
-                .unwrap_or_else(|| "–".into());
-            let celsius = crate::stats::Summary::of(&m.clocks.celsius)
-                .map(|s| format!("{:.0}–{:.0}", s.min, s.max))
-                .unwrap_or_else(|| "–".into());
-            Some(vec![
-                format!("<code>{}</code>", esc(&t.name)),
-                num(bytes(f.pool_peak)),
-                num(bytes(f.free_drop)),
-                num(join(
-                    f.launches.iter().map(|l| l.registers.to_string()).collect(),
-                )),
-                num(join(
-                    f.launches
-                        .iter()
-                        .map(|l| bytes(l.static_shared.max(0) as u64 + l.dynamic_shared as u64))
-                        .collect(),
-                )),
-                num(join(
-                    f.launches
-                        .iter()
-                        .map(|l| format!("{} B", l.local_bytes))
-                        .collect(),
-                )),
-                num(join(
-                    f.launches
-                        .iter()
-                        .map(|l| l.blocks_per_sm.to_string())
-                        .collect(),
-                )),
-                num(clocks),
-                num(celsius),
-                num(format!(
-                    "{} of {}",
-                    m.clocks.discarded_rounds,
-                    m.clocks.discarded_rounds + m.clocks.kept_rounds
-                )),
-                esc(&format!("{} ×{}", m.regime, m.batch[0])),
-            ])
-        })
-        .collect();
-    if rows.is_empty() {
-        return String::new();
-    }
-    format!(
-        "<h3>Memory, resources and clocks</h3>\n{}",
-        table(
-            "resources",
-            &[
-                "trial",
-                "pool peak",
-                "free memory drop",
-                "registers",
-                "shared / block",
-                "local / thread",
-                "blocks / SM",
-                "SM clock min / median / max, MHz",
-                "°C",
-                "rounds dropped (throttled)",
-                "regime × batch"
-            ],
-            &rows,
-        )
-    )
-}
-
 /// The section of one suite.
-pub fn suite_section(suite: &str, trials: &[&TrialRecord], device: Option<&DeviceInfo>) -> String {
+pub fn suite_section(view: &View, suite: &str, trials: &[&TrialRecord]) -> String {
+    let paired = match &view.base {
+        Some(_) => format!(
+            "<p class=\"note\">Paired against {}: changes, speedups and distributions are each kernel against its own version at the base.</p>\n",
+            view.against()
+        ),
+        None => String::new(),
+    };
     format!(
-        "<section class=\"suite\" id=\"{}\">\n<h2>suite <code>{}</code></h2>\n{}{}{}{}</section>\n",
+        "<section class=\"suite\" id=\"{}\">\n<h2>suite <code>{}</code></h2>\n{paired}{}{}{}{}</section>\n",
         anchor("suite", suite),
         esc(suite),
-        sweep_charts(suite, trials, device),
-        trials_table(trials, device),
-        comparisons(trials),
-        resources(trials),
+        sweep_charts(view, suite, trials),
+        trials_table(view, trials),
+        super::compared::comparisons(view, trials),
+        super::resources::resources(view, trials),
     )
 }

@@ -2,7 +2,7 @@
 //! place in a size sweep — read from the typed record only.
 
 use crate::gate::Verdict;
-use crate::report::results::{Status, TrialRecord};
+use crate::report::results::{Standing, Status, TrialRecord};
 
 /// A trial's state, in the order a person should look at them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -19,6 +19,10 @@ pub enum State {
     Improved,
     /// No meaningful change.
     Unchanged,
+    /// Paired mode: not at the base revision, so not compared.
+    New,
+    /// Paired mode: its case changed since the base, so not compared.
+    Changed,
     /// Measured, with no comparable baseline.
     NoBaseline,
     /// Passed without timing (a compile trial).
@@ -39,6 +43,8 @@ impl State {
             (_, Some(Verdict::Inconclusive)) => State::Inconclusive,
             (_, Some(Verdict::Improved)) => State::Improved,
             (_, Some(Verdict::Unchanged)) => State::Unchanged,
+            (_, None) if t.paired_standing() == Some(Standing::New) => State::New,
+            (_, None) if t.paired_standing() == Some(Standing::Changed) => State::Changed,
             (_, None) if t.measurement.is_some() => State::NoBaseline,
             (_, None) => State::Passed,
         }
@@ -53,6 +59,8 @@ impl State {
             State::Unreliable => "unreliable",
             State::Improved => "improved",
             State::Unchanged => "unchanged",
+            State::New => "new",
+            State::Changed => "changed",
             State::NoBaseline => "no baseline",
             State::Passed => "passed",
             State::Ignored => "ignored",

@@ -2,7 +2,7 @@
 //! when set): what needs attention first — failed, regressed, inconclusive and improved trials —
 //! then every trial. GitHub caps a step summary at 1 MiB; this stays under `MAX_BYTES`.
 
-use super::results::{GateNote, Results, Status, TrialRecord};
+use super::results::{GateNote, Results, Standing, Status, TrialRecord};
 use super::{bytes, duration};
 use crate::gate::Verdict;
 use crate::report::terminal::{headline, record_change as change};
@@ -25,7 +25,10 @@ fn verdict(t: &TrialRecord) -> String {
         (Status::Failed, _, _) => "**failed**".into(),
         (Status::Ignored, _, _) => "ignored".into(),
         (_, Some(v), _) => v.verdict.to_string(),
-        (_, None, Some(_)) => t.paired_standing().unwrap_or("no baseline").into(),
+        (_, None, Some(_)) => t
+            .paired_standing()
+            .map_or("no baseline", Standing::word)
+            .into(),
         (_, None, None) => "passed".into(),
     }
 }
@@ -81,12 +84,12 @@ pub fn render(results: &Results) -> String {
         .as_ref()
         .map(|d| d.describe())
         .unwrap_or_else(|| "no GPU".into());
-    let standing = |word: &str| count(&|t| t.paired_standing() == Some(word));
+    let standing = |s: Standing| count(&|t| t.paired_standing() == Some(s));
     let paired = match results.base {
         Some(_) => format!(
             ", {} new, {} changed, {} gone",
-            standing("new"),
-            standing("changed"),
+            standing(Standing::New),
+            standing(Standing::Changed),
             results.gone.len()
         ),
         None => String::new(),
@@ -100,12 +103,11 @@ pub fn render(results: &Results) -> String {
         count(&is(Verdict::Unchanged)),
         count(&|t| t.status == Status::Ignored),
         results.mode(),
-        results
-            .provenance
-            .commit
-            .is_some()
-            .then(|| format!("{} · ", results.provenance.describe()))
-            .unwrap_or_default(),
+        if results.provenance.commit.is_some() {
+            format!("{} · ", results.provenance.describe())
+        } else {
+            String::new()
+        },
         results.kernelgate,
         results.date
     );

@@ -113,6 +113,24 @@ pub struct BaselineRef {
     pub other_gpus: Vec<Origin>,
 }
 
+impl BaselineRef {
+    /// A baseline of one run at `path` with median `median` seconds, recorded on 2026-11-20 by
+    /// kernelgate 0.1.0 with the reference `naive`: for tests of reporters.
+    pub fn for_tests(path: &str, median: f64) -> BaselineRef {
+        BaselineRef {
+            path: path.into(),
+            median,
+            speedup: None,
+            reference: "naive".into(),
+            date: "2026-11-20".into(),
+            kernelgate: "0.1.0".into(),
+            runs: 1,
+            spread: 1.0,
+            other_gpus: Vec::new(),
+        }
+    }
+}
+
 fn one_run() -> usize {
     1
 }
@@ -414,13 +432,33 @@ impl TrialRecord {
         self.commands.as_ref()?.rebless.as_deref()
     }
 
-    /// How it stands against the base in paired mode: `new` (not at the base), `changed` (its
-    /// case changed since the base), or `None`.
-    pub fn paired_standing(&self) -> Option<&'static str> {
+    /// How it stands against the base in paired mode when it was not compared: new, or
+    /// changed; `None` otherwise.
+    pub fn paired_standing(&self) -> Option<Standing> {
         match self.gate {
-            Some(GateNote::New) => Some("new"),
-            Some(GateNote::Changed { .. }) => Some("changed"),
+            Some(GateNote::New) => Some(Standing::New),
+            Some(GateNote::Changed { .. }) => Some(Standing::Changed),
             _ => None,
+        }
+    }
+}
+
+/// Why a paired trial was not compared with its base. (Trials the base has and the candidate
+/// does not are [`Results::gone`].)
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Standing {
+    /// Not at the base revision.
+    New,
+    /// Its case changed since the base.
+    Changed,
+}
+
+impl Standing {
+    /// The word every report uses: `new`, `changed`.
+    pub fn word(self) -> &'static str {
+        match self {
+            Standing::New => "new",
+            Standing::Changed => "changed",
         }
     }
 }

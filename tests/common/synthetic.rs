@@ -225,17 +225,10 @@ pub fn run() -> Results {
                     });
                 } else {
                     t.gate = Some(GateNote::Compared {
-                        baseline: BaselineRef {
-                            path: format!("baselines/nvidia-h200/{suite}.json"),
-                            median: Summary::of(&old).unwrap().median,
-                            speedup: None,
-                            reference: "naive".into(),
-                            date: "2026-11-20".into(),
-                            kernelgate: "0.1.0".into(),
-                            runs: 1,
-                            spread: 1.0,
-                            other_gpus: Vec::new(),
-                        },
+                        baseline: BaselineRef::for_tests(
+                            &format!("baselines/nvidia-h200/{suite}.json"),
+                            Summary::of(&old).unwrap().median,
+                        ),
                         remeasured: false,
                         family: 0,
                     });

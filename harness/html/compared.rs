@@ -1,0 +1,234 @@
+//! `comparisons`: for each compared trial, what it was compared with beside this run — both
+//! sample distributions as strips with the gate's threshold, and the evidence table: time and
+//! launch shape, registers, shared and local memory, blocks per SM and peak memory, the
+//! baseline's (or the base's) against this run's, the rows that differ marked, so a launch
+//! shape that changed stands next to the regression it caused.
+
+use super::page::{anchor, badge, esc};
+use super::strips::{self, Sides};
+use super::suite::chart;
+use super::trial::State;
+use super::View;
+use crate::measure::Footprint;
+use crate::report::results::{GateNote, TrialRecord};
+use crate::report::terminal::record_change as change;
+use crate::report::{bytes, duration};
+
+/// One row of the evidence table: what, the side it was compared with, this run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Evidence {
+    /// What the row shows.
+    pub what: String,
+    /// The baseline's or the base's value (`–` where not recorded).
+    pub old: String,
+    /// This run's.
+    pub new: String,
+}
+
+impl Evidence {
+    /// Whether the two sides differ.
+    pub fn differs(&self) -> bool {
+        self.old != "–" && self.old != self.new
+    }
+}
+
+/// The footprint's values per launch, by row: `(what, value)`.
+fn footprint_rows(f: &Footprint) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let several = f.launches.len() > 1;
+    for l in &f.launches {
+        let of = if several {
+            format!(" `{}`", l.entry)
+        } else {
+            String::new()
+        };
+        out.push((format!("block threads{of}"), l.block_threads.to_string()));
+        out.push((format!("blocks / SM{of}"), l.blocks_per_sm.to_string()));
+        // What occupancy comes from: resident threads per SM.
+        out.push((
+            format!("threads / SM{of}"),
+            (l.block_threads as i64 * l.blocks_per_sm as i64).to_string(),
+        ));
+        out.push((format!("registers / thread{of}"), l.registers.to_string()));
+        out.push((
+            format!("shared / block{of}"),
+            bytes(l.static_shared.max(0) as u64 + l.dynamic_shared as u64),
+        ));
+        out.push((
+            format!("local / thread{of}"),
+            format!("{} B", l.local_bytes),
+        ));
+    }
+    out.push(("peak memory".into(), bytes(f.pool_peak)));
+    out
+}
+
+/// The evidence rows of a compared trial: its median time on both sides, then its launches'
+/// resources and peak memory (where the results file recorded the other side's footprint).
+///
+/// Issue 17 adds a `code` row here (same code / changed, with a link to the SASS diff) from
+/// the record's code identity; issue 18 adds one row per hardware counter, both sides.
+pub fn evidence(t: &TrialRecord) -> Vec<Evidence> {
+    let Some(m) = &t.measurement else {
+        return Vec::new();
+    };
+    let old_time = crate::stats::Summary::of(&m.baseline_samples)
+        .map(|s| s.median)
+        .or(match &t.gate {
+            Some(GateNote::Compared { baseline, .. }) => Some(baseline.median),
+            _ => None,
+        });
+    let mut out = vec![Evidence {
+        what: "median time per run".into(),
+        old: old_time.map(duration).unwrap_or_else(|| "–".into()),
+        new: duration(m.time.median),
+    }];
+    let new = footprint_rows(&m.footprint);
+    let old = m.baseline_footprint.as_ref().map(footprint_rows);
+    for (what, value) in new {
+        let before = old
+            .as_ref()
+            .and_then(|o| o.iter().find(|(w, _)| *w == what))
+            .map(|(_, v)| v.clone())
+            .unwrap_or_else(|| "–".into());
+        out.push(Evidence {
+            what,
+            old: before,
+            new: value,
+        });
+    }
+    out
+}
+
+/// The evidence table, the rows that differ first and marked.
+fn evidence_table(sides: &Sides, rows: &[Evidence]) -> String {
+    let mut sorted: Vec<&Evidence> = rows.iter().collect();
+    // The time first, then what changed, then the rest.
+    sorted[1..].sort_by_key(|e| !e.differs());
+    let mut out = format!(
+        "<div class=\"table-wrap\"><table class=\"evidence\"><thead><tr><th></th><th>{}</th><th>{}</th></tr></thead><tbody>",
+        esc(sides.old),
+        esc(sides.new)
+    );
+    for e in sorted {
+        out.push_str(&format!(
+            "<tr{}><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+            if e.differs() {
+                " class=\"differs\""
+            } else {
+                ""
+            },
+            esc(&e.what),
+            esc(&e.old),
+            esc(&e.new)
+        ));
+    }
+    out.push_str("</tbody></table></div>");
+    out
+}
+
+/// The distributions and evidence of every compared trial of a suite.
+pub fn comparisons(view: &View, trials: &[&TrialRecord]) -> String {
+    let sides = view.sides();
+    let mut out = String::new();
+    for t in trials {
+        let (Some(m), Some(v)) = (&t.measurement, &t.verdict) else {
+            continue;
+        };
+        // Against a baseline pooled from several runs, the gate's threshold is widened by
+        // their spread (`gate::with_spread`).
+        let (limit, why) = match &t.gate {
+            Some(GateNote::Compared { baseline, .. }) if baseline.spread > 1.0 => (
+                crate::gate::with_spread(m.max_slowdown, baseline.spread),
+                "max_slowdown × the spread between the baseline's runs",
+            ),
+            _ => (m.max_slowdown, "max_slowdown"),
+        };
+        let threshold = crate::stats::Summary::of(&m.baseline_samples)
+            .map(|s| s.median * (1.0 + limit))
+            .or_else(|| Some(m.time.median / v.time.slowdown * (1.0 + limit)));
+        let title = match &view.base {
+            Some(base) => format!("{} against {base}", t.name),
+            None => t.name.clone(),
+        };
+        let svg = chart(strips::strips(
+            &sides,
+            &title,
+            &m.baseline_samples,
+            &m.time_samples,
+            threshold,
+        ));
+        let missing = if m.baseline_samples.is_empty() {
+            " The samples it was compared with are not in this results file; the threshold is drawn from the change."
+        } else {
+            ""
+        };
+        out.push_str(&format!(
+            r#"<figure class="compared" id="{}">{svg}<figcaption>{} {}: change {} against {} (95% interval), threshold +{:.1}% ({why}).{missing}</figcaption>{}</figure>"#,
+            anchor("cmp", &t.name),
+            badge(State::of(t).word()),
+            esc(&t.name),
+            change(t),
+            view.against(),
+            100.0 * limit,
+            evidence_table(&sides, &evidence(t)),
+        ));
+        out.push('\n');
+    }
+    if out.is_empty() {
+        return String::new();
+    }
+    let heading = match &view.base {
+        Some(base) => format!("{} against the candidate", esc(base)),
+        None => "Baseline against this run".into(),
+    };
+    format!("<h3>{heading}</h3>\n<div class=\"charts\">{out}</div>\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::Resources;
+
+    #[test]
+    fn a_halved_launch_shape_is_marked() {
+        let launch = |block_threads, blocks_per_sm| Resources {
+            entry: "saxpy_vec4".into(),
+            registers: 16,
+            static_shared: 0,
+            dynamic_shared: 0,
+            local_bytes: 0,
+            max_threads: 1024,
+            block_threads,
+            blocks_per_sm,
+        };
+        let footprint = |l| Footprint {
+            pool_peak: 1 << 20,
+            free_drop: 0,
+            local_reservation: 0,
+            fp64: None,
+            launches: vec![l],
+        };
+        let old = footprint_rows(&footprint(launch(256, 8)));
+        let new = footprint_rows(&footprint(launch(32, 32)));
+        let rows: Vec<Evidence> = old
+            .into_iter()
+            .zip(new)
+            .map(|((what, old), (_, new))| Evidence { what, old, new })
+            .collect();
+        let differing: Vec<&str> = rows
+            .iter()
+            .filter(|e| e.differs())
+            .map(|e| e.what.as_str())
+            .collect();
+        assert_eq!(differing, ["block threads", "blocks / SM", "threads / SM"]);
+        let html = evidence_table(
+            &Sides {
+                old: "base c7b4c3e",
+                new: "candidate",
+            },
+            &rows,
+        );
+        assert!(html.contains(r#"<tr class="differs"><td>block threads</td><td class="num">256</td><td class="num">32</td></tr>"#), "{html}");
+    }
+}

@@ -1,0 +1,209 @@
+//! `summary`: the report's first section — how many trials are in each state (with the trials
+//! gone since the base, in paired mode), then what needs attention, grouped by kernel: one row
+//! per kernel and state with the sizes it concerns, so twelve near-identical failures read as
+//! one row.
+
+use super::page::{anchor, badge, esc, table};
+use super::trial::{commands, kernel_and_case, State};
+use super::View;
+use crate::report::results::{GateNote, TrialRecord};
+use crate::report::terminal::{change, headline};
+
+/// Trials of one kernel in one state (and, for failures, of one kind).
+struct Group<'a> {
+    state: State,
+    suite: &'a str,
+    kernel: &'a str,
+    trials: Vec<&'a TrialRecord>,
+}
+
+/// The attention rows: trials that need attention, grouped by suite, kernel, state and kind
+/// of failure, worst state first, in run order within a state.
+fn groups<'a>(trials: &'a [TrialRecord]) -> Vec<Group<'a>> {
+    let mut out: Vec<Group> = Vec::new();
+    for t in trials {
+        let state = State::of(t);
+        if !state.needs_attention() {
+            continue;
+        }
+        let (kernel, _) = kernel_and_case(t);
+        let same = |g: &&mut Group| {
+            g.state == state
+                && g.suite == t.suite
+                && g.kernel == kernel
+                && g.trials[0].failure == t.failure
+        };
+        match out.iter_mut().find(same) {
+            Some(g) => g.trials.push(t),
+            None => out.push(Group {
+                state,
+                suite: &t.suite,
+                kernel,
+                trials: vec![t],
+            }),
+        }
+    }
+    out.sort_by_key(|g| g.state);
+    out
+}
+
+/// A trial's case as a link to its row (`n=4096`; the trial's name when it has no case).
+fn case_link(t: &TrialRecord) -> String {
+    let (_, case) = kernel_and_case(t);
+    let text = if case.is_empty() { &t.name } else { case };
+    format!(
+        r##"<a href="#{}"><code>{}</code></a>"##,
+        anchor("t", &t.name),
+        esc(text)
+    )
+}
+
+/// Why a trial needs attention, in words that hold for every size of its group: what it was
+/// compared with and how it was decided, or its first reason.
+fn why(view: &View, t: &TrialRecord) -> String {
+    match (&t.gate, &t.verdict, &t.failure_detail) {
+        (
+            Some(GateNote::Compared { family, .. } | GateNote::Paired { family, .. }),
+            Some(v),
+            None,
+        ) => {
+            format!(
+                "{} against {}: Benjamini–Hochberg over {family} comparisons, max_slowdown {}",
+                v.verdict,
+                view.against(),
+                t.measurement
+                    .as_ref()
+                    .map(|m| format!("{}%", 100.0 * m.max_slowdown))
+                    .unwrap_or_else(|| "–".into())
+            )
+        }
+        _ => esc(&headline(t)),
+    }
+}
+
+/// The commands of a group: one trial's own; for several, the rerun of every size of the
+/// kernel, the profile of its first size and, where each may be reblessed, their rebless.
+fn group_commands(g: &Group) -> Vec<(String, String)> {
+    let first = g.trials[0];
+    let own = commands(first);
+    if g.trials.len() == 1 {
+        return own.into_iter().map(|(w, c)| (w.to_string(), c)).collect();
+    }
+    let filter = format!("{}::{}::", g.suite, g.kernel);
+    let mut out = vec![(
+        "rerun".to_string(),
+        format!("cargo test --test perf -- '{filter}'"),
+    )];
+    if let Some((_, p)) = own.iter().find(|(w, _)| *w == "profile") {
+        out.push((format!("profile ({})", kernel_and_case(first).1), p.clone()));
+    }
+    if g.trials.iter().all(|t| t.rebless().is_some()) {
+        out.push((
+            "rebless".to_string(),
+            format!("KERNELGATE_BLESS=1 cargo test --test perf -- '{filter}'"),
+        ));
+    }
+    out
+}
+
+/// The summary section.
+pub fn summary(view: &View) -> String {
+    let results = view.results;
+    let states: Vec<State> = results.trials.iter().map(State::of).collect();
+    let mut counts: Vec<(State, usize)> = Vec::new();
+    for s in &states {
+        match counts.iter_mut().find(|(x, _)| x == s) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((*s, 1)),
+        }
+    }
+    counts.sort();
+    let mut out = String::from("<section id=\"summary\">\n<h2>Summary</h2>\n<p class=\"counts\">");
+    for (s, n) in &counts {
+        out.push_str(&format!("<span>{} {n}</span>", badge(s.word())));
+    }
+    if !results.gone.is_empty() {
+        out.push_str(&format!(
+            "<span>{} {}</span>",
+            badge("gone"),
+            results.gone.len()
+        ));
+    }
+    out.push_str(&format!(
+        "<span>{} trials</span></p>\n",
+        results.trials.len()
+    ));
+    if !results.gone.is_empty() {
+        let names: Vec<String> = results
+            .gone
+            .iter()
+            .map(|n| format!("<code>{}</code>", esc(n)))
+            .collect();
+        out.push_str(&format!(
+            "<p class=\"gone-list\" id=\"gone\">{} at {} and not in this run: {}</p>\n",
+            badge("gone"),
+            view.against(),
+            names.join(", ")
+        ));
+    }
+    let groups = groups(&results.trials);
+    if groups.is_empty() {
+        out.push_str("<p>Nothing needs attention: no trial failed, regressed, was inconclusive or unreliable.</p>\n");
+        out.push_str("</section>\n");
+        return out;
+    }
+    out.push_str("<h3>Needs attention</h3>\n");
+    let rows: Vec<Vec<String>> = groups
+        .iter()
+        .map(|g| {
+            let sizes: Vec<String> = g.trials.iter().map(|t| case_link(t)).collect();
+            let changes: Vec<String> = g
+                .trials
+                .iter()
+                .filter_map(|t| {
+                    let v = t.verdict.as_ref()?;
+                    let (_, case) = kernel_and_case(t);
+                    Some(format!(
+                        "<span class=\"change\"><code>{}</code> {} <span class=\"p\">p = {:.1e}</span></span>",
+                        esc(case),
+                        esc(&change(&v.time)),
+                        v.time.p_adjusted
+                    ))
+                })
+                .collect();
+            let mut reasons: Vec<String> = g.trials.iter().map(|t| why(view, t)).collect();
+            reasons.dedup();
+            let cmds: String = group_commands(g)
+                .iter()
+                .map(|(what, c)| format!("<pre>{}: {}</pre>", esc(what), esc(c)))
+                .collect();
+            vec![
+                format!(
+                    "<code>{}::{}</code><div class=\"sizes\">{}</div>",
+                    esc(g.suite),
+                    esc(g.kernel),
+                    sizes.join(" ")
+                ),
+                badge(g.state.word()),
+                if changes.is_empty() {
+                    "–".into()
+                } else {
+                    changes.join("<br>")
+                },
+                format!("{}{cmds}", reasons.join("<br>")),
+            ]
+        })
+        .collect();
+    out.push_str(&table(
+        "attention",
+        &[
+            "kernel, and the sizes",
+            "state",
+            "change [95% interval]",
+            "why, and what to run",
+        ],
+        &rows,
+    ));
+    out.push_str("</section>\n");
+    out
+}
