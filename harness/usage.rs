@@ -208,5 +208,13 @@ mod tests {
             }
         }
         assert!(version().starts_with("kernelgate 0."));
+        let history = command("history").unwrap();
+        for option in [
+            "--last", "--commit", "--branch", "--mode", "--since", "--db", "--html",
+        ] {
+            assert!(history.contains(option), "`help history` omits {option}");
+        }
+        let compare = command("compare").unwrap();
+        assert!(compare.contains("--all") && compare.contains("--allow-device"));
     }
 }
