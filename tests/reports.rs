@@ -350,7 +350,11 @@ fn markdown_of_a_paired_run_names_new_changed_and_gone() {
         "{text}"
     );
     // JUnit and annotations, plain text: no rebless in paired mode.
-    assert!(!junit::render(&results).contains("KERNELGATE_BLESS"));
+    let xml = junit::render(&results);
+    assert!(!xml.contains("KERNELGATE_BLESS"));
+    assert!(xml.contains(
+        r#"<property name="kernelgate.commit" value="5e1f9d2a7b3c4d5e6f708192a3b4c5d6e7f8091a"/>"#
+    ));
     assert!(annotations::render(&results)
         .iter()
         .all(|l| !l.contains("KERNELGATE_BLESS")));

@@ -57,6 +57,16 @@ pub fn render(results: &Results) -> String {
         properties.push(("kernelgate.base", b.rev.clone()));
         properties.push(("kernelgate.base.commit", b.commit.clone()));
     }
+    let p = &results.provenance;
+    for (name, value) in [
+        ("kernelgate.commit", &p.commit),
+        ("kernelgate.branch", &p.branch),
+        ("kernelgate.started", &p.started),
+    ] {
+        if let Some(v) = value {
+            properties.push((name, v.clone()));
+        }
+    }
     for (name, trials) in suites {
         let (n, failures, errors, skipped) = counts(trials.iter().copied());
         out.push_str(&format!(

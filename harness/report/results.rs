@@ -298,6 +298,9 @@ pub struct Measurement {
     /// was not compared, or in files written before it was recorded.
     #[serde(default)]
     pub baseline_footprint: Option<crate::measure::Footprint>,
+    // Evidence beyond time joins here, both sides like the footprints: the code identity of
+    // issue 17 ("same code" / what changed) and the counters of issue 18. Reporters show them
+    // in `html::compared::evidence` (a row each), `terminal::note` and Markdown's `why`.
 }
 
 /// One trial of the run.
