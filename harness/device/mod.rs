@@ -3,6 +3,7 @@
 
 pub mod binary;
 pub mod compile;
+pub mod counters;
 mod gpu;
 pub mod headers;
 pub mod ptx;
