@@ -1,7 +1,9 @@
 //! `load`, `save`: reading and writing baseline files — the format check on read (with
 //! advice), the migration of format 1 (entries without runs) to format 2, and atomic writes.
 
-use super::{json, BaselineFile, FORMAT, OLDEST_FORMAT};
+use super::entry::{BaselineFile, FORMAT, OLDEST_FORMAT};
+use super::fingerprint::Fingerprint;
+use super::json;
 use std::path::{Path, PathBuf};
 
 /// Why a baseline file cannot be used: each names the file and says what to do.
@@ -140,11 +142,32 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
     result.map_err(fail)
 }
 
+/// Where a suite's baseline for a device lives.
+pub fn path(dir: &Path, device: &Fingerprint, suite: &str) -> PathBuf {
+    dir.join(device.slug()).join(format!("{suite}.json"))
+}
+
+/// Devices other than `slug` that have a baseline of `suite`, for "recorded on" messages.
+pub fn recorded_elsewhere(dir: &Path, suite: &str, slug: &str) -> Vec<Fingerprint> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<Fingerprint> = entries
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy() != slug)
+        .filter_map(|e| load(&e.path().join(format!("{suite}.json"))).ok().flatten())
+        .map(|b| b.device)
+        .collect();
+    out.sort_by_key(Fingerprint::slug);
+    out
+}
+
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{device, entry};
-    use super::super::{path, Origin};
     use super::*;
+    use crate::baseline::entry::tests::entry_at as entry;
+    use crate::baseline::fingerprint::tests::device;
+    use crate::baseline::runs::Origin;
     use std::collections::BTreeMap;
 
     #[test]

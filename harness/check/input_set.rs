@@ -5,9 +5,9 @@
 //! Issue 11: generating and transferring inputs was most of the check's time.
 
 use super::device_fill::{fill, form};
+use super::failure::Failure;
 use super::inputs::{generate, generate_buffer, stream};
 use super::kernels::Kernels;
-use super::verify::Failure;
 use crate::device::{DeviceBuffer, Gpu};
 use crate::dtype::{DType, HostData};
 use crate::suite::{Role, Suite};

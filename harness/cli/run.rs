@@ -42,7 +42,7 @@ pub fn run(args: impl Iterator<Item = String>) -> ExitCode {
         eprintln!("error: KERNELGATE_BLESS is refused when `CI` is set: baselines are recorded on purpose, by a person, and reviewed (unset CI to bless locally)");
         return exit::code(exit::BAD_INPUT);
     }
-    let suites = match super::load_suites(&config, "kernelgate", "; nothing was run") {
+    let suites = match super::suites::load_suites(&config, "kernelgate", "; nothing was run") {
         Ok(s) => s,
         Err(code) => return code,
     };

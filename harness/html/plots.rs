@@ -343,11 +343,6 @@ mod tests {
             svg.contains("\nnaive\n") && svg.contains("\nvec4\n"),
             "{svg}"
         );
-        let s = super::super::strips::strips("t", &[1.0, 1.1], &[1.2, 1.3], Some(1.1), |v| {
-            format!("{v}")
-        })
-        .unwrap();
-        assert!(s.contains("\nthreshold\n") && s.contains("\nbaseline (n = 2)\n"));
         assert!(lines("empty", "n", y, &[]).is_err());
         let t = trend("h", &["a".into(), "b".into()], &series, &[(1, 1)], y).unwrap();
         assert!(t.contains("<circle"), "points and the change point's ring");

@@ -3,7 +3,7 @@
 //! (and why). The first process to take the lock runs the trials; the rest wait for the lock
 //! and read the state.
 
-use super::NextestRun;
+use super::invocation::NextestRun;
 use crate::report::results::Results;
 use fs2::FileExt;
 use serde::{Deserialize, Serialize};

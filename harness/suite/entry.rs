@@ -5,9 +5,9 @@
 //! their type. What the source does not let us check becomes a warning, never a silent pass.
 
 use super::args::{ArgSpec, ScalarType};
-use super::cases::LaunchDecl;
+use super::ctx::Ctx;
+use super::decls::LaunchDecl;
 use super::kernels::LaunchView;
-use super::load::Ctx;
 use super::signature::{self, Lookup, Param, Signature};
 use super::Source;
 use crate::dtype::DType;

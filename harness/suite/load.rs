@@ -2,49 +2,23 @@
 //! Every problem becomes a `Diagnostic` naming the file and line:column; loading goes on after
 //! an error so that one run reports all of them.
 
-use super::cases::{self, Decls, KernelDecl, Located};
+use super::cases;
+use super::ctx::{element_type, expr, is_ident, resolve_file, Ctx};
+use super::decls::{Decls, KernelDecl};
 use super::entry::{check_entry, Targets};
-use super::expr::Expr;
 use super::kernels::{kernel_limits, launch_decl, launch_views, limits, scratch_decls};
-use super::schema::{ExprText, RawFile};
+use super::schema::RawFile;
 use super::sections::{build_bench, build_check, parse_init};
 use super::{Buffer, Init, Kernel, Limits, Role, Source, Suite};
 use crate::dtype::DType;
 use crate::error::{Diagnostic, LoadError};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use toml::Spanned;
 
 pub use super::discover::discover;
 pub use super::kernels::parse_bytes;
 pub use super::sections::parse_percent;
-
-/// Where diagnostics for one file are collected.
-pub(super) struct Ctx<'a> {
-    pub path: &'a Path,
-    pub text: &'a str,
-    pub diagnostics: Vec<Diagnostic>,
-    pub warnings: Vec<Diagnostic>,
-}
-
-impl Ctx<'_> {
-    /// Records an error; the same message at the same place (one per case, or one per
-    /// kernel sharing a suite-wide setting) is recorded once.
-    pub fn error(&mut self, at: usize, message: impl Into<String>) {
-        let d = Diagnostic::at(self.path, self.text, at, message);
-        if !self.diagnostics.contains(&d) {
-            self.diagnostics.push(d);
-        }
-    }
-
-    /// Records something that could not be checked; the suite still loads.
-    pub fn warn(&mut self, at: usize, message: impl Into<String>) {
-        let d = Diagnostic::at(self.path, self.text, at, message);
-        if !self.warnings.contains(&d) {
-            self.warnings.push(d);
-        }
-    }
-}
 
 /// Loads every suite under `dir`; all problems in all files are reported together, link
 /// loops in the folder among them.
@@ -121,89 +95,6 @@ pub fn load_text(path: &Path, text: &str) -> Result<Suite, Vec<Diagnostic>> {
     match suite {
         Some(s) if ctx.diagnostics.is_empty() => Ok(s),
         _ => Err(ctx.diagnostics),
-    }
-}
-
-/// The element type named at `raw`; an unknown name is an error listing the types.
-pub(super) fn element_type(ctx: &mut Ctx, raw: &Spanned<String>) -> Option<DType> {
-    let t = DType::parse(raw.get_ref());
-    if t.is_none() {
-        ctx.error(
-            raw.span().start,
-            format!(
-                "unknown type `{}` (use one of {})",
-                raw.get_ref(),
-                crate::dtype::ALL.map(|t| t.name()).join(", ")
-            ),
-        );
-    }
-    t
-}
-
-pub(super) fn is_ident(s: &str) -> bool {
-    let mut chars = s.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-}
-
-/// Parses an expression written at `raw`, checking its size names; errors are recorded.
-pub(super) fn expr(
-    ctx: &mut Ctx,
-    raw: &Spanned<ExprText>,
-    sizes: &[String],
-) -> Option<Located<Expr>> {
-    let base = raw.span().start + raw.get_ref().quoted as usize;
-    match Expr::parse(&raw.get_ref().text) {
-        Ok(e) => {
-            let mut ok = true;
-            for (name, offset) in e.names() {
-                if !sizes.iter().any(|s| s == name) {
-                    let known = if sizes.is_empty() {
-                        "the suite declares no sizes: add `sizes = { ... }` to [suite]".to_string()
-                    } else {
-                        format!(
-                            "sizes: {}",
-                            sizes
-                                .iter()
-                                .map(|s| format!("`{s}`"))
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        )
-                    };
-                    ctx.error(base + offset, format!("unknown size `{name}` ({known})"));
-                    ok = false;
-                }
-            }
-            ok.then_some(Located { value: e, at: base })
-        }
-        Err(e) => {
-            ctx.error(base + e.offset, format!("bad expression: {}", e.message));
-            None
-        }
-    }
-}
-
-pub(super) fn resolve_file(
-    ctx: &mut Ctx,
-    dir: &Path,
-    name: &Spanned<String>,
-    what: &str,
-) -> Option<PathBuf> {
-    let p = dir.join(name.get_ref());
-    if p.is_file() {
-        Some(p)
-    } else {
-        ctx.error(
-            name.span().start,
-            format!(
-                "{what} `{}` not found (looked for `{}`; paths are relative to the suite file)",
-                name.get_ref(),
-                p.display()
-            ),
-        );
-        None
     }
 }
 

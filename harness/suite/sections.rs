@@ -1,9 +1,9 @@
 //! `parse_init`, `build_check`, `build_bench`: a buffer's `init` and the `[check]` and
 //! `[bench]` tables, with their defaults.
 
-use super::cases::Located;
+use super::ctx::{expr, resolve_file, Ctx};
+use super::decls::Located;
 use super::expr::Expr;
-use super::load::{expr, resolve_file, Ctx};
 use super::schema::RawInit;
 use super::{Bench, Buffer, Check, Init, Role, Tolerance};
 use crate::dtype::DType;

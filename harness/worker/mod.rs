@@ -3,11 +3,12 @@
 //! exits after a fault that poisons the context. The harness (`client`) never touches CUDA.
 
 pub mod client;
+mod footprint;
+mod op;
 pub mod pool;
+mod probes;
 pub mod protocol;
 mod session;
-
-pub use session::compile_suite;
 
 use protocol::{encode_response, Request, Response};
 use session::Session;

@@ -85,10 +85,11 @@ impl<'a> WorkerPool<'a> {
                 .unwrap_or_else(|_| self.config.arch.clone()),
             Some(_) => self.config.arch.clone(),
         };
-        let compiled = match super::compile_suite(suite, &arch, Some(&self.config.cache)) {
-            Ok(c) => c,
-            Err((_, e)) => return Outcome::Failed(TrialFailure::Compile(e)),
-        };
+        let compiled =
+            match crate::compile_suite::compile_suite(suite, &arch, Some(&self.config.cache)) {
+                Ok(c) => c,
+                Err(e) => return Outcome::Failed(TrialFailure::Compile(e.to_string())),
+            };
         for (si, c) in compiled.iter().filter(|(_, c)| !c.log.is_empty()) {
             eprintln!(
                 "warning: NVRTC said, for suite `{}`, {}: {}",

@@ -1,19 +1,22 @@
 //! `Session`: the worker's GPU, the modules it has loaded, and the execution of one trial —
 //! compile (through the cache), check correctness, then time.
 
+use super::footprint::footprint_of;
+use super::op::{timed_pair, Which};
+use super::probes::probes;
 use super::protocol::{BaseKernel, TrialData, TrialRequest, TrialResult};
 use crate::check::copies::Copies;
+use crate::check::failure::Failure;
 use crate::check::input_set::InputSet;
 use crate::check::kernels::Kernels;
 use crate::check::plausible::plausible;
 use crate::check::reference::References;
-use crate::check::verify::{self, Failure};
-use crate::device::compile::{self, CompileError, CompileRequest};
-use crate::device::{
-    DeviceBuffer, DeviceError, ErrorKind, Function, FunctionAttribute, Gpu, Module,
-};
+use crate::check::verify;
+use crate::compile_suite::{compile_suite, source_entries};
+use crate::device::compile;
+use crate::device::{DeviceBuffer, DeviceError, ErrorKind, Function, Gpu, Module};
 use crate::failure::TrialFailure;
-use crate::measure::{Footprint, Regime, Resources, Timed, Timer, INPUT_SETS};
+use crate::measure::{Regime, Timed, Timer, INPUT_SETS};
 use crate::report::bytes;
 use crate::suite::Suite;
 use std::collections::HashMap;
@@ -49,180 +52,6 @@ pub struct Session {
     references: References,
     /// The harness's check kernels (prepare, compare), loaded with the timer.
     kernels: Option<Kernels>,
-}
-
-/// The distinct entries of the kernels compiled from source `si`, in first-use order.
-fn source_entries(suite: &Suite, si: usize) -> Vec<String> {
-    let mut entries: Vec<String> = Vec::new();
-    for k in suite.kernels.iter().filter(|k| k.source == si) {
-        for e in &k.entries {
-            if !entries.contains(e) {
-                entries.push(e.clone());
-            }
-        }
-    }
-    entries
-}
-
-/// Compiles every source of `suite` for `arch`; on failure, a message naming the suite, the
-/// kernels from the failing source, and NVRTC's log.
-pub fn compile_suite(
-    suite: &Suite,
-    arch: &str,
-    cache_dir: Option<&std::path::Path>,
-) -> Result<Vec<(usize, compile::Compiled)>, (usize, String)> {
-    let mut out = Vec::new();
-    for (si, source) in suite.sources.iter().enumerate() {
-        let kernels: Vec<&crate::suite::Kernel> =
-            suite.kernels.iter().filter(|k| k.source == si).collect();
-        let entries = source_entries(suite, si);
-        let req = CompileRequest {
-            path: &source.path,
-            text: &source.text,
-            include_dirs: &suite.include_dirs,
-            options: &suite.options,
-            entries: &entries,
-            arch,
-        };
-        // PTX, CUBIN and fatbin files are loaded as they are, without NVRTC (`device::binary`).
-        let result = match source.kind() {
-            crate::suite::SourceKind::Cuda => compile::compile(&req, cache_dir),
-            _ => crate::device::binary::load(&source.path, &source.text, &entries, arch),
-        };
-        match result {
-            Ok(c) => out.push((si, c)),
-            Err(e) => {
-                let names = kernels
-                    .iter()
-                    .map(|k| format!("`{}`", k.name))
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                let names = if kernels.len() == 1 {
-                    format!("kernel {names}")
-                } else {
-                    format!("kernels {names}")
-                };
-                let what = match &e {
-                    CompileError::Source { .. } => "does not compile",
-                    _ => "could not be compiled",
-                };
-                return Err((
-                    si,
-                    format!(
-                        "suite `{}`, {names}: `{}` {what} for {arch}\n{e}",
-                        suite.name,
-                        source.path.display()
-                    ),
-                ));
-            }
-        }
-    }
-    Ok(out)
-}
-
-/// A kernel (all its launches) as a timed operation over the timing copies, each sample
-/// starting from the checked state (see `check::copies`).
-struct Op<'a> {
-    suite: &'a Suite,
-    case: usize,
-    kernel: usize,
-    funcs: &'a [Function],
-    copies: &'a Copies,
-    kernels: Option<&'a Kernels>,
-}
-
-impl<'a> Op<'a> {
-    /// Kernel `kernel` of `req`'s case over `copies`.
-    fn new(
-        suite: &'a Suite,
-        case: usize,
-        kernel: usize,
-        funcs: &'a [Vec<Function>],
-        copies: &'a Copies,
-        kernels: Option<&'a Kernels>,
-    ) -> Op<'a> {
-        Op {
-            suite,
-            case,
-            kernel,
-            funcs: &funcs[kernel],
-            copies,
-            kernels,
-        }
-    }
-}
-
-/// A kernel, one of `functions`, on `case` of `suite`.
-type Which<'a> = (&'a Suite, usize, usize, &'a [Vec<Function>]);
-
-/// The kernel under test and what it is timed against (when anything), over `copies`.
-fn timed_pair<'a>(
-    kernel: Which<'a>,
-    against: Option<Which<'a>>,
-    copies: &'a Copies,
-    kernels: Option<&'a Kernels>,
-) -> (Op<'a>, Option<Op<'a>>) {
-    let op = |(suite, case, k, funcs): Which<'a>| Op::new(suite, case, k, funcs, copies, kernels);
-    (op(kernel), against.map(op))
-}
-
-impl Timed for Op<'_> {
-    fn prepare(&mut self, gpu: &Gpu, copy: Option<usize>) -> Result<(), DeviceError> {
-        self.copies.prepare(gpu, self.kernels, copy)
-    }
-    fn run(&mut self, gpu: &Gpu, copy: usize) -> Result<(), DeviceError> {
-        let bufs = self.copies.copy(copy);
-        verify::run_op(gpu, self.suite, self.case, self.kernel, self.funcs, bufs)
-    }
-}
-
-/// The harness's own kernels: an empty one, whose event-timed duration is the launch floor,
-/// and a clock probe that spins and reports the SM cycles and nanoseconds it took.
-const PROBES: &str = r#"
-extern "C" __global__ void kernelgate_empty() {}
-
-extern "C" __global__ void kernelgate_clock(unsigned long long* out, int spins) {
-    unsigned long long t0, t1;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-    long long c0 = clock64();
-    float x = threadIdx.x;
-    for (int i = 0; i < spins; ++i) x = x * 0.9999999f + 1e-7f;
-    long long c1 = clock64();
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1));
-    if (threadIdx.x == 0) {
-        out[0] = (unsigned long long)(c1 - c0);
-        out[1] = t1 - t0;
-        out[2] = (x == -1.0f);
-    }
-}
-"#;
-
-/// Compiles and loads the probe kernels: (empty, clock, their module).
-fn probes(
-    gpu: &Gpu,
-    cache_dir: Option<&std::path::Path>,
-) -> Result<(Function, Function, Module), Failure> {
-    let entries = [
-        "kernelgate_empty".to_string(),
-        "kernelgate_clock".to_string(),
-    ];
-    let req = CompileRequest {
-        path: std::path::Path::new("kernelgate_probes.cu"),
-        text: PROBES,
-        include_dirs: &[],
-        options: &[],
-        entries: &entries,
-        arch: &gpu.info.arch(),
-    };
-    let c = compile::compile(&req, cache_dir).map_err(|e| {
-        Failure::Trial(TrialFailure::Harness(format!(
-            "the harness's probe kernels: {e}"
-        )))
-    })?;
-    let module = gpu.load(&c.cubin)?;
-    let empty = module.function(&c.lowered[0])?;
-    let clock = module.function(&c.lowered[1])?;
-    Ok((empty, clock, module))
 }
 
 impl Session {
@@ -295,7 +124,7 @@ impl Session {
         }
         let arch = self.gpu.info.arch();
         let compiled = compile_suite(suite, &arch, self.cache_dir.as_deref())
-            .map_err(|(_, m)| Failure::Trial(TrialFailure::Compile(m)))?;
+            .map_err(|e| Failure::Trial(TrialFailure::Compile(e.to_string())))?;
         let fp64 = crate::mix::kernel_fp64(suite, &compiled);
         let mut modules = Vec::new();
         let mut functions: Vec<Vec<Function>> = suite.kernels.iter().map(|_| Vec::new()).collect();
@@ -534,57 +363,4 @@ impl Session {
         }
         Ok(out)
     }
-}
-
-/// One run of kernel `k` alone, to see what it occupies: the pool's high-water mark (reset
-/// first, so it counts this case's buffers and the kernel's scratch), the driver's free-memory
-/// drop across the launches (local memory it reserves for spills and stack frames), and each
-/// launch's resources.
-fn footprint_of(
-    gpu: &Gpu,
-    suite: &Suite,
-    case: usize,
-    k: usize,
-    funcs: &[Function],
-    bufs: &[DeviceBuffer],
-) -> Result<Footprint, Failure> {
-    gpu.synchronize()?;
-    gpu.reset_pool_high()?;
-    let (free_before, _) = gpu.memory_info()?;
-    verify::run_op(gpu, suite, case, k, funcs, bufs)?;
-    let (free_launched, _) = gpu.memory_info()?;
-    gpu.synchronize()?;
-    let (free_after, _) = gpu.memory_info()?;
-    let pool_peak = gpu.pool_high()?;
-    let mut launches = Vec::new();
-    for ((f, l), entry) in funcs
-        .iter()
-        .zip(&suite.cases[case].launches[k])
-        .zip(&suite.kernels[k].entries)
-    {
-        let threads = l.block.iter().product::<u32>();
-        launches.push(Resources {
-            entry: entry.clone(),
-            registers: f.attribute(FunctionAttribute::Registers)?,
-            static_shared: f.attribute(FunctionAttribute::StaticShared)?,
-            dynamic_shared: l.shared,
-            local_bytes: f.attribute(FunctionAttribute::LocalBytes)?,
-            max_threads: f.attribute(FunctionAttribute::MaxThreads)?,
-            block_threads: threads,
-            blocks_per_sm: f.blocks_per_sm(threads, l.shared)?,
-        });
-    }
-    let resident = gpu.info.max_threads_per_sm.max(0) as u64 * gpu.info.sm_count.max(0) as u64;
-    let local = launches
-        .iter()
-        .map(|l| l.local_bytes.max(0) as u64)
-        .max()
-        .unwrap_or(0);
-    Ok(Footprint {
-        pool_peak,
-        local_reservation: local * resident,
-        free_drop: free_before.saturating_sub(free_launched.min(free_after)) as u64,
-        launches,
-        fp64: None,
-    })
 }

@@ -1,0 +1,99 @@
+//! `Module`: a loaded CUBIN, and `Function`: a kernel in it, with its attributes.
+
+use super::error::{error, DeviceError};
+use cudarc::driver::{result as cu, sys};
+use std::ffi::CString;
+
+/// A loaded module.
+pub struct Module(pub(super) sys::CUmodule);
+
+impl Module {
+    /// Looks up a function by its lowered name, with its parameter sizes where the driver
+    /// can tell them.
+    pub fn function(&self, lowered: &str) -> Result<Function, DeviceError> {
+        let name = CString::new(lowered).map_err(|_| {
+            DeviceError::harness(
+                "cuModuleGetFunction",
+                "bad name",
+                "the function name contains a NUL byte".into(),
+            )
+        })?;
+        // SAFETY: the module is live; `name` is a valid C string.
+        let handle = unsafe { cu::module::get_function(self.0, name) }
+            .map_err(error("cuModuleGetFunction"))?;
+        let mut sizes = Vec::new();
+        let param_sizes = loop {
+            let (mut offset, mut size) = (0usize, 0usize);
+            // SAFETY: `handle` is live; both pointers are valid for writes. The driver answers
+            // CUDA_ERROR_INVALID_VALUE past the last parameter.
+            let r = unsafe { sys::cuFuncGetParamInfo(handle, sizes.len(), &mut offset, &mut size) };
+            match r {
+                sys::cudaError_enum::CUDA_SUCCESS => sizes.push(size),
+                sys::cudaError_enum::CUDA_ERROR_INVALID_VALUE => break Some(sizes),
+                _ => break None,
+            }
+            if sizes.len() > 4096 {
+                break None;
+            }
+        };
+        Ok(Function {
+            handle,
+            param_sizes,
+        })
+    }
+}
+
+impl Drop for Module {
+    fn drop(&mut self) {
+        // SAFETY: loaded by `Gpu::load` and unloaded only here.
+        let _ = unsafe { cu::module::unload(self.0) };
+    }
+}
+
+/// A kernel in a loaded module. It must not outlive its `Module`.
+pub struct Function {
+    pub(super) handle: sys::CUfunction,
+    pub(super) param_sizes: Option<Vec<usize>>,
+}
+
+impl Function {
+    /// Blocks of `threads` threads with `dynamic_shared` bytes that fit on one SM at once.
+    pub fn blocks_per_sm(&self, threads: u32, dynamic_shared: u32) -> Result<i32, DeviceError> {
+        // SAFETY: `handle` is live.
+        unsafe {
+            cu::occupancy::max_active_block_per_multiprocessor(
+                self.handle,
+                threads as i32,
+                dynamic_shared as usize,
+            )
+        }
+        .map_err(error("cuOccupancyMaxActiveBlocksPerMultiprocessor"))
+    }
+
+    /// Registers per thread, static shared and local bytes per thread.
+    pub fn attribute(&self, a: FunctionAttribute) -> Result<i32, DeviceError> {
+        use sys::CUfunction_attribute as F;
+        let attr = match a {
+            FunctionAttribute::Registers => F::CU_FUNC_ATTRIBUTE_NUM_REGS,
+            FunctionAttribute::StaticShared => F::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+            FunctionAttribute::LocalBytes => F::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES,
+            FunctionAttribute::MaxThreads => F::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+        };
+        // SAFETY: `handle` is live.
+        unsafe { cu::function::get_function_attribute(self.handle, attr) }
+            .map_err(error("cuFuncGetAttribute"))
+    }
+}
+
+/// A function attribute kernelgate reads.
+#[derive(Debug, Clone, Copy)]
+pub enum FunctionAttribute {
+    /// Registers per thread.
+    Registers,
+    /// Static shared memory per block, bytes.
+    StaticShared,
+    /// Local memory per thread, bytes.
+    LocalBytes,
+    /// Largest block this function can be launched with.
+    MaxThreads,
+}
