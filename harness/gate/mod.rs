@@ -3,6 +3,8 @@
 //! `max_slowdown` rule) and the one re-measure rule ([`settle`]). It knows nothing of kernels,
 //! files or the GPU, and is tested with synthetic samples.
 
+#![deny(clippy::too_many_lines)]
+
 mod settle;
 mod verdict;
 

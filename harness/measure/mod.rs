@@ -1,7 +1,8 @@
 //! `measure`: the timing loop. Warm-up, then rounds in which the reference and the kernel
 //! under test each take one sample between a pair of events, in alternating order, each sample
 //! preceded by restoring in-out buffers and flushing L2. Sampling stops once both medians are
-//! precise enough, or at the trial's time cap.
+//! precise enough, or at the trial's time cap ([`stop`], a pure function). The stored types
+//! (`Samples`, `Footprint`) are in `samples.rs`, apart from the loop (`timer.rs`).
 //!
 //! Near the launch floor (the event-timed time of an empty kernel, measured when the worker
 //! starts) a single launch measures launch latency more than the kernel, and drifts between
@@ -13,8 +14,11 @@
 //! measured the host's submission rate instead (seen: 2.2 µs per launch in one process,
 //! 4.7 µs in another, for the same kernel).
 
+#![deny(clippy::too_many_lines)]
+
 mod plan;
 mod samples;
+pub mod stop;
 mod timer;
 
 pub use plan::{batch_size, Plan, BATCH_TARGET_SECONDS, FLOOR_FACTOR, INPUT_SETS, MAX_BATCH};

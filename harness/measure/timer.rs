@@ -3,6 +3,7 @@
 
 use super::plan::{batch_size, Plan, FLOOR_FACTOR, INPUT_SETS};
 use super::samples::{Clocks, Regime, Samples};
+use super::stop::{self, Next};
 use crate::device::{
     elapsed_ms, DeviceBuffer, DeviceError, Event, Function, Gpu, Graph, LaunchDims,
 };
@@ -252,7 +253,7 @@ impl Timer {
     }
 
     /// Times `kernel`, interleaved with `reference` when given, as `plan` says, rotating
-    /// through `copies` input copies within a graph.
+    /// through `copies` input copies within a graph; the stopping rule (`stop.rs`) says when.
     pub fn sample(
         &mut self,
         gpu: &Gpu,
@@ -263,7 +264,6 @@ impl Timer {
         mut reference: Option<&mut dyn Timed>,
     ) -> Result<Samples, DeviceError> {
         let start = Instant::now();
-        let cap = Duration::from_millis(bench.max_time_ms);
         let mut out = Samples {
             regime: plan.regime,
             batch: [plan.kernel_batch, plan.reference_batch],
@@ -274,91 +274,27 @@ impl Timer {
             wall_seconds: 0.0,
             clocks: Clocks::default(),
         };
-        let capture = |op: &mut dyn Timed, launches: usize| -> Result<Option<Graph>, DeviceError> {
-            if plan.regime != Regime::Graph {
-                return Ok(None);
-            }
-            op.prepare(gpu, None)?;
-            gpu.capture(|gpu| (0..launches).try_for_each(|j| op.run(gpu, j % copies)))
-                .map(Some)
-        };
-        let kernel_graph = capture(kernel, plan.kernel_batch)?;
+        let kernel_graph = capture(gpu, plan, copies, kernel, plan.kernel_batch)?;
         let reference_graph = match reference.as_deref_mut() {
-            Some(r) => capture(r, plan.reference_batch)?,
+            Some(r) => capture(gpu, plan, copies, r, plan.reference_batch)?,
             None => None,
         };
+        let graphs = [kernel_graph.as_ref(), reference_graph.as_ref()];
         let mut round = 0usize;
         loop {
-            // Persisting-L2 lines survive a flush by writes. The worker sets the carve-out to 0
-            // when it opens the device (`Gpu::disable_persisting_l2`), so none can exist; only
-            // where that did not take (a limit still above 0) are they reset here, before every
-            // group of rounds. The reset costs every graph launch ~0.35 µs (measured on an
-            // H200, docs/timing-integrity.md §8), so it must not run where it is not needed.
-            if gpu.persisting_l2_limit() > 0 {
-                gpu.reset_persisting_l2()?;
-            }
-            // Queue a few rounds, then read every event pair.
-            for b in 0..ROUNDS {
-                let kernel_first = (round + b) % 2 == 0;
-                for slot in 0..2 {
-                    let is_kernel = (slot == 0) == kernel_first;
-                    if is_kernel {
-                        let g = kernel_graph.as_ref();
-                        self.queue(gpu, bench, kernel, g, copies, 2 * b + slot)?;
-                    } else if let Some(r) = reference.as_deref_mut() {
-                        let g = reference_graph.as_ref();
-                        self.queue(gpu, bench, r, g, copies, 2 * b + slot)?;
-                    }
-                }
-            }
+            let ops = (&mut *kernel, reference.as_deref_mut());
+            self.queue_rounds(gpu, bench, round, copies, ops, graphs)?;
             gpu.synchronize()?;
-            let mhz = self.read_clock(gpu)?;
-            out.clocks.mhz.push(mhz);
-            if let Some(c) = self.thermal.as_ref().and_then(|t| t.celsius()) {
-                out.clocks.celsius.push(c);
-            }
-            if mhz > 0.0 && mhz < THROTTLE_FRACTION * self.max_mhz {
-                // Throttled: these rounds are not the kernel's time.
-                out.clocks.discarded_rounds += ROUNDS;
-                round += ROUNDS;
-                if start.elapsed() >= 2 * cap {
-                    break;
-                }
-                continue;
-            }
-            out.clocks.kept_rounds += ROUNDS;
-            for b in 0..ROUNDS {
-                let kernel_first = (round + b) % 2 == 0;
-                for slot in 0..2 {
-                    let is_kernel = (slot == 0) == kernel_first;
-                    if !is_kernel && reference.is_none() {
-                        continue;
-                    }
-                    let (s, e) = &self.events[2 * b + slot];
-                    let seconds = elapsed_ms(s, e)? as f64 / 1e3;
-                    if is_kernel {
-                        out.kernel.push(seconds / plan.kernel_batch as f64);
-                    } else {
-                        out.reference.push(seconds / plan.reference_batch as f64);
-                    }
-                }
-            }
-            round += ROUNDS;
-            let n = out.kernel.len();
-            let precise =
-                |s: Option<Summary>| s.is_none_or(|s| s.relative_half_width() <= bench.precision);
-            let reference_summary = if reference.is_some() {
-                out.reference_summary()
+            let next = if self.clock_held(gpu, &mut out.clocks)? {
+                self.read_rounds(round, plan, reference.is_some(), &mut out)?;
+                let reference = reference.is_some().then_some(out.reference.as_slice());
+                stop::after_kept(bench, &out.kernel, reference, start.elapsed())
             } else {
-                None
+                stop::after_throttled(bench, start.elapsed())
             };
-            let done = precise(out.kernel_summary()) && precise(reference_summary);
-            let enough_time = start.elapsed() >= Duration::from_millis(bench.min_time_ms);
-            if n >= bench.min_samples && done && enough_time {
-                break;
-            }
-            if n >= bench.max_samples || (start.elapsed() >= cap && n >= bench.min_samples) {
-                out.hit_time_cap = !done;
+            round += ROUNDS;
+            if let Next::Stop { hit_time_cap } = next {
+                out.hit_time_cap = hit_time_cap;
                 break;
             }
         }
@@ -377,4 +313,99 @@ impl Timer {
         out.wall_seconds = start.elapsed().as_secs_f64();
         Ok(out)
     }
+
+    /// Queues `ROUNDS` rounds from `round` on: in each, the kernel and the reference (when
+    /// there is one) take one sample, in alternating order; `graphs` are their replays.
+    fn queue_rounds(
+        &mut self,
+        gpu: &Gpu,
+        bench: &Bench,
+        round: usize,
+        copies: usize,
+        (kernel, mut reference): (&mut (dyn Timed + '_), Option<&mut (dyn Timed + '_)>),
+        [kernel_graph, reference_graph]: [Option<&Graph>; 2],
+    ) -> Result<(), DeviceError> {
+        // Persisting-L2 lines survive a flush by writes. The worker sets the carve-out to 0
+        // when it opens the device (`Gpu::disable_persisting_l2`), so none can exist; only
+        // where that did not take (a limit still above 0) are they reset here, before every
+        // group of rounds. The reset costs every graph launch ~0.35 µs (measured on an
+        // H200, docs/timing-integrity.md §8), so it must not run where it is not needed.
+        if gpu.persisting_l2_limit() > 0 {
+            gpu.reset_persisting_l2()?;
+        }
+        for b in 0..ROUNDS {
+            let kernel_first = (round + b) % 2 == 0;
+            for slot in 0..2 {
+                let is_kernel = (slot == 0) == kernel_first;
+                if is_kernel {
+                    self.queue(gpu, bench, kernel, kernel_graph, copies, 2 * b + slot)?;
+                } else if let Some(r) = reference.as_deref_mut() {
+                    self.queue(gpu, bench, r, reference_graph, copies, 2 * b + slot)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads the SM clock after a group of rounds into `clocks`: whether it held (the rounds
+    /// are kept) or was throttled (they are counted as discarded).
+    fn clock_held(&mut self, gpu: &Gpu, clocks: &mut Clocks) -> Result<bool, DeviceError> {
+        let mhz = self.read_clock(gpu)?;
+        clocks.mhz.push(mhz);
+        if let Some(c) = self.thermal.as_ref().and_then(|t| t.celsius()) {
+            clocks.celsius.push(c);
+        }
+        if mhz > 0.0 && mhz < THROTTLE_FRACTION * self.max_mhz {
+            // Throttled: these rounds are not the kernel's time.
+            clocks.discarded_rounds += ROUNDS;
+            return Ok(false);
+        }
+        clocks.kept_rounds += ROUNDS;
+        Ok(true)
+    }
+
+    /// Reads the event pairs of the rounds queued from `round` on into `out`, as seconds per
+    /// launch.
+    fn read_rounds(
+        &self,
+        round: usize,
+        plan: Plan,
+        with_reference: bool,
+        out: &mut Samples,
+    ) -> Result<(), DeviceError> {
+        for b in 0..ROUNDS {
+            let kernel_first = (round + b) % 2 == 0;
+            for slot in 0..2 {
+                let is_kernel = (slot == 0) == kernel_first;
+                if !is_kernel && !with_reference {
+                    continue;
+                }
+                let (s, e) = &self.events[2 * b + slot];
+                let seconds = elapsed_ms(s, e)? as f64 / 1e3;
+                if is_kernel {
+                    out.kernel.push(seconds / plan.kernel_batch as f64);
+                } else {
+                    out.reference.push(seconds / plan.reference_batch as f64);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// In the graph regime, `launches` launches of `op` over `copies` input copies captured into a
+/// graph (after preparing every copy); `None` in the cold regime.
+fn capture(
+    gpu: &Gpu,
+    plan: Plan,
+    copies: usize,
+    op: &mut dyn Timed,
+    launches: usize,
+) -> Result<Option<Graph>, DeviceError> {
+    if plan.regime != Regime::Graph {
+        return Ok(None);
+    }
+    op.prepare(gpu, None)?;
+    gpu.capture(|gpu| (0..launches).try_for_each(|j| op.run(gpu, j % copies)))
+        .map(Some)
 }

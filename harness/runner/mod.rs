@@ -6,6 +6,8 @@
 //!
 //! The commands that drive it (`run`, `lint`, `calibrate`, ...) live in `cli/`.
 
+#![deny(clippy::too_many_lines)]
+
 mod bless;
 mod executor;
 mod judge;

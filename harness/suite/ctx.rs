@@ -17,7 +17,17 @@ pub struct Ctx<'a> {
     pub warnings: Vec<Diagnostic>,
 }
 
-impl Ctx<'_> {
+impl<'a> Ctx<'a> {
+    /// A context for the file at `path` holding `text`, with nothing recorded yet.
+    pub fn new(path: &'a Path, text: &'a str) -> Ctx<'a> {
+        Ctx {
+            path,
+            text,
+            diagnostics: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+
     /// Records an error; the same message at the same place (one per case, or one per
     /// kernel sharing a suite-wide setting) is recorded once.
     pub fn error(&mut self, at: usize, message: impl Into<String>) {
@@ -118,5 +128,37 @@ pub(super) fn resolve_file(
             ),
         );
         None
+    }
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::*;
+    use crate::suite::schema::RawFile;
+
+    /// `text` parsed as a suite file (it must be valid TOML of the schema), and the text.
+    pub(crate) fn parsed(text: &str) -> (RawFile, String) {
+        let raw = toml::from_str(text).unwrap_or_else(|e| panic!("{text}\n{e}"));
+        (raw, text.to_string())
+    }
+
+    /// The errors recorded, as `line:col: message`.
+    pub(crate) fn messages(ctx: &Ctx) -> Vec<String> {
+        ctx.diagnostics
+            .iter()
+            .map(|d| format!("{}:{}: {}", d.line, d.col, d.message))
+            .collect()
+    }
+
+    #[test]
+    fn errors_are_recorded_once_per_place_and_message() {
+        let text = "a = 1\nb = 2\n";
+        let mut ctx = Ctx::new(Path::new("f.toml"), text);
+        ctx.error(6, "twice");
+        ctx.error(6, "twice");
+        ctx.warn(0, "careful");
+        assert_eq!(messages(&ctx), ["2:1: twice"]);
+        assert_eq!(ctx.warnings.len(), 1);
+        assert!(is_ident("n_2-x") && !is_ident("2n") && !is_ident(""));
     }
 }

@@ -1,21 +1,29 @@
 //! `Suite`: a validated suite file, expanded into cases. Everything a trial needs is resolved
 //! here, before any GPU work: sizes, lengths, launch shapes, argument bytes.
 
+#![deny(clippy::too_many_lines)]
+
 pub mod args;
+mod bench_table;
 mod binary;
+mod buffer_tables;
 mod cases;
+mod check_table;
 mod ctx;
 mod declarations;
 mod decls;
 pub mod discover;
 mod entry;
 pub mod expr;
+mod init;
+mod kernel_tables;
 mod kernels;
 pub mod load;
 mod model;
 mod schema;
-mod sections;
 pub mod signature;
+mod suite_table;
+mod sweep;
 pub mod tokens;
 mod toml_text;
 mod values;
