@@ -10,7 +10,7 @@
 //!   partials come back, and only a failure transfers more (for its message).
 
 use crate::device::compile::{self, CompileRequest};
-use crate::device::{DeviceBuffer, DeviceError, Function, Gpu, KernelArg, LaunchDims, Module};
+use crate::device::{DeviceBuffer, DeviceError, Function, Gpu, KernelArg, LaunchDims};
 use crate::dtype::DType;
 use crate::suite::Tolerance;
 
@@ -261,8 +261,6 @@ pub struct Kernels {
     /// `kernelgate_fill` (see `check::device_fill`).
     pub(super) fill: Function,
     partials: DeviceBuffer,
-    // Last: the functions must not outlive their module.
-    _module: Module,
 }
 
 impl Kernels {
@@ -291,7 +289,6 @@ impl Kernels {
             partials: gpu
                 .alloc_plain(COMPARE_BLOCKS * PARTIAL_BYTES)
                 .map_err(device)?,
-            _module: module,
         })
     }
 

@@ -272,7 +272,7 @@ impl Gpu {
         // SAFETY: `cubin` is a complete image produced by NVRTC; the driver copies it.
         let module = unsafe { cu::module::load_data(cubin.as_ptr() as *const c_void) }
             .map_err(error("cuModuleLoadData"))?;
-        Ok(Module(module))
+        Ok(Module::new(module))
     }
 
     /// Queues a launch of `f`. Arguments are pointers to buffers or scalar bytes; their sizes

@@ -1,11 +1,32 @@
-//! `Module`: a loaded CUBIN, and `Function`: a kernel in it, with its attributes.
+//! `Module`: a loaded CUBIN, and `Function`: a kernel in it, with its attributes. A function
+//! holds its module (as cudarc's `CudaFunction` holds its `CudaModule`), so the module is
+//! unloaded only when the last of them is dropped: drop order is a type fact, not a field-order
+//! convention.
 
 use super::error::{error, DeviceError};
 use cudarc::driver::{result as cu, sys};
 use std::ffi::CString;
+use std::rc::Rc;
+
+/// A loaded module's handle, unloaded when the module and every function from it are gone.
+struct Loaded(sys::CUmodule);
+
+impl Drop for Loaded {
+    fn drop(&mut self) {
+        // SAFETY: loaded by `Gpu::load` and unloaded only here, once nothing refers to it.
+        let _ = unsafe { cu::module::unload(self.0) };
+    }
+}
 
 /// A loaded module.
-pub struct Module(pub(super) sys::CUmodule);
+pub struct Module(Rc<Loaded>);
+
+impl Module {
+    /// Takes ownership of `handle`, a module `Gpu::load` just loaded.
+    pub(super) fn new(handle: sys::CUmodule) -> Module {
+        Module(Rc::new(Loaded(handle)))
+    }
+}
 
 impl Module {
     /// Looks up a function by its lowered name, with its parameter sizes where the driver
@@ -18,8 +39,8 @@ impl Module {
                 "the function name contains a NUL byte".into(),
             )
         })?;
-        // SAFETY: the module is live; `name` is a valid C string.
-        let handle = unsafe { cu::module::get_function(self.0, name) }
+        // SAFETY: the module is live (held by `self`); `name` is a valid C string.
+        let handle = unsafe { cu::module::get_function(self.0 .0, name) }
             .map_err(error("cuModuleGetFunction"))?;
         let mut sizes = Vec::new();
         let param_sizes = loop {
@@ -39,21 +60,17 @@ impl Module {
         Ok(Function {
             handle,
             param_sizes,
+            _module: Rc::clone(&self.0),
         })
     }
 }
 
-impl Drop for Module {
-    fn drop(&mut self) {
-        // SAFETY: loaded by `Gpu::load` and unloaded only here.
-        let _ = unsafe { cu::module::unload(self.0) };
-    }
-}
-
-/// A kernel in a loaded module. It must not outlive its `Module`.
+/// A kernel in a loaded module; it keeps the module loaded while it exists.
 pub struct Function {
     pub(super) handle: sys::CUfunction,
     pub(super) param_sizes: Option<Vec<usize>>,
+    /// The module `handle` lives in: unloaded only after this function is dropped.
+    _module: Rc<Loaded>,
 }
 
 impl Function {

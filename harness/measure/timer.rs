@@ -54,19 +54,12 @@ pub struct Timer {
     clock_out: DeviceBuffer,
     max_mhz: f64,
     thermal: Option<crate::device::thermal::Thermal>,
-    // Last: the functions above must not outlive their module.
-    _module: crate::device::Module,
 }
 
 impl Timer {
     /// Creates events and a flush buffer twice the L2's size, and measures the launch floor
-    /// with `empty`, a kernel that does nothing; `clock` reads the SM clock (both from `module`).
-    pub fn new(
-        gpu: &Gpu,
-        empty: &Function,
-        clock: Function,
-        module: crate::device::Module,
-    ) -> Result<Timer, DeviceError> {
+    /// with `empty`, a kernel that does nothing; `clock` reads the SM clock.
+    pub fn new(gpu: &Gpu, empty: &Function, clock: Function) -> Result<Timer, DeviceError> {
         let events = (0..2 * ROUNDS)
             .map(|_| Ok((gpu.event()?, gpu.event()?)))
             .collect::<Result<_, DeviceError>>()?;
@@ -88,7 +81,6 @@ impl Timer {
             thermal: gpu
                 .uuid()
                 .and_then(|u| crate::device::thermal::Thermal::open(&u)),
-            _module: module,
         };
         let dims = LaunchDims {
             grid: [1; 3],

@@ -1,9 +1,9 @@
 //! `Loaded`: a suite's kernels compiled and loaded in the worker — per kernel, one function
-//! per launch — once per worker.
+//! per launch (each holding its module loaded) — once per worker.
 
 use crate::check::failure::Failure;
 use crate::compile_suite::{compile_suite, source_entries};
-use crate::device::{Function, Gpu, Module};
+use crate::device::{Function, Gpu};
 use crate::failure::TrialFailure;
 use crate::suite::Suite;
 use std::path::Path;
@@ -14,8 +14,6 @@ pub(super) struct Loaded {
     pub functions: Vec<Vec<Function>>,
     /// Per kernel, its FP64 instructions (`mix`), for the footprint.
     pub fp64: Vec<crate::device::ptx::Fp64Use>,
-    // Declared after `functions` so functions are dropped first; they must not outlive it.
-    _modules: Vec<Module>,
 }
 
 impl Loaded {
@@ -26,7 +24,6 @@ impl Loaded {
         let compiled = compile_suite(suite, &arch, cache_dir)
             .map_err(|e| Failure::Trial(TrialFailure::Compile(e.to_string())))?;
         let fp64 = crate::mix::kernel_fp64(suite, &compiled);
-        let mut modules = Vec::new();
         let mut functions: Vec<Vec<Function>> = suite.kernels.iter().map(|_| Vec::new()).collect();
         for (si, c) in compiled {
             let module = gpu.load(&c.cubin)?;
@@ -51,12 +48,7 @@ impl Loaded {
                     functions[ki].push(f);
                 }
             }
-            modules.push(module);
         }
-        Ok(Loaded {
-            functions,
-            fp64,
-            _modules: modules,
-        })
+        Ok(Loaded { functions, fp64 })
     }
 }

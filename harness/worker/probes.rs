@@ -3,7 +3,7 @@
 
 use crate::check::failure::Failure;
 use crate::device::compile::{self, CompileRequest};
-use crate::device::{Function, Gpu, Module};
+use crate::device::{Function, Gpu};
 use crate::failure::TrialFailure;
 
 /// The harness's own kernels: an empty one, whose event-timed duration is the launch floor,
@@ -27,11 +27,11 @@ extern "C" __global__ void kernelgate_clock(unsigned long long* out, int spins) 
 }
 "#;
 
-/// Compiles and loads the probe kernels: (empty, clock, their module).
+/// Compiles and loads the probe kernels: (empty, clock).
 pub(super) fn probes(
     gpu: &Gpu,
     cache_dir: Option<&std::path::Path>,
-) -> Result<(Function, Function, Module), Failure> {
+) -> Result<(Function, Function), Failure> {
     let entries = [
         "kernelgate_empty".to_string(),
         "kernelgate_clock".to_string(),
@@ -52,5 +52,5 @@ pub(super) fn probes(
     let module = gpu.load(&c.cubin)?;
     let empty = module.function(&c.lowered[0])?;
     let clock = module.function(&c.lowered[1])?;
-    Ok((empty, clock, module))
+    Ok((empty, clock))
 }

@@ -130,8 +130,8 @@ impl Session {
             self.load(b.suite, bs)?;
         }
         if self.timer.is_none() {
-            let (empty, clock, module) = probes(&self.gpu, self.cache_dir.as_deref())?;
-            self.timer = Some(Timer::new(&self.gpu, &empty, clock, module)?);
+            let (empty, clock) = probes(&self.gpu, self.cache_dir.as_deref())?;
+            self.timer = Some(Timer::new(&self.gpu, &empty, clock)?);
         }
         if self.kernels.is_none() {
             let kernels = Kernels::load(&self.gpu, self.cache_dir.as_deref())
