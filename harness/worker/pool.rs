@@ -43,6 +43,14 @@ impl<'a> WorkerPool<'a> {
         self.workers[w].lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// The first GPU's description, starting its worker; why there is none, when not.
+    pub fn first_device(&self) -> Result<DeviceInfo, NoDevice> {
+        match self.workers.first() {
+            Some(_) => self.worker(0).device(),
+            None => Err(NoDevice::Absent("KERNELGATE_DEVICE names no GPU".into())),
+        }
+    }
+
     /// With several GPUs, all must share one fingerprint: baselines are per kind of GPU.
     pub fn same_kind_of_gpu(&self) -> Result<(), String> {
         if self.workers.len() < 2 || device::driver_missing().is_some() {

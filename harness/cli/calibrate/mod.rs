@@ -24,10 +24,12 @@ mod user;
 
 use crate::config::Config;
 use crate::report::duration;
-use crate::worker::client::{NoDevice, Worker};
+use crate::runner::Executor;
+use crate::worker::client::NoDevice;
+use crate::worker::pool::WorkerPool;
 use error::CalibrateError;
 use sensitivity::{Repeat, Subject, LEVELS};
-use spin::{measure, Ask};
+use spin::{ask, measure};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -131,8 +133,25 @@ pub fn calibrate(args: &[String]) -> ExitCode {
     }
 }
 
-/// A scratch folder, removed when dropped.
+/// A scratch folder holding `spin.cu`, removed when dropped.
 struct Scratch(PathBuf);
+
+impl Scratch {
+    /// A fresh folder under the system's temporary one, with the calibration kernel in it.
+    fn new() -> Result<Scratch, CalibrateError> {
+        let scratch = Scratch(
+            std::env::temp_dir().join(format!("kernelgate-calibrate-{}", std::process::id())),
+        );
+        let io = |path: &Path, e: std::io::Error| CalibrateError::File {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        };
+        std::fs::create_dir_all(&scratch.0).map_err(|e| io(&scratch.0, e))?;
+        let cu = scratch.0.join("spin.cu");
+        std::fs::write(&cu, spin::SOURCE).map_err(|e| io(&cu, e))?;
+        Ok(scratch)
+    }
+}
 
 impl Drop for Scratch {
     fn drop(&mut self) {
@@ -145,17 +164,9 @@ fn run(args: &Args) -> Result<String, CalibrateError> {
         return Err(CalibrateError::NoGpu(reason));
     }
     let config = Config::from_env().map_err(CalibrateError::Config)?;
-    let ordinal = *config.devices.first().unwrap_or(&0);
-    let mut worker = Worker::new(ordinal);
-    let info = worker.device().map_err(|e| CalibrateError::Device {
-        ordinal,
-        reason: match e {
-            NoDevice::Absent(r) | NoDevice::Broken(r) => r,
-        },
-    })?;
+    let info = device_info(&config)?;
     let repeat = Repeat {
-        ordinal,
-        timeout: config.timeout,
+        config: &config,
         reps: args.reps,
     };
     let mut t = format!(
@@ -169,7 +180,6 @@ fn run(args: &Args) -> Result<String, CalibrateError> {
         crate::baseline::today()
     );
     if let Some(dir) = &args.suites {
-        worker.stop();
         let suites =
             crate::suite::load_dir(dir).map_err(|e| CalibrateError::Suite(e.to_string()))?;
         eprintln!(
@@ -182,121 +192,12 @@ fn run(args: &Args) -> Result<String, CalibrateError> {
         t.push_str(&render::trials(&rows, args.reps));
         return Ok(t);
     }
-
-    let scratch =
-        Scratch(std::env::temp_dir().join(format!("kernelgate-calibrate-{}", std::process::id())));
+    let scratch = Scratch::new()?;
     let dir = &scratch.0;
-    let io = |path: &Path, e: std::io::Error| CalibrateError::File {
-        path: path.to_path_buf(),
-        reason: e.to_string(),
-    };
-    std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
-    let cu = dir.join("spin.cu");
-    std::fs::write(&cu, spin::SOURCE).map_err(|e| io(&cu, e))?;
-    let timeout = config.timeout;
-    let alone = |suite: usize, case: usize| Ask {
-        suite,
-        case,
-        kernel: 0,
-        seed: 1,
-        base: None,
-        regime: None,
-        effort: 1,
-    };
-
-    // The pilot: time per iteration on this device, to size every other kernel.
     eprintln!("calibrate: pilot on {}", info.name);
-    const PILOT_ITERS: i64 = 100_000;
-    let pilot = spin::load(
-        dir,
-        "pilot",
-        &spin::suite_text("pilot", &[PILOT_ITERS], &[0], "2%"),
-    )?;
-    let (data, _) = measure(
-        &mut worker,
-        &[(0, &pilot)],
-        Ask {
-            seed: pilot.check.seed,
-            ..alone(0, 0)
-        },
-        timeout,
-        "pilot",
-    )?;
-    let per_iteration =
-        data.samples.kernel_summary().map_or(f64::NAN, |s| s.median) / PILOT_ITERS as f64;
-
-    // Accuracy.
-    let iters: Vec<i64> = accuracy::TARGETS
-        .iter()
-        .map(|t| spin::iterations_for(*t, per_iteration))
-        .collect();
-    let acc = spin::load(
-        dir,
-        "accuracy",
-        &spin::suite_text("accuracy", &iters, &[0], "2%"),
-    )?;
-    let mut rows = Vec::new();
-    for (case, n) in iters.iter().enumerate() {
-        eprintln!("calibrate: accuracy, {n} iterations");
-        let (data, _) = measure(
-            &mut worker,
-            &[(1, &acc)],
-            Ask {
-                seed: acc.check.seed,
-                ..alone(1, case)
-            },
-            timeout,
-            "accuracy",
-        )?;
-        rows.push(accuracy::Row {
-            iters: *n,
-            ours: data.samples.kernel_summary().map_or(f64::NAN, |s| s.median),
-            regime: data.samples.regime,
-            cupy: None,
-            ncu: None,
-        });
-    }
-    worker.stop();
-    eprintln!("calibrate: independent timers (CuPy, ncu)");
-    let (cupy, ncu) = accuracy::reference_times(dir, &iters);
-    for (k, row) in rows.iter_mut().enumerate() {
-        row.cupy = cupy.as_ref().and_then(|v| v.get(k).copied());
-        row.ncu = ncu.as_ref().and_then(|v| v.get(k).copied());
-    }
-    t.push_str(&accuracy::table(&rows));
-
-    // Sensitivity: each duration's baseline in one worker; its regime pinned from then on.
-    let mut baseline_worker = Worker::new(ordinal);
-    let mut subjects = Vec::new();
-    for (d, target) in args.durations.iter().enumerate() {
-        let n = spin::iterations_for(*target, per_iteration);
-        let name = format!("sensitivity{d}");
-        let suite = spin::load(dir, &name, &spin::suite_text(&name, &[n], &LEVELS, "2%"))?;
-        eprintln!(
-            "calibrate: stored baseline of the ~{} kernel ({n} iterations)",
-            duration(*target)
-        );
-        let (data, _) = measure(
-            &mut baseline_worker,
-            &[(d, &suite)],
-            Ask {
-                seed: suite.check.seed,
-                ..alone(d, 0)
-            },
-            timeout,
-            &format!("baseline of ~{}", duration(*target)),
-        )?;
-        subjects.push(Subject {
-            kernel: render::Kernel {
-                target: *target,
-                median: data.samples.kernel_summary().map_or(f64::NAN, |s| s.median),
-                regime: data.samples.regime,
-            },
-            baseline: data.samples,
-            suite,
-        });
-    }
-    baseline_worker.stop();
+    let per_iteration = pilot(&config, dir)?;
+    t.push_str(&accuracy(&config, dir, per_iteration)?);
+    let subjects = subjects(&config, dir, &args.durations, per_iteration)?;
     let kernels: Vec<render::Kernel> = subjects.iter().map(|s| s.kernel.clone()).collect();
     let stored = sensitivity::stored(&subjects, &repeat);
     let paired = sensitivity::paired(&subjects, &repeat);
@@ -312,6 +213,116 @@ fn run(args: &Args) -> Result<String, CalibrateError> {
     t.push('\n');
     t.push_str(&render::cost(&stored.cost, &paired.cost));
     Ok(t)
+}
+
+/// The first GPU of `KERNELGATE_DEVICE`, as its worker opens it.
+fn device_info(config: &Config) -> Result<crate::device::DeviceInfo, CalibrateError> {
+    let ordinal = *config.devices.first().unwrap_or(&0);
+    let pool = WorkerPool::new(config, &[], &[]);
+    let info = pool.first_device().map_err(|e| CalibrateError::Device {
+        ordinal,
+        reason: match e {
+            NoDevice::Absent(r) | NoDevice::Broken(r) => r,
+        },
+    });
+    pool.stop();
+    info
+}
+
+/// The samples of kernel 0, case `case` of `pool`'s suite 0 (`suite`), timed alone.
+fn samples_alone(
+    pool: &WorkerPool,
+    suite: &crate::suite::Suite,
+    case: usize,
+    what: &str,
+) -> Result<crate::measure::Samples, CalibrateError> {
+    let spec = ask(0, (case, 0), suite.check.seed, None, None, 1);
+    Ok(measure(pool, &spec, what)?.0.samples)
+}
+
+/// The pilot: time per iteration of `spin` on this device, to size every other kernel.
+fn pilot(config: &Config, dir: &Path) -> Result<f64, CalibrateError> {
+    const PILOT_ITERS: i64 = 100_000;
+    let text = spin::suite_text("pilot", &[PILOT_ITERS], &[0], "2%");
+    let pilot = [spin::load(dir, "pilot", &text)?];
+    let pool = WorkerPool::new(config, &pilot, &[]);
+    let samples = samples_alone(&pool, &pilot[0], 0, "pilot")?;
+    Ok(samples.kernel_summary().map_or(f64::NAN, |s| s.median) / PILOT_ITERS as f64)
+}
+
+/// Accuracy: kernelgate's median of `spin` kernels sized for each of `accuracy::TARGETS`,
+/// beside CuPy's and Nsight Compute's, as a Markdown table.
+fn accuracy(config: &Config, dir: &Path, per_iteration: f64) -> Result<String, CalibrateError> {
+    let iters: Vec<i64> = accuracy::TARGETS
+        .iter()
+        .map(|t| spin::iterations_for(*t, per_iteration))
+        .collect();
+    let text = spin::suite_text("accuracy", &iters, &[0], "2%");
+    let acc = [spin::load(dir, "accuracy", &text)?];
+    let pool = WorkerPool::new(config, &acc, &[]);
+    let mut rows = Vec::new();
+    for (case, n) in iters.iter().enumerate() {
+        eprintln!("calibrate: accuracy, {n} iterations");
+        // On an error the pool is dropped, which stops its worker.
+        let samples = samples_alone(&pool, &acc[0], case, "accuracy")?;
+        rows.push(accuracy::Row {
+            iters: *n,
+            ours: samples.kernel_summary().map_or(f64::NAN, |s| s.median),
+            regime: samples.regime,
+            cupy: None,
+            ncu: None,
+        });
+    }
+    pool.stop();
+    eprintln!("calibrate: independent timers (CuPy, ncu)");
+    let (cupy, ncu) = accuracy::reference_times(dir, &iters);
+    for (k, row) in rows.iter_mut().enumerate() {
+        row.cupy = cupy.as_ref().and_then(|v| v.get(k).copied());
+        row.ncu = ncu.as_ref().and_then(|v| v.get(k).copied());
+    }
+    Ok(accuracy::table(&rows))
+}
+
+/// Sensitivity's subjects: a `spin` suite per duration (cases: the levels), each one's
+/// baseline measured in one worker; its regime is pinned from then on.
+fn subjects(
+    config: &Config,
+    dir: &Path,
+    durations: &[f64],
+    per_iteration: f64,
+) -> Result<Vec<Subject>, CalibrateError> {
+    let mut suites = Vec::new();
+    for (d, target) in durations.iter().enumerate() {
+        let n = spin::iterations_for(*target, per_iteration);
+        let name = format!("sensitivity{d}");
+        suites.push((
+            n,
+            spin::load(dir, &name, &spin::suite_text(&name, &[n], &LEVELS, "2%"))?,
+        ));
+    }
+    let loaded: Vec<crate::suite::Suite> = suites.iter().map(|(_, s)| s.clone()).collect();
+    let pool = WorkerPool::new(config, &loaded, &[]);
+    let mut subjects = Vec::new();
+    for (d, ((n, suite), target)) in suites.into_iter().zip(durations).enumerate() {
+        eprintln!(
+            "calibrate: stored baseline of the ~{} kernel ({n} iterations)",
+            duration(*target)
+        );
+        let spec = ask(d, (0, 0), suite.check.seed, None, None, 1);
+        let what = format!("baseline of ~{}", duration(*target));
+        let samples = measure(&pool, &spec, &what)?.0.samples;
+        subjects.push(Subject {
+            kernel: render::Kernel {
+                target: *target,
+                median: samples.kernel_summary().map_or(f64::NAN, |s| s.median),
+                regime: samples.regime,
+            },
+            baseline: samples,
+            suite,
+        });
+    }
+    pool.stop();
+    Ok(subjects)
 }
 
 #[cfg(test)]
