@@ -18,6 +18,10 @@ use std::path::{Path, PathBuf};
 /// The longest a file under `harness/` may be (issue 21): past it, split by what the parts do.
 const MAX_LINES: usize = 600;
 
+/// The most stringly error types `harness/` may keep outside tests (issue 21), each with a
+/// `// stringly:` comment just above saying why.
+const MAX_STRINGLY: usize = 8;
+
 #[test]
 fn no_import_circle_between_files() {
     let tree = Tree::load(&harness());
@@ -60,6 +64,68 @@ fn no_file_over_600_lines() {
         "files over {MAX_LINES} lines (split them by what the parts do):\n{}",
         long.join("\n")
     );
+}
+
+/// `Result<_, String>` and `Box<dyn Error>` (aliases and newtypes over `String` likewise)
+/// in code outside tests: at most `MAX_STRINGLY`, each with its reason.
+#[test]
+fn few_stringly_errors_each_with_a_reason() {
+    let mut found = Vec::new();
+    let mut unexplained = Vec::new();
+    for file in rust_files(&harness()) {
+        if file.file_name().is_some_and(|n| n == "tests.rs") {
+            continue;
+        }
+        let text = fs::read_to_string(&file).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        // Unit tests are the file's last item (`#[cfg(test)] mod tests`): not counted.
+        let end = lines
+            .windows(2)
+            .position(|w| w[0].trim() == "#[cfg(test)]" && w[1].trim_start().starts_with("mod "))
+            .unwrap_or(lines.len());
+        for (i, line) in lines[..end].iter().enumerate() {
+            if !stringly(line) {
+                continue;
+            }
+            let place = format!("{}:{}: {}", rel(&file), i + 1, line.trim());
+            let above = &lines[i.saturating_sub(4)..i];
+            if !above
+                .iter()
+                .any(|l| l.trim_start().starts_with("// stringly:"))
+            {
+                unexplained.push(place.clone());
+            }
+            found.push(place);
+        }
+    }
+    assert!(
+        unexplained.is_empty(),
+        "stringly error types without a `// stringly:` reason above them (use a thiserror \
+         enum, or say why text is the right type):\n{}",
+        unexplained.join("\n")
+    );
+    assert!(
+        found.len() <= MAX_STRINGLY,
+        "{} stringly error types, at most {MAX_STRINGLY}:\n{}",
+        found.len(),
+        found.join("\n")
+    );
+}
+
+/// Whether a line declares a stringly error type.
+fn stringly(line: &str) -> bool {
+    let code = line.split("//").next().unwrap_or("");
+    let result_string = code.find("Result<").is_some_and(|at| {
+        let rest = &code[at..];
+        rest.contains(", String>") || rest.contains(",String>")
+    });
+    let alias = code.trim_start().starts_with("type ") && code.trim_end().ends_with("= String;");
+    let newtype = code.contains("(String);") && code.contains("struct ");
+    result_string
+        || alias
+        || newtype
+        || code.contains("Box<dyn Error")
+        || code.contains("Box<dyn std::error::Error")
 }
 
 #[test]

@@ -59,6 +59,22 @@ pub enum BaselineError {
     },
 }
 
+/// A file that could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    /// The OS refused: the folder, the temporary file, or the rename.
+    #[error("cannot write `{}`: {source}", .path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The OS's reason.
+        source: std::io::Error,
+    },
+    /// The value could not be encoded as JSON.
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+}
+
 /// Reads a baseline file: `Ok(None)` when there is none; an error, naming the file and saying
 /// what to do, when it cannot be used.
 pub fn load(path: &Path) -> Result<Option<BaselineFile>, BaselineError> {
@@ -107,21 +123,24 @@ pub fn load(path: &Path) -> Result<Option<BaselineFile>, BaselineError> {
 
 /// Writes `file` atomically (as `FORMAT`): a temporary file beside it, flushed to disk, then
 /// renamed over it. An entry without runs is written as one run of unknown origin.
-pub fn save(path: &Path, file: &BaselineFile) -> Result<(), String> {
+pub fn save(path: &Path, file: &BaselineFile) -> Result<(), WriteError> {
     let mut file = file.clone();
     file.format = FORMAT;
     for entry in file.trials.values_mut() {
         entry.ensure_runs();
     }
-    let value = serde_json::to_value(&file).map_err(|e| e.to_string())?;
+    let value = serde_json::to_value(&file)?;
     write_atomically(path, json::pretty(&value).as_bytes())
 }
 
 /// Writes `bytes` to `path` through a temporary file and a rename: readers see the old file
 /// or the new one, never half of one.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
     use std::io::Write;
-    let fail = |e: std::io::Error| format!("cannot write `{}`: {e}", path.display());
+    let fail = |source: std::io::Error| WriteError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(fail)?;
     }

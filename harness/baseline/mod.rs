@@ -15,7 +15,7 @@ mod store;
 
 pub use date::today;
 pub use entry::{BaselineFile, Entry, Stored, FORMAT, OLDEST_FORMAT};
-pub use file::{load, path, recorded_elsewhere, save, write_atomically, BaselineError};
+pub use file::{load, path, recorded_elsewhere, save, write_atomically, BaselineError, WriteError};
 pub use fingerprint::Fingerprint;
 pub use runs::{host_name, spread, thin, Origin, Run, MAX_RUNS, MAX_STORED_SAMPLES};
 pub use store::{BaselineStore, SuiteBaseline};

@@ -12,6 +12,7 @@
 use crate::device::compile::{self, CompileRequest};
 use crate::device::{DeviceBuffer, DeviceError, Function, Gpu, KernelArg, LaunchDims};
 use crate::dtype::DType;
+use crate::failure::TrialFailure;
 use crate::suite::Tolerance;
 
 /// The kernels' CUDA source. `kg_excess` is `check::compare::excess` line by line.
@@ -265,7 +266,7 @@ pub struct Kernels {
 
 impl Kernels {
     /// Compiles (through the cache) and loads the kernels for this device.
-    pub fn load(gpu: &Gpu, cache_dir: Option<&std::path::Path>) -> Result<Kernels, String> {
+    pub fn load(gpu: &Gpu, cache_dir: Option<&std::path::Path>) -> Result<Kernels, TrialFailure> {
         let entries: Vec<String> = ENTRIES.iter().map(|e| e.to_string()).collect();
         // No contraction into FMAs: `kg_excess` must round as `compare::excess` does.
         let options = ["--fmad=false".to_string()];
@@ -278,9 +279,11 @@ impl Kernels {
             entries: &entries,
             arch: &gpu.info.arch(),
         };
-        let c = compile::compile(&req, cache_dir)
-            .map_err(|e| format!("the harness's check kernels: {e}"))?;
-        let device = |e: DeviceError| format!("the harness's check kernels: {e}");
+        let harness = |e: &dyn std::fmt::Display| {
+            TrialFailure::Harness(format!("the harness's check kernels: {e}"))
+        };
+        let c = compile::compile(&req, cache_dir).map_err(|e| harness(&e))?;
+        let device = |e: DeviceError| harness(&e);
         let module = gpu.load(&c.cubin).map_err(device)?;
         Ok(Kernels {
             prepare: module.function(&c.lowered[0]).map_err(device)?,

@@ -4,7 +4,7 @@
 //! read back after every run and must be unchanged.
 
 use super::compare::compare;
-use super::failure::Failure;
+use super::failure::{Failure, InputError};
 use super::input_set::InputSet;
 use super::kernels::Kernels;
 use super::reference::References;
@@ -91,13 +91,13 @@ pub fn verify(
                     )));
                 }
                 if let (0, Some(path)) = (t, suite.check.golden.get(&i)) {
-                    let golden = npy::read(path)
-                        .map_err(|e| Failure::Wrong(format!("golden `{}`: {e}", path.display())))?;
+                    let golden = npy::read(path).map_err(|source| InputError::GoldenNpy {
+                        path: path.clone(),
+                        source,
+                    })?;
                     if golden.data.len() != out.len() {
-                        return Err(Failure::Wrong(format!(
-                            "golden `{}` changed since the suite was loaded",
-                            path.display()
-                        )));
+                        let path = path.clone();
+                        return Err(InputError::GoldenChanged { path }.into());
                     }
                     if let Err(m) = compare(out, &golden.data, tol) {
                         return Err(Failure::Wrong(format!(

@@ -125,7 +125,7 @@ mod tests {
     #[test]
     fn a_remeasure_settles_an_inconclusive_trial() {
         let mut asked = Vec::new();
-        let mut again = |k: usize| -> Result<GateInput, String> {
+        let mut again = |k: usize| -> Result<GateInput, &str> {
             asked.push(k);
             Ok(input(1e-5, 1.10e-5, 16 * REMEASURE_EFFORT as usize))
         };
@@ -142,7 +142,7 @@ mod tests {
 
     #[test]
     fn a_failed_remeasure_leaves_the_family_with_its_reason() {
-        let mut again = |_: usize| -> Result<GateInput, String> { Err("timed out".into()) };
+        let mut again = |_: usize| -> Result<GateInput, &str> { Err("timed out") };
         let out = settle(
             vec![
                 input(1e-5, 1e-5, 16),
@@ -151,7 +151,7 @@ mod tests {
             ],
             Some(&mut again),
         );
-        assert_eq!(out[1].as_ref().unwrap_err(), "timed out");
+        assert_eq!(*out[1].as_ref().unwrap_err(), "timed out");
         for k in [0, 2] {
             assert_eq!(
                 out[k].as_ref().unwrap().family,

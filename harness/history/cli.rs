@@ -141,7 +141,7 @@ fn run(args: &[String]) -> Result<u8, HistoryError> {
         }
         let mut history = History::open(&db)?;
         for f in files {
-            let results = Results::load(f).map_err(HistoryError::Results)?;
+            let results = Results::load(f)?;
             let mut info = RunInfo::here(&results.date);
             info.commit = a.commit.clone().unwrap_or_else(|| "unknown".into());
             info.branch = a.branch.clone().unwrap_or_else(|| "unknown".into());
@@ -170,8 +170,7 @@ fn run(args: &[String]) -> Result<u8, HistoryError> {
     }
     print!("{}", table(&runs, &found, a.last));
     let html = a.html.clone().unwrap_or_else(|| db.with_extension("html"));
-    crate::baseline::write_atomically(&html, super::trend::page(&runs, &found).as_bytes())
-        .map_err(HistoryError::Results)?;
+    crate::baseline::write_atomically(&html, super::trend::page(&runs, &found).as_bytes())?;
     println!("kernelgate: wrote the trend page {}", html.display());
     Ok(0)
 }

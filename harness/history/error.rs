@@ -24,8 +24,11 @@ pub enum HistoryError {
         known: u32,
     },
     /// A results file to import could not be read.
-    #[error("{0}")]
-    Results(String),
+    #[error(transparent)]
+    Results(#[from] crate::report::results::ResultsError),
+    /// The trend page could not be written.
+    #[error(transparent)]
+    Write(#[from] crate::baseline::WriteError),
     /// The command line.
     #[error("{0}")]
     Usage(String),

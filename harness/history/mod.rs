@@ -21,13 +21,12 @@ pub use store::{History, Point, Run, SCHEMA_VERSION};
 use std::path::Path;
 
 /// Appends a finished run to the history at `path` (the runner's `KERNELGATE_HISTORY`).
-pub fn append(path: &Path, results: &crate::report::results::Results) -> Result<(), String> {
+pub fn append(path: &Path, results: &crate::report::results::Results) -> Result<(), HistoryError> {
     let mut info = RunInfo::here(&results.date);
     info.mode = mode_of(results).into();
     History::open(path)
         .and_then(|mut h| h.append(results, &info))
         .map(|_| ())
-        .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

@@ -74,6 +74,8 @@ pub(super) fn error(title: &str, e: impl std::fmt::Display) -> PlotError {
 
 pub(super) fn svg(
     title: &str,
+    // stringly: plotters gives every drawing call its own generic error type; the text is
+    // only ever shown, wrapped in the typed `PlotError` with the chart's title.
     draw: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> Result<(), String>,
 ) -> Result<String, PlotError> {
     svg_sized(title, SIZE, draw)
@@ -82,6 +84,8 @@ pub(super) fn svg(
 fn svg_sized(
     title: &str,
     size: (u32, u32),
+    // stringly: plotters gives every drawing call its own generic error type; the text is
+    // only ever shown, wrapped in the typed `PlotError` with the chart's title.
     draw: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> Result<(), String>,
 ) -> Result<String, PlotError> {
     let mut out = String::new();

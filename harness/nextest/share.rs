@@ -161,11 +161,9 @@ impl NextestRun {
             path: path.clone(),
             message: e.to_string(),
         })?;
-        crate::baseline::write_atomically(&path, text.as_bytes()).map_err(|message| {
-            StateError::Io {
-                path,
-                source: std::io::Error::other(message),
-            }
+        crate::baseline::write_atomically(&path, text.as_bytes()).map_err(|e| StateError::Io {
+            path,
+            source: std::io::Error::other(e.to_string()),
         })
     }
 
@@ -206,11 +204,11 @@ impl NextestRun {
     /// first process to take the lock calls `run` — which runs every trial, judges, reports
     /// and blesses, and returns the records — and writes them to `run.json`; every process
     /// then answers from `run.json`. Others wait for the lock at most `wait`.
-    pub fn share<T>(
+    pub fn share<T, E: std::fmt::Display>(
         &self,
         trial: &str,
         wait: Duration,
-        run: impl FnOnce() -> Result<(Results, T), String>,
+        run: impl FnOnce() -> Result<(Results, T), E>,
     ) -> Result<Shared<T>, StateError> {
         let lock = self.lock(wait)?;
         let ran = match self.read()? {
@@ -239,7 +237,8 @@ impl NextestRun {
                         })?;
                         Some(ran)
                     }
-                    Err(message) => {
+                    Err(e) => {
+                        let message = e.to_string();
                         self.write(&State::Stopped {
                             message: message.clone(),
                         })?;

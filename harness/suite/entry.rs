@@ -45,6 +45,8 @@ fn c_type(t: DType) -> &'static str {
 }
 
 /// Splits `name<a, b>` into the name and its template arguments (`None` without `<`).
+// stringly: the message becomes a `Diagnostic` at the entry's place, which only the caller
+// knows; the loader's errors are text at a line and column by design.
 fn template_args(entry: &str) -> Result<(&str, Option<Vec<String>>), String> {
     let Some(open) = entry.find('<') else {
         return Ok((entry.trim(), None));

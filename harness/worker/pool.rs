@@ -12,6 +12,16 @@ use crate::runner::{Executor, Kind, Measured, Outcome, TrialSpec};
 use crate::suite::Suite;
 use std::sync::{Mutex, MutexGuard};
 
+/// `KERNELGATE_DEVICE` lists GPUs of different kinds (fingerprints): the run cannot start.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("KERNELGATE_DEVICE lists GPUs of different kinds: {} is {}, {} is {}; baselines are per kind of GPU, so run them separately", .first.0, .first.1, .other.0, .other.1)]
+pub struct MixedGpus {
+    /// The first GPU's ordinal and kind.
+    pub first: (i32, String),
+    /// The first GPU of another kind.
+    pub other: (i32, String),
+}
+
 /// The GPU workers of a run, one per device, and what they have done.
 pub struct WorkerPool<'a> {
     config: &'a Config,
@@ -52,7 +62,7 @@ impl<'a> WorkerPool<'a> {
     }
 
     /// With several GPUs, all must share one fingerprint: baselines are per kind of GPU.
-    pub fn same_kind_of_gpu(&self) -> Result<(), String> {
+    pub fn same_kind_of_gpu(&self) -> Result<(), MixedGpus> {
         if self.workers.len() < 2 || device::driver_missing().is_some() {
             return Ok(());
         }
@@ -64,12 +74,10 @@ impl<'a> WorkerPool<'a> {
             }
         }
         match seen.iter().find(|(_, f)| *f != seen[0].1) {
-            Some((d, f)) => Err(format!(
-                "KERNELGATE_DEVICE lists GPUs of different kinds: {} is {}, {d} is {}; baselines are per kind of GPU, so run them separately",
-                seen[0].0,
-                seen[0].1.describe(),
-                f.describe()
-            )),
+            Some((d, f)) => Err(MixedGpus {
+                first: (seen[0].0, seen[0].1.describe()),
+                other: (*d, f.describe()),
+            }),
             None => Ok(()),
         }
     }

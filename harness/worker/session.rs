@@ -134,8 +134,8 @@ impl Session {
             self.timer = Some(Timer::new(&self.gpu, &empty, clock)?);
         }
         if self.kernels.is_none() {
-            let kernels = Kernels::load(&self.gpu, self.cache_dir.as_deref())
-                .map_err(|m| Failure::Trial(TrialFailure::Harness(m)))?;
+            let kernels =
+                Kernels::load(&self.gpu, self.cache_dir.as_deref()).map_err(Failure::Trial)?;
             self.kernels = Some(kernels);
         }
         let trial = Trial {

@@ -117,7 +117,7 @@ pub fn calibrate(args: &[String]) -> ExitCode {
             crate::baseline::write_atomically(path, report.as_bytes()).map_err(|reason| {
                 CalibrateError::File {
                     path: path.clone(),
-                    reason,
+                    reason: reason.to_string(),
                 }
             })?;
             eprintln!("calibrate: wrote {}", path.display());
