@@ -326,7 +326,7 @@ impl Timer {
             gpu.reset_persisting_l2()?;
         }
         for b in 0..ROUNDS {
-            let kernel_first = (round + b) % 2 == 0;
+            let kernel_first = (round + b).is_multiple_of(2);
             for slot in 0..2 {
                 let is_kernel = (slot == 0) == kernel_first;
                 if is_kernel {
@@ -366,7 +366,7 @@ impl Timer {
         out: &mut Samples,
     ) -> Result<(), DeviceError> {
         for b in 0..ROUNDS {
-            let kernel_first = (round + b) % 2 == 0;
+            let kernel_first = (round + b).is_multiple_of(2);
             for slot in 0..2 {
                 let is_kernel = (slot == 0) == kernel_first;
                 if !is_kernel && !with_reference {

@@ -5,9 +5,8 @@
 
 use super::invocation::NextestRun;
 use crate::report::results::Results;
-use fs2::FileExt;
 use serde::{Deserialize, Serialize};
-use std::fs::{File, OpenOptions};
+use std::fs::{File, OpenOptions, TryLockError};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -179,13 +178,13 @@ impl NextestRun {
             .map_err(self.io(&path))?;
         let start = Instant::now();
         loop {
-            match FileExt::try_lock_exclusive(&file) {
+            // `flock` on Unix (std's `File::try_lock`, stable since Rust 1.89): the lock goes
+            // with the open file and is freed when the process ends, however it ends.
+            match file.try_lock() {
                 Ok(()) => return Ok(file),
-                Err(e) if e.kind() != fs2::lock_contended_error().kind() => {
-                    return Err(self.io(&path)(e))
-                }
-                Err(_) if start.elapsed() < wait => std::thread::sleep(POLL),
-                Err(_) => {
+                Err(TryLockError::Error(e)) => return Err(self.io(&path)(e)),
+                Err(TryLockError::WouldBlock) if start.elapsed() < wait => std::thread::sleep(POLL),
+                Err(TryLockError::WouldBlock) => {
                     let (pid, trial) = match self.read() {
                         Ok(Some(State::Running { pid, trial, .. })) => (pid, trial),
                         _ => (0, "(unknown)".into()),

@@ -128,7 +128,7 @@ fn a_held_lock_times_out_naming_the_holder() {
     // flock locks belong to an open file, so a second open in this process conflicts
     // as another process's would.
     let held = File::create(r.dir.join("lock")).unwrap();
-    FileExt::lock_exclusive(&held).unwrap();
+    held.lock().unwrap();
     let start = Instant::now();
     let err = r
         .share(
