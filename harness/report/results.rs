@@ -240,7 +240,7 @@ impl RunTotals {
 /// Measurements of one trial.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Measurement {
-    /// Timing regime (`cold`, or `batch` near the launch floor).
+    /// Timing regime (`cold`, or `graph` near the launch floor).
     pub regime: crate::measure::Regime,
     /// Launches per sample: kernel, reference.
     pub batch: [usize; 2],
