@@ -4,15 +4,18 @@
 pub mod binary;
 pub mod compile;
 pub mod counters;
+mod error;
 mod gpu;
 pub mod headers;
+mod info;
+mod module;
 pub mod ptx;
 pub mod thermal;
 
-pub use gpu::{
-    elapsed_ms, DeviceBuffer, DeviceError, DeviceInfo, ErrorKind, Event, Function,
-    FunctionAttribute, Gpu, Graph, KernelArg, LaunchDims, Module,
-};
+pub use error::{DeviceError, ErrorKind};
+pub use gpu::{elapsed_ms, DeviceBuffer, Event, Gpu, Graph, KernelArg, LaunchDims};
+pub use info::DeviceInfo;
+pub use module::{Function, FunctionAttribute, Module};
 
 /// Why GPU trials cannot run here, or `None` when the CUDA driver library loads.
 ///

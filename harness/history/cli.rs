@@ -9,13 +9,20 @@
 //! The history is `--db PATH`, else `KERNELGATE_HISTORY`.
 
 use super::drift::{trends, Trend};
-use super::{History, HistoryError, RunInfo, EXIT_BAD_INPUT, EXIT_DRIFT};
+use super::error::HistoryError;
+use super::run_info::{mode_of, RunInfo};
+use super::store::{History, Run};
 use crate::gate::percent;
 use crate::report::duration;
 use crate::report::results::Results;
 use crate::stats::changepoint::Options;
 use std::path::PathBuf;
 use std::process::ExitCode;
+
+/// `history --check`: a trial's level moved beyond its threshold.
+pub const EXIT_DRIFT: u8 = crate::exit::DRIFT;
+/// Bad input: arguments, an unreadable or newer history, an unreadable results file.
+pub const EXIT_BAD_INPUT: u8 = crate::exit::BAD_INPUT;
 
 const USAGE: &str = "usage: kernelgate history import RESULTS.json... [--commit SHA] [--branch NAME] [--mode stored|paired]
        kernelgate history [FILTER] [--last N] [--html OUT.html]
@@ -134,15 +141,12 @@ fn run(args: &[String]) -> Result<u8, HistoryError> {
         }
         let mut history = History::open(&db)?;
         for f in files {
-            let results = Results::load(f).map_err(HistoryError::Results)?;
+            let results = Results::load(f)?;
             let mut info = RunInfo::here(&results.date);
             info.commit = a.commit.clone().unwrap_or_else(|| "unknown".into());
             info.branch = a.branch.clone().unwrap_or_else(|| "unknown".into());
             info.dirty = false;
-            info.mode = a
-                .mode
-                .clone()
-                .unwrap_or_else(|| super::mode_of(&results).into());
+            info.mode = a.mode.clone().unwrap_or_else(|| mode_of(&results).into());
             let id = history.append(&results, &info)?;
             println!(
                 "kernelgate: run {id} ({} trials) from {}",
@@ -166,8 +170,7 @@ fn run(args: &[String]) -> Result<u8, HistoryError> {
     }
     print!("{}", table(&runs, &found, a.last));
     let html = a.html.clone().unwrap_or_else(|| db.with_extension("html"));
-    crate::baseline::write_atomically(&html, super::trend::page(&runs, &found).as_bytes())
-        .map_err(HistoryError::Results)?;
+    crate::baseline::write_atomically(&html, super::trend::page(&runs, &found).as_bytes())?;
     println!("kernelgate: wrote the trend page {}", html.display());
     Ok(0)
 }
@@ -191,7 +194,7 @@ fn verdict_marks(t: &Trend, from: usize) -> String {
 }
 
 /// One row per trial over its last `last` runs.
-pub(super) fn table(runs: &[super::Run], trends: &[Trend], last: usize) -> String {
+pub(super) fn table(runs: &[Run], trends: &[Trend], last: usize) -> String {
     let width = trends
         .iter()
         .map(|t| t.name.len())
@@ -236,7 +239,7 @@ pub(super) fn table(runs: &[super::Run], trends: &[Trend], last: usize) -> Strin
     out
 }
 
-fn check(a: &Args, runs: &[super::Run], trends: &[Trend]) -> Result<u8, HistoryError> {
+fn check(a: &Args, runs: &[Run], trends: &[Trend]) -> Result<u8, HistoryError> {
     let since = match &a.since {
         None => 0,
         Some(s) => runs

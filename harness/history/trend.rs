@@ -3,7 +3,7 @@
 //! prints. Self-contained like the report (inline SVG and CSS).
 
 use super::drift::Trend;
-use super::Run;
+use super::store::Run;
 use crate::gate::percent;
 use crate::html::page::{anchor, esc, num, table};
 use crate::html::plots::{self, Series, YAxis};

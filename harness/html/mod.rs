@@ -13,7 +13,7 @@ pub mod strips;
 mod suite;
 pub mod trial;
 
-use crate::report::results::Results;
+use crate::report::results::{Results, ResultsError};
 use page::{anchor, badge, esc, num, table};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -176,7 +176,7 @@ pub fn render(results: &Results) -> String {
 }
 
 /// Renders `results` and writes it atomically to `path`.
-pub fn write(path: &Path, results: &Results) -> Result<(), String> {
+pub fn write(path: &Path, results: &Results) -> Result<(), crate::baseline::WriteError> {
     crate::baseline::write_atomically(path, render(results).as_bytes())
 }
 
@@ -206,13 +206,14 @@ pub fn command(args: &[String]) -> ExitCode {
     if inputs.is_empty() {
         return bad("give at least one results file".into());
     }
-    let loaded: Result<Vec<Results>, String> = inputs.iter().map(|p| Results::load(p)).collect();
+    let loaded: Result<Vec<Results>, ResultsError> =
+        inputs.iter().map(|p| Results::load(p)).collect();
     let merged = loaded.and_then(|r| crate::report::merge::merge(&r));
-    match merged.and_then(|r| write(&out, &r)) {
+    match merged.and_then(|r| Ok(write(&out, &r)?)) {
         Ok(()) => {
             println!("kernelgate: wrote {}", out.display());
             ExitCode::SUCCESS
         }
-        Err(e) => bad(e),
+        Err(e) => bad(e.to_string()),
     }
 }

@@ -95,3 +95,13 @@ pub fn strips(
         Ok(())
     })
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn both_strips_and_the_threshold_are_drawn() {
+        let s =
+            super::strips("t", &[1.0, 1.1], &[1.2, 1.3], Some(1.1), |v| format!("{v}")).unwrap();
+        assert!(s.contains("\nthreshold\n") && s.contains("\nbaseline (n = 2)\n"));
+    }
+}
