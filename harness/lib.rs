@@ -23,6 +23,7 @@ pub mod npy;
 pub mod paired;
 pub mod report;
 pub mod runner;
+pub mod sass;
 pub mod stats;
 pub mod suite;
 pub mod usage;

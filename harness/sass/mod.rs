@@ -1,0 +1,249 @@
+//! `KernelIdentity`: which machine code a kernel runs, per architecture, computed without a GPU
+//! from the module kernelgate loads — NVRTC's cubin, a CUBIN, the cubin a fatbin holds for the
+//! architecture, or a PTX entry's text — and the SASS itself: disassembled (`disasm`), diffed
+//! (`diff`) and counted by instruction class (`mix`). `docs/sass.md` says what the hash covers.
+//!
+//! - `elf`: the cubin's sections, relocations, symbols and `.nv.info` records (`object`).
+//! - `fatbin`: the cubin (or PTX) a fatbin holds for an architecture.
+//! - `identity`: the hash and the resources (registers, shared/local/stack bytes).
+//! - `ptx`: the identity of a PTX entry when no GPU has compiled it.
+//! - `disasm`, `diff`, `mix`: `nvdisasm`'s listing, normalised; a unified diff; the mix.
+
+pub mod diff;
+pub mod disasm;
+pub mod elf;
+pub mod fatbin;
+pub mod identity;
+pub mod mix;
+pub mod ptx;
+
+use crate::device::compile::Compiled;
+use crate::suite::{SourceKind, Suite};
+use serde::{Deserialize, Serialize};
+
+pub use identity::{identify_cubin, CodeSource, KernelIdentity, Parts, Resources};
+
+/// Why a kernel's identity or SASS cannot be had: each says what is wrong and what to do.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SassError {
+    /// The bytes are not a CUDA ELF image kernelgate can read.
+    #[error("not a usable cubin: {0} (rebuild it with `nvcc -cubin -arch=sm_XX`)")]
+    BadCubin(String),
+    /// The module has no code for this entry.
+    #[error("the module has no kernel `{name}` (no `.text.{name}` section): name the entry as the module exports it")]
+    NoKernel {
+        /// The (mangled) entry name.
+        name: String,
+    },
+    /// The fatbin cannot be read.
+    #[error("not a usable fatbin: {0} (rebuild it with `nvcc -fatbin`)")]
+    BadFatbin(String),
+    /// The fatbin holds nothing the architecture can run.
+    #[error("the fatbin holds no cubin or PTX that {arch} can load (it holds {held}): rebuild it with `-gencode arch=compute_XX,code=sm_XX` for {arch}")]
+    NoArch {
+        /// The target, e.g. `sm_90`.
+        arch: String,
+        /// What it holds, e.g. `sm_80 cubin, sm_75 PTX`.
+        held: String,
+    },
+    /// The PTX has no such entry.
+    #[error("the PTX has no `.entry {name}`")]
+    NoPtxEntry {
+        /// The entry.
+        name: String,
+    },
+    /// No disassembler was found.
+    #[error("no `nvdisasm` found (looked in {looked}): install it with `python3 -m pip install --target target/cuda-tools 'nvidia-cuda-nvdisasm==13.2.*'` (ci/test.sh does), or the CUDA toolkit, or put its bin folder on PATH")]
+    NoDisassembler {
+        /// Where it looked.
+        looked: String,
+    },
+    /// The disassembler failed.
+    #[error("`{tool}` failed on `{file}`: {message}")]
+    Disassembler {
+        /// The program run.
+        tool: String,
+        /// The cubin it was given.
+        file: String,
+        /// Its message, or why it could not run.
+        message: String,
+    },
+    /// The kernel's source is not among the compiled modules given.
+    #[error("its source was not compiled (compile the suite first, with `worker::compile_suite`)")]
+    NotCompiled,
+    /// One kernel of a suite: the error with where it comes from.
+    #[error("suite `{suite}`, kernel `{kernel}` (`{path}`): {source}")]
+    Kernel {
+        /// The suite.
+        suite: String,
+        /// The suite's kernel.
+        kernel: String,
+        /// The module's file.
+        path: String,
+        /// What is wrong.
+        source: Box<SassError>,
+    },
+}
+
+/// The toolchain a set of identities was made with, stored beside the hashes (not in them), so
+/// that a later verdict can say "same code, new toolchain".
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Toolchain {
+    /// NVRTC's version (`13.0`), when NVRTC loads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nvrtc: Option<String>,
+    /// The CUDA driver's version (`13.0`, from `cuDriverGetVersion`), when a driver loads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub driver: Option<String>,
+    /// This kernelgate's version.
+    pub kernelgate: String,
+}
+
+impl Toolchain {
+    /// The toolchain of this process: NVRTC and the driver where they load.
+    pub fn here() -> Toolchain {
+        let nvrtc = crate::device::nvrtc_missing()
+            .is_none()
+            .then(crate::device::compile::nvrtc_version)
+            .and_then(Result::ok)
+            .map(|(major, minor)| format!("{major}.{minor}"));
+        Toolchain {
+            nvrtc,
+            driver: crate::device::driver_version().map(driver_version),
+            kernelgate: env!("CARGO_PKG_VERSION").to_string(),
+        }
+    }
+}
+
+/// `13.0` for the driver's `13000`.
+pub fn driver_version(v: i32) -> String {
+    format!("{}.{}", v / 1000, (v % 1000) / 10)
+}
+
+/// The code of one suite kernel for one architecture: one identity per launch, in launch order
+/// (an entry launched twice appears twice).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KernelCode {
+    /// The suite kernel's name (the `kernel` of `suite::kernel`).
+    pub kernel: String,
+    /// The identity of each launch's entry.
+    pub entries: Vec<KernelIdentity>,
+}
+
+impl KernelCode {
+    /// Whether the two run the same code: the same entries' identities, in the same order.
+    pub fn same_code(&self, other: &KernelCode) -> bool {
+        self.entries.len() == other.entries.len()
+            && self
+                .entries
+                .iter()
+                .zip(&other.entries)
+                .all(|(a, b)| a.hash == b.hash)
+    }
+}
+
+/// A module as kernelgate loads it for one architecture: a cubin, or PTX the driver compiles.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Module<'a> {
+    /// A CUDA ELF image (from NVRTC, a `.cubin`, or a fatbin's entry for the architecture).
+    Cubin(std::borrow::Cow<'a, [u8]>),
+    /// PTX text (a `.ptx` file, or a fatbin's PTX where it has no cubin for the architecture).
+    Ptx(std::borrow::Cow<'a, str>),
+}
+
+impl<'a> Module<'a> {
+    /// The module `compiled` (from `worker::compile_suite`) holds for `arch`, by the kind of
+    /// its source: a fatbin gives the cubin (or PTX) the driver would pick.
+    pub fn of(
+        kind: SourceKind,
+        compiled: &'a Compiled,
+        arch: &str,
+    ) -> Result<Module<'a>, SassError> {
+        let image = &compiled.cubin;
+        Ok(match kind {
+            SourceKind::Cuda | SourceKind::Cubin => Module::Cubin(image.as_slice().into()),
+            SourceKind::Ptx => {
+                let text = image.strip_suffix(&[0]).unwrap_or(image);
+                Module::Ptx(String::from_utf8_lossy(text))
+            }
+            SourceKind::Fatbin => fatbin::pick(image, arch)?,
+        })
+    }
+
+    /// The identity of entry `name` (its mangled name) in this module, for `arch`; `driver` is
+    /// the CUDA driver's version where known (it compiles PTX, so a PTX identity includes it).
+    pub fn identify(
+        &self,
+        name: &str,
+        arch: &str,
+        driver: Option<&str>,
+    ) -> Result<KernelIdentity, SassError> {
+        match self {
+            Module::Cubin(bytes) => identify_cubin(bytes, name, arch),
+            Module::Ptx(text) => ptx::identify_ptx(text, name, arch, driver),
+        }
+    }
+}
+
+/// Every kernel's code in a compiled suite, for `arch`, in the suite's kernel order: the API
+/// the paired mode, stored verdicts and reports call. `compiled` pairs a source index with its
+/// module, as `worker::compile_suite` returns them (so nothing is compiled again); `toolchain`
+/// gives the driver version a PTX identity includes.
+pub fn identities(
+    suite: &Suite,
+    compiled: &[(usize, Compiled)],
+    arch: &str,
+    toolchain: &Toolchain,
+) -> Result<Vec<KernelCode>, SassError> {
+    let mut out = Vec::with_capacity(suite.kernels.len());
+    for kernel in &suite.kernels {
+        let source = &suite.sources[kernel.source];
+        let wrap = |e: SassError| SassError::Kernel {
+            suite: suite.name.clone(),
+            kernel: kernel.name.clone(),
+            path: source.path.display().to_string(),
+            source: Box::new(e),
+        };
+        let (_, c) = compiled
+            .iter()
+            .find(|(si, _)| *si == kernel.source)
+            .ok_or_else(|| wrap(SassError::NotCompiled))?;
+        let module = Module::of(source.kind(), c, arch).map_err(wrap)?;
+        let mut entries = Vec::with_capacity(kernel.entries.len());
+        for entry in &kernel.entries {
+            let lowered = c
+                .entries
+                .iter()
+                .position(|e| e == entry)
+                .and_then(|at| c.lowered.get(at))
+                .unwrap_or(entry);
+            entries.push(
+                module
+                    .identify(lowered, arch, toolchain.driver.as_deref())
+                    .map_err(wrap)?,
+            );
+        }
+        out.push(KernelCode {
+            kernel: kernel.name.clone(),
+            entries,
+        });
+    }
+    Ok(out)
+}
+
+/// For tests that compile with NVRTC: `false` (after printing why) where NVRTC is absent and
+/// `KERNELGATE_REQUIRE_NVRTC` is unset; a failure where it is set.
+#[cfg(test)]
+pub(crate) fn nvrtc_or_skip() -> bool {
+    match crate::device::nvrtc_missing() {
+        None => true,
+        Some(why) => {
+            assert!(
+                std::env::var_os("KERNELGATE_REQUIRE_NVRTC").is_none(),
+                "KERNELGATE_REQUIRE_NVRTC is set but NVRTC cannot be loaded: {why}"
+            );
+            eprintln!("skipped: {why}");
+            false
+        }
+    }
+}
