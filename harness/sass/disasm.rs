@@ -19,12 +19,10 @@ pub struct Disassembler {
     pub path: PathBuf,
 }
 
-/// Where `nvdisasm` is looked for, in order: `PATH`, `$CUDA_HOME/bin`, `/usr/local/cuda/bin`,
-/// and the PyPI wheel installed under the target folder (`ci/test.sh` installs it there).
+/// Where `nvdisasm` is looked for after `PATH`: `$CUDA_HOME/bin`, `/usr/local/cuda/bin`, and
+/// the PyPI wheel installed under the target folder (`ci/test.sh` installs it there).
 pub fn search_path() -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).collect())
-        .unwrap_or_default();
+    let mut dirs = Vec::new();
     if let Some(home) = std::env::var_os("CUDA_HOME").filter(|h| !h.is_empty()) {
         dirs.push(Path::new(&home).join("bin"));
     }
@@ -42,7 +40,11 @@ impl Disassembler {
     /// install.
     pub fn find() -> Result<Disassembler, SassError> {
         let dirs = search_path();
-        dirs.iter()
+        let path: Vec<PathBuf> = std::env::var_os("PATH")
+            .map(|p| std::env::split_paths(&p).collect())
+            .unwrap_or_default();
+        path.iter()
+            .chain(&dirs)
             .map(|d| d.join("nvdisasm"))
             .find(|p| p.is_file())
             .map(|path| Disassembler { path })
@@ -83,10 +85,10 @@ impl Disassembler {
     }
 }
 
-/// The folders searched, as the error lists them.
+/// `PATH, ` and the other folders searched, as the error lists them.
 fn describe(dirs: &[PathBuf]) -> String {
     let shown: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
-    shown.join(", ")
+    format!("PATH, {}", shown.join(", "))
 }
 
 /// A cubin's SASS: per code section (`.text.<function>`), its instructions and labels, one per
@@ -272,6 +274,6 @@ $k1$_Z6helperf:
             looked: describe(&["/usr/local/cuda/bin".into()]),
         }
         .to_string();
-        assert!(e.starts_with("no `nvdisasm` found (looked in /usr/local/cuda/bin): install it with `python3 -m pip install --target target/cuda-tools 'nvidia-cuda-nvdisasm==13.2.*'`"), "{e}");
+        assert!(e.starts_with("no `nvdisasm` found (looked in PATH, /usr/local/cuda/bin): install it with `python3 -m pip install --target target/cuda-tools 'nvidia-cuda-nvdisasm==13.2.*'`"), "{e}");
     }
 }

@@ -74,6 +74,19 @@ pub struct Resources {
     pub code_bytes: u64,
 }
 
+impl Resources {
+    /// `regs 18 · smem 0 B · local 0 B · stack 0 B`, in the words the trial lines use.
+    pub fn summary(&self) -> String {
+        let regs = self
+            .registers
+            .map_or("regs ?".to_string(), |r| format!("regs {r}"));
+        format!(
+            "{regs} · smem {} B · local {} B · stack {} B",
+            self.shared_bytes, self.local_bytes, self.stack_bytes
+        )
+    }
+}
+
 /// A kernel's code identity for one architecture: equal hashes mean the GPU runs the same code
 /// with the same data and attributes. Its JSON shape is documented in `docs/sass.md`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
