@@ -105,7 +105,11 @@ impl Listing {
         let mut current: Option<String> = None;
         for raw in text.lines() {
             let line = raw.trim();
-            if let Some(rest) = line.strip_prefix(".section") {
+            // `.section .text.k,...` (not `.sectioninfo`, which sm_80 listings add).
+            let section = line
+                .strip_prefix(".section")
+                .filter(|r| r.starts_with(char::is_whitespace));
+            if let Some(rest) = section {
                 let name = rest.trim().split(',').next().unwrap_or("").trim();
                 current = name.starts_with(".text.").then(|| name.to_string());
                 continue;
@@ -209,13 +213,15 @@ fn rename_labels(lines: &mut [String]) {
 mod tests {
     use super::*;
 
-    /// `nvdisasm --print-code` 13.2 output for two kernels of one module (NVRTC 13.0, sm_90).
+    /// `nvdisasm --print-code` 13.2 output for two kernels of one module (NVRTC 13.0, sm_90; the
+    /// `.sectioninfo` line from an sm_80 listing).
     const OUTPUT: &str = "
 \t.target\tsm_90
 \t.elftype\t@\"ET_EXEC\"
 
 //--------------------- .text.k2                  --------------------------
 \t.section\t.text.k2,\"ax\",@progbits
+\t.sectioninfo\t@\"SHI_REGISTERS=8\"
 \t.align\t128
         .global         k2
         .type           k2,@function

@@ -79,6 +79,11 @@ pub fn entries(bytes: &[u8]) -> Result<Vec<Entry<'_>>, SassError> {
             return Err(bad(format!("no fatbin magic number at byte {at}")));
         }
         let header = u16_at(bytes, at + 6).unwrap_or(0) as usize;
+        if header < 16 {
+            return Err(bad(format!(
+                "the fatbin at byte {at} has a header of {header} bytes"
+            )));
+        }
         let size = u64_at(bytes, at + 8).ok_or_else(|| bad("the header is cut short"))?;
         let body = span(bytes, at + header, size).ok_or_else(|| {
             bad(format!(
@@ -153,18 +158,24 @@ impl Entry<'_> {
         if self.flags & (LZ4 | ZSTD) == 0 {
             return Ok(self.payload.to_vec());
         }
-        if self.uncompressed == 0 || self.uncompressed > MAX_ENTRY {
+        // LZ4 expands at most 255-fold; Zstandard's stream is read through a bound instead.
+        let most = if self.flags & ZSTD != 0 {
+            MAX_ENTRY
+        } else {
+            (self.payload.len() as u64 * 255).min(MAX_ENTRY)
+        };
+        if self.uncompressed == 0 || self.uncompressed > most {
             return Err(failed(format!(
                 "it claims {} bytes uncompressed",
                 self.uncompressed
             )));
         }
         let size = self.uncompressed as usize;
-        let mut out = if self.flags & ZSTD != 0 {
+        let out = if self.flags & ZSTD != 0 {
             let mut source = self.payload;
             let decoder = ruzstd::decoding::StreamingDecoder::new(&mut source)
                 .map_err(|e| failed(e.to_string()))?;
-            let mut out = Vec::with_capacity(size);
+            let mut out = Vec::new();
             decoder
                 .take(self.uncompressed)
                 .read_to_end(&mut out)
@@ -180,7 +191,6 @@ impl Entry<'_> {
         if out.len() != size {
             return Err(failed(format!("{} bytes, not {size}", out.len())));
         }
-        out.shrink_to_fit();
         Ok(out)
     }
 }

@@ -163,6 +163,10 @@ pub fn classify(instruction: &str) -> Option<Class> {
         b if b.starts_with("LD") => Class::Load(space, width()),
         _ => Class::Store(space, width()),
     };
+    // `HFMA2.MMA R3, -RZ, RZ, 0, 2.38e-07` is how sm_80 code moves a constant into a register.
+    if opcode == "HFMA2.MMA" && text.contains(" -RZ, RZ, ") {
+        return Some(Class::Other);
+    }
     Some(match base {
         "NOP" => return None,
         "LDG" | "STG" => memory(Space::Global),
@@ -286,6 +290,10 @@ mod tests {
             ("BAR.SYNC.DEFER_BLOCKING 0x0", Some(Class::Barrier)),
             ("SHFL.BFLY PT, R3, R0, 0x10, 0x1f", Some(Class::Other)),
             ("MOV R2, 0x190", Some(Class::Other)),
+            (
+                "HFMA2.MMA R3, -RZ, RZ, 0, 2.384185791015625e-07",
+                Some(Class::Other),
+            ),
             ("NOP", None),
             (".L0:", None),
         ];

@@ -3,7 +3,7 @@
 //! resource changes, its instruction-mix deltas and a diff of its SASS; new and gone kernels
 //! named; unchanged ones counted.
 
-use super::{Built, Run};
+use super::{Built, Run, Side};
 use crate::exit;
 use crate::sass::mix::{self, Mix};
 use crate::sass::{diff, KernelIdentity};
@@ -19,14 +19,19 @@ fn index(side: &[Built]) -> Vec<(String, At)> {
         .collect()
 }
 
-/// Prints the comparison of `base` with `head` for `arch`; `base_name` says which base.
-pub(super) fn print(
-    run: &mut Run,
-    (base, head): (&[Built], &[Built]),
-    arch: &str,
-    base_name: &str,
-) {
-    let (then, now) = (index(base), index(head));
+/// Prints the comparison of `base` with `head` for `arch`; `base_name` says which base. The
+/// kernels of a suite that failed on either side are not compared (the failure was reported).
+pub(super) fn print(run: &mut Run, sides: (&Side, &Side), arch: &str, base_name: &str) {
+    let (base, head) = (&sides.0.built, &sides.1.built);
+    let failed: Vec<&String> = sides.0.failed.iter().chain(&sides.1.failed).collect();
+    let compared = |(name, _): &(String, At)| {
+        !failed.iter().any(|suite| {
+            name.strip_prefix(suite.as_str())
+                .is_some_and(|r| r.starts_with("::"))
+        })
+    };
+    let then: Vec<(String, At)> = index(base).into_iter().filter(compared).collect();
+    let now: Vec<(String, At)> = index(head).into_iter().filter(compared).collect();
     let (mut changed, mut unchanged, mut new) = (0, 0, 0);
     for (name, (s, i)) in &now {
         let Some((_, (bs, bi))) = then.iter().find(|(n, _)| n == name) else {
@@ -50,8 +55,14 @@ pub(super) fn print(
     for name in &gone {
         println!("gone     {name} ({arch})");
     }
+    let skipped = if failed.is_empty() {
+        String::new()
+    } else {
+        let names: Vec<String> = failed.iter().map(|s| format!("`{s}`")).collect();
+        format!("; not compared: {}", names.join(", "))
+    };
     println!(
-        "kernelgate sass: {changed} changed, {unchanged} unchanged, {new} new, {} gone ({arch}; {base_name} against the working tree)",
+        "kernelgate sass: {changed} changed, {unchanged} unchanged, {new} new, {} gone ({arch}; {base_name} against the working tree){skipped}",
         gone.len()
     );
 }

@@ -123,8 +123,8 @@ pub fn sass(args: &[String]) -> ExitCode {
                 let then = run.build(&base.suites, arch);
                 compare::print(&mut run, (&then, &head), arch, &base.short());
             }
-            None if request.json => json.extend(run.json(&head, arch)),
-            None => run.print(&head, arch),
+            None if request.json => json.extend(run.json(&head.built, arch)),
+            None => run.print(&head.built, arch),
         }
     }
     if request.json {
@@ -140,6 +140,14 @@ pub fn sass(args: &[String]) -> ExitCode {
         );
     }
     exit::code(run.worst)
+}
+
+/// One side (the working tree, or the base) built for one architecture.
+pub(super) struct Side<'s> {
+    /// The suites that compiled and were identified.
+    built: Vec<Built<'s>>,
+    /// The suites that did not (already reported): their kernels are not compared.
+    failed: Vec<String>,
 }
 
 /// One suite compiled for one architecture, with its selected kernels' code.
@@ -179,9 +187,13 @@ impl Run<'_> {
     }
 
     /// Compiles (through the cache) every suite with a selected kernel, and identifies those
-    /// kernels; a suite that does not compile, or whose module cannot be read, is reported.
-    fn build<'s>(&mut self, suites: &'s [Suite], arch: &str) -> Vec<Built<'s>> {
-        let mut out = Vec::new();
+    /// kernels; a suite that does not compile, or whose module cannot be read, is reported and
+    /// named in `Side::failed`.
+    fn build<'s>(&mut self, suites: &'s [Suite], arch: &str) -> Side<'s> {
+        let mut out = Side {
+            built: Vec::new(),
+            failed: Vec::new(),
+        };
         for suite in suites {
             let selected: Vec<usize> = (0..suite.kernels.len())
                 .filter(|&k| {
@@ -198,6 +210,7 @@ impl Run<'_> {
                 Ok(c) => c,
                 Err((_, message)) => {
                     self.fail(exit::COMPILE_ERROR, &message);
+                    out.failed.push(suite.name.clone());
                     continue;
                 }
             };
@@ -205,7 +218,7 @@ impl Run<'_> {
             let code = crate::sass::identities(suite, &compiled, arch, self.toolchain);
             self.identifying += start.elapsed();
             match code {
-                Ok(code) => out.push(Built {
+                Ok(code) => out.built.push(Built {
                     suite,
                     code: code
                         .into_iter()
@@ -214,7 +227,10 @@ impl Run<'_> {
                         .collect(),
                     compiled,
                 }),
-                Err(e) => self.fail(exit::BAD_INPUT, &e.to_string()),
+                Err(e) => {
+                    self.fail(exit::BAD_INPUT, &e.to_string());
+                    out.failed.push(suite.name.clone());
+                }
             }
         }
         out
