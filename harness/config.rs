@@ -245,7 +245,7 @@ fn archs_of(text: &str) -> Result<Vec<String>, ConfigError> {
             ));
         }
         if let Some(supported) = &supported {
-            let number: i32 = arch[3..].trim_end_matches(['a', 'f']).parse().unwrap_or(0);
+            let number = crate::device::binary::arch_number(arch).unwrap_or(0) as i32;
             if !supported.contains(&number) {
                 let list: Vec<String> = supported.iter().map(|a| format!("sm_{a}")).collect();
                 return Err(invalid(

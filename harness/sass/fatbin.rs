@@ -10,10 +10,9 @@
 //! uncompressed size at 56 — and its payload. Several fatbins may follow one another.
 
 use super::{Module, SassError};
+use crate::device::binary::{arch_number, FATBIN_MAGIC as MAGIC};
 use std::io::Read;
 
-/// A fatbin's magic number, little-endian at offset 0.
-pub const MAGIC: u32 = 0xBA55_ED50;
 /// Flag bits of a compressed entry: LZ4 (`0x1000`, `0x2000`), Zstandard (`0x8000`).
 const LZ4: u64 = 0x1000 | 0x2000;
 const ZSTD: u64 = 0x8000;
@@ -193,14 +192,6 @@ impl Entry<'_> {
         }
         Ok(out)
     }
-}
-
-/// `90` for `sm_90`, `sm_90a` or `sm_100f`'s `100`.
-fn arch_number(arch: &str) -> Option<u32> {
-    arch.strip_prefix("sm_")?
-        .trim_end_matches(['a', 'f'])
-        .parse()
-        .ok()
 }
 
 /// The module the driver would load from fatbin `bytes` on `arch`: the cubin of the same major
