@@ -247,3 +247,61 @@ pub(crate) fn nvrtc_or_skip() -> bool {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::fatbin::{entries, Kind};
+    use super::*;
+    use std::path::Path;
+
+    /// `relu.toml`'s kernel, from `fatbin` (a file of `tests/fixtures/sass/`), for `arch`.
+    fn relu(fatbin: &str, arch: &str) -> KernelIdentity {
+        let path = Path::new("tests/fixtures/sass/relu.toml");
+        let text = std::fs::read_to_string(path).unwrap();
+        let suite = crate::suite::load_text(path, &text.replace("relu.fatbin", fatbin)).unwrap();
+        let compiled = crate::worker::compile_suite(&suite, arch, None).unwrap();
+        let toolchain = Toolchain {
+            nvrtc: None,
+            driver: Some("13.0".into()),
+            kernelgate: "test".into(),
+        };
+        let code = identities(&suite, &compiled, arch, &toolchain).unwrap();
+        assert_eq!(code.len(), 1);
+        assert_eq!(code[0].kernel, "fatbin");
+        code[0].entries[0].clone()
+    }
+
+    #[test]
+    fn a_fatbin_kernel_is_the_entry_the_driver_would_load_compressed_or_not() {
+        let bytes = std::fs::read("tests/fixtures/sass/relu.fatbin").unwrap();
+        let cubin = |arch: u32| {
+            let all = entries(&bytes).unwrap();
+            let e = all
+                .iter()
+                .find(|e| e.kind == Kind::Cubin && e.arch == arch)
+                .unwrap();
+            e.bytes().unwrap()
+        };
+        let sm90 = identify_cubin(&cubin(90), "relu", "sm_90").unwrap();
+        let sm80 = identify_cubin(&cubin(80), "relu", "sm_89").unwrap();
+        assert_ne!(sm90.hash, sm80.hash);
+        for fatbin in ["relu.fatbin", "relu-lz4.fatbin", "relu-zstd.fatbin"] {
+            assert_eq!(relu(fatbin, "sm_90"), sm90, "{fatbin}");
+            assert_eq!(relu(fatbin, "sm_89"), sm80, "{fatbin}: the sm_80 cubin");
+            let ptx = relu(fatbin, "sm_100");
+            assert_eq!(ptx.from, CodeSource::Ptx, "{fatbin}: no sm_10x cubin");
+            assert_eq!(ptx.resources, None);
+        }
+        let e = identities(
+            &crate::suite::load_file(Path::new("tests/fixtures/sass/relu.toml")).unwrap(),
+            &[],
+            "sm_90",
+            &Toolchain::here(),
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "suite `relu`, kernel `fatbin` (`tests/fixtures/sass/relu.fatbin`): its source was not compiled (compile the suite first, with `worker::compile_suite`)"
+        );
+    }
+}
