@@ -156,6 +156,19 @@ fn sass_listings_strip_addresses_and_name_the_resources() {
         out.ends_with("kernelgate sass: 1 kernel(s) for sm_90\n"),
         "{out}"
     );
+    // `kernelgate sass | head`: a reader that goes away early ends the listing quietly.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_kernelgate"))
+        .args(["sass", "saxpy"])
+        .env("PATH", &path)
+        .env("KERNELGATE_CACHE", cache())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(!text(&o).contains("panicked"), "{}", text(&o));
 }
 
 #[test]

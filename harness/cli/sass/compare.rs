@@ -7,6 +7,7 @@ use super::{Built, Run, Side};
 use crate::exit;
 use crate::sass::mix::{self, Mix};
 use crate::sass::{diff, KernelIdentity};
+use std::io::{self, Write};
 
 /// Where a kernel is: its side's suite and its place in that suite's `code`.
 type At = (usize, usize);
@@ -21,7 +22,13 @@ fn index(side: &[Built]) -> Vec<(String, At)> {
 
 /// Prints the comparison of `base` with `head` for `arch`; `base_name` says which base. The
 /// kernels of a suite that failed on either side are not compared (the failure was reported).
-pub(super) fn print(run: &mut Run, sides: (&Side, &Side), arch: &str, base_name: &str) {
+pub(super) fn print(
+    run: &mut Run,
+    out: &mut dyn Write,
+    sides: (&Side, &Side),
+    arch: &str,
+    base_name: &str,
+) -> io::Result<()> {
     let (base, head) = (&sides.0.built, &sides.1.built);
     let failed: Vec<&String> = sides.0.failed.iter().chain(&sides.1.failed).collect();
     let compared = |(name, _): &(String, At)| {
@@ -35,7 +42,7 @@ pub(super) fn print(run: &mut Run, sides: (&Side, &Side), arch: &str, base_name:
     let (mut changed, mut unchanged, mut new) = (0, 0, 0);
     for (name, (s, i)) in &now {
         let Some((_, (bs, bi))) = then.iter().find(|(n, _)| n == name) else {
-            println!("new      {name} ({arch})");
+            writeln!(out, "new      {name} ({arch})")?;
             new += 1;
             continue;
         };
@@ -45,7 +52,7 @@ pub(super) fn print(run: &mut Run, sides: (&Side, &Side), arch: &str, base_name:
             continue;
         }
         changed += 1;
-        print_change(run, name, (&base[*bs], *bi), (&head[*s], *i), arch);
+        print_change(run, out, name, (&base[*bs], *bi), (&head[*s], *i), arch)?;
     }
     let gone: Vec<&String> = then
         .iter()
@@ -53,7 +60,7 @@ pub(super) fn print(run: &mut Run, sides: (&Side, &Side), arch: &str, base_name:
         .filter(|n| !now.iter().any(|(m, _)| m == *n))
         .collect();
     for name in &gone {
-        println!("gone     {name} ({arch})");
+        writeln!(out, "gone     {name} ({arch})")?;
     }
     let skipped = if failed.is_empty() {
         String::new()
@@ -61,10 +68,11 @@ pub(super) fn print(run: &mut Run, sides: (&Side, &Side), arch: &str, base_name:
         let names: Vec<String> = failed.iter().map(|s| format!("`{s}`")).collect();
         format!("; not compared: {}", names.join(", "))
     };
-    println!(
+    writeln!(
+        out,
         "kernelgate sass: {changed} changed, {unchanged} unchanged, {new} new, {} gone ({arch}; {base_name} against the working tree){skipped}",
         gone.len()
-    );
+    )
 }
 
 /// `code`, `constant data and attributes`: which parts of an identity differ.
@@ -88,7 +96,14 @@ fn what_changed(was: &KernelIdentity, is: &KernelIdentity) -> String {
     }
 }
 
-fn print_change(run: &mut Run, name: &str, was: (&Built, usize), is: (&Built, usize), arch: &str) {
+fn print_change(
+    run: &mut Run,
+    out: &mut dyn Write,
+    name: &str,
+    was: (&Built, usize),
+    is: (&Built, usize),
+    arch: &str,
+) -> io::Result<()> {
     let (old, new) = (&was.0.code[was.1], &is.0.code[is.1]);
     let names = |c: &crate::sass::KernelCode| {
         c.entries
@@ -97,9 +112,9 @@ fn print_change(run: &mut Run, name: &str, was: (&Built, usize), is: (&Built, us
             .collect::<Vec<_>>()
             .join(", ")
     };
-    println!("changed  {name} ({arch})");
+    writeln!(out, "changed  {name} ({arch})")?;
     if old.1.entries.len() != new.1.entries.len() {
-        println!("  launches: {} → {}", names(&old.1), names(&new.1));
+        writeln!(out, "  launches: {} → {}", names(&old.1), names(&new.1))?;
     }
     let several = new.1.entries.len() > 1;
     for (o, n) in old.1.entries.iter().zip(&new.1.entries) {
@@ -112,7 +127,8 @@ fn print_change(run: &mut Run, name: &str, was: (&Built, usize), is: (&Built, us
             format!("{} (was {})", n.name, o.name)
         };
         let what = what_changed(o, n);
-        println!(
+        writeln!(
+            out,
             "  {}{what} changed: {} → {}",
             if several {
                 format!("{entry}: ")
@@ -121,10 +137,10 @@ fn print_change(run: &mut Run, name: &str, was: (&Built, usize), is: (&Built, us
             },
             &o.hash[..12],
             &n.hash[..12]
-        );
+        )?;
         if let (Some(a), Some(b)) = (&o.resources, &n.resources) {
             if let Some(line) = diff::resources(a, b) {
-                println!("  {line}");
+                writeln!(out, "  {line}")?;
             }
         }
         let sass = (
@@ -135,21 +151,23 @@ fn print_change(run: &mut Run, name: &str, was: (&Built, usize), is: (&Built, us
             (Ok(Some(a)), Ok(Some(b))) => {
                 let deltas = Mix::of(&a).deltas(&Mix::of(&b));
                 if !deltas.is_empty() {
-                    println!("  instruction mix: {}", mix::describe(&deltas));
+                    writeln!(out, "  instruction mix: {}", mix::describe(&deltas))?;
                 }
                 let d = diff::unified(&a, &b);
                 if d.is_empty() {
-                    println!("  SASS the same: the {what} changed");
+                    writeln!(out, "  SASS the same: the {what} changed")?;
                 }
-                d.lines().for_each(|l| println!("    {l}"));
+                for line in d.lines() {
+                    writeln!(out, "    {line}")?;
+                }
             }
-            (Ok(_), Ok(_)) => println!("  PTX: its SASS comes from the driver, on a GPU"),
+            (Ok(_), Ok(_)) => writeln!(out, "  PTX: its SASS comes from the driver, on a GPU")?,
             (Err(e), _) | (_, Err(e)) => {
                 run.fail(exit::BAD_INPUT, &format!("{name}: {e}"));
             }
         }
     }
-    println!();
+    writeln!(out)
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@ use crate::sass::{KernelCode, KernelIdentity, Module, SassError, Toolchain};
 use crate::suite::Suite;
 use serde::Serialize;
 use std::collections::HashMap;
+use std::io::Write;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -115,29 +116,46 @@ pub fn sass(args: &[String]) -> ExitCode {
         identifying: Duration::ZERO,
     };
     let start = Instant::now();
-    let mut json = Vec::new();
-    for arch in &archs {
-        let head = run.build(&suites, arch);
-        match &base {
-            Some(base) => {
-                let then = run.build(&base.suites, arch);
-                compare::print(&mut run, (&then, &head), arch, &base.short());
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    let written = (|| -> std::io::Result<usize> {
+        let mut json = Vec::new();
+        for arch in &archs {
+            let head = run.build(&suites, arch);
+            match &base {
+                Some(base) => {
+                    let then = run.build(&base.suites, arch);
+                    compare::print(&mut run, &mut out, (&then, &head), arch, &base.short())?;
+                }
+                None if request.json => json.extend(run.json(&head.built, arch)),
+                None => run.print(&mut out, &head.built, arch)?,
             }
-            None if request.json => json.extend(run.json(&head.built, arch)),
-            None => run.print(&head.built, arch),
         }
-    }
-    if request.json {
-        let out = serde_json::json!({ "toolchain": toolchain, "kernels": json });
-        println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
-        let (compiled, cached) = crate::device::compile::counts();
-        eprintln!(
-            "kernelgate sass: {} kernel(s) for {}: identities in {:.1} ms, {:.1} ms in all; {compiled} source(s) compiled, {cached} from the cache",
-            json.len(),
-            archs.join(", "),
-            run.identifying.as_secs_f64() * 1e3,
-            start.elapsed().as_secs_f64() * 1e3,
-        );
+        if request.json {
+            let all = serde_json::json!({ "toolchain": toolchain, "kernels": json });
+            writeln!(
+                out,
+                "{}",
+                serde_json::to_string_pretty(&all).unwrap_or_default()
+            )?;
+        }
+        out.flush()?;
+        Ok(json.len())
+    })();
+    match written {
+        Ok(kernels) if request.json => {
+            let (compiled, cached) = crate::device::compile::counts();
+            eprintln!(
+                "kernelgate sass: {kernels} kernel(s) for {}: identities in {:.1} ms, {:.1} ms in all; {compiled} source(s) compiled, {cached} from the cache",
+                archs.join(", "),
+                run.identifying.as_secs_f64() * 1e3,
+                start.elapsed().as_secs_f64() * 1e3,
+            );
+        }
+        Ok(_) => {}
+        // `kernelgate sass | head`: the reader has what it wanted.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+        Err(e) => return bad(&format!("cannot write the output: {e}")),
     }
     exit::code(run.worst)
 }
@@ -263,41 +281,43 @@ impl Run<'_> {
         Ok(Some(self.listings[&*cubin].kernel(&elf, &id.name)?))
     }
 
-    /// Prints every selected kernel's SASS.
-    fn print(&mut self, built: &[Built], arch: &str) {
+    /// Writes every selected kernel's SASS to `out`.
+    fn print(&mut self, out: &mut dyn Write, built: &[Built], arch: &str) -> std::io::Result<()> {
         let mut kernels = 0;
         for b in built {
             for (i, (k, code)) in b.code.iter().enumerate() {
                 kernels += 1;
-                println!("{} ({arch})", b.name(i));
+                writeln!(out, "{} ({arch})", b.name(i))?;
                 for id in &code.entries {
                     let short = &id.hash[..12];
                     match self.entry_sass(b, *k, id, arch) {
                         Ok(Some(sass)) => {
                             let resources = id.resources.as_ref().map(|r| r.summary());
                             let count: u32 = Mix::of(&sass).0.values().sum();
-                            println!(
+                            writeln!(
+                                out,
                                 "  {}  code {short}  {} · {count} instructions",
                                 id.name,
                                 resources.unwrap_or_default()
-                            );
+                            )?;
                             for line in &sass {
                                 // Labels stand out to the left of the instructions.
                                 let indent = if line.ends_with(':') { "  " } else { "    " };
-                                println!("{indent}{line}");
+                                writeln!(out, "{indent}{line}")?;
                             }
                         }
-                        Ok(None) => println!(
+                        Ok(None) => writeln!(
+                            out,
                             "  {}  code {short}  PTX: the driver compiles it when the module loads, so its SASS needs a GPU",
                             id.name
-                        ),
+                        )?,
                         Err(e) => self.fail(exit::BAD_INPUT, &format!("{}: {e}", b.name(i))),
                     }
                 }
-                println!();
+                writeln!(out)?;
             }
         }
-        println!("kernelgate sass: {kernels} kernel(s) for {arch}");
+        writeln!(out, "kernelgate sass: {kernels} kernel(s) for {arch}")
     }
 
     /// The identities of every selected kernel, as JSON records.
