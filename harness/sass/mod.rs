@@ -5,7 +5,8 @@
 //!
 //! - `elf`: the cubin's sections, relocations, symbols and `.nv.info` records (`object`).
 //! - `fatbin`: the cubin (or PTX) a fatbin holds for an architecture.
-//! - `identity`: the hash and the resources (registers, shared/local/stack bytes).
+//! - `identity`: the hash; `info`: the `.nv.info` records in it, and the resources (registers,
+//!   shared/local/stack bytes) read from them.
 //! - `ptx`: the identity of a PTX entry when no GPU has compiled it.
 //! - `disasm`, `diff`, `mix`: `nvdisasm`'s listing, normalised; a unified diff; the mix.
 
@@ -14,6 +15,7 @@ pub mod disasm;
 pub mod elf;
 pub mod fatbin;
 pub mod identity;
+mod info;
 pub mod mix;
 pub mod ptx;
 
