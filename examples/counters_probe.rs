@@ -162,9 +162,9 @@ fn main() {
                 let r = session.profile(
                     || {
                         let t = Instant::now();
-                        gpu.fill(&y, 0xff).map_err(|e| e.to_string())?;
+                        gpu.fill(&y, 0xff)?;
                         fill_byte = fill_byte.wrapping_add(1);
-                        gpu.fill(&flush, fill_byte).map_err(|e| e.to_string())?;
+                        gpu.fill(&flush, fill_byte)?;
                         let rd = LaunchDims {
                             grid: [4 * gpu.info.sm_count as u32, 1, 1],
                             block: [512, 1, 1],
@@ -178,9 +178,8 @@ fn main() {
                                 KernelArg::Scalar(&fw),
                                 KernelArg::Buffer(&sink),
                             ],
-                        )
-                        .map_err(|e| e.to_string())?;
-                        let r = gpu.synchronize().map_err(|e| e.to_string());
+                        )?;
+                        let r = gpu.synchronize();
                         prep_ms += t.elapsed().as_secs_f64() * 1e3;
                         r
                     },
@@ -206,9 +205,8 @@ fn main() {
                                 KernelArg::Scalar(&nn),
                             ],
                         };
-                        gpu.launch(&f[which], dims, &args)
-                            .map_err(|e| e.to_string())?;
-                        gpu.synchronize().map_err(|e| e.to_string())
+                        gpu.launch(&f[which], dims, &args)?;
+                        gpu.synchronize()
                     },
                 );
                 let ms = t.elapsed().as_secs_f64() * 1e3;

@@ -25,6 +25,7 @@ pub mod paired;
 pub mod plan;
 pub mod report;
 pub mod runner;
+pub mod sass;
 pub mod stats;
 pub mod suite;
 pub mod usage;

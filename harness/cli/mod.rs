@@ -1,4 +1,4 @@
-//! `main`: the `kernelgate` command line — `run`, `lint`, `compare`, `merge`, `calibrate` — one
+//! `main`: the `kernelgate` command line — `run`, `lint`, `compare`, `merge`, `calibrate`, `sass` — one
 //! module per command. The runner knows nothing of them.
 //!
 //! ```text
@@ -12,6 +12,8 @@
 //!                                      the run history in SQLite: trends and drift
 //! kernelgate calibrate [--reps N] [--out FILE.md]
 //!                                      accuracy, sensitivity and cost, measured on a GPU
+//! kernelgate sass [FILTER] [--json] [--base REV]
+//!                                      the kernels' SASS, code identities, what changed (no GPU)
 //! kernelgate help <command>            what a command does (also `<command> --help`)
 //! ```
 //!
@@ -33,6 +35,7 @@ pub mod compare;
 pub mod lint;
 pub mod merge;
 pub mod run;
+pub mod sass;
 mod suites;
 
 use crate::exit;
@@ -76,6 +79,7 @@ pub fn main() -> ExitCode {
         Some("report") => crate::html::command(&args.collect::<Vec<_>>()),
         Some("history") => crate::history::command(&args.collect::<Vec<_>>()),
         Some("calibrate") => calibrate::calibrate(&args.collect::<Vec<_>>()),
+        Some("sass") => sass::sass(&args.collect::<Vec<_>>()),
         Some("merge") => {
             let files: Vec<std::path::PathBuf> = args.map(Into::into).collect();
             match files.split_first() {
@@ -90,7 +94,7 @@ pub fn main() -> ExitCode {
         }
         other => {
             eprintln!(
-                "error: unknown command {} (commands: run, lint, compare, merge, report, history, calibrate, help)\n{USAGE}",
+                "error: unknown command {} (commands: run, lint, compare, merge, report, history, calibrate, sass, help)\n{USAGE}",
                 other
                     .map(|o| format!("`{o}`"))
                     .unwrap_or_else(|| "(none)".into())

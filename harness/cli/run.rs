@@ -54,7 +54,7 @@ pub fn run(args: impl Iterator<Item = String>) -> ExitCode {
             return exit::code(exit::BAD_INPUT);
         }
         Some(rev) => {
-            let work = config.cache.with_file_name("kernelgate-base");
+            let work = config.base_dir();
             match crate::paired::load(rev, &config.suites, &work, &suites) {
                 Ok(b) => Some(b),
                 Err(e) => {

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 /// Why counters could not be read.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum CounterError {
     /// `libcupti` is not there.
     #[error("{0}")]
@@ -42,7 +42,16 @@ pub enum CounterError {
     },
     /// A launch or copy inside a profiled pass failed.
     #[error("a profiled pass failed: {0}")]
-    Pass(String),
+    Pass(#[from] super::DeviceError),
+    /// No context is current on this thread (open the `Gpu` first).
+    #[error("no current CUDA context ({0})")]
+    NoContext(String),
+    /// A metric name with a NUL byte.
+    #[error("metric name {0:?} contains a NUL byte")]
+    BadMetric(String),
+    /// CUPTI kept asking for passes.
+    #[error("CUPTI asked for more than {0} passes")]
+    TooManyPasses(usize),
     /// CUPTI returned no range: nothing was measured.
     #[error("CUPTI recorded no range (the launch was not seen)")]
     NoRange,
@@ -211,9 +220,7 @@ fn current_context() -> Result<cu::CUcontext, CounterError> {
     // SAFETY: `ctx` is valid for writes.
     let r = unsafe { cu::cuCtxGetCurrent(&mut ctx) };
     if r != cu::CUresult::CUDA_SUCCESS || ctx.is_null() {
-        return Err(CounterError::Pass(format!(
-            "no current CUDA context ({r:?})"
-        )));
+        return Err(CounterError::NoContext(format!("{r:?}")));
     }
     Ok(ctx)
 }
@@ -260,7 +267,7 @@ impl Profiler {
         let host = Host(hp.pHostObject);
         let names: Vec<CString> = metrics
             .iter()
-            .map(|m| CString::new(*m).map_err(|_| CounterError::Pass(format!("metric {m:?}"))))
+            .map(|m| CString::new(*m).map_err(|_| CounterError::BadMetric(m.to_string())))
             .collect::<Result<_, _>>()?;
         let mut ptrs: Vec<*const c_char> = names.iter().map(|n| n.as_ptr()).collect();
         let mut add = params!(
@@ -350,8 +357,8 @@ impl Session<'_> {
     /// order given to [`Profiler::new`].
     pub fn profile(
         &mut self,
-        mut prepare: impl FnMut() -> Result<(), String>,
-        mut launch: impl FnMut() -> Result<(), String>,
+        mut prepare: impl FnMut() -> Result<(), super::DeviceError>,
+        mut launch: impl FnMut() -> Result<(), super::DeviceError>,
     ) -> Result<Vec<f64>, CounterError> {
         let range = &self.range;
         let passes = self.profiler.passes;
@@ -405,7 +412,7 @@ impl Session<'_> {
         // At most a generous multiple of the passes CUPTI announced: never loop forever.
         let most = 4 * passes.max(1) + 4;
         for _ in 0..most {
-            prepare().map_err(CounterError::Pass)?;
+            prepare()?;
             let mut start = params!(
                 CUpti_RangeProfiler_Start_Params,
                 RangeProfiler_Start_Params_STRUCT_SIZE
@@ -444,16 +451,14 @@ impl Session<'_> {
             let stopped = check("cuptiRangeProfilerStop", unsafe {
                 cp::cuptiRangeProfilerStop(&mut stop)
             });
-            launched.map_err(CounterError::Pass)?;
+            launched?;
             popped?;
             stopped?;
             if stop.isAllPassSubmitted != 0 {
                 return self.evaluate(&data);
             }
         }
-        Err(CounterError::Pass(format!(
-            "CUPTI asked for more than {most} passes"
-        )))
+        Err(CounterError::TooManyPasses(most))
     }
 
     fn evaluate(&self, data: &[u8]) -> Result<Vec<f64>, CounterError> {

@@ -38,3 +38,15 @@ pub fn nvrtc_missing() -> Option<String> {
         Some("no NVRTC: libnvrtc could not be loaded (pip install 'nvidia-cuda-nvrtc==13.0.*' and put its nvidia/cu13/lib on LD_LIBRARY_PATH)".to_string())
     }
 }
+
+/// The CUDA driver's version (`13000` for 13.0), or `None` where no driver loads. Asks no GPU:
+/// `cuDriverGetVersion` needs no `cuInit`.
+pub fn driver_version() -> Option<i32> {
+    if driver_missing().is_some() {
+        return None;
+    }
+    let mut version = 0;
+    // SAFETY: the library is present (checked above); `version` is valid for writes.
+    let result = unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut version) };
+    (result == cudarc::driver::sys::CUresult::CUDA_SUCCESS).then_some(version)
+}
