@@ -5,6 +5,8 @@
 # nvidia-cuda-cccl wheels, 13.0.x) under target/nvrtc when they are not there yet, so a machine
 # without CUDA compiles every kernel (f16/bf16 and CUB included) and a compile error fails.
 # kernelgate finds the headers in nvidia/cu13/include beside the NVRTC on LD_LIBRARY_PATH.
+# Installs nvdisasm (the nvidia-cuda-nvdisasm wheel, 13.2.x) under target/cuda-tools for
+# `kernelgate sass`, which finds it there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,6 +19,14 @@ if [ ! -e "$lib/libnvrtc.so.13" ] || [ ! -e "$include/cuda_fp16.h" ] || [ ! -e "
     --target "$nvrtc_dir" 'nvidia-cuda-nvrtc==13.0.*' 'nvidia-cuda-runtime==13.0.*' 'nvidia-cuda-cccl==13.0.*'
 fi
 export LD_LIBRARY_PATH="$PWD/$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# nvdisasm reads a cubin alone (cuobjdump -sass would run it too); 13.2 is the oldest on PyPI
+# and disassembles NVRTC 13.0's cubins.
+tools=target/cuda-tools
+if [ ! -x "$tools/nvidia/cu13/bin/nvdisasm" ]; then
+  echo "ci/test.sh: installing nvidia-cuda-nvdisasm 13.2.x into $tools"
+  python3 -m pip install --quiet --disable-pip-version-check --no-deps --upgrade \
+    --target "$tools" 'nvidia-cuda-nvdisasm==13.2.*'
+fi
 export KERNELGATE_REQUIRE_NVRTC=1
 
 cargo fmt --all -- --check
@@ -24,6 +34,31 @@ cargo clippy --all-targets -- -D warnings
 cargo test
 # Every suite valid and every kernel compiled, errors at file:line.
 cargo run --quiet --bin kernelgate -- lint
+# `kernelgate sass --base` on two real revisions: in a throwaway repository, one kernel's code
+# changes (saxpy_vec4: one addend negated) and another source only in a comment (affine.cu);
+# exactly the first is listed, with a short diff.
+demo=target/sass-demo
+rm -rf "$demo"
+mkdir -p "$demo/suites/saxpy" "$demo/suites/affine"
+cp suites/saxpy.toml suites/affine.toml "$demo/suites/"
+cp suites/saxpy/saxpy.cu "$demo/suites/saxpy/"
+cp suites/affine/affine.cu "$demo/suites/affine/"
+commit() { git -C "$demo" -c user.name=ci -c user.email=ci@localhost commit -q "$@"; }
+git -C "$demo" init -q
+git -C "$demo" add .
+commit -m base
+sed -i 's/yv.w = a \* xv.w + yv.w;/yv.w = a * xv.w - yv.w;/' "$demo/suites/saxpy/saxpy.cu"
+sed -i '1i // A comment only: the code is the same.' "$demo/suites/affine/affine.cu"
+commit -am candidate
+sass_out=$(KERNELGATE_SUITES="$demo/suites" cargo run --quiet --bin kernelgate -- sass --base HEAD~1)
+echo "$sass_out"
+changed=$(grep '^changed' <<<"$sass_out" || true)
+diff_lines=$(grep -cE '^    [-+][^-+]' <<<"$sass_out" || true)
+if [ "$changed" != "changed  saxpy::vec4 (sm_90)" ] || ! grep -q '1 changed, 3 unchanged, 0 new, 0 gone' <<<"$sass_out" \
+  || [ "$diff_lines" -lt 1 ] || [ "$diff_lines" -gt 4 ]; then
+  echo "ci/test.sh: kernelgate sass --base should list exactly saxpy::vec4, with a diff of 1 to 4 lines" >&2
+  exit 1
+fi
 # The HTML report from the committed results file, checked: written, every trial in it, no
 # script, nothing fetched from elsewhere (tests/html_report.rs checks the structure in depth).
 # example.json is synthetic (every kind of trial); h200-run.json is a real run on an H200;

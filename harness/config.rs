@@ -217,6 +217,55 @@ pub fn valid_arch(arch: &str) -> bool {
     (2..=3).contains(&rest.len()) && rest.bytes().all(|b| b.is_ascii_digit())
 }
 
+/// `KERNELGATE_ARCH`'s targets: one (`sm_90`, the default) or a list (`sm_90,sm_100`), which
+/// `kernelgate sass` reads whole; the other commands use the first.
+pub fn archs() -> Result<Vec<String>, ConfigError> {
+    archs_of(var("KERNELGATE_ARCH").as_deref().unwrap_or("sm_90"))
+}
+
+/// The targets `text` names, each checked up front — so a wrong target is a bad variable
+/// (exit 2), not every compile trial failing — against NVRTC's list where NVRTC loads.
+fn archs_of(text: &str) -> Result<Vec<String>, ConfigError> {
+    let supported = crate::device::nvrtc_missing()
+        .is_none()
+        .then(crate::device::compile::supported_archs)
+        .and_then(Result::ok);
+    let mut out: Vec<String> = Vec::new();
+    for arch in text.split(',').map(str::trim) {
+        // `is ...` for one target, `names `sm_9x`, which is ...` in a list.
+        let which = if arch == text {
+            "is".to_string()
+        } else {
+            format!("names `{arch}`, which is")
+        };
+        if !valid_arch(arch) {
+            return Err(invalid(
+                "KERNELGATE_ARCH",
+                text,
+                format!("{which} not a GPU architecture (write e.g. sm_80, sm_90 or sm_90a, or a list: sm_90,sm_100)"),
+            ));
+        }
+        if let Some(supported) = &supported {
+            let number = crate::device::binary::arch_number(arch).unwrap_or(0) as i32;
+            if !supported.contains(&number) {
+                let list: Vec<String> = supported.iter().map(|a| format!("sm_{a}")).collect();
+                return Err(invalid(
+                    "KERNELGATE_ARCH",
+                    text,
+                    format!(
+                        "{which} not a target of this NVRTC (it compiles for {})",
+                        list.join(", ")
+                    ),
+                ));
+            }
+        }
+        if !out.iter().any(|a| a == arch) {
+            out.push(arch.to_string());
+        }
+    }
+    Ok(out)
+}
+
 /// Reads a variable; unset and empty are the same.
 fn var(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())
@@ -249,31 +298,7 @@ impl Config {
             .filter_map(|(k, _)| k.into_string().ok())
             .collect();
         unknown_variable(names.iter().map(String::as_str))?;
-        let arch = var("KERNELGATE_ARCH").unwrap_or_else(|| "sm_90".into());
-        if !valid_arch(&arch) {
-            return Err(invalid(
-                "KERNELGATE_ARCH",
-                &arch,
-                "is not a GPU architecture (write e.g. sm_80, sm_90 or sm_90a)",
-            ));
-        }
-        // Up front, so a wrong target is a bad variable (exit 2), not every compile trial failing.
-        if crate::device::nvrtc_missing().is_none() {
-            if let Ok(supported) = crate::device::compile::supported_archs() {
-                let number: i32 = arch[3..].trim_end_matches(['a', 'f']).parse().unwrap_or(0);
-                if !supported.contains(&number) {
-                    let list: Vec<String> = supported.iter().map(|a| format!("sm_{a}")).collect();
-                    return Err(invalid(
-                        "KERNELGATE_ARCH",
-                        &arch,
-                        format!(
-                            "is not a target of this NVRTC (it compiles for {})",
-                            list.join(", ")
-                        ),
-                    ));
-                }
-            }
-        }
+        let arch = archs_of(var("KERNELGATE_ARCH").as_deref().unwrap_or("sm_90"))?.swap_remove(0);
         let timeout = number::<u64>("KERNELGATE_TIMEOUT", "a number of seconds")?.unwrap_or(120);
         if timeout == 0 {
             return Err(invalid(
@@ -328,6 +353,12 @@ impl Config {
                 || flag("KERNELGATE_ANNOTATIONS")?,
             allow_empty: flag("KERNELGATE_ALLOW_EMPTY")?,
         })
+    }
+
+    /// Where paired mode and `kernelgate sass --base` extract the base revision's suites:
+    /// `kernelgate-base` beside the compile cache.
+    pub fn base_dir(&self) -> PathBuf {
+        self.cache.with_file_name("kernelgate-base")
     }
 
     /// An error when no suite was found, unless `KERNELGATE_ALLOW_EMPTY=1`: a run that checks
@@ -467,6 +498,11 @@ mod tests {
         for bad in ["sm_9x", "sm_9", "compute_90", "90", "sm_1000", "sm_90b", ""] {
             assert!(!valid_arch(bad), "{bad}");
         }
+        assert_eq!(
+            archs_of("sm_90,sm90").unwrap_err().to_string(),
+            "`KERNELGATE_ARCH=sm_90,sm90` names `sm90`, which is not a GPU architecture (write e.g. sm_80, sm_90 or sm_90a, or a list: sm_90,sm_100)"
+        );
+        assert_eq!(archs_of("sm_90, sm_80,sm_90").unwrap(), ["sm_90", "sm_80"]);
     }
 
     #[test]

@@ -83,6 +83,10 @@ pub enum TrialFailure {
     /// The harness itself failed: its probe kernels, the worker protocol, a required tool.
     #[error("{0}")]
     Harness(String),
+    /// The suite's inputs could not be made: a `.npy` init or golden file unreadable, or changed
+    /// since the suite was loaded (the suite's files, not the kernel: exit code 2).
+    #[error("{0}")]
+    Input(String),
     /// No GPU or NVRTC where the run requires one (`KERNELGATE_REQUIRE_GPU`/`_NVRTC`).
     #[error("{0}")]
     Unavailable(String),
@@ -101,7 +105,9 @@ impl TrialFailure {
             TrialFailure::OutOfMemory(_)
             | TrialFailure::ResourceLimit(_)
             | TrialFailure::Forbidden(_) => FailKind::Performance,
-            TrialFailure::Harness(_) | TrialFailure::Unavailable(_) => FailKind::Infrastructure,
+            TrialFailure::Harness(_) | TrialFailure::Input(_) | TrialFailure::Unavailable(_) => {
+                FailKind::Infrastructure
+            }
         }
     }
 
@@ -139,6 +145,11 @@ mod tests {
         assert_eq!(
             TrialFailure::Harness("x".into()).kind(),
             FailKind::Infrastructure
+        );
+        assert_eq!(
+            TrialFailure::Input("golden `g.npy` changed since the suite was loaded".into()).kind(),
+            FailKind::Infrastructure,
+            "the suite's files, not a wrong result"
         );
         assert_eq!(
             TrialFailure::Timeout { seconds: 5 }.kind(),

@@ -7,6 +7,7 @@
 pub mod baseline;
 pub mod check;
 pub mod cli;
+pub mod compile_suite;
 pub mod config;
 pub mod device;
 pub mod dtype;
@@ -21,8 +22,10 @@ pub mod mix;
 pub mod nextest;
 pub mod npy;
 pub mod paired;
+pub mod plan;
 pub mod report;
 pub mod runner;
+pub mod sass;
 pub mod stats;
 pub mod suite;
 pub mod usage;

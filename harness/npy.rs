@@ -2,7 +2,65 @@
 //! and golden outputs.
 
 use crate::dtype::{DType, HostData};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// What is wrong with a `.npy` file (or an array that cannot be written as one). The messages
+/// name no file but `Read`'s: the caller knows where the file was named.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NpyError {
+    /// The file cannot be read.
+    #[error("cannot read `{}`: {reason}", .path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The OS's reason.
+        reason: String,
+    },
+    /// No `\x93NUMPY` magic: not a `.npy` file.
+    #[error("not a .npy file (no \\x93NUMPY magic)")]
+    NotNpy,
+    /// A format version other than 1, 2 or 3.
+    #[error(".npy format version {0} is not supported (1, 2 or 3)")]
+    Version(u8),
+    /// The header is cut short.
+    #[error("truncated .npy header")]
+    Truncated,
+    /// The header is not UTF-8 text.
+    #[error("the .npy header is not text")]
+    HeaderNotText,
+    /// A key the header must have is missing.
+    #[error("the .npy header has no `{0}`")]
+    Missing(&'static str),
+    /// Fortran order.
+    #[error("Fortran-ordered arrays are not supported (save with np.ascontiguousarray)")]
+    Fortran,
+    /// A shape (or one of its dimensions) that cannot be read.
+    #[error("bad {what} `{text}` in the .npy header")]
+    Shape {
+        /// `shape` or `dimension`.
+        what: &'static str,
+        /// As written.
+        text: String,
+    },
+    /// An element type kernelgate does not hold.
+    #[error("element type `{0}` is not supported (use float32, float64, float16, int32, uint32, int64 or uint8, little-endian)")]
+    Type(String),
+    /// The body is not the size the shape and type say.
+    #[error("the .npy body holds {bytes} bytes, but shape {shape:?} of {dtype} needs {want}")]
+    Size {
+        /// Bytes in the body.
+        bytes: usize,
+        /// The header's shape.
+        shape: Vec<usize>,
+        /// The element type.
+        dtype: DType,
+        /// Bytes the shape needs.
+        want: usize,
+    },
+    /// A type with no `.npy` equivalent (writing).
+    #[error("{0} has no .npy type")]
+    NoNpyType(DType),
+}
 
 /// An array read from a `.npy` file.
 #[derive(Debug, Clone, PartialEq)]
@@ -15,69 +73,63 @@ pub struct NpyArray {
 
 /// Reads a `.npy` file. Errors say what is wrong with the file, without its name (the caller
 /// knows where it was named).
-pub fn read(path: &Path) -> Result<NpyArray, String> {
-    let bytes =
-        std::fs::read(path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
+pub fn read(path: &Path) -> Result<NpyArray, NpyError> {
+    let bytes = std::fs::read(path).map_err(|e| NpyError::Read {
+        path: path.to_path_buf(),
+        reason: e.to_string(),
+    })?;
     parse(&bytes)
 }
 
 /// Parses the bytes of a `.npy` file.
-pub fn parse(bytes: &[u8]) -> Result<NpyArray, String> {
+pub fn parse(bytes: &[u8]) -> Result<NpyArray, NpyError> {
     const MAGIC: &[u8] = b"\x93NUMPY";
     if bytes.len() < 10 || &bytes[..6] != MAGIC {
-        return Err("not a .npy file (no \\x93NUMPY magic)".into());
+        return Err(NpyError::NotNpy);
     }
     let major = bytes[6];
     let (header_len, start): (usize, usize) = match major {
         1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
         2 | 3 => {
             if bytes.len() < 12 {
-                return Err("truncated .npy header".into());
+                return Err(NpyError::Truncated);
             }
             (
                 u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
                 12,
             )
         }
-        v => {
-            return Err(format!(
-                ".npy format version {v} is not supported (1, 2 or 3)"
-            ))
-        }
+        v => return Err(NpyError::Version(v)),
     };
     let end = start
         .checked_add(header_len)
         .filter(|e| *e <= bytes.len())
-        .ok_or("truncated .npy header")?;
-    let header =
-        std::str::from_utf8(&bytes[start..end]).map_err(|_| "the .npy header is not text")?;
-    let descr = dict_value(header, "descr").ok_or("the .npy header has no `descr`")?;
+        .ok_or(NpyError::Truncated)?;
+    let header = std::str::from_utf8(&bytes[start..end]).map_err(|_| NpyError::HeaderNotText)?;
+    let descr = dict_value(header, "descr").ok_or(NpyError::Missing("descr"))?;
     let descr = descr.trim_matches(|c| c == '\'' || c == '"');
-    let fortran =
-        dict_value(header, "fortran_order").ok_or("the .npy header has no `fortran_order`")?;
+    let fortran = dict_value(header, "fortran_order").ok_or(NpyError::Missing("fortran_order"))?;
     if fortran.trim() != "False" {
-        return Err(
-            "Fortran-ordered arrays are not supported (save with np.ascontiguousarray)".into(),
-        );
+        return Err(NpyError::Fortran);
     }
-    let shape_text = dict_value(header, "shape").ok_or("the .npy header has no `shape`")?;
+    let shape_text = dict_value(header, "shape").ok_or(NpyError::Missing("shape"))?;
     let shape = parse_shape(shape_text)?;
     let dtype = crate::dtype::ALL
         .into_iter()
-        .find(|t| t.npy_descr() == Some(descr) || (t.size() == 1 && descr == "<u1" && *t == DType::U8))
-        .ok_or_else(|| {
-            format!("element type `{descr}` is not supported (use float32, float64, float16, int32, uint32, int64 or uint8, little-endian)")
-        })?;
+        .find(|t| {
+            t.npy_descr() == Some(descr) || (t.size() == 1 && descr == "<u1" && *t == DType::U8)
+        })
+        .ok_or_else(|| NpyError::Type(descr.to_string()))?;
     let count: usize = shape.iter().product();
     let want = count * dtype.size();
     let body = &bytes[end..];
     if body.len() != want {
-        return Err(format!(
-            "the .npy body holds {} bytes, but shape {:?} of {} needs {want}",
-            body.len(),
+        return Err(NpyError::Size {
+            bytes: body.len(),
             shape,
-            dtype
-        ));
+            dtype,
+            want,
+        });
     }
     Ok(NpyArray {
         data: HostData {
@@ -89,11 +141,11 @@ pub fn parse(bytes: &[u8]) -> Result<NpyArray, String> {
 }
 
 /// Writes `data` as a one-dimensional (or `shape`-shaped) version 1 `.npy` file image.
-pub fn to_bytes(data: &HostData, shape: &[usize]) -> Result<Vec<u8>, String> {
+pub fn to_bytes(data: &HostData, shape: &[usize]) -> Result<Vec<u8>, NpyError> {
     let descr = data
         .dtype
         .npy_descr()
-        .ok_or_else(|| format!("{} has no .npy type", data.dtype))?;
+        .ok_or(NpyError::NoNpyType(data.dtype))?;
     let dims = match shape {
         [one] => format!("({one},)"),
         _ => format!(
@@ -135,12 +187,15 @@ fn dict_value<'a>(header: &'a str, key: &str) -> Option<&'a str> {
     None
 }
 
-fn parse_shape(text: &str) -> Result<Vec<usize>, String> {
+fn parse_shape(text: &str) -> Result<Vec<usize>, NpyError> {
     let inner = text
         .trim()
         .strip_prefix('(')
         .and_then(|t| t.strip_suffix(')'))
-        .ok_or_else(|| format!("bad shape `{text}` in the .npy header"))?;
+        .ok_or_else(|| NpyError::Shape {
+            what: "shape",
+            text: text.to_string(),
+        })?;
     inner
         .split(',')
         .map(str::trim)
@@ -148,7 +203,10 @@ fn parse_shape(text: &str) -> Result<Vec<usize>, String> {
         .map(|s| {
             s.trim_end_matches('L')
                 .parse::<usize>()
-                .map_err(|_| format!("bad dimension `{s}` in the .npy header"))
+                .map_err(|_| NpyError::Shape {
+                    what: "dimension",
+                    text: s.to_string(),
+                })
         })
         .collect()
 }
@@ -191,19 +249,25 @@ mod tests {
 
     #[test]
     fn rejects_bad_files_with_reasons() {
-        assert!(parse(b"hello").unwrap_err().contains("not a .npy"));
+        assert!(parse(b"hello")
+            .unwrap_err()
+            .to_string()
+            .contains("not a .npy"));
         let d = HostData::from_f64(DType::F64, [1.0, 2.0]);
         let mut bytes = to_bytes(&d, &[2]).unwrap();
         bytes.pop();
-        assert!(parse(&bytes).unwrap_err().contains("needs 16"));
+        assert!(parse(&bytes).unwrap_err().to_string().contains("needs 16"));
         let mut fortran = to_bytes(&d, &[2]).unwrap();
         let pos = fortran.windows(5).position(|w| w == b"False").unwrap();
         // Same length, so only the flag changes.
         fortran[pos..pos + 5].copy_from_slice(b"True ");
-        assert!(parse(&fortran).unwrap_err().contains("Fortran"));
+        assert!(parse(&fortran).unwrap_err().to_string().contains("Fortran"));
         let mut complex = to_bytes(&d, &[2]).unwrap();
         let pos = complex.windows(3).position(|w| w == b"<f8").unwrap();
         complex[pos + 1] = b'c';
-        assert!(parse(&complex).unwrap_err().contains("not supported"));
+        assert!(parse(&complex)
+            .unwrap_err()
+            .to_string()
+            .contains("not supported"));
     }
 }

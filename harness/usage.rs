@@ -25,6 +25,9 @@ commands:
                               the run history in SQLite: trends in commit order, drift
   calibrate [--reps N] [--out FILE.md] [--suites DIR] [--durations LIST]
                               accuracy, false alarms, sensitivity and cost, on a GPU
+  sass [FILTER] [--json] [--base REV|FOLDER]
+                              the kernels' SASS and code identities; with --base, the kernels
+                              whose code changed, with a diff (no GPU)
   help <command>              what a command does and takes
 
 options: --help, --version; harness options are KERNELGATE_* variables (`kernelgate help run`)";
@@ -123,6 +126,7 @@ options:
 
 Exit 0: done, no drift; 1: drift (--check); 2: bad input."
         }
+        "sass" => SASS,
         "help" => "usage: kernelgate help <command>",
         _ => return None,
     })
@@ -148,7 +152,7 @@ options (environment variables):
   KERNELGATE_REQUIRE_NVRTC=1     no NVRTC fails the compile trials
   KERNELGATE_REQUIRE_BASELINE=1  a trial without a comparable baseline fails
   KERNELGATE_STRICT=1            a trial still inconclusive after re-measuring fails
-  KERNELGATE_ARCH=sm_90          NVRTC target when no GPU says which
+  KERNELGATE_ARCH=sm_90          NVRTC target when no GPU says which (a list for `sass`)
   KERNELGATE_CUDA_INCLUDE=DIRS   CUDA headers (cuda_fp16.h, cub/) when not found by itself
   KERNELGATE_CACHE=DIR           compile cache (default target/kernelgate-cache)
   KERNELGATE_TIMEOUT=SECONDS     per trial, before its worker is stopped (default 120)
@@ -168,6 +172,30 @@ An unknown KERNELGATE_* variable is an error naming the closest known one.
 
 exit codes: 0 passed; 1 performance (a regression or a limit); 101 correctness (a wrong output,
 a fault, a time-out); 2 infrastructure or bad input (suite file, variable, arguments).";
+
+const SASS: &str = "\
+usage: kernelgate sass [FILTER] [--json]
+       kernelgate sass --base REV|FOLDER [FILTER]
+
+Without a GPU: compiles the suites' kernels with NVRTC (through the compile cache) and prints
+the SASS of every kernel whose suite::kernel name contains FILTER, addresses and encodings
+stripped, branch targets as labels, with its code identity (a hash of the machine code, the
+constant data and the attributes it runs with; docs/sass.md) and its registers, shared, local
+and stack bytes.
+
+options:
+  --json               the code identities as JSON instead of the SASS (no nvdisasm needed)
+  --base REV|FOLDER    compare with a git revision (extracted with git archive, the working
+                       tree untouched) or a folder of the base's suites: list the kernels
+                       whose code identity differs, each with its resource changes, its
+                       instruction-mix deltas by class and a diff of its SASS; new and gone
+                       kernels named, unchanged ones counted
+KERNELGATE_SUITES, KERNELGATE_CACHE and KERNELGATE_ARCH apply; KERNELGATE_ARCH may be a list
+(sm_90,sm_100): each architecture in turn. Needs NVRTC, and nvdisasm (PATH, $CUDA_HOME/bin,
+/usr/local/cuda/bin, or the PyPI wheel nvidia-cuda-nvdisasm under target/cuda-tools).
+
+exit codes: 0 done; 1 a kernel does not compile; 2 bad input (no NVRTC or nvdisasm, an
+unusable base or module).";
 
 const LINT: &str = "\
 usage: kernelgate lint
@@ -192,6 +220,7 @@ mod tests {
             "report",
             "history",
             "calibrate",
+            "sass",
             "help",
         ] {
             assert!(OVERVIEW.contains(&format!("  {name}")), "{name}");

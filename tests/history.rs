@@ -5,6 +5,8 @@
 //! `kernelgate history` exit codes 0 / 1 / 2 end to end.
 
 mod common;
+#[path = "common/repo.rs"]
+mod repo;
 
 use common::synthetic;
 use kernelgate::history::drift::trends;
@@ -14,6 +16,7 @@ use kernelgate::stats::changepoint::Options;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Normal};
+use repo::{git, text};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -261,32 +264,9 @@ fn import_and_bad_input() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read `no-such.json`"));
 }
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args([
-            "-c",
-            "user.name=kernelgate",
-            "-c",
-            "user.email=kg@example.com",
-        ])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
-
 /// A repository of `n` commits, oldest first.
 fn repository(name: &str, n: usize) -> (PathBuf, Vec<String>) {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = repo::scratch("history", name);
     git(&dir, &["init", "-q", "-b", "main"]);
     for i in 0..n {
         git(
@@ -307,13 +287,9 @@ fn repository(name: &str, n: usize) -> (PathBuf, Vec<String>) {
     (dir, commits)
 }
 
+/// `kernelgate ARGS` in `dir`, with no `KERNELGATE_*` variable from outside.
 fn kernelgate_in(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kernelgate"))
-        .current_dir(dir)
-        .args(args)
-        .env_remove("KERNELGATE_HISTORY")
-        .output()
-        .unwrap()
+    repo::kernelgate(dir, args, &[])
 }
 
 /// Twelve results files of twelve commits, the first four run last (a backfill), imported in
@@ -342,12 +318,7 @@ fn imported_in_random_order_read_in_commit_order() {
     args.extend(files.iter().map(|f| f.to_str().unwrap()));
     args.extend(["--db", db.to_str().unwrap()]);
     let out = kernelgate_in(&repo, &args);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
 
     let html = repo.join("trend.html");
     let out = kernelgate_in(

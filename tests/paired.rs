@@ -1,35 +1,15 @@
 //! Paired mode's set-up without a GPU: the base revision's suites come out of git (the working
 //! tree untouched), and every way the base cannot be used is exit 2 with what to run.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+#[path = "common/repo.rs"]
+mod repo;
+
+use repo::{git, kernelgate, text};
+use std::path::PathBuf;
+use std::process::Command;
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join("paired")
-        .join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let o = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).trim().to_string()
+    repo::scratch("paired", name)
 }
 
 /// A repository with the saxpy suite in `suites/`, two commits: the second changes the kernel.
@@ -47,27 +27,6 @@ fn repository(name: &str) -> PathBuf {
     std::fs::write(&cu, format!("// the candidate\n{text}")).unwrap();
     git(&dir, &["commit", "-q", "-am", "candidate"]);
     dir
-}
-
-fn kernelgate(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kernelgate"));
-    cmd.current_dir(dir).args(args);
-    for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("KERNELGATE_")) {
-        cmd.env_remove(k);
-    }
-    cmd.env("CUDA_VISIBLE_DEVICES", "").env_remove("CI");
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    cmd.output().unwrap()
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 #[test]

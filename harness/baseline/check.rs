@@ -1,7 +1,8 @@
 //! `check_dir`: every stored baseline file parsed and validated, for `kernelgate lint` — so a
 //! corrupted or hand-edited baseline fails GPU-less CI, not the first run on a GPU.
 
-use super::{load, BaselineFile};
+use super::entry::BaselineFile;
+use super::file::load;
 use std::path::{Path, PathBuf};
 
 /// What `check_dir` found: the files that are usable, and a message per file that is not.
@@ -112,14 +113,14 @@ mod tests {
     fn a_run_with_a_broken_sample_is_named() {
         let tmp = std::env::temp_dir().join(format!("kg-baseline-runs-{}", std::process::id()));
         let (good, _) = &check_dir(Path::new("baselines")).files[0];
-        let mut file = super::super::load(good).unwrap().unwrap();
+        let mut file = super::super::file::load(good).unwrap().unwrap();
         let (name, entry) = file.trials.iter_mut().next().unwrap();
         let name = name.clone();
         let mut run = entry.runs[0].clone();
         run.time_samples[0] = -1.0;
         entry.add_run(run);
         let path = tmp.join("some-gpu").join(format!("{}.json", file.suite));
-        super::super::save(&path, &file).unwrap();
+        super::super::file::save(&path, &file).unwrap();
         let checked = check_dir(&tmp);
         assert_eq!(checked.errors.len(), 1, "{:?}", checked.errors);
         assert!(

@@ -1,7 +1,9 @@
 //! `load`, `save`: reading and writing baseline files — the format check on read (with
 //! advice), the migration of format 1 (entries without runs) to format 2, and atomic writes.
 
-use super::{json, BaselineFile, FORMAT, OLDEST_FORMAT};
+use super::entry::{BaselineFile, FORMAT, OLDEST_FORMAT};
+use super::fingerprint::Fingerprint;
+use super::json;
 use std::path::{Path, PathBuf};
 
 /// Why a baseline file cannot be used: each names the file and says what to do.
@@ -57,6 +59,22 @@ pub enum BaselineError {
     },
 }
 
+/// A file that could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    /// The OS refused: the folder, the temporary file, or the rename.
+    #[error("cannot write `{}`: {source}", .path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The OS's reason.
+        source: std::io::Error,
+    },
+    /// The value could not be encoded as JSON.
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+}
+
 /// Reads a baseline file: `Ok(None)` when there is none; an error, naming the file and saying
 /// what to do, when it cannot be used.
 pub fn load(path: &Path) -> Result<Option<BaselineFile>, BaselineError> {
@@ -105,21 +123,24 @@ pub fn load(path: &Path) -> Result<Option<BaselineFile>, BaselineError> {
 
 /// Writes `file` atomically (as `FORMAT`): a temporary file beside it, flushed to disk, then
 /// renamed over it. An entry without runs is written as one run of unknown origin.
-pub fn save(path: &Path, file: &BaselineFile) -> Result<(), String> {
+pub fn save(path: &Path, file: &BaselineFile) -> Result<(), WriteError> {
     let mut file = file.clone();
     file.format = FORMAT;
     for entry in file.trials.values_mut() {
         entry.ensure_runs();
     }
-    let value = serde_json::to_value(&file).map_err(|e| e.to_string())?;
+    let value = serde_json::to_value(&file)?;
     write_atomically(path, json::pretty(&value).as_bytes())
 }
 
 /// Writes `bytes` to `path` through a temporary file and a rename: readers see the old file
 /// or the new one, never half of one.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
     use std::io::Write;
-    let fail = |e: std::io::Error| format!("cannot write `{}`: {e}", path.display());
+    let fail = |source: std::io::Error| WriteError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(fail)?;
     }
@@ -140,11 +161,32 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
     result.map_err(fail)
 }
 
+/// Where a suite's baseline for a device lives.
+pub fn path(dir: &Path, device: &Fingerprint, suite: &str) -> PathBuf {
+    dir.join(device.slug()).join(format!("{suite}.json"))
+}
+
+/// Devices other than `slug` that have a baseline of `suite`, for "recorded on" messages.
+pub fn recorded_elsewhere(dir: &Path, suite: &str, slug: &str) -> Vec<Fingerprint> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<Fingerprint> = entries
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy() != slug)
+        .filter_map(|e| load(&e.path().join(format!("{suite}.json"))).ok().flatten())
+        .map(|b| b.device)
+        .collect();
+    out.sort_by_key(Fingerprint::slug);
+    out
+}
+
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{device, entry};
-    use super::super::{path, Origin};
     use super::*;
+    use crate::baseline::entry::tests::entry_at as entry;
+    use crate::baseline::fingerprint::tests::device;
+    use crate::baseline::runs::Origin;
     use std::collections::BTreeMap;
 
     #[test]

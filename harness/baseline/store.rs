@@ -1,7 +1,9 @@
 //! `BaselineStore`: the stored baselines of one run's suites on one device, read once per run
 //! and handed to the regime lookup, the judge and bless.
 
-use super::{load, path, recorded_elsewhere, BaselineError, BaselineFile, Entry, Fingerprint};
+use super::entry::{BaselineFile, Entry};
+use super::file::{load, path, recorded_elsewhere, BaselineError};
+use super::fingerprint::Fingerprint;
 use crate::measure::Regime;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -16,9 +16,9 @@
 //!   for its set (`check::timed_check`): a kernel that skipped work in timed launches (a
 //!   launch counter) fails.
 
+use super::failure::Failure;
 use super::input_set::InputSet;
 use super::kernels::{encode, Kernels, Span, SPAN_BYTES};
-use super::verify::Failure;
 use crate::device::{DeviceBuffer, DeviceError, Gpu};
 use crate::report::bytes;
 use crate::suite::{Role, Suite};

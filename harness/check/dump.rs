@@ -2,9 +2,25 @@
 //! (`KERNELGATE_DUMP=dir`), so that the failing case can be opened in NumPy.
 
 use crate::dtype::HostData;
-use crate::npy;
+use crate::npy::{self, NpyError};
 use crate::suite::Suite;
 use std::path::{Path, PathBuf};
+
+/// Why a failing trial could not be written out.
+#[derive(Debug, thiserror::Error)]
+pub enum DumpError {
+    /// A folder or file could not be written.
+    #[error("`{}`: {source}", .path.display())]
+    Io {
+        /// The folder or file.
+        path: PathBuf,
+        /// The OS's reason.
+        source: std::io::Error,
+    },
+    /// An array has no `.npy` form.
+    #[error(transparent)]
+    Npy(#[from] NpyError),
+}
 
 /// The variable naming the folder failing trials are written to.
 pub const DUMP_ENV: &str = "KERNELGATE_DUMP";
@@ -42,10 +58,14 @@ pub fn folder_name(trial: &str) -> String {
 
 /// Writes `f` under `dir/<trial>/seed-<seed>/` as `<buffer>.npy` (initial contents),
 /// `<buffer>.expected.npy` and `<buffer>.actual.npy`; returns the folder.
-pub fn write(dir: &Path, suite: &Suite, f: &Failing) -> Result<PathBuf, String> {
+pub fn write(dir: &Path, suite: &Suite, f: &Failing) -> Result<PathBuf, DumpError> {
     let trial = folder_name(&suite.trial_name(f.case, f.kernel));
     let folder = dir.join(trial).join(format!("seed-{}", f.seed));
-    std::fs::create_dir_all(&folder).map_err(|e| format!("`{}`: {e}", folder.display()))?;
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| DumpError::Io { path, source }
+    };
+    std::fs::create_dir_all(&folder).map_err(io(&folder))?;
     for (i, b) in suite.buffers.iter().enumerate() {
         let files = [
             (format!("{}.npy", b.name), f.inputs.get(i)),
@@ -56,7 +76,7 @@ pub fn write(dir: &Path, suite: &Suite, f: &Failing) -> Result<PathBuf, String> 
             let Some(Some(data)) = data else { continue };
             let bytes = npy::to_bytes(data, &[data.len()])?;
             let path = folder.join(name);
-            std::fs::write(&path, bytes).map_err(|e| format!("`{}`: {e}", path.display()))?;
+            std::fs::write(&path, bytes).map_err(io(&path))?;
         }
     }
     Ok(folder)

@@ -5,9 +5,9 @@
 //! Issue 11: generating and transferring inputs was most of the check's time.
 
 use super::device_fill::{fill, form};
+use super::failure::Failure;
 use super::inputs::{generate, generate_buffer, stream};
 use super::kernels::Kernels;
-use super::verify::Failure;
 use crate::device::{DeviceBuffer, Gpu};
 use crate::dtype::{DType, HostData};
 use crate::suite::{Role, Suite};
@@ -37,7 +37,7 @@ impl InputSet {
         if let Some(h) = self.host.get() {
             return Ok(h);
         }
-        let h = generate(suite, self.case, self.seed).map_err(Failure::Wrong)?;
+        let h = generate(suite, self.case, self.seed)?;
         Ok(self.host.get_or_init(|| h))
     }
 
@@ -74,9 +74,7 @@ impl InputSet {
         match self.host.get() {
             Some(h) => gpu.upload(buf, &h[i].as_ref().expect("initialized").bytes)?,
             None => {
-                let data = generate_buffer(suite, self.case, self.seed, i)
-                    .map_err(Failure::Wrong)?
-                    .expect("initialized");
+                let data = generate_buffer(suite, self.case, self.seed, i)?.expect("initialized");
                 gpu.upload(buf, &data.bytes)?;
             }
         }
@@ -137,9 +135,9 @@ impl InputSet {
             let same = match self.host.get() {
                 Some(h) => h[i].as_ref().is_some_and(|d| d.bytes == now),
                 // This buffer alone, not the whole set.
-                None => generate_buffer(suite, self.case, self.seed, i)
-                    .map_err(Failure::Wrong)?
-                    .is_some_and(|d| d.bytes == now),
+                None => {
+                    generate_buffer(suite, self.case, self.seed, i)?.is_some_and(|d| d.bytes == now)
+                }
             };
             if !same {
                 return Ok(Some(i));

@@ -1,9 +1,10 @@
 //! `generate`: the host data each buffer starts with for one set of seeded inputs.
 
 use super::counter;
+use super::failure::InputError;
 use super::narrow::store;
 use crate::dtype::HostData;
-use crate::npy;
+use crate::npy::{self, NpyError};
 use crate::suite::{Init, Suite};
 use rayon::prelude::*;
 
@@ -14,7 +15,11 @@ const CHUNK: usize = 1 << 16;
 /// Initial contents of every buffer for `case` and `seed`: `Some` for inputs and inouts,
 /// `None` for outputs (which are poisoned instead). Each buffer has its own streams of random
 /// numbers, so adding a buffer does not change the others' values.
-pub fn generate(suite: &Suite, case: usize, seed: u64) -> Result<Vec<Option<HostData>>, String> {
+pub fn generate(
+    suite: &Suite,
+    case: usize,
+    seed: u64,
+) -> Result<Vec<Option<HostData>>, InputError> {
     (0..suite.buffers.len())
         .map(|i| generate_buffer(suite, case, seed, i))
         .collect()
@@ -31,13 +36,29 @@ pub fn generate_buffer(
     case: usize,
     seed: u64,
     i: usize,
-) -> Result<Option<HostData>, String> {
+) -> Result<Option<HostData>, InputError> {
     let b = &suite.buffers[i];
     let Some(init) = &b.init else { return Ok(None) };
     let len = suite.cases[case].lens[i];
-    let data = fill(init, b.dtype, len, stream(seed, i))
-        .map_err(|e| format!("buffer `{}`: {e}", b.name))?;
+    let data = fill(init, b.dtype, len, stream(seed, i)).map_err(|e| match e {
+        Unusable::Npy(source) => InputError::Npy {
+            buffer: b.name.clone(),
+            source,
+        },
+        Unusable::Changed(path) => InputError::Changed {
+            buffer: b.name.clone(),
+            path,
+        },
+    })?;
     Ok(Some(data))
+}
+
+/// Why a `.npy` init cannot fill its buffer (the buffer is named by the caller).
+enum Unusable {
+    /// The file cannot be read.
+    Npy(NpyError),
+    /// The file no longer has the buffer's length or type.
+    Changed(std::path::PathBuf),
 }
 
 /// `len` values of `init` for one buffer's random `stream`.
@@ -46,7 +67,7 @@ fn fill(
     dtype: crate::dtype::DType,
     len: usize,
     stream: u64,
-) -> Result<HostData, String> {
+) -> Result<HostData, Unusable> {
     Ok(match init {
         // Every seeded form is counter-based (`check::counter`): element `i` is a function of
         // `(stream, i)` alone, and `check::device_fill` computes the same bits on the device.
@@ -74,12 +95,9 @@ fn fill(
         Init::Constant(c) => store(dtype, (0..len).map(|_| *c)),
         Init::Iota { start, step } => store(dtype, (0..len).map(|k| start + step * k as f64)),
         Init::Npy(path) => {
-            let a = npy::read(path).map_err(|e| e.to_string())?;
+            let a = npy::read(path).map_err(Unusable::Npy)?;
             if a.data.len() != len || a.data.dtype != dtype {
-                return Err(format!(
-                    "`{}` changed since the suite was loaded",
-                    path.display()
-                ));
+                return Err(Unusable::Changed(path.clone()));
             }
             a.data
         }

@@ -10,8 +10,9 @@
 //!   partials come back, and only a failure transfers more (for its message).
 
 use crate::device::compile::{self, CompileRequest};
-use crate::device::{DeviceBuffer, DeviceError, Function, Gpu, KernelArg, LaunchDims, Module};
+use crate::device::{DeviceBuffer, DeviceError, Function, Gpu, KernelArg, LaunchDims};
 use crate::dtype::DType;
+use crate::failure::TrialFailure;
 use crate::suite::Tolerance;
 
 /// The kernels' CUDA source. `kg_excess` is `check::compare::excess` line by line.
@@ -261,13 +262,11 @@ pub struct Kernels {
     /// `kernelgate_fill` (see `check::device_fill`).
     pub(super) fill: Function,
     partials: DeviceBuffer,
-    // Last: the functions must not outlive their module.
-    _module: Module,
 }
 
 impl Kernels {
     /// Compiles (through the cache) and loads the kernels for this device.
-    pub fn load(gpu: &Gpu, cache_dir: Option<&std::path::Path>) -> Result<Kernels, String> {
+    pub fn load(gpu: &Gpu, cache_dir: Option<&std::path::Path>) -> Result<Kernels, TrialFailure> {
         let entries: Vec<String> = ENTRIES.iter().map(|e| e.to_string()).collect();
         // No contraction into FMAs: `kg_excess` must round as `compare::excess` does.
         let options = ["--fmad=false".to_string()];
@@ -280,9 +279,11 @@ impl Kernels {
             entries: &entries,
             arch: &gpu.info.arch(),
         };
-        let c = compile::compile(&req, cache_dir)
-            .map_err(|e| format!("the harness's check kernels: {e}"))?;
-        let device = |e: DeviceError| format!("the harness's check kernels: {e}");
+        let harness = |e: &dyn std::fmt::Display| {
+            TrialFailure::Harness(format!("the harness's check kernels: {e}"))
+        };
+        let c = compile::compile(&req, cache_dir).map_err(|e| harness(&e))?;
+        let device = |e: DeviceError| harness(&e);
         let module = gpu.load(&c.cubin).map_err(device)?;
         Ok(Kernels {
             prepare: module.function(&c.lowered[0]).map_err(device)?,
@@ -291,7 +292,6 @@ impl Kernels {
             partials: gpu
                 .alloc_plain(COMPARE_BLOCKS * PARTIAL_BYTES)
                 .map_err(device)?,
-            _module: module,
         })
     }
 

@@ -5,6 +5,27 @@
 use crate::device::DeviceInfo;
 use crate::report::rate;
 
+/// A measured rate above what the device can do.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Implausible {
+    /// More bytes per second than the device's memory can move.
+    #[error("achieved {} is above this device's peak memory bandwidth of {}: either `bytes` in [bench] overstates what the kernel moves, or the kernel skipped work", rate(*.achieved, "B/s"), rate(*.peak, "B/s"))]
+    Bandwidth {
+        /// Bytes per second measured.
+        achieved: f64,
+        /// The device's peak.
+        peak: f64,
+    },
+    /// More operations per second than any arithmetic of the device.
+    #[error("achieved {} is above any arithmetic rate of this device ({}, {FLOPS_OVER_FP32}× its FP32 peak): either `flops` in [bench] overstates what the kernel computes, or the kernel skipped work", rate(*.achieved, "FLOP/s"), rate(*.peak, "FLOP/s"))]
+    Arithmetic {
+        /// Operations per second measured.
+        achieved: f64,
+        /// `FLOPS_OVER_FP32` times the FP32 peak.
+        peak: f64,
+    },
+}
+
 /// Measurement slack over the peak from the device's attributes (the memory clock the
 /// driver reports is rounded; sustained copies reach about 90% of it).
 pub const BANDWIDTH_SLACK: f64 = 1.05;
@@ -23,7 +44,7 @@ pub fn plausible(
     seconds: f64,
     device: &DeviceInfo,
     from_dram: bool,
-) -> Result<(), String> {
+) -> Result<(), Implausible> {
     if seconds.is_nan() || seconds <= 0.0 {
         return Ok(());
     }
@@ -31,22 +52,14 @@ pub fn plausible(
     if let (Some(b), true, true) = (bytes, from_dram, peak > 0.0) {
         let achieved = b / seconds;
         if achieved > BANDWIDTH_SLACK * peak {
-            return Err(format!(
-                "achieved {} is above this device's peak memory bandwidth of {}: either `bytes` in [bench] overstates what the kernel moves, or the kernel skipped work",
-                rate(achieved, "B/s"),
-                rate(peak, "B/s")
-            ));
+            return Err(Implausible::Bandwidth { achieved, peak });
         }
     }
     let peak = device.peak_fp32_flops() * FLOPS_OVER_FP32;
     if let (Some(f), true) = (flops, peak > 0.0) {
         let achieved = f / seconds;
         if achieved > peak {
-            return Err(format!(
-                "achieved {} is above any arithmetic rate of this device ({}, {FLOPS_OVER_FP32}× its FP32 peak): either `flops` in [bench] overstates what the kernel computes, or the kernel skipped work",
-                rate(achieved, "FLOP/s"),
-                rate(peak, "FLOP/s")
-            ));
+            return Err(Implausible::Arithmetic { achieved, peak });
         }
     }
     Ok(())
@@ -63,7 +76,9 @@ mod tests {
     #[test]
     fn bandwidth_above_peak_fails_with_both_figures() {
         // 3.352e12 B/s peak; 12 MB in 3 µs is 4 TB/s.
-        let e = plausible(Some(12e6), None, 3e-6, &h100(), true).unwrap_err();
+        let e = plausible(Some(12e6), None, 3e-6, &h100(), true)
+            .unwrap_err()
+            .to_string();
         assert!(
             e.starts_with(
                 "achieved 4.00 TB/s is above this device's peak memory bandwidth of 3.35 TB/s"

@@ -2,10 +2,11 @@
 //! and reused for every kernel of the suite (issue 11: the reference re-ran for every kernel
 //! and seed, and correctness was most of a run's time).
 
+use super::failure::Failure;
 use super::input_set::InputSet;
 use super::kernels::Kernels;
+use super::run::run_once;
 use super::vacuous::{vacuous, Vacuous};
-use super::verify::{run_once, Failure};
 use crate::device::{DeviceBuffer, Function, Gpu};
 use crate::dtype::HostData;
 use crate::suite::Suite;

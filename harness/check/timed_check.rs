@@ -5,9 +5,9 @@
 
 use super::compare::compare;
 use super::copies::Copies;
+use super::failure::Failure;
 use super::kernels::{Comparison, Kernels};
 use super::reference::Outputs;
-use super::verify::Failure;
 use crate::device::{DeviceBuffer, Gpu};
 use crate::dtype::HostData;
 use crate::suite::{Role, Suite};

@@ -4,182 +4,14 @@
 //! read back after every run and must be unchanged.
 
 use super::compare::compare;
+use super::failure::{Failure, InputError};
 use super::input_set::InputSet;
 use super::kernels::Kernels;
 use super::reference::References;
-use crate::device::{DeviceBuffer, DeviceError, Function, Gpu, KernelArg, LaunchDims};
-use crate::dtype::HostData;
+use super::run::{download_outputs, run_checked};
+use crate::device::{DeviceBuffer, Function, Gpu};
 use crate::npy;
-use crate::suite::{ArgValue, Launch, Role, Suite};
-
-/// Why a trial failed.
-#[derive(Debug)]
-pub enum Failure {
-    /// The kernel computed something wrong.
-    Wrong(String),
-    /// Any other failure, already typed where it happened.
-    Trial(crate::failure::TrialFailure),
-    /// A CUDA call failed.
-    Device(DeviceError),
-}
-
-impl Failure {
-    /// The typed failure the worker reports: driver errors by their code.
-    pub fn into_trial(self) -> crate::failure::TrialFailure {
-        use crate::device::ErrorKind;
-        use crate::failure::TrialFailure as T;
-        match self {
-            Failure::Wrong(m) => T::WrongOutput(m),
-            Failure::Trial(t) => t,
-            Failure::Device(e) => match e.kind() {
-                ErrorKind::OutOfMemory => T::OutOfMemory(e.to_string()),
-                ErrorKind::ResourceLimit => T::ResourceLimit(e.to_string()),
-                ErrorKind::Other => T::Fault(e.fault()),
-            },
-        }
-    }
-}
-
-impl From<DeviceError> for Failure {
-    fn from(e: DeviceError) -> Failure {
-        Failure::Device(e)
-    }
-}
-
-/// Queues one launch of `f` with the case's buffers and the kernel's scratch buffers.
-fn launch(
-    gpu: &Gpu,
-    f: &Function,
-    launch: &Launch,
-    bufs: &[DeviceBuffer],
-    scratch: &[DeviceBuffer],
-) -> Result<(), DeviceError> {
-    let args: Vec<KernelArg> = launch
-        .args
-        .iter()
-        .map(|a| match a {
-            ArgValue::Buffer(i) => KernelArg::Buffer(&bufs[*i]),
-            ArgValue::Scratch(i) => KernelArg::Buffer(&scratch[*i]),
-            ArgValue::Scalar(bytes) => KernelArg::Scalar(bytes),
-        })
-        .collect();
-    let dims = LaunchDims {
-        grid: launch.grid,
-        block: launch.block,
-        shared: launch.shared,
-    };
-    gpu.launch(f, dims, &args)
-}
-
-/// Queues one run of kernel `k` in `case`: its scratch buffers allocated on the stream, its
-/// launches in order (`funcs` holds one function per launch), then the scratch freed on the
-/// stream.
-pub fn run_op(
-    gpu: &Gpu,
-    suite: &Suite,
-    case: usize,
-    k: usize,
-    funcs: &[Function],
-    bufs: &[DeviceBuffer],
-) -> Result<(), DeviceError> {
-    let c = &suite.cases[case];
-    let scratch: Vec<DeviceBuffer> = suite.kernels[k]
-        .scratch
-        .iter()
-        .zip(&c.scratch_lens[k])
-        .map(|(s, len)| gpu.alloc(len * s.dtype.size()))
-        .collect::<Result<_, _>>()?;
-    for (f, l) in funcs.iter().zip(&c.launches[k]) {
-        launch(gpu, f, l, bufs, &scratch)?;
-    }
-    Ok(())
-}
-
-/// Runs kernel `k` once on `inputs` (written by the device's generator where it can, see
-/// `InputSet`), checks its inputs unchanged, and returns what it left in every output buffer.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn run_once(
-    gpu: &Gpu,
-    suite: &Suite,
-    case: usize,
-    k: usize,
-    funcs: &[Vec<Function>],
-    bufs: &[DeviceBuffer],
-    inputs: &InputSet,
-    kernels: Option<&Kernels>,
-) -> Result<Vec<Option<HostData>>, Failure> {
-    run_checked(gpu, suite, case, k, funcs, bufs, inputs, kernels)?;
-    download_outputs(gpu, suite, bufs)
-}
-
-/// Runs kernel `k` once on `inputs` and checks its inputs unchanged; its outputs stay on the
-/// device.
-#[allow(clippy::too_many_arguments)]
-fn run_checked(
-    gpu: &Gpu,
-    suite: &Suite,
-    case: usize,
-    k: usize,
-    funcs: &[Vec<Function>],
-    bufs: &[DeviceBuffer],
-    inputs: &InputSet,
-    kernels: Option<&Kernels>,
-) -> Result<(), Failure> {
-    inputs.upload(gpu, kernels, suite, bufs)?;
-    run_op(gpu, suite, case, k, &funcs[k], bufs)?;
-    gpu.synchronize()?;
-    if let Some(i) = inputs.changed(gpu, kernels, suite, bufs)? {
-        let b = &suite.buffers[i];
-        let now = HostData {
-            dtype: b.dtype,
-            bytes: gpu.download(&bufs[i])?,
-        };
-        let before = inputs.host(suite)?[i]
-            .as_ref()
-            .expect("inputs are initialized");
-        if now.bytes == before.bytes {
-            return Err(Failure::Trial(crate::failure::TrialFailure::Harness(
-                format!(
-                    "input `{}` compared changed on the device and unchanged on the host",
-                    b.name
-                ),
-            )));
-        }
-        let differs = |j: &usize| now.bytes_of(*j) != before.bytes_of(*j);
-        let first = (0..now.len()).find(differs).unwrap_or(0);
-        let changed = (0..now.len()).filter(differs).count();
-        return Err(Failure::Trial(crate::failure::TrialFailure::InputWritten(format!(
-            "kernel `{}` changed input `{}`: {changed} of {} elements, first at index {first} ({} became {}); declare it `role = \"inout\"` if the kernel writes it",
-            suite.kernels[k].name,
-            b.name,
-            now.len(),
-            before.show(first),
-            now.show(first)
-        ))));
-    }
-    Ok(())
-}
-
-/// What `bufs` hold, for every buffer but the inputs.
-fn download_outputs(
-    gpu: &Gpu,
-    suite: &Suite,
-    bufs: &[DeviceBuffer],
-) -> Result<Vec<Option<HostData>>, Failure> {
-    let mut outputs = Vec::new();
-    for (i, b) in suite.buffers.iter().enumerate() {
-        if b.role == Role::Input {
-            outputs.push(None);
-            continue;
-        }
-        let bytes = gpu.download(&bufs[i])?;
-        outputs.push(Some(HostData {
-            dtype: b.dtype,
-            bytes,
-        }));
-    }
-    Ok(outputs)
-}
+use crate::suite::Suite;
 
 /// Whether every output in `bufs` passes against the reference's outputs `want`, compared on
 /// the device (with the same rules as `compare`).
@@ -259,13 +91,13 @@ pub fn verify(
                     )));
                 }
                 if let (0, Some(path)) = (t, suite.check.golden.get(&i)) {
-                    let golden = npy::read(path)
-                        .map_err(|e| Failure::Wrong(format!("golden `{}`: {e}", path.display())))?;
+                    let golden = npy::read(path).map_err(|source| InputError::GoldenNpy {
+                        path: path.clone(),
+                        source,
+                    })?;
                     if golden.data.len() != out.len() {
-                        return Err(Failure::Wrong(format!(
-                            "golden `{}` changed since the suite was loaded",
-                            path.display()
-                        )));
+                        let path = path.clone();
+                        return Err(InputError::GoldenChanged { path }.into());
                     }
                     if let Err(m) = compare(out, &golden.data, tol) {
                         return Err(Failure::Wrong(format!(

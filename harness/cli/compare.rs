@@ -16,23 +16,31 @@ struct Args {
     allow_device: bool,
 }
 
-fn parse(args: &[String]) -> Result<Args, String> {
+/// What is wrong with `kernelgate compare`'s command line.
+#[derive(Debug, PartialEq, thiserror::Error)]
+enum UsageError {
+    /// A flag compare does not know.
+    #[error("unknown option `{0}`")]
+    UnknownOption(String),
+    /// Not exactly two files.
+    #[error("compare takes two results files, OLD then NEW ({0} given)")]
+    Files(usize),
+}
+
+fn parse(args: &[String]) -> Result<Args, UsageError> {
     let mut a = Args::default();
     let mut files: Vec<PathBuf> = Vec::new();
     for arg in args {
         match arg.as_str() {
             "--all" => a.all = true,
             "--allow-device" => a.allow_device = true,
-            flag if flag.starts_with("--") => return Err(format!("unknown option `{flag}`")),
+            flag if flag.starts_with("--") => return Err(UsageError::UnknownOption(flag.into())),
             file => files.push(file.into()),
         }
     }
     match <[PathBuf; 2]>::try_from(files) {
         Ok([old, new]) => Ok(Args { old, new, ..a }),
-        Err(files) => Err(format!(
-            "compare takes two results files, OLD then NEW ({} given)",
-            files.len()
-        )),
+        Err(files) => Err(UsageError::Files(files.len())),
     }
 }
 
@@ -125,11 +133,11 @@ mod tests {
             }
         );
         assert_eq!(
-            args(&["a.json"]).unwrap_err(),
+            args(&["a.json"]).unwrap_err().to_string(),
             "compare takes two results files, OLD then NEW (1 given)"
         );
         assert_eq!(
-            args(&["--every", "a", "b"]).unwrap_err(),
+            args(&["--every", "a", "b"]).unwrap_err().to_string(),
             "unknown option `--every`"
         );
     }

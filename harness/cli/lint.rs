@@ -15,7 +15,7 @@ pub fn lint() -> ExitCode {
             return crate::exit::code(crate::exit::BAD_INPUT);
         }
     };
-    let suites = match super::load_suites(&config, "kernelgate lint", "") {
+    let suites = match super::suites::load_suites(&config, "kernelgate lint", "") {
         Ok(s) => s,
         Err(code) => return code,
     };
@@ -45,7 +45,7 @@ pub fn lint() -> ExitCode {
     let mut breaches = 0;
     let mut sources = 0;
     for s in &suites {
-        match crate::worker::compile_suite(s, &config.arch, Some(&config.cache)) {
+        match crate::compile_suite::compile_suite(s, &config.arch, Some(&config.cache)) {
             Ok(compiled) => {
                 sources += compiled.len();
                 // The instruction-mix gate (`mix`), at the kernel's line.
@@ -55,15 +55,15 @@ pub fn lint() -> ExitCode {
                     eprintln!("error: {}:{line}:1: {message}", s.path.display());
                 }
             }
-            Err((si, message)) => {
+            Err(e) => {
                 failed += 1;
                 let line = s
                     .kernels
                     .iter()
-                    .position(|k| k.source == si)
+                    .position(|k| k.source == e.source_index)
                     .and_then(|k| s.kernel_lines.get(k).copied())
                     .unwrap_or(1);
-                eprintln!("error: {}:{line}:1: {message}", s.path.display());
+                eprintln!("error: {}:{line}:1: {e}", s.path.display());
             }
         }
     }

@@ -2,13 +2,14 @@
 
 use crate::exit;
 use crate::report::merge::merge;
-use crate::report::results::Results;
+use crate::report::results::{Results, ResultsError};
 use std::path::{Path, PathBuf};
 
 /// The `kernelgate merge OUT.json IN.json...` command; returns the exit code (0, or 2 for
 /// bad input).
 pub fn command(out: &Path, inputs: &[PathBuf]) -> u8 {
-    let loaded: Result<Vec<Results>, String> = inputs.iter().map(|p| Results::load(p)).collect();
+    let loaded: Result<Vec<Results>, ResultsError> =
+        inputs.iter().map(|p| Results::load(p)).collect();
     let merged = loaded
         .and_then(|l| merge(&l))
         .and_then(|m| m.save(out).map(|_| m));

@@ -1,4 +1,4 @@
-//! `main`: the `kernelgate` command line — `run`, `lint`, `compare`, `merge`, `calibrate` — one
+//! `main`: the `kernelgate` command line — `run`, `lint`, `compare`, `merge`, `calibrate`, `sass` — one
 //! module per command. The runner knows nothing of them.
 //!
 //! ```text
@@ -13,49 +13,36 @@
 //!                                      the run history in SQLite: trends and drift
 //! kernelgate calibrate [--reps N] [--out FILE.md]
 //!                                      accuracy, sensitivity and cost, measured on a GPU
+//! kernelgate sass [FILTER] [--json] [--base REV]
+//!                                      the kernels' SASS, code identities, what changed (no GPU)
 //! kernelgate help <command>            what a command does (also `<command> --help`)
 //! ```
+//!
+//! **The parser (issue 21's choice: move to `clap`).** Today each command parses its own
+//! arguments by hand and `usage.rs` holds the help text apart from them. That was right for
+//! five commands with a few flags; it is not for what is coming: issue 20 wants "did you mean"
+//! for every command *and* every flag, and `sass` and `bisect` are on their way. `clap` (derive)
+//! gives that from one definition per command — suggestions for misspelt commands and flags,
+//! help generated from the same structs that parse (so help and parser cannot drift apart),
+//! shell completions through `clap_complete`, and usage errors with exit code 2, as ours — and
+//! it is what nextest, our model for the CLI, uses. What must carry over: `run`'s arguments go
+//! to libtest-mimic untouched (a trailing var-arg), harness options stay `KERNELGATE_*`
+//! variables (the perf binary is not parsed by clap at all), and the messages tests pin down
+//! are updated in that change. The move is issue 20's, which owns the command line's wording;
+//! this refactor keeps every message as it was.
 
 pub mod calibrate;
 pub mod compare;
 pub mod lint;
 pub mod merge;
 pub mod run;
+pub mod sass;
+mod suites;
 
 use crate::exit;
 use std::process::ExitCode;
 
 const USAGE: &str = "usage: kernelgate <command> [arguments]; `kernelgate --help` lists them";
-
-/// Loads every suite under `config.suites` for command `what` (`kernelgate lint`,
-/// `kernelgate`): every problem (followed by `then`) and warning printed, and an empty folder
-/// refused unless `KERNELGATE_ALLOW_EMPTY=1`; `Err` is the exit code.
-pub(crate) fn load_suites(
-    config: &crate::config::Config,
-    what: &str,
-    then: &str,
-) -> Result<Vec<crate::suite::Suite>, ExitCode> {
-    let suites = match crate::suite::load_dir(&config.suites) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("{e}");
-            eprintln!(
-                "{what}: {} problem(s) in the suite files{then}",
-                e.diagnostics.len()
-            );
-            return Err(exit::code(exit::BAD_INPUT));
-        }
-    };
-    suites
-        .iter()
-        .flat_map(|s| &s.warnings)
-        .for_each(|w| eprintln!("warning: {w}"));
-    if let Err(e) = config.check_found(suites.len()) {
-        eprintln!("error: {e}");
-        return Err(exit::code(exit::BAD_INPUT));
-    }
-    Ok(suites)
-}
 
 /// The `kernelgate` binary's entry point.
 pub fn main() -> ExitCode {
@@ -84,6 +71,7 @@ pub fn main() -> ExitCode {
         Some("report") => crate::html::command(&args.collect::<Vec<_>>()),
         Some("history") => crate::history::command(&args.collect::<Vec<_>>()),
         Some("calibrate") => calibrate::calibrate(&args.collect::<Vec<_>>()),
+        Some("sass") => sass::sass(&args.collect::<Vec<_>>()),
         Some("merge") => {
             let files: Vec<std::path::PathBuf> = args.map(Into::into).collect();
             match files.split_first() {
@@ -98,7 +86,7 @@ pub fn main() -> ExitCode {
         }
         other => {
             eprintln!(
-                "error: unknown command {} (commands: run, lint, compare, merge, report, history, calibrate, help)\n{USAGE}",
+                "error: unknown command {} (commands: run, lint, compare, merge, report, history, calibrate, sass, help)\n{USAGE}",
                 other
                     .map(|o| format!("`{o}`"))
                     .unwrap_or_else(|| "(none)".into())

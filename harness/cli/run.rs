@@ -42,7 +42,7 @@ pub fn run(args: impl Iterator<Item = String>) -> ExitCode {
         eprintln!("error: KERNELGATE_BLESS is refused when `CI` is set: baselines are recorded on purpose, by a person, and reviewed (unset CI to bless locally)");
         return exit::code(exit::BAD_INPUT);
     }
-    let suites = match super::load_suites(&config, "kernelgate", "; nothing was run") {
+    let suites = match super::suites::load_suites(&config, "kernelgate", "; nothing was run") {
         Ok(s) => s,
         Err(code) => return code,
     };
@@ -54,7 +54,7 @@ pub fn run(args: impl Iterator<Item = String>) -> ExitCode {
             return exit::code(exit::BAD_INPUT);
         }
         Some(rev) => {
-            let work = config.cache.with_file_name("kernelgate-base");
+            let work = config.base_dir();
             match crate::paired::load(rev, &config.suites, &work, &suites) {
                 Ok(b) => Some(b),
                 Err(e) => {
@@ -215,7 +215,7 @@ fn execute(
     plan: &[Planned],
     selected: &[usize],
     progress: bool,
-) -> Result<Ran, String> {
+) -> Result<Ran, crate::worker::pool::MixedGpus> {
     let pool = WorkerPool::new(config, suites, base.map_or(&[][..], |b| &b.suites));
     pool.same_kind_of_gpu()?;
     let runner = Runner {
@@ -290,28 +290,25 @@ fn libtest_trials(
 pub fn write_reports(config: &Config, results: &Results) -> bool {
     use crate::report::{annotations, junit, markdown};
     let mut ok = true;
-    let mut check = |what: &str, r: Result<(), String>| {
+    // Each writer's own typed error, printed.
+    fn check<E: std::fmt::Display>(ok: &mut bool, what: &str, r: Result<(), E>) {
         if let Err(e) = r {
             eprintln!("error: cannot write the {what}: {e}");
-            ok = false;
+            *ok = false;
         }
-    };
+    }
     if let Some(path) = &config.results {
-        check("results file", results.save(path));
+        check(&mut ok, "results file", results.save(path));
     }
     if let Some(path) = &config.junit {
-        check(
-            "JUnit report",
-            crate::baseline::write_atomically(path, junit::render(results).as_bytes()),
-        );
+        let written = crate::baseline::write_atomically(path, junit::render(results).as_bytes());
+        check(&mut ok, "JUnit report", written);
     }
     let summary = (config.markdown.is_some() || config.step_summary.is_some())
         .then(|| markdown::render(results));
     if let (Some(path), Some(text)) = (&config.markdown, &summary) {
-        check(
-            "Markdown summary",
-            crate::baseline::write_atomically(path, text.as_bytes()),
-        );
+        let written = crate::baseline::write_atomically(path, text.as_bytes());
+        check(&mut ok, "Markdown summary", written);
     }
     if let (Some(path), Some(text)) = (&config.step_summary, &summary) {
         let appended = std::fs::OpenOptions::new()
@@ -320,13 +317,17 @@ pub fn write_reports(config: &Config, results: &Results) -> bool {
             .open(path)
             .and_then(|mut f| f.write_all(text.as_bytes()))
             .map_err(|e| format!("`{}`: {e}", path.display()));
-        check("GitHub step summary", appended);
+        check(&mut ok, "GitHub step summary", appended);
     }
     if let Some(path) = &config.html {
-        check("HTML report", crate::html::write(path, results));
+        check(&mut ok, "HTML report", crate::html::write(path, results));
     }
     if let Some(path) = &config.history {
-        check("run history", crate::history::append(path, results));
+        check(
+            &mut ok,
+            "run history",
+            crate::history::append(path, results),
+        );
     }
     if config.annotations {
         for line in annotations::render(results) {

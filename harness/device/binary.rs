@@ -7,7 +7,7 @@ use super::ptx;
 use std::path::Path;
 
 /// A fatbin's magic number, little-endian at offset 0.
-const FATBIN_MAGIC: u32 = 0xBA55_ED50;
+pub const FATBIN_MAGIC: u32 = 0xBA55_ED50;
 
 /// The module image of `path` for `arch` (e.g. `sm_90`), with its entries as given (PTX and
 /// binaries are not mangled by kernelgate: name them as the file does). `text` is the PTX as
@@ -99,7 +99,7 @@ pub fn load(
 }
 
 /// `90` for `sm_90` or `sm_90a`.
-fn arch_number(arch: &str) -> Option<u32> {
+pub fn arch_number(arch: &str) -> Option<u32> {
     arch.strip_prefix("sm_")?
         .trim_end_matches(['a', 'f'])
         .parse()

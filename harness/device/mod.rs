@@ -3,15 +3,19 @@
 
 pub mod binary;
 pub mod compile;
+pub mod counters;
+mod error;
 mod gpu;
 pub mod headers;
+mod info;
+mod module;
 pub mod ptx;
 pub mod thermal;
 
-pub use gpu::{
-    elapsed_ms, DeviceBuffer, DeviceError, DeviceInfo, ErrorKind, Event, Function,
-    FunctionAttribute, Gpu, Graph, KernelArg, LaunchDims, Module,
-};
+pub use error::{DeviceError, ErrorKind};
+pub use gpu::{elapsed_ms, DeviceBuffer, Event, Gpu, Graph, KernelArg, LaunchDims};
+pub use info::DeviceInfo;
+pub use module::{Function, FunctionAttribute, Module};
 
 /// Why GPU trials cannot run here, or `None` when the CUDA driver library loads.
 ///
@@ -33,4 +37,16 @@ pub fn nvrtc_missing() -> Option<String> {
     } else {
         Some("no NVRTC: libnvrtc could not be loaded (pip install 'nvidia-cuda-nvrtc==13.0.*' and put its nvidia/cu13/lib on LD_LIBRARY_PATH)".to_string())
     }
+}
+
+/// The CUDA driver's version (`13000` for 13.0), or `None` where no driver loads. Asks no GPU:
+/// `cuDriverGetVersion` needs no `cuInit`.
+pub fn driver_version() -> Option<i32> {
+    if driver_missing().is_some() {
+        return None;
+    }
+    let mut version = 0;
+    // SAFETY: the library is present (checked above); `version` is valid for writes.
+    let result = unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut version) };
+    (result == cudarc::driver::sys::CUresult::CUDA_SUCCESS).then_some(version)
 }

@@ -30,6 +30,9 @@ pub struct PtxFunction {
     pub fp64_example: Option<String>,
     /// The functions it calls.
     pub calls: Vec<String>,
+    /// Its lines in the PTX text (0-based, as `str::lines` numbers them): the header to the
+    /// closing brace.
+    pub lines: std::ops::Range<usize>,
 }
 
 /// One `.param` of a PTX function.
@@ -57,7 +60,7 @@ pub fn parse(ptx: &str) -> BTreeMap<String, PtxFunction> {
     let mut depth = 0i32;
     // Whether the current function's body has begun (its `{` seen).
     let mut opened = false;
-    for raw in ptx.lines() {
+    for (number, raw) in ptx.lines().enumerate() {
         let line = raw.split("//").next().unwrap_or("").trim();
         if line.is_empty() {
             continue;
@@ -80,6 +83,7 @@ pub fn parse(ptx: &str) -> BTreeMap<String, PtxFunction> {
                 let name = head.split_whitespace().last().unwrap_or("").to_string();
                 let f = PtxFunction {
                     entry: is_entry,
+                    lines: number..number + 1,
                     ..PtxFunction::default()
                 };
                 current = (!line.ends_with(';')).then_some((name, f));
@@ -133,7 +137,8 @@ pub fn parse(ptx: &str) -> BTreeMap<String, PtxFunction> {
             }
         }
         if depth <= 0 && line.contains('}') {
-            let (name, f) = current.take().expect("inside a function");
+            let (name, mut f) = current.take().expect("inside a function");
+            f.lines.end = number + 1;
             out.insert(name, f);
             depth = 0;
         }

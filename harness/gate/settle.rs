@@ -2,7 +2,7 @@
 //! the inconclusive ones once more with [`REMEASURE_EFFORT`] times the samples, and decide again,
 //! all together. The run, `calibrate` and the tests all go through here.
 
-use super::{decide, GateInput, TrialVerdict, Verdict};
+use super::verdict::{decide, GateInput, TrialVerdict, Verdict};
 
 /// How much harder an inconclusive trial is measured the second time (samples and time cap
 /// multiplied, precision target divided).
@@ -84,6 +84,9 @@ pub fn settle<E>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gate::verdict::tests::{samples, N};
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha8Rng;
 
     fn input(old: f64, new: f64, n: usize) -> GateInput {
         // A small deterministic spread so the tests are not degenerate.
@@ -122,7 +125,7 @@ mod tests {
     #[test]
     fn a_remeasure_settles_an_inconclusive_trial() {
         let mut asked = Vec::new();
-        let mut again = |k: usize| -> Result<GateInput, String> {
+        let mut again = |k: usize| -> Result<GateInput, &str> {
             asked.push(k);
             Ok(input(1e-5, 1.10e-5, 16 * REMEASURE_EFFORT as usize))
         };
@@ -139,7 +142,7 @@ mod tests {
 
     #[test]
     fn a_failed_remeasure_leaves_the_family_with_its_reason() {
-        let mut again = |_: usize| -> Result<GateInput, String> { Err("timed out".into()) };
+        let mut again = |_: usize| -> Result<GateInput, &str> { Err("timed out") };
         let out = settle(
             vec![
                 input(1e-5, 1e-5, 16),
@@ -148,7 +151,7 @@ mod tests {
             ],
             Some(&mut again),
         );
-        assert_eq!(out[1].as_ref().unwrap_err(), "timed out");
+        assert_eq!(*out[1].as_ref().unwrap_err(), "timed out");
         for k in [0, 2] {
             assert_eq!(
                 out[k].as_ref().unwrap().family,
@@ -157,5 +160,70 @@ mod tests {
             );
         }
         assert_eq!(out[2].as_ref().unwrap().verdict.verdict, Verdict::Regressed);
+    }
+
+    /// One gate decision as a run makes it, through the run's own policy ([`settle`]).
+    fn gate(rng: &mut ChaCha8Rng, n: usize, shift: f64, max_slowdown: f64) -> Verdict {
+        let old = samples(rng, n, 1.0);
+        let input = GateInput {
+            old_times: old.clone(),
+            new_times: samples(rng, n, shift),
+            speedups: None,
+            max_slowdown,
+            paired: None,
+        };
+        let mut again = |_: usize| -> Result<GateInput, ()> {
+            Ok(GateInput {
+                old_times: old.clone(),
+                new_times: samples(rng, REMEASURE_EFFORT as usize * n, shift),
+                speedups: None,
+                max_slowdown,
+                paired: None,
+            })
+        };
+        settle(vec![input], Some(&mut again))[0]
+            .expect("re-measures succeed here")
+            .verdict
+            .verdict
+    }
+
+    #[test]
+    fn a_a_false_regressions_at_most_one_percent() {
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        let regressed = (0..1000)
+            .filter(|_| gate(&mut rng, N, 1.0, 0.03) == Verdict::Regressed)
+            .count();
+        eprintln!("A/A, max_slowdown 3%, n = {N}: {regressed} of 1000 pairs regressed");
+        assert!(regressed <= 10, "{regressed} of 1000 A/A pairs regressed");
+    }
+
+    #[test]
+    fn twice_max_slowdown_is_caught_in_95_percent() {
+        let mut rng = ChaCha8Rng::seed_from_u64(2);
+        for max_slowdown in [0.02, 0.03, 0.05] {
+            let caught = (0..1000)
+                .filter(|_| {
+                    gate(&mut rng, N, 1.0 + 2.0 * max_slowdown, max_slowdown) == Verdict::Regressed
+                })
+                .count();
+            eprintln!(
+                "slowdown {:.0}%, max_slowdown {:.0}%, n = {N}: caught {caught} of 1000",
+                200.0 * max_slowdown,
+                100.0 * max_slowdown
+            );
+            assert!(
+                caught >= 950,
+                "max_slowdown {max_slowdown}: caught {caught} of 1000"
+            );
+        }
+    }
+
+    #[test]
+    fn improvements_are_reported_not_failed() {
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        let improved = (0..200)
+            .filter(|_| gate(&mut rng, N, 0.85, 0.03) == Verdict::Improved)
+            .count();
+        assert!(improved >= 190, "{improved}");
     }
 }

@@ -11,13 +11,20 @@
 //! The history is `--db PATH`, else `KERNELGATE_HISTORY`.
 
 use super::drift::{regime_switches, trends, RegimeSwitch, Trend};
-use super::{History, HistoryError, Run, RunInfo, EXIT_BAD_INPUT, EXIT_DRIFT};
+use super::error::HistoryError;
+use super::run_info::RunInfo;
+use super::store::{History, Run};
 use crate::gate::percent;
 use crate::report::duration;
 use crate::report::results::Results;
 use crate::stats::changepoint::Options;
 use std::path::PathBuf;
 use std::process::ExitCode;
+
+/// `history --check`: a trial's level moved beyond its threshold.
+pub const EXIT_DRIFT: u8 = crate::exit::DRIFT;
+/// Bad input: arguments, an unreadable or newer history, an unreadable results file.
+pub const EXIT_BAD_INPUT: u8 = crate::exit::BAD_INPUT;
 
 const USAGE: &str = "usage: kernelgate history import RESULTS.json... [--commit SHA] [--branch NAME] [--mode stored|paired]
        kernelgate history [FILTER] [--last N] [--html OUT.html]
@@ -136,7 +143,7 @@ fn run(args: &[String]) -> Result<u8, HistoryError> {
         }
         let mut history = History::open(&db)?;
         for f in files {
-            let results = Results::load(f).map_err(HistoryError::Results)?;
+            let results = Results::load(f)?;
             let info = imported(&results, &a, f);
             let id = history.append(&results, &info)?;
             println!(
@@ -181,8 +188,7 @@ fn run(args: &[String]) -> Result<u8, HistoryError> {
     crate::baseline::write_atomically(
         &html,
         super::trend::page(&runs, &found, &switches, ordered).as_bytes(),
-    )
-    .map_err(HistoryError::Results)?;
+    )?;
     println!("kernelgate: wrote the trend page {}", html.display());
     Ok(0)
 }

@@ -10,104 +10,26 @@
 
 mod cli;
 pub mod drift;
+mod error;
 pub mod order;
+mod run_info;
 pub mod store;
 mod trend;
 
-pub use cli::command;
+pub use cli::{command, EXIT_BAD_INPUT, EXIT_DRIFT};
+pub use error::HistoryError;
+pub use run_info::{mode_of, RunInfo};
 pub use store::{History, Point, Run, SCHEMA_VERSION};
 
 use crate::report::results::Results;
-use std::path::{Path, PathBuf};
-
-/// `history --check`: a trial's level moved beyond its threshold.
-pub const EXIT_DRIFT: u8 = crate::exit::DRIFT;
-/// Bad input: arguments, an unreadable or newer history, an unreadable results file.
-pub const EXIT_BAD_INPUT: u8 = crate::exit::BAD_INPUT;
-
-/// What went wrong with a history.
-#[derive(Debug, thiserror::Error)]
-pub enum HistoryError {
-    /// SQLite refused.
-    #[error("history `{}`: {source}", path.display())]
-    Sqlite {
-        /// The history file.
-        path: PathBuf,
-        /// What SQLite said.
-        source: rusqlite::Error,
-    },
-    /// Written by a newer kernelgate.
-    #[error("history `{}` has schema version {found}; this kernelgate knows up to {SCHEMA_VERSION} (use the kernelgate that wrote it, or a newer one)", path.display())]
-    NewerSchema {
-        /// The history file.
-        path: PathBuf,
-        /// Its version.
-        found: u32,
-    },
-    /// A results file to import could not be read.
-    #[error("{0}")]
-    Results(String),
-    /// The command line.
-    #[error("{0}")]
-    Usage(String),
-    /// `--since` names no run.
-    #[error("no run in the history matches `--since {0}` (give a commit prefix or a date such as 2026-11-01)")]
-    UnknownSince(String),
-}
-
-/// What identifies a run besides its results.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RunInfo {
-    /// When it ran (the results file's date).
-    pub date: String,
-    /// When it started (RFC 3339), where its results file recorded it.
-    pub started: Option<String>,
-    /// The commit measured (`unknown` when its results file recorded none).
-    pub commit: String,
-    /// Its branch (`unknown` when not recorded).
-    pub branch: String,
-    /// Whether the work tree had uncommitted changes to tracked files.
-    pub dirty: bool,
-    /// `stored` (against stored baselines) or `paired` (against a base revision in the run).
-    pub mode: String,
-}
-
-impl RunInfo {
-    /// What `results` records about its run — never the importing checkout's commit.
-    pub fn of(results: &Results) -> RunInfo {
-        let p = &results.provenance;
-        RunInfo {
-            date: results.date.clone(),
-            started: p.started.clone(),
-            commit: p.commit.clone().unwrap_or_else(|| "unknown".into()),
-            branch: p.branch.clone().unwrap_or_else(|| "unknown".into()),
-            dirty: p.dirty.unwrap_or(false),
-            mode: mode_of(results).into(),
-        }
-    }
-
-    /// When it ran, as precisely as known: the start time, else the date.
-    pub fn when(&self) -> &str {
-        self.started.as_deref().unwrap_or(&self.date)
-    }
-}
-
-/// `paired` for a run judged against a base revision (`KERNELGATE_BASE`), `stored` otherwise.
-pub fn mode_of(results: &Results) -> &'static str {
-    if results.base.is_some() {
-        "paired"
-    } else {
-        "stored"
-    }
-}
+use std::path::Path;
 
 /// Appends a finished run to the history at `path` (the runner's `KERNELGATE_HISTORY`), with
 /// the commit, branch and start time its results record.
-pub fn append(path: &Path, results: &Results) -> Result<(), String> {
+pub fn append(path: &Path, results: &Results) -> Result<(), HistoryError> {
     History::open(path)
         .and_then(|mut h| h.append(results, &RunInfo::of(results)))
         .map(|_| ())
-        .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

@@ -5,7 +5,8 @@
 //! one immediate transaction, so two shards opening a new file at once migrate it once. Writers
 //! use WAL and wait for each other (`busy_timeout`), so concurrent shards lose nothing.
 
-use super::{HistoryError, RunInfo};
+use super::error::HistoryError;
+use super::run_info::RunInfo;
 use crate::report::results::{Results, Status};
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use std::path::{Path, PathBuf};
@@ -144,6 +145,7 @@ impl History {
             return Err(HistoryError::NewerSchema {
                 path: path.to_path_buf(),
                 found,
+                known: SCHEMA_VERSION,
             });
         }
         for (v, migration) in MIGRATIONS.iter().enumerate().skip(found as usize) {

@@ -6,7 +6,7 @@
 
 use super::drift::{RegimeSwitch, Trend};
 use super::order::Ordered;
-use super::Run;
+use super::store::Run;
 use crate::gate::percent;
 use crate::html::axes::Unit;
 use crate::html::page::{anchor, esc, num, table};
@@ -92,9 +92,9 @@ fn chart(
         log: false,
         unit: Unit::SignedPercent,
     };
-    plots::trend(&format!("{suite} on {device}"), labels, &series, &marks, y)
-        .map(|svg| svg + &plots::legend(&series))
-        .unwrap_or_else(|e| format!("<p class=\"note\">{}</p>", esc(&e.to_string())))
+    let svg = plots::trend(&format!("{suite} on {device}"), labels, &series, &marks, y)
+        .map(|svg| svg + &plots::legend(&series));
+    plots::chart(svg)
 }
 
 /// The page.

@@ -5,10 +5,10 @@
 //! shape that changed stands next to the regression it caused.
 
 use super::page::{anchor, badge, esc};
+use super::plots::chart;
 use super::strips::{self, Sides};
-use super::suite::chart;
 use super::trial::State;
-use super::View;
+use super::view::View;
 use crate::measure::Footprint;
 use crate::report::results::{GateNote, TrialRecord};
 use crate::report::terminal::record_change as change;

@@ -19,54 +19,13 @@ pub mod strips;
 mod suite;
 mod summary;
 pub mod trial;
+mod view;
 
-use crate::report::results::Results;
+use crate::report::results::{Results, ResultsError};
 use page::{esc, table};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-
-/// What every part of the report needs to know about the run besides a trial's record.
-pub(crate) struct View<'a> {
-    /// The run.
-    pub results: &'a Results,
-    /// Paired mode: `base c7b4c3e`.
-    pub base: Option<String>,
-}
-
-impl<'a> View<'a> {
-    fn of(results: &'a Results) -> View<'a> {
-        View {
-            results,
-            base: results.base_label(),
-        }
-    }
-
-    /// What a compared trial was compared with, as HTML: `base <code>c7b4c3e</code>`, or
-    /// `the stored baseline`.
-    pub fn against(&self) -> String {
-        match &self.base {
-            Some(b) => format!(
-                "base <code>{}</code>",
-                esc(b.strip_prefix("base ").unwrap_or(b))
-            ),
-            None => "the stored baseline".into(),
-        }
-    }
-
-    /// The names of the two sides of a comparison, for strips and tables.
-    pub fn sides(&self) -> strips::Sides<'_> {
-        match &self.base {
-            Some(b) => strips::Sides {
-                old: b,
-                new: "candidate",
-            },
-            None => strips::Sides {
-                old: "baseline",
-                new: "this run",
-            },
-        }
-    }
-}
+use view::View;
 
 /// The run's mode, for the header: paired against its base (named), or stored baselines.
 fn mode(results: &Results) -> String {
@@ -175,7 +134,7 @@ pub fn render(results: &Results) -> String {
 }
 
 /// Renders `results` and writes it atomically to `path`.
-pub fn write(path: &Path, results: &Results) -> Result<(), String> {
+pub fn write(path: &Path, results: &Results) -> Result<(), crate::baseline::WriteError> {
     crate::baseline::write_atomically(path, render(results).as_bytes())
 }
 
@@ -205,13 +164,14 @@ pub fn command(args: &[String]) -> ExitCode {
     if inputs.is_empty() {
         return bad("give at least one results file".into());
     }
-    let loaded: Result<Vec<Results>, String> = inputs.iter().map(|p| Results::load(p)).collect();
+    let loaded: Result<Vec<Results>, ResultsError> =
+        inputs.iter().map(|p| Results::load(p)).collect();
     let merged = loaded.and_then(|r| crate::report::merge::merge(&r));
-    match merged.and_then(|r| write(&out, &r)) {
+    match merged.and_then(|r| Ok(write(&out, &r)?)) {
         Ok(()) => {
             println!("kernelgate: wrote {}", out.display());
             ExitCode::SUCCESS
         }
-        Err(e) => bad(e),
+        Err(e) => bad(e.to_string()),
     }
 }

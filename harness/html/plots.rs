@@ -149,6 +149,8 @@ pub(super) fn error(title: &str, e: impl std::fmt::Display) -> PlotError {
 
 pub(super) fn svg(
     title: &str,
+    // stringly: plotters gives every drawing call its own generic error type; the text is
+    // only ever shown, wrapped in the typed `PlotError` with the chart's title.
     draw: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> Result<(), String>,
 ) -> Result<String, PlotError> {
     svg_sized(title, SIZE, draw)
@@ -157,6 +159,8 @@ pub(super) fn svg(
 fn svg_sized(
     title: &str,
     size: (u32, u32),
+    // stringly: plotters gives every drawing call its own generic error type; the text is
+    // only ever shown, wrapped in the typed `PlotError` with the chart's title.
     draw: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> Result<(), String>,
 ) -> Result<String, PlotError> {
     let mut out = String::new();
@@ -271,6 +275,16 @@ pub fn lines(title: &str, x_desc: &str, y: YAxis, series: &[Series]) -> Result<S
 
 /// Width and height of a trend chart: the page's full width.
 pub const TREND_SIZE: (u32, u32) = (1280, 420);
+
+/// A chart's SVG, or where it could not be drawn, a note saying why in its place.
+pub fn chart(r: Result<String, PlotError>) -> String {
+    r.unwrap_or_else(|e| {
+        format!(
+            r#"<p class="note">{}</p>"#,
+            super::page::esc(&e.to_string())
+        )
+    })
+}
 
 /// A legend in HTML, for charts with more lines than fit inside: a swatch of each series'
 /// colour and its name.
@@ -445,18 +459,6 @@ mod tests {
             svg.contains("\n1Mi\n") && svg.contains("\n4096\n"),
             "x ticked at the sizes"
         );
-        let s = super::super::strips::strips(
-            &super::super::strips::Sides {
-                old: "baseline",
-                new: "this run",
-            },
-            "t",
-            &[1.0, 1.1],
-            &[1.2, 1.3],
-            Some(1.1),
-        )
-        .unwrap();
-        assert!(s.contains("\nthreshold\n") && s.contains("\nbaseline (n = 2)\n"));
         assert!(lines("empty", "n", y, &[]).is_err());
         let marks = Marks {
             change_points: vec![(1, 1)],

@@ -3,7 +3,7 @@
 //! kernel's in paired mode), a value that changed reads `old → new`, marked.
 
 use super::page::{esc, num, table};
-use super::View;
+use super::view::View;
 use crate::measure::{Footprint, Resources};
 use crate::report::bytes;
 use crate::report::results::TrialRecord;

@@ -116,3 +116,16 @@ pub fn strips(
         Ok(())
     })
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn both_strips_and_the_threshold_are_drawn() {
+        let sides = super::Sides {
+            old: "baseline",
+            new: "this run",
+        };
+        let s = super::strips(&sides, "t", &[1.0, 1.1], &[1.2, 1.3], Some(1.1)).unwrap();
+        assert!(s.contains("\nthreshold\n") && s.contains("\nbaseline (n = 2)\n"));
+    }
+}

@@ -5,16 +5,12 @@
 
 use super::axes::Unit;
 use super::page::{anchor, badge, esc, num, table};
-use super::plots::{self, Series, YAxis};
+use super::plots::{self, chart, Series, YAxis};
 use super::trial::{kernel_and_case, sizes, sweep_axis, State};
-use super::View;
+use super::view::View;
 use crate::report::results::TrialRecord;
 use crate::report::terminal::{headline, record_change as change};
 use crate::report::{duration, rate};
-
-pub(super) fn chart(r: Result<String, plots::PlotError>) -> String {
-    r.unwrap_or_else(|e| format!(r#"<p class="note">{}</p>"#, esc(&e.to_string())))
-}
 
 /// The suite's kernels in the order they first appear: a kernel's colour is its place here,
 /// in every chart of the suite.

@@ -5,7 +5,7 @@
 
 use super::page::{anchor, badge, esc, table};
 use super::trial::{commands, kernel_and_case, State};
-use super::View;
+use super::view::View;
 use crate::report::results::{GateNote, TrialRecord};
 use crate::report::terminal::{change, headline};
 

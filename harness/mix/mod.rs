@@ -12,7 +12,7 @@ use crate::suite::Suite;
 
 /// Each kernel's FP64 use, in the suite's kernel order: the sum over its launches' entries
 /// (an entry launched twice counts twice), the example taken from the first that has one.
-/// `compiled` pairs a source index with its module, as `worker::compile_suite` returns them.
+/// `compiled` pairs a source index with its module, as `compile_suite::compile_suite` returns them.
 pub fn kernel_fp64(suite: &Suite, compiled: &[(usize, Compiled)]) -> Vec<Fp64Use> {
     suite
         .kernels

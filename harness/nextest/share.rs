@@ -3,11 +3,10 @@
 //! (and why). The first process to take the lock runs the trials; the rest wait for the lock
 //! and read the state.
 
-use super::NextestRun;
+use super::invocation::NextestRun;
 use crate::report::results::Results;
-use fs2::FileExt;
 use serde::{Deserialize, Serialize};
-use std::fs::{File, OpenOptions};
+use std::fs::{File, OpenOptions, TryLockError};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -161,11 +160,9 @@ impl NextestRun {
             path: path.clone(),
             message: e.to_string(),
         })?;
-        crate::baseline::write_atomically(&path, text.as_bytes()).map_err(|message| {
-            StateError::Io {
-                path,
-                source: std::io::Error::other(message),
-            }
+        crate::baseline::write_atomically(&path, text.as_bytes()).map_err(|e| StateError::Io {
+            path,
+            source: std::io::Error::other(e.to_string()),
         })
     }
 
@@ -181,13 +178,13 @@ impl NextestRun {
             .map_err(self.io(&path))?;
         let start = Instant::now();
         loop {
-            match FileExt::try_lock_exclusive(&file) {
+            // `flock` on Unix (std's `File::try_lock`, stable since Rust 1.89): the lock goes
+            // with the open file and is freed when the process ends, however it ends.
+            match file.try_lock() {
                 Ok(()) => return Ok(file),
-                Err(e) if e.kind() != fs2::lock_contended_error().kind() => {
-                    return Err(self.io(&path)(e))
-                }
-                Err(_) if start.elapsed() < wait => std::thread::sleep(POLL),
-                Err(_) => {
+                Err(TryLockError::Error(e)) => return Err(self.io(&path)(e)),
+                Err(TryLockError::WouldBlock) if start.elapsed() < wait => std::thread::sleep(POLL),
+                Err(TryLockError::WouldBlock) => {
                     let (pid, trial) = match self.read() {
                         Ok(Some(State::Running { pid, trial, .. })) => (pid, trial),
                         _ => (0, "(unknown)".into()),
@@ -206,11 +203,11 @@ impl NextestRun {
     /// first process to take the lock calls `run` — which runs every trial, judges, reports
     /// and blesses, and returns the records — and writes them to `run.json`; every process
     /// then answers from `run.json`. Others wait for the lock at most `wait`.
-    pub fn share<T>(
+    pub fn share<T, E: std::fmt::Display>(
         &self,
         trial: &str,
         wait: Duration,
-        run: impl FnOnce() -> Result<(Results, T), String>,
+        run: impl FnOnce() -> Result<(Results, T), E>,
     ) -> Result<Shared<T>, StateError> {
         let lock = self.lock(wait)?;
         let ran = match self.read()? {
@@ -239,7 +236,8 @@ impl NextestRun {
                         })?;
                         Some(ran)
                     }
-                    Err(message) => {
+                    Err(e) => {
+                        let message = e.to_string();
                         self.write(&State::Stopped {
                             message: message.clone(),
                         })?;

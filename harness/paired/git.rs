@@ -2,7 +2,7 @@
 //! git revision, copied out with `git archive` into the target folder — the user's working tree
 //! and index are never touched.
 
-use super::PairedError;
+use super::error::PairedError;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 

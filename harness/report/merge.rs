@@ -1,22 +1,18 @@
 //! `merge`: joins the results files of shards (`KERNELGATE_SHARD=k/n` on n runners) into one,
 //! for reports and `kernelgate compare`.
 
-use super::results::Results;
+use super::results::{Results, ResultsError};
 
 /// Merges `inputs`: one device fingerprint, no trial twice, trials in input order; the
 /// earliest start time, the first file's commit and branch.
-pub fn merge(inputs: &[Results]) -> Result<Results, String> {
-    let first = inputs.first().ok_or("nothing to merge")?;
+pub fn merge(inputs: &[Results]) -> Result<Results, ResultsError> {
+    let first = inputs.first().ok_or(ResultsError::NothingToMerge)?;
     let mut out = first.clone();
     out.trials.clear();
     for r in inputs {
         if let (Some(a), Some(b)) = (&out.device, &r.device) {
             if a != b {
-                return Err(format!(
-                    "the shards ran on different kinds of GPU ({} and {}): merge results of one kind",
-                    a.describe(),
-                    b.describe()
-                ));
+                return Err(ResultsError::OtherGpus(a.describe(), b.describe()));
             }
         }
         if out.device.is_none() {
@@ -37,10 +33,7 @@ pub fn merge(inputs: &[Results]) -> Result<Results, String> {
         }
         for t in &r.trials {
             if out.trials.iter().any(|x| x.name == t.name) {
-                return Err(format!(
-                    "trial `{}` is in two of the files (were two shards given the same k/n?)",
-                    t.name
-                ));
+                return Err(ResultsError::TrialTwice(t.name.clone()));
             }
             out.trials.push(t.clone());
         }

@@ -258,7 +258,7 @@ impl RunTotals {
 /// Measurements of one trial.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Measurement {
-    /// Timing regime (`cold`, or `batch` near the launch floor).
+    /// Timing regime (`cold`, or `graph` near the launch floor).
     pub regime: crate::measure::Regime,
     /// Launches per sample: kernel, reference.
     pub batch: [usize; 2],
@@ -498,26 +498,90 @@ impl Results {
     }
 
     /// Writes the file atomically.
-    pub fn save(&self, path: &Path) -> Result<(), String> {
-        let value = serde_json::to_value(self).map_err(|e| e.to_string())?;
-        crate::baseline::write_atomically(path, crate::baseline::pretty_json(&value).as_bytes())
+    pub fn save(&self, path: &Path) -> Result<(), ResultsError> {
+        let value = serde_json::to_value(self).map_err(crate::baseline::WriteError::from)?;
+        crate::baseline::write_atomically(path, crate::baseline::pretty_json(&value).as_bytes())?;
+        Ok(())
     }
 
     /// Reads a results file, checking its format.
-    pub fn load(path: &Path) -> Result<Results, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
-        let value: serde_json::Value = serde_json::from_str(&text)
-            .map_err(|e| format!("`{}` is not valid JSON: {e}", path.display()))?;
+    pub fn load(path: &Path) -> Result<Results, ResultsError> {
+        let path_buf = || path.to_path_buf();
+        let text = std::fs::read_to_string(path).map_err(|source| ResultsError::Read {
+            path: path_buf(),
+            source,
+        })?;
+        let value: serde_json::Value =
+            serde_json::from_str(&text).map_err(|source| ResultsError::NotJson {
+                path: path_buf(),
+                source,
+            })?;
         match value.get("format").and_then(|f| f.as_u64()) {
-            Some(f) if f == FORMAT as u64 => {
-                serde_json::from_value(keep_ignored_reasons(value)).map_err(|e| format!("`{}` is not a kernelgate results file: {e}", path.display()))
-            }
-            Some(f) => Err(format!(
-                "`{}` is results format {f}; this kernelgate reads format {FORMAT} (use the kernelgate that wrote it)",
-                path.display()
-            )),
-            None => Err(format!("`{}` is not a kernelgate results file (no `format`)", path.display())),
+            Some(f) if f == FORMAT as u64 => serde_json::from_value(keep_ignored_reasons(value))
+                .map_err(|source| ResultsError::NotResults {
+                    path: path_buf(),
+                    source,
+                }),
+            Some(found) => Err(ResultsError::Format {
+                path: path_buf(),
+                found,
+            }),
+            None => Err(ResultsError::NoFormat { path: path_buf() }),
         }
     }
+}
+
+/// Why results files cannot be read, joined or written; each names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum ResultsError {
+    /// The file cannot be read.
+    #[error("cannot read `{}`: {source}", .path.display())]
+    Read {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The OS's reason.
+        source: std::io::Error,
+    },
+    /// Not JSON.
+    #[error("`{}` is not valid JSON: {source}", .path.display())]
+    NotJson {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The parser's reason.
+        source: serde_json::Error,
+    },
+    /// JSON of this format, but not results.
+    #[error("`{}` is not a kernelgate results file: {source}", .path.display())]
+    NotResults {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The parser's reason.
+        source: serde_json::Error,
+    },
+    /// Another format.
+    #[error("`{}` is results format {found}; this kernelgate reads format {FORMAT} (use the kernelgate that wrote it)", .path.display())]
+    Format {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Its format.
+        found: u64,
+    },
+    /// No `format` at all.
+    #[error("`{}` is not a kernelgate results file (no `format`)", .path.display())]
+    NoFormat {
+        /// The file.
+        path: std::path::PathBuf,
+    },
+    /// Merging: no file given.
+    #[error("nothing to merge")]
+    NothingToMerge,
+    /// Merging: shards of different kinds of GPU.
+    #[error("the shards ran on different kinds of GPU ({0} and {1}): merge results of one kind")]
+    OtherGpus(String, String),
+    /// Merging: a trial in two files.
+    #[error("trial `{0}` is in two of the files (were two shards given the same k/n?)")]
+    TrialTwice(String),
+    /// The file (or a report made from it) could not be written.
+    #[error(transparent)]
+    Write(#[from] crate::baseline::WriteError),
 }

@@ -62,6 +62,73 @@ fn add(old: &Entry, new: Entry) -> (Entry, Option<&'static str>) {
     (pooled, None)
 }
 
+/// The new entry of every measured trial whose clocks held, by suite index.
+fn entries_by_suite(
+    run: &Runner,
+    plan: &[Planned],
+    outcomes: &[Option<Outcome>],
+) -> BTreeMap<usize, Vec<(String, Entry)>> {
+    let device = run.executor.device();
+    let mut by_suite: BTreeMap<usize, Vec<(String, Entry)>> = BTreeMap::new();
+    for (i, trial) in plan.iter().enumerate() {
+        let Some(Outcome::Measured(m)) = &outcomes[i] else {
+            continue;
+        };
+        if m.samples.clocks.unreliable {
+            continue;
+        }
+        let origin = Origin::measured_on(device.as_ref(), m.ordinal);
+        let suite = &run.suites[trial.suite];
+        if let Some(e) = entry(suite, trial, &m.samples, &m.footprint, origin) {
+            by_suite
+                .entry(trial.suite)
+                .or_default()
+                .push((trial.name.clone(), e));
+        }
+    }
+    by_suite
+}
+
+/// The entry to store for a trial that had `old` and measured `new`, as `blessing` says, and
+/// the line that tells what changed.
+fn merge(old: Option<&Entry>, new: Entry, blessing: Blessing) -> (Entry, String) {
+    match (old, blessing) {
+        (Some(old), Blessing::Add) => {
+            let this_run = new.time.median;
+            let (pooled, replaced) = add(old, new);
+            let change = match replaced {
+                Some(why) => format!(
+                    "{} → {} (replaced, not added: {why})",
+                    duration(old.time.median),
+                    duration(pooled.time.median)
+                ),
+                None => format!(
+                    "added a run of {} → {} runs, pooled {} → {}, between-run spread {}",
+                    duration(this_run),
+                    pooled.runs.len(),
+                    duration(old.time.median),
+                    duration(pooled.time.median),
+                    percent(pooled.spread())
+                ),
+            };
+            (pooled, change)
+        }
+        (Some(old), Blessing::Replace) => {
+            let change = format!(
+                "{} → {} ({})",
+                duration(old.time.median),
+                duration(new.time.median),
+                percent(new.time.median / old.time.median)
+            );
+            (new, change)
+        }
+        (None, _) => {
+            let change = format!("{} (new)", duration(new.time.median));
+            (new, change)
+        }
+    }
+}
+
 /// Writes the baselines of every measured trial into the files `store` read at the start of
 /// the run; returns one line per trial (or per problem).
 pub(super) fn bless(
@@ -72,25 +139,8 @@ pub(super) fn bless(
 ) -> Vec<String> {
     let suites = run.suites;
     let fingerprint = store.device.clone();
-    let device = run.executor.device();
-    let mut by_suite: BTreeMap<usize, Vec<(String, Entry)>> = BTreeMap::new();
-    for (i, trial) in plan.iter().enumerate() {
-        if let Some(Outcome::Measured(m)) = &outcomes[i] {
-            if m.samples.clocks.unreliable {
-                continue;
-            }
-            let origin = Origin::measured_on(device.as_ref(), m.ordinal);
-            let suite = &suites[trial.suite];
-            if let Some(e) = entry(suite, trial, &m.samples, &m.footprint, origin) {
-                by_suite
-                    .entry(trial.suite)
-                    .or_default()
-                    .push((trial.name.clone(), e));
-            }
-        }
-    }
     let mut lines = Vec::new();
-    for (s, entries) in by_suite {
+    for (s, entries) in entries_by_suite(run, plan, outcomes) {
         let suite = &suites[s];
         let Some(stored) = store.suite(&suite.name) else {
             continue;
@@ -118,41 +168,7 @@ pub(super) fn bless(
         file.device = fingerprint.clone();
         let mut changes = Vec::new();
         for (name, new) in entries {
-            let (new, change) = match (file.trials.get(&name), run.config.blessing) {
-                (Some(old), Blessing::Add) => {
-                    let this_run = new.time.median;
-                    let (pooled, replaced) = add(old, new);
-                    let change = match replaced {
-                        Some(why) => format!(
-                            "{} → {} (replaced, not added: {why})",
-                            duration(old.time.median),
-                            duration(pooled.time.median)
-                        ),
-                        None => format!(
-                            "added a run of {} → {} runs, pooled {} → {}, between-run spread {}",
-                            duration(this_run),
-                            pooled.runs.len(),
-                            duration(old.time.median),
-                            duration(pooled.time.median),
-                            percent(pooled.spread())
-                        ),
-                    };
-                    (pooled, change)
-                }
-                (Some(old), Blessing::Replace) => {
-                    let change = format!(
-                        "{} → {} ({})",
-                        duration(old.time.median),
-                        duration(new.time.median),
-                        percent(new.time.median / old.time.median)
-                    );
-                    (new, change)
-                }
-                (None, _) => {
-                    let change = format!("{} (new)", duration(new.time.median));
-                    (new, change)
-                }
-            };
+            let (new, change) = merge(file.trials.get(&name), new, run.config.blessing);
             changes.push(format!("blessed {name}: {change}"));
             file.trials.insert(name, new);
         }

@@ -6,21 +6,8 @@
 use crate::device::DeviceInfo;
 use crate::failure::TrialFailure;
 use crate::measure::{Footprint, Regime, Samples};
+use crate::plan::Kind;
 use crate::report::results::RunTotals;
-
-/// What one trial is: a suite's compile check, or a kernel on a case.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    /// Compile every kernel of the suite.
-    Compile,
-    /// Check and time kernel `kernel` on case `case`.
-    Kernel {
-        /// Case index.
-        case: usize,
-        /// Kernel index.
-        kernel: usize,
-    },
-}
 
 /// One trial to execute.
 #[derive(Debug, Clone, PartialEq)]

@@ -112,6 +112,35 @@ pub(super) fn remeasure(
     }
 }
 
+/// What the gate can say of a measured trial of `suite` before deciding: no baseline (and
+/// where there is one), an unusable one, one of another regime — or `RemeasureFailed` as a
+/// placeholder for a trial that is compared, filled in once the gate has decided.
+fn note_before(
+    store: &BaselineStore,
+    suite: &str,
+    baseline: Option<&Entry>,
+    regime: crate::measure::Regime,
+) -> GateNote {
+    match store.suite(suite).map(|s| (&s.file, &s.elsewhere)) {
+        None => GateNote::NoBaseline {
+            elsewhere: Vec::new(),
+        },
+        Some((Err(e), _)) => GateNote::BaselineError {
+            message: e.to_string(),
+        },
+        Some((Ok(None), elsewhere)) => GateNote::NoBaseline {
+            elsewhere: elsewhere.clone(),
+        },
+        Some((Ok(Some(_)), _)) => match baseline {
+            None => GateNote::NoBaseline {
+                elsewhere: Vec::new(),
+            },
+            Some(old) if old.regime != regime => GateNote::OtherRegime { regime: old.regime },
+            Some(_) => GateNote::RemeasureFailed,
+        },
+    }
+}
+
 /// Judges every measured trial in `outcomes` against `store`; re-measured trials get their new
 /// outcome in `outcomes`. One entry per trial of `plan`, `None` where nothing was measured.
 pub(super) fn judge(
@@ -129,34 +158,14 @@ pub(super) fn judge(
         };
         let suite = &run.suites[trial.suite];
         let baseline = store.entry(&suite.name, &trial.name).cloned();
-        let gate = if let Some(note) = unreliable(&m.samples) {
-            note
-        } else {
-            match store.suite(&suite.name).map(|s| (&s.file, &s.elsewhere)) {
-                None => GateNote::NoBaseline {
-                    elsewhere: Vec::new(),
-                },
-                Some((Err(e), _)) => GateNote::BaselineError {
-                    message: e.to_string(),
-                },
-                Some((Ok(None), elsewhere)) => GateNote::NoBaseline {
-                    elsewhere: elsewhere.clone(),
-                },
-                Some((Ok(Some(_)), _)) => match &baseline {
-                    None => GateNote::NoBaseline {
-                        elsewhere: Vec::new(),
-                    },
-                    Some(old) if old.regime != m.samples.regime => {
-                        GateNote::OtherRegime { regime: old.regime }
-                    }
-                    Some(old) => {
-                        compared.push((i, old.clone()));
-                        // Filled in once the gate has decided.
-                        GateNote::RemeasureFailed
-                    }
-                },
-            }
+        let gate = match unreliable(&m.samples) {
+            Some(note) => note,
+            None => note_before(store, &suite.name, baseline.as_ref(), m.samples.regime),
         };
+        if let (GateNote::RemeasureFailed, Some(old)) = (&gate, &baseline) {
+            // Compared: the note is filled in once the gate has decided.
+            compared.push((i, old.clone()));
+        }
         judged[i] = Some(Judged {
             baseline_footprint: baseline.as_ref().and_then(|b| b.footprint.clone()),
             baseline_samples: baseline.map(|b| b.time_samples).unwrap_or_default(),
@@ -192,25 +201,32 @@ pub(super) fn judge(
             _ => -1,
         };
         let here = Origin::measured_on(device.as_ref(), ordinal);
+        let path = store
+            .suite(&run.suites[plan[*i].suite].name)
+            .map(|s| s.path.display().to_string())
+            .unwrap_or_default();
         let j = judged[*i].as_mut().expect("judged above");
         j.decided(decision, |d| GateNote::Compared {
-            baseline: BaselineRef {
-                path: store
-                    .suite(&run.suites[plan[*i].suite].name)
-                    .map(|s| s.path.display().to_string())
-                    .unwrap_or_default(),
-                median: old.time.median,
-                speedup: old.speedup.map(|s| s.median),
-                reference: old.reference.clone(),
-                date: old.date.clone(),
-                kernelgate: old.kernelgate.clone(),
-                runs: old.runs.len().max(1),
-                spread: old.spread(),
-                other_gpus: old.other_gpus(&here),
-            },
+            baseline: baseline_ref(old, path, &here),
             remeasured: d.remeasured,
             family: d.family,
         });
     }
     judged
+}
+
+/// How a trial's note names the baseline entry `old` (in the file at `path`) it was compared
+/// with, measured `here`.
+fn baseline_ref(old: &Entry, path: String, here: &Origin) -> BaselineRef {
+    BaselineRef {
+        path,
+        median: old.time.median,
+        speedup: old.speedup.map(|s| s.median),
+        reference: old.reference.clone(),
+        date: old.date.clone(),
+        kernelgate: old.kernelgate.clone(),
+        runs: old.runs.len().max(1),
+        spread: old.spread(),
+        other_gpus: old.other_gpus(here),
+    }
 }

@@ -162,67 +162,91 @@ pub(super) fn record(
             r.failure = Some(f.kind());
             r.failure_detail = Some(f.clone());
         }
-        Outcome::Measured(m) => {
-            let (case, kernel) = trial.case_kernel().expect("kernel trials are measured");
-            let samples = &m.samples;
-            r.device_ordinal = Some(m.ordinal);
-            r.measurement = samples.kernel_summary().map(|time| Measurement {
-                regime: samples.regime,
-                batch: samples.batch,
-                launch_floor: samples.launch_floor,
-                time: Stored::from(time),
-                time_samples: samples.kernel.clone(),
-                speedup: samples.speedup().map(Stored::from),
-                speedup_samples: samples.ratios(),
-                max_slowdown: suite.bench.max_slowdown,
-                hit_time_cap: samples.hit_time_cap,
-                footprint: m.footprint.clone(),
-                clocks: samples.clocks.clone(),
-                bytes: suite.cases[case].bytes,
-                flops: suite.cases[case].flops,
-                reference: match run.base {
-                    Some(base) => Some(base.short()),
-                    None => (kernel != suite.reference)
-                        .then(|| suite.kernels[suite.reference].name.clone()),
-                },
-                baseline_samples: match judged {
-                    Some(j) if j.verdict.is_some() => j.baseline_samples.clone(),
-                    _ => Vec::new(),
-                },
-                baseline_footprint: judged.and_then(|j| j.baseline_footprint.clone()),
-            });
-            let baseline = judged.and_then(|j| j.baseline_footprint.as_ref());
-            r.resource_changes = resource_changes(&m.footprint, baseline);
-            r.breaches = limit_breaches(suite, kernel, &m.footprint);
-            let gating = run.config.mode == Mode::Gate;
-            if gating {
-                r.breaches
-                    .extend(memory_growth(suite, &m.footprint, baseline));
-            }
-            let mut kinds: Vec<FailKind> = Vec::new();
-            if !r.breaches.is_empty() {
-                kinds.push(FailKind::Performance);
-            }
-            if let Some(j) = judged {
-                r.verdict = j.verdict;
-                r.gate = Some(match &j.gate {
-                    GateNote::BaselineError { .. } => j.gate.clone(),
-                    _ if !gating => GateNote::Blessed,
-                    other => other.clone(),
-                });
-                if let Some(f) = &j.remeasure_failure {
-                    kinds.push(f.kind());
-                    r.failure_detail = Some(f.clone());
-                }
-                kinds.extend(gate_failure(run, &j.gate, j.verdict.map(|v| v.verdict)));
-            }
-            if let Some(worst) = kinds.into_iter().max() {
-                r.status = Status::Failed;
-                r.failure = Some(worst);
-            }
-        }
+        Outcome::Measured(m) => measured(run, trial, m, judged, &mut r),
     }
     r
+}
+
+/// What a measured trial records: its samples and summaries, the footprint, clocks, rates, and
+/// the baseline samples it was compared with (when it was).
+fn measurement(
+    run: &Runner,
+    suite: &crate::suite::Suite,
+    (case, kernel): (usize, usize),
+    m: &super::Measured,
+    judged: Option<&Judged>,
+) -> Option<Measurement> {
+    let samples = &m.samples;
+    samples.kernel_summary().map(|time| Measurement {
+        regime: samples.regime,
+        batch: samples.batch,
+        launch_floor: samples.launch_floor,
+        time: Stored::from(time),
+        time_samples: samples.kernel.clone(),
+        speedup: samples.speedup().map(Stored::from),
+        speedup_samples: samples.ratios(),
+        max_slowdown: suite.bench.max_slowdown,
+        hit_time_cap: samples.hit_time_cap,
+        footprint: m.footprint.clone(),
+        clocks: samples.clocks.clone(),
+        bytes: suite.cases[case].bytes,
+        flops: suite.cases[case].flops,
+        reference: match run.base {
+            Some(base) => Some(base.short()),
+            None => {
+                (kernel != suite.reference).then(|| suite.kernels[suite.reference].name.clone())
+            }
+        },
+        baseline_samples: match judged {
+            Some(j) if j.verdict.is_some() => j.baseline_samples.clone(),
+            _ => Vec::new(),
+        },
+        baseline_footprint: judged.and_then(|j| j.baseline_footprint.clone()),
+    })
+}
+
+/// Fills `r` for a trial that was measured: its measurement, resource changes and limit breaches,
+/// the gate's verdict and note, and the worst failure among them.
+fn measured(
+    run: &Runner,
+    trial: &Planned,
+    m: &super::Measured,
+    judged: Option<&Judged>,
+    r: &mut TrialRecord,
+) {
+    let suite = &run.suites[trial.suite];
+    let (case, kernel) = trial.case_kernel().expect("kernel trials are measured");
+    r.device_ordinal = Some(m.ordinal);
+    r.measurement = measurement(run, suite, (case, kernel), m, judged);
+    let baseline = judged.and_then(|j| j.baseline_footprint.as_ref());
+    r.resource_changes = resource_changes(&m.footprint, baseline);
+    r.breaches = limit_breaches(suite, kernel, &m.footprint);
+    let gating = run.config.mode == Mode::Gate;
+    if gating {
+        r.breaches
+            .extend(memory_growth(suite, &m.footprint, baseline));
+    }
+    let mut kinds: Vec<FailKind> = Vec::new();
+    if !r.breaches.is_empty() {
+        kinds.push(FailKind::Performance);
+    }
+    if let Some(j) = judged {
+        r.verdict = j.verdict;
+        r.gate = Some(match &j.gate {
+            GateNote::BaselineError { .. } => j.gate.clone(),
+            _ if !gating => GateNote::Blessed,
+            other => other.clone(),
+        });
+        if let Some(f) = &j.remeasure_failure {
+            kinds.push(f.kind());
+            r.failure_detail = Some(f.clone());
+        }
+        kinds.extend(gate_failure(run, &j.gate, j.verdict.map(|v| v.verdict)));
+    }
+    if let Some(worst) = kinds.into_iter().max() {
+        r.status = Status::Failed;
+        r.failure = Some(worst);
+    }
 }
 
 /// Whether the gate fails a trial, and how: a regression (or, under `KERNELGATE_STRICT`, an

@@ -3,12 +3,13 @@
 
 use super::*;
 use crate::baseline::{self, BaselineFile, Entry, Stored};
-use crate::config::Mode;
+use crate::config::{Config, Mode};
 use crate::device::DeviceInfo;
 use crate::failure::{DriverFault, FailKind, TrialFailure};
 use crate::gate::{Verdict, REMEASURE_EFFORT};
 use crate::measure::{Footprint, Regime, Samples};
-use crate::report::results::{Breach, GateNote, RunTotals, Status};
+use crate::report::results::{Breach, GateNote, RunTotals, Status, TrialRecord};
+use crate::suite::Suite;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;

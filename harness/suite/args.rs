@@ -75,6 +75,8 @@ impl ScalarType {
     }
 
     /// Encodes an integer value, or says why it does not fit.
+    // stringly: a `Diagnostic`'s message, placed by the caller (an argument's literal or, per
+    // case, its expression).
     pub fn encode_int(self, v: i64) -> Result<Vec<u8>, String> {
         let out_of_range = || format!("value {v} does not fit in {}", self.name());
         Ok(match self {
@@ -177,6 +179,8 @@ fn unknown_name(name: &str, buffers: &BTreeMap<String, usize>, sizes: &[String])
     )
 }
 
+/// A literal argument with its type suffix (`2.0f32`, `4i32`), or what to write instead.
+// stringly: a `Diagnostic`'s message at the argument's place, which the caller knows.
 fn parse_literal(text: &str) -> Result<ArgSpec, String> {
     let split = text.find(['i', 'u', 'f', 'b']).ok_or_else(|| {
         let hint = if text.contains('.') || text.contains('e') {

@@ -4,7 +4,7 @@
 //! list kernelgate reads; the driver checks those when the module loads.
 
 use super::args::{ArgSpec, ScalarType};
-use super::cases::Located;
+use super::decls::Located;
 use super::{Source, SourceKind};
 use crate::device::ptx::{self, PtxParam};
 

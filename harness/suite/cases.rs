@@ -2,58 +2,12 @@
 //! so that a bad length, launch shape or argument value is reported at load time.
 
 use super::args::ArgSpec;
+use super::ctx::Ctx;
+use super::decls::{Decls, KernelDecl, LaunchDecl, Located};
 use super::expr::Expr;
-use super::load::Ctx;
 use super::values::{iota_overflow, MAX_CASES, MAX_REGISTERS_PER_BLOCK, MAX_SHARED_BYTES};
 use super::{ArgValue, Case, Launch};
-use crate::dtype::DType;
 use std::collections::BTreeMap;
-
-/// A value with the byte offset where it was written.
-#[derive(Debug, Clone)]
-pub struct Located<T> {
-    /// The value.
-    pub value: T,
-    /// Byte offset in the suite file.
-    pub at: usize,
-}
-
-/// One launch's expressions, parsed. Buffer indices past the suite's buffers name the
-/// kernel's scratch buffers.
-pub struct LaunchDecl {
-    pub grid: Vec<Located<Expr>>,
-    pub block: Vec<Located<Expr>>,
-    pub shared: Option<Located<Expr>>,
-    pub args: Vec<Located<ArgSpec>>,
-}
-
-/// A kernel's launches and scratch lengths, parsed.
-pub struct KernelDecl {
-    pub launches: Vec<LaunchDecl>,
-    pub scratch_lens: Vec<Located<Expr>>,
-    pub scratch_types: Vec<DType>,
-    /// `max_registers`, checked against each launch's block size.
-    pub max_registers: Option<u32>,
-    /// `memory_budget` in bytes, and where it was written.
-    pub budget: Option<(u64, usize)>,
-}
-
-/// Everything `expand` evaluates per case.
-pub struct Decls {
-    pub sizes: Vec<(String, Vec<i64>)>,
-    pub zip: bool,
-    pub sizes_at: usize,
-    pub buffer_lens: Vec<Located<Expr>>,
-    pub kernels: Vec<KernelDecl>,
-    pub bytes: Option<Located<Expr>>,
-    pub flops: Option<Located<Expr>>,
-    /// (buffer, element count of its .npy file, where the file was named)
-    pub npy_checks: Vec<(usize, usize, usize)>,
-    /// (buffer, start, step, element type, where the init was written)
-    pub iotas: Vec<(usize, f64, f64, DType, usize)>,
-    /// Element type of each buffer.
-    pub buffer_types: Vec<DType>,
-}
 
 /// Hardware limits on launch shapes (the same on every GPU since compute capability 3.0).
 const MAX_GRID: [i64; 3] = [(1 << 31) - 1, 65535, 65535];
@@ -137,6 +91,27 @@ fn eval(
 /// Expands the sweep into cases. Errors are recorded in `ctx`; the returned cases are only
 /// meaningful when none were.
 pub fn expand(ctx: &mut Ctx, decls: &Decls) -> Vec<Case> {
+    if !count_fits(ctx, decls) {
+        return Vec::new();
+    }
+    let mut labels = std::collections::BTreeSet::new();
+    let mut cases = Vec::new();
+    for sizes in combinations(decls) {
+        let label = label(decls, &sizes);
+        if !labels.insert(label.clone()) {
+            ctx.error(
+                decls.sizes_at,
+                format!("case `{label}` appears twice (remove the repeated size value)"),
+            );
+            continue;
+        }
+        cases.push(case(ctx, decls, sizes, label));
+    }
+    cases
+}
+
+/// Whether the sweep makes at most `MAX_CASES` cases; an error when not.
+fn count_fits(ctx: &mut Ctx, decls: &Decls) -> bool {
     let count = if decls.zip {
         decls.sizes.first().map_or(1, |s| s.1.len())
     } else {
@@ -153,111 +128,113 @@ pub fn expand(ctx: &mut Ctx, decls: &Decls) -> Vec<Case> {
             count.to_string()
         };
         ctx.error(decls.sizes_at, format!("the sizes make {n} cases, over the limit of {MAX_CASES} (use `sweep = \"zip\"` to pair lists, or fewer values)"));
-        return Vec::new();
+        return false;
     }
-    let combos = combinations(decls);
-    let mut labels = BTreeMap::new();
-    let mut cases = Vec::new();
-    for sizes in combos {
-        let label = label(decls, &sizes);
-        if labels.insert(label.clone(), ()).is_some() {
+    true
+}
+
+/// One case: every buffer's length, every kernel's launches and scratch, the amounts.
+fn case(ctx: &mut Ctx, decls: &Decls, sizes: BTreeMap<String, i64>, label: String) -> Case {
+    let lens: Vec<usize> = decls
+        .buffer_lens
+        .iter()
+        .map(|l| eval(ctx, l, &sizes, &label, (1, i64::MAX), "buffer length").unwrap_or(1) as usize)
+        .collect();
+    check_contents(ctx, decls, &lens, &label);
+    let buffer_bytes = bytes_of(&lens, &decls.buffer_types);
+    let mut launches = Vec::new();
+    let mut scratch_lens = Vec::new();
+    for k in &decls.kernels {
+        let (steps, lens) = kernel(
+            ctx,
+            k,
+            &sizes,
+            &label,
+            (decls.buffer_lens.len(), buffer_bytes),
+        );
+        launches.push(steps);
+        scratch_lens.push(lens);
+    }
+    let amount = |ctx: &mut Ctx, e: &Option<Located<Expr>>, what: &str| {
+        e.as_ref()
+            .and_then(|e| eval(ctx, e, &sizes, &label, (0, i64::MAX), what))
+            .map(|v| v as f64)
+    };
+    let bytes = amount(ctx, &decls.bytes, "bytes");
+    let flops = amount(ctx, &decls.flops, "flops");
+    Case {
+        label,
+        sizes,
+        lens,
+        launches,
+        scratch_lens,
+        bytes,
+        flops,
+    }
+}
+
+/// Bytes of buffers of these lengths and element types; `None` past `u64`.
+fn bytes_of(lens: &[usize], types: &[crate::dtype::DType]) -> Option<u64> {
+    lens.iter().zip(types).try_fold(0u64, |sum, (n, t)| {
+        sum.checked_add((*n as u64).checked_mul(t.size() as u64)?)
+    })
+}
+
+/// What the buffers' lengths must agree with: each .npy file's element count, and each iota's
+/// last value within its type.
+fn check_contents(ctx: &mut Ctx, decls: &Decls, lens: &[usize], label: &str) {
+    for &(buffer, count, at) in &decls.npy_checks {
+        if lens.get(buffer) != Some(&count) {
             ctx.error(
-                decls.sizes_at,
-                format!("case `{label}` appears twice (remove the repeated size value)"),
+                at,
+                format!(
+                    "the .npy file holds {count} elements but the buffer's length is {}{}",
+                    lens.get(buffer).copied().unwrap_or(0),
+                    in_case(label)
+                ),
             );
-            continue;
         }
-        let lens: Vec<usize> = decls
-            .buffer_lens
-            .iter()
-            .map(|l| {
-                eval(ctx, l, &sizes, &label, (1, i64::MAX), "buffer length").unwrap_or(1) as usize
-            })
-            .collect();
-        for &(buffer, count, at) in &decls.npy_checks {
-            if lens.get(buffer) != Some(&count) {
-                let case = if label.is_empty() {
-                    String::new()
-                } else {
-                    format!(" for {label}")
-                };
-                ctx.error(
-                    at,
-                    format!(
-                        "the .npy file holds {count} elements but the buffer's length is {}{case}",
-                        lens.get(buffer).copied().unwrap_or(0)
-                    ),
-                );
-            }
-        }
-        for &(buffer, start, step, dtype, at) in &decls.iotas {
-            let len = lens.get(buffer).copied().unwrap_or(1);
-            if let Some(last) = iota_overflow(start, step, len, dtype) {
-                ctx.error(at, format!("iota reaches {last} at element {}{}, outside what `{dtype}` holds (lower the step, or use a wider type)", len - 1, in_case(&label)));
-            }
-        }
-        let buffer_bytes = lens
-            .iter()
-            .zip(&decls.buffer_types)
-            .try_fold(0u64, |sum, (n, t)| {
-                sum.checked_add((*n as u64).checked_mul(t.size() as u64)?)
-            });
-        let buffers = decls.buffer_lens.len();
-        let mut launches = Vec::new();
-        let mut scratch_lens = Vec::new();
-        for k in &decls.kernels {
-            let lens: Vec<usize> = k
-                .scratch_lens
-                .iter()
-                .map(|l| {
-                    eval(ctx, l, &sizes, &label, (1, i64::MAX), "scratch length").unwrap_or(1)
-                        as usize
-                })
-                .collect();
-            if let Some((budget, at)) = k.budget {
-                let scratch = lens
-                    .iter()
-                    .zip(&k.scratch_types)
-                    .try_fold(0u64, |sum, (n, t)| {
-                        sum.checked_add((*n as u64).checked_mul(t.size() as u64)?)
-                    });
-                let need = buffer_bytes
-                    .zip(scratch)
-                    .and_then(|(a, b)| a.checked_add(b));
-                if need.is_none_or(|n| n > budget) {
-                    let need = need.map_or("more than 2^64".to_string(), |n| n.to_string());
-                    // A warning, not an error: a budget breach fails that case's trials
-                    // with the measured peak, and the rest of the suite still runs (the
-                    // `tests/fixtures/memory` suite sweeps past its budget on purpose).
-                    ctx.warn(at, format!("the buffers and scratch of a case take {need} bytes{}, over memory_budget ({budget} bytes): its trials will fail (raise the budget or shrink the sizes)", in_case(&label)));
-                }
-            }
-            scratch_lens.push(lens);
-            let steps: Vec<Launch> = k
-                .launches
-                .iter()
-                .map(|l| launch(ctx, l, &sizes, &label, buffers, k.max_registers))
-                .collect();
-            launches.push(steps);
-        }
-        let amount = |ctx: &mut Ctx, e: &Option<Located<Expr>>, what: &str| {
-            e.as_ref()
-                .and_then(|e| eval(ctx, e, &sizes, &label, (0, i64::MAX), what))
-                .map(|v| v as f64)
-        };
-        let bytes = amount(ctx, &decls.bytes, "bytes");
-        let flops = amount(ctx, &decls.flops, "flops");
-        cases.push(Case {
-            label,
-            sizes,
-            lens,
-            launches,
-            scratch_lens,
-            bytes,
-            flops,
-        });
     }
-    cases
+    for &(buffer, start, step, dtype, at) in &decls.iotas {
+        let len = lens.get(buffer).copied().unwrap_or(1);
+        if let Some(last) = iota_overflow(start, step, len, dtype) {
+            ctx.error(at, format!("iota reaches {last} at element {}{}, outside what `{dtype}` holds (lower the step, or use a wider type)", len - 1, in_case(label)));
+        }
+    }
+}
+
+/// One kernel in a case: its launches, and its scratch buffers' lengths checked with the
+/// case's buffers (`buffers`: their count and bytes) against its memory budget.
+fn kernel(
+    ctx: &mut Ctx,
+    k: &KernelDecl,
+    sizes: &BTreeMap<String, i64>,
+    label: &str,
+    (buffers, buffer_bytes): (usize, Option<u64>),
+) -> (Vec<Launch>, Vec<usize>) {
+    let lens: Vec<usize> = k
+        .scratch_lens
+        .iter()
+        .map(|l| eval(ctx, l, sizes, label, (1, i64::MAX), "scratch length").unwrap_or(1) as usize)
+        .collect();
+    if let Some((budget, at)) = k.budget {
+        let need = buffer_bytes
+            .zip(bytes_of(&lens, &k.scratch_types))
+            .and_then(|(a, b)| a.checked_add(b));
+        if need.is_none_or(|n| n > budget) {
+            let need = need.map_or("more than 2^64".to_string(), |n| n.to_string());
+            // A warning, not an error: a budget breach fails that case's trials with the
+            // measured peak, and the rest of the suite still runs (the `tests/fixtures/memory`
+            // suite sweeps past its budget on purpose).
+            ctx.warn(at, format!("the buffers and scratch of a case take {need} bytes{}, over memory_budget ({budget} bytes): its trials will fail (raise the budget or shrink the sizes)", in_case(label)));
+        }
+    }
+    let steps = k
+        .launches
+        .iter()
+        .map(|l| launch(ctx, l, sizes, label, buffers, k.max_registers))
+        .collect();
+    (steps, lens)
 }
 
 /// Resolves one launch for a case.

@@ -5,9 +5,9 @@
 //! their type. What the source does not let us check becomes a warning, never a silent pass.
 
 use super::args::{ArgSpec, ScalarType};
-use super::cases::LaunchDecl;
+use super::ctx::Ctx;
+use super::decls::LaunchDecl;
 use super::kernels::LaunchView;
-use super::load::Ctx;
 use super::signature::{self, Lookup, Param, Signature};
 use super::Source;
 use crate::dtype::DType;
@@ -45,6 +45,8 @@ fn c_type(t: DType) -> &'static str {
 }
 
 /// Splits `name<a, b>` into the name and its template arguments (`None` without `<`).
+// stringly: the message becomes a `Diagnostic` at the entry's place, which only the caller
+// knows; the loader's errors are text at a line and column by design.
 fn template_args(entry: &str) -> Result<(&str, Option<Vec<String>>), String> {
     let Some(open) = entry.find('<') else {
         return Ok((entry.trim(), None));

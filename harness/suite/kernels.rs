@@ -3,9 +3,9 @@
 //! checked against the source in `entry`).
 
 use super::args;
-use super::cases::{LaunchDecl, Located};
+use super::ctx::{element_type, expr, is_ident, Ctx};
+use super::decls::{LaunchDecl, Located};
 use super::expr::Expr;
-use super::load::{element_type, expr, is_ident, Ctx};
 use super::schema::{ExprText, RawKernel};
 use super::{Limits, Scratch};
 use crate::dtype::DType;

@@ -5,46 +5,9 @@
 
 use super::args::ScalarType;
 use super::declarations::{declarations, function};
+pub use super::declarations::{Param, Signature, TemplateParam};
 use super::tokens::{tokenize, Kind, Token};
 use crate::dtype::DType;
-
-/// One parameter of a kernel.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Param {
-    /// The declaration as written, e.g. `const float* __restrict__ x`.
-    pub text: String,
-    /// Whether it is a pointer (or an array).
-    pub pointer: bool,
-    /// For pointers: whether the elements are `const` (read-only).
-    pub const_pointee: bool,
-    /// Whether it is `__restrict__`: no other parameter may alias it.
-    pub restrict: bool,
-    /// The base type, as written without qualifiers (`float`, `unsigned int`, `T`).
-    pub base: String,
-}
-
-/// A kernel's signature, read from its declaration.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Signature {
-    /// The parameters in order.
-    pub params: Vec<Param>,
-    /// Line of the function name in the source.
-    pub line: usize,
-    /// For templates: each template parameter's name and whether it is a type (`typename T`),
-    /// and whether it has a default.
-    pub template: Option<Vec<TemplateParam>>,
-}
-
-/// One parameter of a `template <...>`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TemplateParam {
-    /// Its name.
-    pub name: String,
-    /// `typename T` / `class T` (rather than a value such as `int N`).
-    pub is_type: bool,
-    /// Whether it has a default.
-    pub has_default: bool,
-}
 
 /// What the source says about an entry name.
 #[derive(Debug, Clone, PartialEq)]

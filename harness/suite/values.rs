@@ -4,8 +4,8 @@
 //! `cases`, where the sizes are known; the limits live here.
 
 use super::args::ArgSpec;
-use super::cases::LaunchDecl;
-use super::load::Ctx;
+use super::ctx::Ctx;
+use super::decls::LaunchDecl;
 use super::{Buffer, Init};
 use crate::dtype::DType;
 use toml::Spanned;

@@ -38,6 +38,7 @@ pub enum NoDevice {
 pub struct Worker {
     ordinal: i32,
     live: Option<Live>,
+    // stringly: the worker's `Hello` answer as it came over the pipe (see `Response::Hello`).
     device: Option<Result<DeviceInfo, String>>,
     /// The suites the live worker has been sent (by index); empty again after a restart.
     sent: HashSet<usize>,
@@ -68,7 +69,7 @@ impl Worker {
         if self.device.is_none() {
             if let Err(e) = self.start() {
                 if self.device.is_none() {
-                    return Err(NoDevice::Broken(e));
+                    return Err(e);
                 }
             }
         }
@@ -91,7 +92,9 @@ impl Worker {
         if let Some(Err(e)) = &self.device {
             return Err(TrialFailure::Harness(e.clone()));
         }
-        self.start().map_err(TrialFailure::Harness)?;
+        self.start().map_err(|e| match e {
+            NoDevice::Absent(reason) | NoDevice::Broken(reason) => TrialFailure::Harness(reason),
+        })?;
         for &(index, suite) in suites {
             if !self.sent.contains(&index) {
                 self.send(&Request::Suite {
@@ -117,17 +120,20 @@ impl Worker {
         }
     }
 
-    fn start(&mut self) -> Result<(), String> {
+    /// Starts the worker process and opens the device, unless it is running.
+    fn start(&mut self) -> Result<(), NoDevice> {
         if self.live.is_none() {
+            let broken =
+                |what: &str, e: &dyn std::fmt::Display| NoDevice::Broken(format!("{what}: {e}"));
             let exe = std::env::current_exe()
-                .map_err(|e| format!("cannot find the perf binary to start a worker: {e}"))?;
+                .map_err(|e| broken("cannot find the perf binary to start a worker", &e))?;
             let mut child = Command::new(exe)
                 .env(WORKER_ENV, "1")
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::inherit())
                 .spawn()
-                .map_err(|e| format!("cannot start the GPU worker process: {e}"))?;
+                .map_err(|e| broken("cannot start the GPU worker process", &e))?;
             let stdin = child.stdin.take().expect("piped");
             let stdout = child.stdout.take().expect("piped");
             let (tx, lines) = mpsc::channel();
@@ -162,15 +168,17 @@ impl Worker {
                 Ok(Response::Hello(info)) => info,
                 Ok(Response::Trial(_)) => {
                     self.stop();
-                    return Err("the GPU worker answered out of turn".into());
+                    return Err(NoDevice::Broken(
+                        "the GPU worker answered out of turn".into(),
+                    ));
                 }
-                Err(e) => return Err(e.to_string()),
+                Err(e) => return Err(NoDevice::Broken(e.to_string())),
             };
             if info.is_err() {
                 self.stop();
             }
             self.device = Some(info.clone());
-            info?;
+            info.map_err(NoDevice::Absent)?;
         }
         Ok(())
     }

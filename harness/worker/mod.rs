@@ -2,12 +2,17 @@
 //! `KERNELGATE_WORKER=1`; the worker owns the CUDA context, runs one trial per request, and
 //! exits after a fault that poisons the context. The harness (`client`) never touches CUDA.
 
+#![deny(clippy::too_many_lines)]
+
 pub mod client;
+mod footprint;
+mod loaded;
+mod op;
 pub mod pool;
+mod probes;
 pub mod protocol;
 mod session;
-
-pub use session::compile_suite;
+mod trial;
 
 use protocol::{encode_response, Request, Response};
 use session::Session;

@@ -12,6 +12,16 @@ use crate::runner::{Executor, Kind, Measured, Outcome, TrialSpec};
 use crate::suite::Suite;
 use std::sync::{Mutex, MutexGuard};
 
+/// `KERNELGATE_DEVICE` lists GPUs of different kinds (fingerprints): the run cannot start.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("KERNELGATE_DEVICE lists GPUs of different kinds: {} is {}, {} is {}; baselines are per kind of GPU, so run them separately", .first.0, .first.1, .other.0, .other.1)]
+pub struct MixedGpus {
+    /// The first GPU's ordinal and kind.
+    pub first: (i32, String),
+    /// The first GPU of another kind.
+    pub other: (i32, String),
+}
+
 /// The GPU workers of a run, one per device, and what they have done.
 pub struct WorkerPool<'a> {
     config: &'a Config,
@@ -43,8 +53,16 @@ impl<'a> WorkerPool<'a> {
         self.workers[w].lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// The first GPU's description, starting its worker; why there is none, when not.
+    pub fn first_device(&self) -> Result<DeviceInfo, NoDevice> {
+        match self.workers.first() {
+            Some(_) => self.worker(0).device(),
+            None => Err(NoDevice::Absent("KERNELGATE_DEVICE names no GPU".into())),
+        }
+    }
+
     /// With several GPUs, all must share one fingerprint: baselines are per kind of GPU.
-    pub fn same_kind_of_gpu(&self) -> Result<(), String> {
+    pub fn same_kind_of_gpu(&self) -> Result<(), MixedGpus> {
         if self.workers.len() < 2 || device::driver_missing().is_some() {
             return Ok(());
         }
@@ -56,12 +74,10 @@ impl<'a> WorkerPool<'a> {
             }
         }
         match seen.iter().find(|(_, f)| *f != seen[0].1) {
-            Some((d, f)) => Err(format!(
-                "KERNELGATE_DEVICE lists GPUs of different kinds: {} is {}, {d} is {}; baselines are per kind of GPU, so run them separately",
-                seen[0].0,
-                seen[0].1.describe(),
-                f.describe()
-            )),
+            Some((d, f)) => Err(MixedGpus {
+                first: (seen[0].0, seen[0].1.describe()),
+                other: (*d, f.describe()),
+            }),
             None => Ok(()),
         }
     }
@@ -85,10 +101,11 @@ impl<'a> WorkerPool<'a> {
                 .unwrap_or_else(|_| self.config.arch.clone()),
             Some(_) => self.config.arch.clone(),
         };
-        let compiled = match super::compile_suite(suite, &arch, Some(&self.config.cache)) {
-            Ok(c) => c,
-            Err((_, e)) => return Outcome::Failed(TrialFailure::Compile(e)),
-        };
+        let compiled =
+            match crate::compile_suite::compile_suite(suite, &arch, Some(&self.config.cache)) {
+                Ok(c) => c,
+                Err(e) => return Outcome::Failed(TrialFailure::Compile(e.to_string())),
+            };
         for (si, c) in compiled.iter().filter(|(_, c)| !c.log.is_empty()) {
             eprintln!(
                 "warning: NVRTC said, for suite `{}`, {}: {}",

@@ -70,6 +70,8 @@ pub struct BaseKernel {
 #[derive(Debug, Serialize, Deserialize)]
 pub enum Response {
     /// The device, or why it could not be opened.
+    // stringly: it crosses the process boundary as JSON; the worker renders its typed
+    // `DeviceError`, and the harness only shows the reason (`NoDevice::Absent`).
     Hello(Result<DeviceInfo, String>),
     /// A trial's result.
     Trial(TrialResult),

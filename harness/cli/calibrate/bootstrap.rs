@@ -2,13 +2,14 @@
 //! noise* — not a planted kernel slowdown. The per-round log-ratios of its paired A/A
 //! measurements (the trial timed against itself) are pooled; each resample draws as many
 //! rounds as one measurement had, with replacement, shifted by `ln(1 + s)`, and is decided
-//! as a paired run decides: [`gate::compare_paired`] and the verdict rule at the suite's
-//! `max_slowdown`, an inconclusive resample drawn again with [`gate::REMEASURE_EFFORT`] times
-//! the rounds and decided once more.
+//! as a paired run decides, through [`gate::settle`] at the suite's `max_slowdown`: an
+//! inconclusive resample is drawn again with [`gate::REMEASURE_EFFORT`] times the rounds and
+//! decided once more.
 
-use crate::gate::{self, Verdict};
+use crate::gate::{self, GateInput, Verdict};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use std::convert::Infallible;
 
 /// Slowdowns injected, as fractions.
 pub const INJECTED: [f64; 7] = [0.005, 0.01, 0.02, 0.03, 0.05, 0.10, 0.20];
@@ -34,14 +35,26 @@ fn resample(rng: &mut ChaCha8Rng, pooled: &[f64], rounds: usize, s: f64) -> Vec<
         .collect()
 }
 
-/// The verdict for one resample alone (a family of one), with the gate's re-measure rule.
+/// The verdict for one resample alone (a family of one), decided as a paired run decides:
+/// through the gate's own policy ([`gate::settle`]), an inconclusive resample drawn again with
+/// [`gate::REMEASURE_EFFORT`] times the rounds.
 fn verdict(rng: &mut ChaCha8Rng, pooled: &[f64], rounds: usize, s: f64, max: f64) -> Verdict {
-    let first = gate::compare_paired(&resample(rng, pooled, rounds, s)).verdict(max);
-    if first != Verdict::Inconclusive {
-        return first;
-    }
+    let input = |ratios: Vec<f64>| GateInput {
+        old_times: Vec::new(),
+        new_times: Vec::new(),
+        speedups: None,
+        max_slowdown: max,
+        paired: Some(ratios),
+    };
+    let first = input(resample(rng, pooled, rounds, s));
     let more = rounds * gate::REMEASURE_EFFORT as usize;
-    gate::compare_paired(&resample(rng, pooled, more, s)).verdict(max)
+    let mut again =
+        |_: usize| -> Result<GateInput, Infallible> { Ok(input(resample(rng, pooled, more, s))) };
+    match gate::settle(vec![first], Some(&mut again)).pop() {
+        Some(Ok(decision)) => decision.verdict.verdict,
+        Some(Err(never)) => match never {},
+        None => unreachable!("settle decides every input"),
+    }
 }
 
 /// Detection rates for every slowdown in [`INJECTED`]: `pooled` are the A/A per-round

@@ -15,14 +15,15 @@
 use super::decide::{judge_family, Cell, Cost, Judged, Skip, THRESHOLDS};
 use super::error::CalibrateError;
 use super::render::{Kernel, Sensitivity};
-use super::spin::{measure, Ask};
+use super::spin::{ask, measure};
+use crate::config::Config;
 use crate::gate::{GateInput, REMEASURE_EFFORT};
 use crate::measure::Samples;
 use crate::report::duration;
+use crate::runner::{Executor, Measured, TrialSpec};
 use crate::suite::Suite;
-use crate::worker::client::Worker;
+use crate::worker::pool::WorkerPool;
 use crate::worker::protocol::BaseKernel;
-use std::time::Duration;
 
 /// Planted slowdowns, percent (0: A/A).
 pub const LEVELS: [i64; 5] = [0, 1, 2, 3, 5];
@@ -37,12 +38,11 @@ pub struct Subject {
     pub baseline: Samples,
 }
 
-/// How each mode repeats: on which GPU, how many times, with which time-out per trial.
-pub struct Repeat {
-    /// GPU ordinal.
-    pub ordinal: i32,
-    /// Per-trial time-out.
-    pub timeout: Duration,
+/// How each mode repeats: with the run's configuration (the GPU is the first of
+/// `KERNELGATE_DEVICE`, the time-out `KERNELGATE_TIMEOUT`, as a run's), how many times.
+pub struct Repeat<'a> {
+    /// The harness's configuration, as a run reads it.
+    pub config: &'a Config,
     /// Repetitions.
     pub reps: usize,
 }
@@ -57,7 +57,7 @@ fn thresholds() -> Vec<Option<f64>> {
 
 /// What a measurement gives the gate, or why it is not judged.
 fn gate_input(
-    measured: Result<(crate::worker::protocol::TrialData, f64), CalibrateError>,
+    measured: Result<(Measured, f64), CalibrateError>,
     cost: &mut Cost,
     input: impl Fn(&Samples) -> GateInput,
 ) -> Result<GateInput, Skip> {
@@ -104,28 +104,27 @@ fn report_failures(out: &[Vec<Judged>], what: &str) {
     }
 }
 
-/// One subject's family in worker `w`: every level measured (`ask(level, effort)`), the
+/// One subject's family in `pool`'s worker: every level measured (`ask(level, effort)`), the
 /// inconclusive ones measured again through the gate's policy, and judged at every threshold;
 /// failures reported under `label`.
 fn family(
-    w: &mut Worker,
-    suites: &[(usize, &Suite)],
-    ask: &dyn Fn(usize, u32) -> Ask,
+    pool: &WorkerPool,
+    ask: &dyn Fn(usize, u32) -> TrialSpec,
     input: &dyn Fn(&Samples) -> GateInput,
-    (timeout, label): (Duration, &str),
+    label: &str,
     cost: &mut Cost,
 ) -> Vec<Vec<Judged>> {
     let what = |l: usize| format!("{label}, {}% slower", LEVELS[l]);
     let first: Vec<Result<GateInput, Skip>> = (0..LEVELS.len())
         .map(|l| {
             cost.verdicts += 1;
-            let m = measure(w, suites, ask(l, 1), timeout, &what(l));
+            let m = measure(pool, &ask(l, 1), &what(l));
             gate_input(m, cost, input)
         })
         .collect();
     let mut again = |l: usize| -> Result<GateInput, CalibrateError> {
         cost.remeasures += 1;
-        let (data, wall) = measure(w, suites, ask(l, REMEASURE_EFFORT), timeout, &what(l))?;
+        let (data, wall) = measure(pool, &ask(l, REMEASURE_EFFORT), &what(l))?;
         cost.seconds += wall;
         Ok(input(&data.samples))
     };
@@ -161,32 +160,29 @@ fn sweep(subjects: &[Subject], repeat: &Repeat, mode: Mode) -> Sensitivity {
     let mut cells = empty(subjects.len());
     let mut cost = Cost::default();
     let n = subjects.len();
+    // Paired: the worker keeps one copy of a suite per index, so the base is the same suite
+    // again under another (`n + d`: the pool's base suites are the subjects' suites again).
+    let suites: Vec<Suite> = subjects.iter().map(|s| s.suite.clone()).collect();
+    let base: &[Suite] = match mode {
+        Mode::Stored => &[],
+        Mode::Paired => &suites,
+    };
     for rep in 0..repeat.reps {
         eprintln!(
             "calibrate: {name} mode, repetition {} of {}",
             rep + 1,
             repeat.reps
         );
-        let mut w = Worker::new(repeat.ordinal);
+        // A fresh worker process per repetition: one pool each.
+        let pool = WorkerPool::new(repeat.config, &suites, base);
         for (d, sub) in subjects.iter().enumerate() {
-            // Paired: the worker keeps one copy of a suite per index, so the base is the same
-            // suite again under another.
             let base = (mode == Mode::Paired).then_some(BaseKernel {
                 suite: n + d,
                 case: 0,
                 kernel: 0,
             });
-            let ask = |case: usize, effort: u32| Ask {
-                suite: d,
-                case,
-                kernel: 0,
-                seed: sub.suite.check.seed,
-                base,
-                regime: Some(sub.kernel.regime),
-                effort,
-            };
-            let mut suites = vec![(d, &sub.suite)];
-            suites.extend(base.map(|b| (b.suite, &sub.suite)));
+            let regime = Some(sub.kernel.regime);
+            let ask = |case, effort| ask(d, (case, 0), sub.suite.check.seed, base, regime, effort);
             let stored = stored_input(&sub.baseline);
             let paired = |s: &Samples| paired_input(s, 0.0);
             let input: &dyn Fn(&Samples) -> GateInput = match mode {
@@ -194,17 +190,10 @@ fn sweep(subjects: &[Subject], repeat: &Repeat, mode: Mode) -> Sensitivity {
                 Mode::Paired => &paired,
             };
             let label = format!("{name}, ~{}", duration(sub.kernel.target));
-            let out = family(
-                &mut w,
-                &suites,
-                &ask,
-                input,
-                (repeat.timeout, &label),
-                &mut cost,
-            );
+            let out = family(&pool, &ask, input, &label, &mut cost);
             add(&mut cells[d], &out);
         }
-        w.stop();
+        pool.stop();
     }
     let how = match mode {
         Mode::Stored => format!("Each duration's unslowed case measured once in one worker process (the stored baseline); then {} repetitions, each in a fresh worker process, of every planted slowdown, judged against that baseline with the regime pinned to the baseline's. Cells: flagged `regressed` / repetitions; at 0% every flag is a false alarm.", repeat.reps),

@@ -1,14 +1,16 @@
 //! `spin`: calibration's own kernel and suites — a compute-bound kernel whose time is set by an
 //! iteration count (sized on the device from a pilot) and made `extra` percent slower by more
-//! iterations — and the one call that measures a trial of them in a worker.
+//! iterations — and the one call that measures a calibration trial, through the run's executor.
 
 use super::error::CalibrateError;
 use crate::measure::Regime;
+use crate::plan::Kind;
+use crate::runner::{Executor, Measured, Outcome, TrialSpec};
 use crate::suite::{self, Suite};
-use crate::worker::client::Worker;
-use crate::worker::protocol::{BaseKernel, TrialData, TrialRequest};
+use crate::worker::pool::WorkerPool;
+use crate::worker::protocol::BaseKernel;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// The calibration kernel: two dependent FMAs per iteration per thread, plus `extra_pct`
 /// percent more iterations. It reads nothing, so caches do not matter.
@@ -94,66 +96,60 @@ pub fn iterations_for(seconds: f64, per_iteration: f64) -> i64 {
     }
 }
 
-/// One measurement: which suite (by the index the worker knows it by), case and kernel, timed
-/// alone or against a base, in which regime, at which effort.
-#[derive(Debug, Clone, Copy)]
-pub struct Ask {
-    /// The suite's index in the worker.
-    pub suite: usize,
-    /// Case.
-    pub case: usize,
-    /// Kernel.
-    pub kernel: usize,
-    /// The input seed.
-    pub seed: u64,
-    /// Paired: the base to time against.
-    pub base: Option<BaseKernel>,
-    /// The pinned regime, or `None` to let the launch floor choose.
-    pub regime: Option<Regime>,
-    /// Sampling effort (1, or the re-measure's).
-    pub effort: u32,
+/// What one calibration trial asks the executor for: kernel `kernel` of `case` of the pool's
+/// suite `suite`, timed alone or against `base` (numbered after the pool's suites), in the
+/// pinned `regime` (or as the launch floor chooses), at `effort`.
+pub fn ask(
+    suite: usize,
+    (case, kernel): (usize, usize),
+    seed: u64,
+    base: Option<BaseKernel>,
+    regime: Option<Regime>,
+    effort: u32,
+) -> TrialSpec {
+    TrialSpec {
+        suite,
+        kind: Kind::Kernel { case, kernel },
+        seed,
+        regime,
+        base,
+        effort,
+    }
 }
 
-/// Runs `ask` in `worker` (which is sent the `suites` it needs first) and returns what it
-/// measured and the wall time the trial took; `what` names it in errors.
+/// Runs `spec` through `pool` (the run's executor: the same path to the worker as a run,
+/// one worker process per pool) and returns what it measured and the wall time it took;
+/// `what` names it in errors.
 pub fn measure(
-    worker: &mut Worker,
-    suites: &[(usize, &Suite)],
-    ask: Ask,
-    timeout: Duration,
+    pool: &WorkerPool,
+    spec: &TrialSpec,
     what: &str,
-) -> Result<(TrialData, f64), CalibrateError> {
+) -> Result<(Measured, f64), CalibrateError> {
     let start = Instant::now();
-    let request = TrialRequest {
-        suite: ask.suite,
-        case: ask.case,
-        kernel: ask.kernel,
-        seed: ask.seed,
-        // As a run does: a re-measure is not checked again.
-        check: ask.effort <= 1,
-        regime: ask.regime,
-        base: ask.base,
-        effort: ask.effort,
-    };
-    let failed = |failure| CalibrateError::Trial {
+    let incomplete = |reason: &str| CalibrateError::Incomplete {
         what: what.to_string(),
-        failure,
+        reason: reason.into(),
     };
-    let result = worker.trial(suites, request, timeout).map_err(failed)?;
-    let data = result.outcome.map_err(failed)?;
-    if data.samples.kernel.is_empty() {
-        return Err(CalibrateError::Incomplete {
-            what: what.to_string(),
-            reason: "no timing samples".into(),
-        });
+    let measured = match pool.execute(0, spec) {
+        Outcome::Measured(m) => *m,
+        Outcome::Failed(failure) => {
+            return Err(CalibrateError::Trial {
+                what: what.to_string(),
+                failure,
+            })
+        }
+        Outcome::Ignored(reason) => return Err(CalibrateError::NoGpu(reason)),
+        Outcome::Compiled { .. } => return Err(incomplete("a compile result, not a measurement")),
+    };
+    if measured.samples.kernel.is_empty() {
+        return Err(incomplete("no timing samples"));
     }
-    if ask.base.is_some() && data.samples.reference.len() != data.samples.kernel.len() {
-        return Err(CalibrateError::Incomplete {
-            what: what.to_string(),
-            reason: "paired, but the base's samples do not match the rounds".into(),
-        });
+    if spec.base.is_some() && measured.samples.reference.len() != measured.samples.kernel.len() {
+        return Err(incomplete(
+            "paired, but the base's samples do not match the rounds",
+        ));
     }
-    Ok((data, start.elapsed().as_secs_f64()))
+    Ok((measured, start.elapsed().as_secs_f64()))
 }
 
 #[cfg(test)]

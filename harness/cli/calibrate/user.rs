@@ -11,10 +11,11 @@ use super::decide::{judge_family, Cell, Judged, Skip};
 use super::error::CalibrateError;
 use super::render::TrialRow;
 use super::sensitivity::{paired_input, Repeat};
-use super::spin::{measure, Ask};
+use super::spin::{ask, measure};
 use crate::gate::{GateInput, REMEASURE_EFFORT};
+use crate::runner::Executor;
 use crate::suite::Suite;
-use crate::worker::client::Worker;
+use crate::worker::pool::WorkerPool;
 use crate::worker::protocol::BaseKernel;
 
 /// One kernel trial of the user's suites.
@@ -32,7 +33,7 @@ pub fn calibrate(
     seed: Option<u64>,
     repeat: &Repeat,
 ) -> Result<Vec<TrialRow>, CalibrateError> {
-    let trials: Vec<Trial> = crate::runner::plan(suites)
+    let trials: Vec<Trial> = crate::plan::plan(suites)
         .into_iter()
         .filter_map(|p| {
             let (case, kernel) = p.case_kernel()?;
@@ -50,28 +51,24 @@ pub fn calibrate(
         ));
     }
     let n = suites.len();
-    let mut sent: Vec<(usize, &Suite)> = suites.iter().enumerate().collect();
-    sent.extend(suites.iter().enumerate().map(|(s, suite)| (n + s, suite)));
-    let ask = |t: &Trial, effort: u32| Ask {
-        suite: t.suite,
-        case: t.case,
-        kernel: t.kernel,
-        seed: seed.unwrap_or(suites[t.suite].check.seed),
-        base: Some(BaseKernel {
+    let ask = |t: &Trial, effort: u32| {
+        let base = BaseKernel {
             suite: n + t.suite,
             case: t.case,
             kernel: t.kernel,
-        }),
+        };
+        let seed = seed.unwrap_or(suites[t.suite].check.seed);
         // As a paired run: the launch floor chooses, the same for both (it is one kernel).
-        regime: None,
-        effort,
+        ask(t.suite, (t.case, t.kernel), seed, Some(base), None, effort)
     };
     let max_slowdown = |t: &Trial| suites[t.suite].bench.max_slowdown;
     let mut cells = vec![Cell::default(); trials.len()];
     let mut pooled: Vec<Vec<f64>> = vec![Vec::new(); trials.len()];
     let mut rounds: Vec<Vec<usize>> = vec![Vec::new(); trials.len()];
     for rep in 0..repeat.reps {
-        let mut w = Worker::new(repeat.ordinal);
+        // A fresh worker process per repetition; the base suites are the suites again, at
+        // `suites.len() + s`, as a paired run numbers its base's.
+        let pool = WorkerPool::new(repeat.config, suites, suites);
         let mut first: Vec<Result<GateInput, Skip>> = Vec::new();
         for (i, t) in trials.iter().enumerate() {
             eprintln!(
@@ -80,7 +77,7 @@ pub fn calibrate(
                 repeat.reps,
                 t.name
             );
-            let measured = measure(&mut w, &sent, ask(t, 1), repeat.timeout, &t.name);
+            let measured = measure(&pool, &ask(t, 1), &t.name);
             first.push(match measured {
                 Err(e) => Err(Skip::Failed(e)),
                 Ok((data, _)) if data.samples.clocks.unreliable => Err(Skip::Unreliable),
@@ -99,13 +96,7 @@ pub fn calibrate(
                 "calibrate: re-measuring {} ({REMEASURE_EFFORT}x the samples: inconclusive)",
                 t.name
             );
-            let (data, _) = measure(
-                &mut w,
-                &sent,
-                ask(t, REMEASURE_EFFORT),
-                repeat.timeout,
-                &t.name,
-            )?;
+            let (data, _) = measure(&pool, &ask(t, REMEASURE_EFFORT), &t.name)?;
             Ok(paired_input(&data.samples, max_slowdown(t)))
         };
         let out = judge_family(&first, &[None], &mut again);
@@ -115,7 +106,7 @@ pub fn calibrate(
             }
             cells[i].add(j);
         }
-        w.stop();
+        pool.stop();
     }
     Ok(trials
         .iter()

@@ -38,7 +38,7 @@ fn the_first_runs_and_the_rest_read() {
     let first = r
         .share("s::a", Duration::from_secs(1), || {
             calls += 1;
-            Ok((results(&["s::a", "s::b"]), "ran"))
+            Ok::<_, &str>((results(&["s::a", "s::b"]), "ran"))
         })
         .unwrap();
     assert_eq!(first.ran, Some("ran"));
@@ -51,7 +51,7 @@ fn the_first_runs_and_the_rest_read() {
         .share(
             "s::b",
             Duration::from_secs(1),
-            || -> Result<(Results, ()), String> { panic!("the run already ran") },
+            || -> Result<(Results, ()), &str> { panic!("the run already ran") },
         )
         .unwrap();
     assert_eq!(calls, 1);
@@ -76,7 +76,7 @@ fn a_stopped_run_stops_every_process_with_its_message() {
         .share(
             "s::a",
             Duration::from_secs(1),
-            || -> Result<(Results, ()), String> { Err("GPUs of different kinds".into()) },
+            || -> Result<(Results, ()), &str> { Err("GPUs of different kinds") },
         )
         .unwrap_err();
     assert_eq!(err.to_string(), "GPUs of different kinds");
@@ -84,7 +84,7 @@ fn a_stopped_run_stops_every_process_with_its_message() {
         .share(
             "s::b",
             Duration::from_secs(1),
-            || -> Result<(Results, ()), String> { panic!("not again") },
+            || -> Result<(Results, ()), &str> { panic!("not again") },
         )
         .unwrap_err();
     assert_eq!(err.to_string(), "GPUs of different kinds");
@@ -104,7 +104,7 @@ fn a_run_whose_runner_died_is_not_run_twice() {
         .share(
             "s::b",
             Duration::from_secs(1),
-            || -> Result<(Results, ()), String> { panic!("not again") },
+            || -> Result<(Results, ()), &str> { panic!("not again") },
         )
         .unwrap_err();
     assert!(
@@ -128,13 +128,13 @@ fn a_held_lock_times_out_naming_the_holder() {
     // flock locks belong to an open file, so a second open in this process conflicts
     // as another process's would.
     let held = File::create(r.dir.join("lock")).unwrap();
-    FileExt::lock_exclusive(&held).unwrap();
+    held.lock().unwrap();
     let start = Instant::now();
     let err = r
         .share(
             "s::b",
             Duration::from_millis(200),
-            || -> Result<(Results, ()), String> { panic!("locked") },
+            || -> Result<(Results, ()), &str> { panic!("locked") },
         )
         .unwrap_err();
     assert!(start.elapsed() >= Duration::from_millis(200));

@@ -1,8 +1,22 @@
 //! `Planned`: every trial of a run, in list order — per suite, its compile trial, then each
-//! case's kernels — with the names libtest lists and selects.
+//! case's kernels — with the names libtest lists and selects. Below both `runner` (which
+//! executes them) and `paired` (which pairs them with the base's).
 
-use super::Kind;
 use crate::suite::Suite;
+
+/// What one trial is: a suite's compile check, or a kernel on a case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Compile every kernel of the suite.
+    Compile,
+    /// Check and time kernel `kernel` on case `case`.
+    Kernel {
+        /// Case index.
+        case: usize,
+        /// Kernel index.
+        kernel: usize,
+    },
+}
 
 /// One trial of the run, in list order.
 #[derive(Debug, Clone, PartialEq)]

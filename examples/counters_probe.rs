@@ -1,0 +1,242 @@
+//! A GPU check of `device::counters` (not part of a run): compiles three small kernels with
+//! NVRTC, profiles each through CUPTI's range profiler with user replay, and prints every
+//! metric with the time one profile took. Run from the repository root on a GPU machine:
+//! `cargo run --release --example counters_probe` (or the built binary).
+
+use kernelgate::device::compile::{compile, CompileRequest};
+use kernelgate::device::counters::{cupti_missing, Profiler};
+use kernelgate::device::{Gpu, KernelArg, LaunchDims};
+use std::time::Instant;
+
+const SOURCE: &str = r#"
+extern "C" __global__ void copy_scale(const float* x, float* y, float a, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = a * x[i];
+}
+extern "C" __global__ void fma_loop(const float* x, float* y, float a, int n, int iters) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) { float v = x[i]; for (int k = 0; k < iters; ++k) v = fmaf(v, a, 1.0f); y[i] = v; }
+}
+extern "C" __global__ void gather(const float* x, const int* idx, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = x[idx[i]];
+}
+extern "C" __global__ void read_all(const uint4* p, size_t n, unsigned* sink) {
+    unsigned acc = 0;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        uint4 v = p[i]; acc ^= v.x ^ v.y ^ v.z ^ v.w;
+    }
+    if (acc == 0x9e3779b9u) sink[0] = acc;
+}
+"#;
+
+const METRICS: &[&str] = &[
+    "smsp__inst_executed.sum",
+    "sm__sass_thread_inst_executed.sum",
+    "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
+    "dram__bytes_read.sum",
+    "dram__bytes_write.sum",
+    "lts__t_sectors.sum",
+    "sm__warps_active.avg.pct_of_peak_sustained_active",
+    "gpu__time_duration.sum",
+];
+
+fn main() {
+    if let Some(why) = kernelgate::device::driver_missing() {
+        eprintln!("{why}");
+        std::process::exit(2);
+    }
+    println!("cupti: {:?}", cupti_missing());
+    let gpu = Gpu::open(0).expect("open");
+    println!(
+        "device: {} sm_{}{}",
+        gpu.info.name, gpu.info.compute_capability.0, gpu.info.compute_capability.1
+    );
+    let entries: Vec<String> = ["copy_scale", "fma_loop", "gather", "read_all"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let req = CompileRequest {
+        path: std::path::Path::new("probe.cu"),
+        text: SOURCE,
+        include_dirs: &[],
+        options: &[],
+        entries: &entries,
+        arch: &gpu.info.arch(),
+    };
+    let c = compile(&req, None).expect("compile");
+    let module = gpu.load(&c.cubin).expect("load");
+    let f: Vec<_> = c
+        .lowered
+        .iter()
+        .map(|l| module.function(l).expect("function"))
+        .collect();
+    // Metrics one by one first: which names this CUPTI accepts.
+    let mut good = Vec::new();
+    for m in METRICS {
+        match Profiler::new(0, &[m]) {
+            Ok(p) => {
+                println!("metric ok: {m} ({} pass)", p.passes());
+                good.push(*m);
+            }
+            Err(e) => println!("metric refused: {m}: {e}"),
+        }
+    }
+    let t = Instant::now();
+    let prof = match Profiler::new(0, &good) {
+        Ok(p) => p,
+        Err(e) => {
+            println!("profiler: {e}");
+            std::process::exit(1);
+        }
+    };
+    println!(
+        "profiler for {} metrics: {} passes, set up in {:.1} ms",
+        good.len(),
+        prof.passes(),
+        t.elapsed().as_secs_f64() * 1e3
+    );
+    let l2 = gpu.info.l2_bytes.max(0) as usize;
+    let flush = gpu.alloc_plain(2 * l2).expect("flush");
+    let sink = gpu.alloc_plain(16).expect("sink");
+    let time_kernel = |what: &str,
+                       x: &kernelgate::device::DeviceBuffer,
+                       y: &kernelgate::device::DeviceBuffer,
+                       n: usize| {
+        let (s, e) = (gpu.event().unwrap(), gpu.event().unwrap());
+        let dims = LaunchDims {
+            grid: [n.div_ceil(256) as u32, 1, 1],
+            block: [256, 1, 1],
+            shared: 0,
+        };
+        let a = 1.0001f32.to_le_bytes();
+        let nn = (n as i32).to_le_bytes();
+        let mut t = Vec::new();
+        for _ in 0..200 {
+            gpu.record(&s).unwrap();
+            gpu.launch(
+                &f[0],
+                dims,
+                &[
+                    KernelArg::Buffer(x),
+                    KernelArg::Buffer(y),
+                    KernelArg::Scalar(&a),
+                    KernelArg::Scalar(&nn),
+                ],
+            )
+            .unwrap();
+            gpu.record(&e).unwrap();
+            gpu.synchronize().unwrap();
+            t.push(kernelgate::device::elapsed_ms(&s, &e).unwrap() as f64 * 1e3);
+        }
+        t.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        println!("timing {what}: median {:.3} µs", t[t.len() / 2]);
+    };
+    for &n in &[1usize << 20, 1 << 26] {
+        let x = gpu.alloc_plain(4 * n).unwrap();
+        let y = gpu.alloc_plain(4 * n).unwrap();
+        let idx = gpu.alloc_plain(4 * n).unwrap();
+        let host: Vec<u8> = (0..n)
+            .flat_map(|i| (((i as u64 * 7919) % n as u64) as i32).to_le_bytes())
+            .collect();
+        gpu.upload(&idx, &host).unwrap();
+        gpu.fill(&x, 0x3f).unwrap();
+        time_kernel(&format!("copy_scale n={n} before any profiling"), &x, &y, n);
+        let dims = LaunchDims {
+            grid: [n.div_ceil(256) as u32, 1, 1],
+            block: [256, 1, 1],
+            shared: 0,
+        };
+        let a = 1.0001f32.to_le_bytes();
+        let nn = (n as i32).to_le_bytes();
+        let iters = 100i32.to_le_bytes();
+        let fw = ((flush.bytes / 16) as u64).to_le_bytes();
+        let mut fill_byte = 0u8;
+        let t = Instant::now();
+        let mut session = prof.enable().expect("enable");
+        println!("enable: {:.2} ms", t.elapsed().as_secs_f64() * 1e3);
+        for (name, which) in [("copy_scale", 0usize), ("fma_loop", 1), ("gather", 2)] {
+            for rep in 0..3 {
+                let t = Instant::now();
+                let mut prep_ms = 0.0;
+                let r = session.profile(
+                    || {
+                        let t = Instant::now();
+                        gpu.fill(&y, 0xff)?;
+                        fill_byte = fill_byte.wrapping_add(1);
+                        gpu.fill(&flush, fill_byte)?;
+                        let rd = LaunchDims {
+                            grid: [4 * gpu.info.sm_count as u32, 1, 1],
+                            block: [512, 1, 1],
+                            shared: 0,
+                        };
+                        gpu.launch(
+                            &f[3],
+                            rd,
+                            &[
+                                KernelArg::Buffer(&flush),
+                                KernelArg::Scalar(&fw),
+                                KernelArg::Buffer(&sink),
+                            ],
+                        )?;
+                        let r = gpu.synchronize();
+                        prep_ms += t.elapsed().as_secs_f64() * 1e3;
+                        r
+                    },
+                    || {
+                        let args: Vec<KernelArg> = match which {
+                            0 => vec![
+                                KernelArg::Buffer(&x),
+                                KernelArg::Buffer(&y),
+                                KernelArg::Scalar(&a),
+                                KernelArg::Scalar(&nn),
+                            ],
+                            1 => vec![
+                                KernelArg::Buffer(&x),
+                                KernelArg::Buffer(&y),
+                                KernelArg::Scalar(&a),
+                                KernelArg::Scalar(&nn),
+                                KernelArg::Scalar(&iters),
+                            ],
+                            _ => vec![
+                                KernelArg::Buffer(&x),
+                                KernelArg::Buffer(&idx),
+                                KernelArg::Buffer(&y),
+                                KernelArg::Scalar(&nn),
+                            ],
+                        };
+                        gpu.launch(&f[which], dims, &args)?;
+                        gpu.synchronize()
+                    },
+                );
+                let ms = t.elapsed().as_secs_f64() * 1e3;
+                match r {
+                    Ok(v) => {
+                        let vals: Vec<String> = good
+                            .iter()
+                            .zip(&v)
+                            .map(|(m, v)| format!("{m}={v}"))
+                            .collect();
+                        println!(
+                            "n={n} {name} rep={rep} {ms:.2} ms (prepare {prep_ms:.2} ms): {}",
+                            vals.join(" ")
+                        );
+                    }
+                    Err(e) => println!("n={n} {name} rep={rep}: ERROR {e}"),
+                }
+            }
+        }
+        time_kernel(
+            &format!("copy_scale n={n} while the range profiler is enabled"),
+            &x,
+            &y,
+            n,
+        );
+        let t = Instant::now();
+        drop(session);
+        println!("disable: {:.2} ms", t.elapsed().as_secs_f64() * 1e3);
+        time_kernel(&format!("copy_scale n={n} after disable"), &x, &y, n);
+    }
+    drop(f);
+    drop(module);
+}

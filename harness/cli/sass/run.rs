@@ -1,0 +1,204 @@
+//! `Run`: the state of one `kernelgate sass` — the suites built per architecture (`Side`,
+//! `Built`), their listings, and the worst exit code so far.
+
+use crate::config::Config;
+use crate::device::compile::Compiled;
+use crate::exit;
+use crate::sass::disasm::{Disassembler, Listing};
+use crate::sass::elf::CudaElf;
+use crate::sass::mix::Mix;
+use crate::sass::{KernelCode, KernelIdentity, Module, SassError, Toolchain};
+use crate::suite::Suite;
+use serde::Serialize;
+use std::collections::HashMap;
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+/// One side (the working tree, or the base) built for one architecture.
+pub(super) struct Side<'s> {
+    /// The suites that compiled and were identified.
+    pub(super) built: Vec<Built<'s>>,
+    /// The suites that did not (already reported): their kernels are not compared.
+    pub(super) failed: Vec<String>,
+}
+
+/// One suite compiled for one architecture, with its selected kernels' code.
+pub(super) struct Built<'s> {
+    pub(super) suite: &'s Suite,
+    pub(super) compiled: Vec<(usize, Compiled)>,
+    /// `(kernel index in the suite, its code)`, for the kernels FILTER selects.
+    pub(super) code: Vec<(usize, KernelCode)>,
+}
+
+impl Built<'_> {
+    /// `suite::kernel` of the `i`-th entry of `code`.
+    pub(super) fn name(&self, i: usize) -> String {
+        format!("{}::{}", self.suite.name, self.code[i].1.kernel)
+    }
+}
+
+/// The state of one `kernelgate sass`: what it was given, and the worst exit code so far.
+pub(super) struct Run<'c> {
+    pub(super) config: &'c Config,
+    pub(super) toolchain: &'c Toolchain,
+    pub(super) filter: Option<&'c str>,
+    pub(super) disassembler: Option<Disassembler>,
+    /// Disassembled modules, by their bytes.
+    pub(super) listings: HashMap<Vec<u8>, Listing>,
+    pub(super) worst: u8,
+    pub(super) identifying: Duration,
+}
+
+impl Run<'_> {
+    pub(super) fn fail(&mut self, code: u8, message: &str) {
+        eprintln!("error: {message}");
+        // 2 (bad input) outranks 1 (a kernel that does not compile).
+        if self.worst != exit::BAD_INPUT {
+            self.worst = code;
+        }
+    }
+
+    /// Compiles (through the cache) every suite with a selected kernel, and identifies those
+    /// kernels; a suite that does not compile, or whose module cannot be read, is reported and
+    /// named in `Side::failed`.
+    pub(super) fn build<'s>(&mut self, suites: &'s [Suite], arch: &str) -> Side<'s> {
+        let mut out = Side {
+            built: Vec::new(),
+            failed: Vec::new(),
+        };
+        for suite in suites {
+            let selected: Vec<usize> = (0..suite.kernels.len())
+                .filter(|&k| {
+                    self.filter.is_none_or(|f| {
+                        format!("{}::{}", suite.name, suite.kernels[k].name).contains(f)
+                    })
+                })
+                .collect();
+            if selected.is_empty() {
+                continue;
+            }
+            let compiled =
+                match crate::compile_suite::compile_suite(suite, arch, Some(&self.config.cache)) {
+                    Ok(c) => c,
+                    Err(e) => {
+                        self.fail(exit::COMPILE_ERROR, &e.to_string());
+                        out.failed.push(suite.name.clone());
+                        continue;
+                    }
+                };
+            let start = Instant::now();
+            let code = crate::sass::identities(suite, &compiled, arch, self.toolchain);
+            self.identifying += start.elapsed();
+            match code {
+                Ok(code) => out.built.push(Built {
+                    suite,
+                    code: code
+                        .into_iter()
+                        .enumerate()
+                        .filter(|(k, _)| selected.contains(k))
+                        .collect(),
+                    compiled,
+                }),
+                Err(e) => {
+                    self.fail(exit::BAD_INPUT, &e.to_string());
+                    out.failed.push(suite.name.clone());
+                }
+            }
+        }
+        out
+    }
+
+    /// The SASS of one entry of a built kernel: `None` for PTX (the driver compiles it).
+    pub(super) fn entry_sass(
+        &mut self,
+        built: &Built,
+        kernel: usize,
+        id: &KernelIdentity,
+        arch: &str,
+    ) -> Result<Option<Vec<String>>, SassError> {
+        let source = built.suite.kernels[kernel].source;
+        let Some((_, compiled)) = built.compiled.iter().find(|(si, _)| *si == source) else {
+            return Err(SassError::NotCompiled);
+        };
+        let module = Module::of(built.suite.sources[source].kind(), compiled, arch)?;
+        let Module::Cubin(cubin) = module else {
+            return Ok(None);
+        };
+        let Some(disassembler) = &self.disassembler else {
+            return Ok(None);
+        };
+        if !self.listings.contains_key(&*cubin) {
+            let listing = disassembler.listing(&cubin)?;
+            self.listings.insert(cubin.to_vec(), listing);
+        }
+        let elf = CudaElf::parse(&cubin)?;
+        Ok(Some(self.listings[&*cubin].kernel(&elf, &id.name)?))
+    }
+
+    /// Writes every selected kernel's SASS to `out`.
+    pub(super) fn print(
+        &mut self,
+        out: &mut dyn Write,
+        built: &[Built],
+        arch: &str,
+    ) -> std::io::Result<()> {
+        let mut kernels = 0;
+        for b in built {
+            for (i, (k, code)) in b.code.iter().enumerate() {
+                kernels += 1;
+                writeln!(out, "{} ({arch})", b.name(i))?;
+                for id in &code.entries {
+                    let short = &id.hash[..12];
+                    match self.entry_sass(b, *k, id, arch) {
+                        Ok(Some(sass)) => {
+                            let resources = id.resources.as_ref().map(|r| r.summary());
+                            let count: u32 = Mix::of(&sass).0.values().sum();
+                            writeln!(
+                                out,
+                                "  {}  code {short}  {} · {count} instructions",
+                                id.name,
+                                resources.unwrap_or_default()
+                            )?;
+                            for line in &sass {
+                                // Labels stand out to the left of the instructions.
+                                let indent = if line.ends_with(':') { "  " } else { "    " };
+                                writeln!(out, "{indent}{line}")?;
+                            }
+                        }
+                        Ok(None) => writeln!(
+                            out,
+                            "  {}  code {short}  PTX: the driver compiles it when the module loads, so its SASS needs a GPU",
+                            id.name
+                        )?,
+                        Err(e) => self.fail(exit::BAD_INPUT, &format!("{}: {e}", b.name(i))),
+                    }
+                }
+                writeln!(out)?;
+            }
+        }
+        writeln!(out, "kernelgate sass: {kernels} kernel(s) for {arch}")
+    }
+
+    /// The identities of every selected kernel, as JSON records.
+    pub(super) fn json(&self, built: &[Built], arch: &str) -> Vec<serde_json::Value> {
+        #[derive(Serialize)]
+        struct Record<'a> {
+            name: String,
+            arch: &'a str,
+            entries: &'a [KernelIdentity],
+        }
+        built
+            .iter()
+            .flat_map(|b| {
+                (0..b.code.len()).map(move |i| {
+                    serde_json::to_value(Record {
+                        name: b.name(i),
+                        arch,
+                        entries: &b.code[i].1.entries,
+                    })
+                    .unwrap_or_default()
+                })
+            })
+            .collect()
+    }
+}

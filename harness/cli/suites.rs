@@ -1,0 +1,35 @@
+//! `load_suites`: the suites of a command (`run`, `lint`), loaded with every problem and warning
+//! printed.
+
+use crate::exit;
+use std::process::ExitCode;
+
+/// Loads every suite under `config.suites` for command `what` (`kernelgate lint`,
+/// `kernelgate`): every problem (followed by `then`) and warning printed, and an empty folder
+/// refused unless `KERNELGATE_ALLOW_EMPTY=1`; `Err` is the exit code.
+pub(crate) fn load_suites(
+    config: &crate::config::Config,
+    what: &str,
+    then: &str,
+) -> Result<Vec<crate::suite::Suite>, ExitCode> {
+    let suites = match crate::suite::load_dir(&config.suites) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("{e}");
+            eprintln!(
+                "{what}: {} problem(s) in the suite files{then}",
+                e.diagnostics.len()
+            );
+            return Err(exit::code(exit::BAD_INPUT));
+        }
+    };
+    suites
+        .iter()
+        .flat_map(|s| &s.warnings)
+        .for_each(|w| eprintln!("warning: {w}"));
+    if let Err(e) = config.check_found(suites.len()) {
+        eprintln!("error: {e}");
+        return Err(exit::code(exit::BAD_INPUT));
+    }
+    Ok(suites)
+}

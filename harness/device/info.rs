@@ -1,0 +1,96 @@
+//! `DeviceInfo`: what kernelgate needs to know about a device — name, compute capability,
+//! SMs, clocks, memory, driver — and the peaks derived from it.
+
+use serde::{Deserialize, Serialize};
+
+/// What kernelgate needs to know about a device.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeviceInfo {
+    /// Ordinal, as in `KERNELGATE_DEVICE`.
+    pub ordinal: i32,
+    /// Marketing name.
+    pub name: String,
+    /// Compute capability.
+    pub compute_capability: (i32, i32),
+    /// Streaming multiprocessors.
+    pub sm_count: i32,
+    /// Peak SM clock, kHz.
+    pub sm_clock_khz: i32,
+    /// Peak memory clock, kHz.
+    pub memory_clock_khz: i32,
+    /// Memory bus width, bits.
+    pub bus_width_bits: i32,
+    /// L2 cache, bytes.
+    pub l2_bytes: i32,
+    /// Threads one SM can hold at once.
+    pub max_threads_per_sm: i32,
+    /// Device memory, bytes.
+    pub total_memory: usize,
+    /// Driver's CUDA version, e.g. 13000.
+    pub driver_version: i32,
+    /// The kernel driver's release, e.g. `580.159.04` (`unknown` where it cannot be read).
+    pub driver_release: String,
+    /// The physical GPU (`GPU-xxxxxxxx-…`, as nvidia-smi prints it), for the run history.
+    #[serde(default)]
+    pub uuid: Option<String>,
+}
+
+/// The NVIDIA kernel module's version, from `/proc/driver/nvidia/version` (Linux).
+pub(super) fn driver_release() -> String {
+    let text = std::fs::read_to_string("/proc/driver/nvidia/version").unwrap_or_default();
+    text.lines()
+        .find(|l| l.starts_with("NVRM version"))
+        .and_then(|l| {
+            l.split_whitespace()
+                .find(|w| w.chars().next().is_some_and(|c| c.is_ascii_digit()) && w.contains('.'))
+        })
+        .unwrap_or("unknown")
+        .to_string()
+}
+
+#[cfg(test)]
+impl DeviceInfo {
+    /// An H100-class device (132 SMs at 1.98 GHz, a 5120-bit bus at 2.619 GHz: 3.352 TB/s)
+    /// named `name`, for tests that need peaks and a fingerprint but no GPU.
+    pub(crate) fn for_tests(name: &str, driver_release: &str) -> DeviceInfo {
+        DeviceInfo {
+            ordinal: 0,
+            name: name.into(),
+            compute_capability: (9, 0),
+            sm_count: 132,
+            sm_clock_khz: 1_980_000,
+            memory_clock_khz: 2_619_000,
+            bus_width_bits: 5120,
+            l2_bytes: 50 << 20,
+            max_threads_per_sm: 2048,
+            total_memory: 80 << 30,
+            driver_version: 13000,
+            driver_release: driver_release.into(),
+            uuid: None,
+        }
+    }
+}
+
+impl DeviceInfo {
+    /// NVRTC target for this device, e.g. `sm_90`.
+    pub fn arch(&self) -> String {
+        format!(
+            "sm_{}{}",
+            self.compute_capability.0, self.compute_capability.1
+        )
+    }
+
+    /// Peak DRAM bandwidth in bytes/s: memory clock × 2 (double data rate) × bus width.
+    pub fn peak_bandwidth(&self) -> f64 {
+        self.memory_clock_khz as f64 * 1e3 * 2.0 * self.bus_width_bits as f64 / 8.0
+    }
+
+    /// Peak FP32 rate in FLOP/s: SMs × FP32 lanes per SM × 2 (an FMA is two) × SM clock.
+    pub fn peak_fp32_flops(&self) -> f64 {
+        let lanes = match self.compute_capability {
+            (7, _) | (8, 0) => 64.0,
+            _ => 128.0,
+        };
+        self.sm_count as f64 * lanes * 2.0 * self.sm_clock_khz as f64 * 1e3
+    }
+}

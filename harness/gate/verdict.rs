@@ -1,0 +1,363 @@
+//! `Verdict`: whether a trial got slower than its stored baseline, decided with the two-sample
+//! tests of `stats` on log-times.
+//!
+//! A quantity (a kernel's time, or its speedup over the reference) is compared as a *slowdown
+//! factor* `s` = new time / old time (for speedups: old speedup / new speedup), estimated by
+//! the Hodges–Lehmann shift of log-samples with its 95% Moses interval `[lo, hi]`, and tested
+//! with Mann–Whitney; the p-values of every comparison in a run are adjusted together with
+//! Benjamini–Hochberg. With `t = 1 + max_slowdown`:
+//!
+//! - **regressed**: significant (adjusted p < 0.05) *and* the whole interval above `t`;
+//! - **improved**: significant and the whole interval below `1 / t`;
+//! - **inconclusive**: otherwise, when the interval still reaches above `t` — the data cannot
+//!   rule out a slowdown the suite cares about;
+//! - **unchanged**: otherwise.
+//!
+//! The whole interval, not the point estimate, must clear `max_slowdown`: a regression fails
+//! a merge, so it must be one we are 95% sure is larger than the smallest slowdown worth
+//! failing for; the middle ground is `inconclusive` and measured again, never silently passed
+//! as a pass or a failure.
+//!
+//! Against a stored baseline pooled from several runs (other processes, other hosts of the
+//! same model), `max_slowdown` is widened by the runs' between-run spread factor `S` (the
+//! largest run median over the smallest; 1 for one run): `t = (1 + max_slowdown) × S`, through
+//! [`with_spread`]. A slowdown must exceed what moving between the recorded runs already
+//! explains.
+//!
+//! A kernel other than the reference regresses only when its time *and* its speedup over the
+//! reference regressed: a slowdown that hits the reference equally (a slower card of the
+//! same model, clocks, temperature) is not the kernel's. The reference's own trial is judged by
+//! its time.
+
+use crate::stats::twosample::{benjamini_hochberg, mann_whitney, shift};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// False discovery rate of the regression test across one run.
+pub const FDR: f64 = 0.05;
+
+/// The gate's decision for one quantity or one trial.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// No meaningful change.
+    Unchanged,
+    /// Significantly and meaningfully faster.
+    Improved,
+    /// Significantly and meaningfully slower: fails.
+    Regressed,
+    /// Too noisy to tell whether it is meaningfully slower.
+    Inconclusive,
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Verdict::Unchanged => "unchanged",
+            Verdict::Improved => "improved",
+            Verdict::Regressed => "regressed",
+            Verdict::Inconclusive => "inconclusive",
+        })
+    }
+}
+
+/// One quantity compared between baseline and now.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    /// Slowdown factor estimate (> 1: worse).
+    pub slowdown: f64,
+    /// Lower end of its 95% interval.
+    pub low: f64,
+    /// Upper end.
+    pub high: f64,
+    /// Mann–Whitney two-sided p-value.
+    pub p: f64,
+    /// p after Benjamini–Hochberg across the run.
+    pub p_adjusted: f64,
+}
+
+/// Compares `old` with `new` samples of a quantity where larger is worse (times).
+pub fn compare_larger_worse(old: &[f64], new: &[f64]) -> Comparison {
+    let x: Vec<f64> = old.iter().map(|v| v.ln()).collect();
+    let y: Vec<f64> = new.iter().map(|v| v.ln()).collect();
+    comparison(&x, &y)
+}
+
+/// Compares `old` with `new` samples of a quantity where smaller is worse (speedups).
+pub fn compare_smaller_worse(old: &[f64], new: &[f64]) -> Comparison {
+    let x: Vec<f64> = old.iter().map(|v| -v.ln()).collect();
+    let y: Vec<f64> = new.iter().map(|v| -v.ln()).collect();
+    comparison(&x, &y)
+}
+
+fn comparison(x: &[f64], y: &[f64]) -> Comparison {
+    let s = shift(x, y, 0.95);
+    let p = mann_whitney(x, y).p;
+    Comparison {
+        slowdown: s.estimate.exp(),
+        low: s.low.exp(),
+        high: s.high.exp(),
+        p,
+        p_adjusted: p,
+    }
+}
+
+impl Comparison {
+    /// The verdict for this quantity with `max_slowdown` (e.g. 0.03).
+    pub fn verdict(&self, max_slowdown: f64) -> Verdict {
+        let t = 1.0 + max_slowdown;
+        let significant = self.p_adjusted < FDR;
+        if significant && self.low > t {
+            Verdict::Regressed
+        } else if significant && self.high < 1.0 / t {
+            Verdict::Improved
+        } else if self.high > t {
+            Verdict::Inconclusive
+        } else {
+            Verdict::Unchanged
+        }
+    }
+}
+
+/// Combines a trial's time verdict with its speedup verdict (absent for the reference).
+pub fn combine(time: Verdict, speedup: Option<Verdict>) -> Verdict {
+    use Verdict::*;
+    let Some(speedup) = speedup else { return time };
+    let slower = |v| matches!(v, Regressed | Inconclusive);
+    match (time, speedup) {
+        (Regressed, Regressed) => Regressed,
+        (t, s) if slower(t) && slower(s) => Inconclusive,
+        (Improved, Improved | Unchanged) | (Unchanged, Improved) => Improved,
+        _ => Unchanged,
+    }
+}
+
+/// What the gate knows about one trial that has a comparable baseline.
+#[derive(Debug, Clone)]
+pub struct GateInput {
+    /// Baseline times, seconds.
+    pub old_times: Vec<f64>,
+    /// Current times.
+    pub new_times: Vec<f64>,
+    /// Baseline and current per-round speedups over the reference (not for the reference).
+    pub speedups: Option<(Vec<f64>, Vec<f64>)>,
+    /// The suite's `max_slowdown`.
+    pub max_slowdown: f64,
+    /// Paired mode: per-round ratios of the candidate's time over its base's, timed interleaved
+    /// in one process. When set, the time comparison is the paired one (Wilcoxon signed-rank on
+    /// log-ratios, Hodges–Lehmann centre) and `old_times`/`new_times` are not used.
+    pub paired: Option<Vec<f64>>,
+}
+
+/// Compares a candidate with its base from per-round ratios candidate / base (larger is worse):
+/// the slowdown factor is `exp` of the Hodges–Lehmann centre of the log-ratios, with its
+/// interval, tested with the Wilcoxon signed-rank test.
+pub fn compare_paired(ratios: &[f64]) -> Comparison {
+    let d: Vec<f64> = ratios.iter().map(|r| r.ln()).collect();
+    let c = crate::stats::paired::centre(&d, 0.95);
+    let p = crate::stats::paired::wilcoxon(&d);
+    Comparison {
+        slowdown: c.estimate.exp(),
+        low: c.low.exp(),
+        high: c.high.exp(),
+        p,
+        p_adjusted: p,
+    }
+}
+
+/// The gate's decision for one trial, with the evidence.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct TrialVerdict {
+    /// The decision.
+    pub verdict: Verdict,
+    /// The time comparison.
+    pub time: Comparison,
+    /// The speedup comparison, for kernels other than the reference.
+    pub speedup: Option<Comparison>,
+}
+
+/// Decides every trial of a run together: the p-values of all comparisons form one family
+/// for Benjamini–Hochberg.
+pub fn decide(inputs: &[GateInput]) -> Vec<TrialVerdict> {
+    let mut comparisons: Vec<(Comparison, Option<Comparison>)> = inputs
+        .iter()
+        .map(|g| {
+            let time = match &g.paired {
+                Some(ratios) => compare_paired(ratios),
+                None => compare_larger_worse(&g.old_times, &g.new_times),
+            };
+            let speedup = g
+                .speedups
+                .as_ref()
+                .map(|(old, new)| compare_smaller_worse(old, new));
+            (time, speedup)
+        })
+        .collect();
+    let mut family: Vec<f64> = Vec::new();
+    for (t, s) in &comparisons {
+        family.push(t.p);
+        family.extend(s.map(|s| s.p));
+    }
+    let adjusted = benjamini_hochberg(&family);
+    let mut next = adjusted.into_iter();
+    for (t, s) in &mut comparisons {
+        t.p_adjusted = next.next().expect("one per p-value");
+        if let Some(s) = s {
+            s.p_adjusted = next.next().expect("one per p-value");
+        }
+    }
+    comparisons
+        .into_iter()
+        .zip(inputs)
+        .map(|((time, speedup), g)| TrialVerdict {
+            verdict: combine(
+                time.verdict(g.max_slowdown),
+                speedup.map(|s| s.verdict(g.max_slowdown)),
+            ),
+            time,
+            speedup,
+        })
+        .collect()
+}
+
+/// The `max_slowdown` to gate with against a baseline whose runs' medians spread by the factor
+/// `spread` (1 for one run): `(1 + max_slowdown) × spread − 1`, so the interval must clear both
+/// the suite's threshold and the between-run spread. A `spread` below 1 counts as 1.
+pub fn with_spread(max_slowdown: f64, spread: f64) -> f64 {
+    (1.0 + max_slowdown) * spread.max(1.0) - 1.0
+}
+
+/// Formats a slowdown factor as a signed percentage change: `+8.1%`, `-0.4%`.
+pub fn percent(factor: f64) -> String {
+    format!("{:+.1}%", (factor - 1.0) * 100.0)
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+    use rand_distr::{Distribution, LogNormal};
+
+    /// Realistic GPU timing noise: log-normal with σ = 1.5%, and 3% of samples slow outliers
+    /// (+5% to +40%: a clock dip, a preemption).
+    pub(crate) fn samples(rng: &mut ChaCha8Rng, n: usize, scale: f64) -> Vec<f64> {
+        let body: LogNormal<f64> = LogNormal::new(0.0, 0.015).unwrap();
+        (0..n)
+            .map(|_| {
+                let outlier = if rng.random::<f64>() < 0.03 {
+                    1.0 + rng.random_range(0.05..0.40)
+                } else {
+                    1.0
+                };
+                10e-6 * scale * body.sample(rng) * outlier
+            })
+            .collect()
+    }
+
+    /// At the default sample count (10, rounded up to the timing batch of 8: 16).
+    pub(crate) const N: usize = 16;
+
+    #[test]
+    fn verdict_rules() {
+        let c = |low, high, p| Comparison {
+            slowdown: (low + high) / 2.0,
+            low,
+            high,
+            p,
+            p_adjusted: p,
+        };
+        assert_eq!(c(1.05, 1.08, 0.001).verdict(0.03), Verdict::Regressed);
+        assert_eq!(
+            c(1.05, 1.08, 0.2).verdict(0.03),
+            Verdict::Inconclusive,
+            "not significant after BH"
+        );
+        assert_eq!(
+            c(1.01, 1.05, 0.001).verdict(0.03),
+            Verdict::Inconclusive,
+            "interval straddles t"
+        );
+        assert_eq!(
+            c(1.005, 1.02, 0.001).verdict(0.03),
+            Verdict::Unchanged,
+            "real but below max_slowdown"
+        );
+        assert_eq!(c(0.90, 0.95, 0.001).verdict(0.03), Verdict::Improved);
+        assert_eq!(c(0.99, 1.01, 0.6).verdict(0.03), Verdict::Unchanged);
+    }
+
+    #[test]
+    fn the_spread_widens_the_threshold() {
+        assert!((with_spread(0.03, 1.0) - 0.03).abs() < 1e-12);
+        assert!(
+            (with_spread(0.03, 0.5) - 0.03).abs() < 1e-12,
+            "never narrower than max_slowdown"
+        );
+        assert!((with_spread(0.03, 1.04) - (1.03 * 1.04 - 1.0)).abs() < 1e-12);
+        let c = Comparison {
+            slowdown: 1.065,
+            low: 1.05,
+            high: 1.08,
+            p: 0.001,
+            p_adjusted: 0.001,
+        };
+        assert_eq!(c.verdict(0.03), Verdict::Regressed);
+        assert_eq!(
+            c.verdict(with_spread(0.03, 1.04)),
+            Verdict::Inconclusive,
+            "+5% is within 3% on top of a 4% spread between runs"
+        );
+    }
+
+    #[test]
+    fn time_and_speedup_combine() {
+        use Verdict::*;
+        assert_eq!(
+            combine(Regressed, None),
+            Regressed,
+            "the reference: time alone"
+        );
+        assert_eq!(combine(Regressed, Some(Regressed)), Regressed);
+        assert_eq!(
+            combine(Regressed, Some(Unchanged)),
+            Unchanged,
+            "the reference slowed as much"
+        );
+        assert_eq!(combine(Regressed, Some(Inconclusive)), Inconclusive);
+        assert_eq!(combine(Inconclusive, Some(Inconclusive)), Inconclusive);
+        assert_eq!(combine(Unchanged, Some(Improved)), Improved);
+        assert_eq!(combine(Improved, Some(Unchanged)), Improved);
+        assert_eq!(
+            combine(Unchanged, Some(Regressed)),
+            Unchanged,
+            "the reference got faster"
+        );
+    }
+
+    #[test]
+    fn p_values_are_corrected_across_the_run() {
+        // One real regression among many unchanged trials stays significant; the unchanged
+        // ones do not become regressions.
+        let mut rng = ChaCha8Rng::seed_from_u64(4);
+        let mut inputs: Vec<GateInput> = (0..40)
+            .map(|_| GateInput {
+                old_times: samples(&mut rng, N, 1.0),
+                new_times: samples(&mut rng, N, 1.0),
+                speedups: None,
+                max_slowdown: 0.03,
+                paired: None,
+            })
+            .collect();
+        inputs[7].new_times = samples(&mut rng, N, 1.10);
+        let verdicts = decide(&inputs);
+        assert_eq!(verdicts[7].verdict, Verdict::Regressed);
+        assert!(verdicts[7].time.p_adjusted >= verdicts[7].time.p);
+        let others = verdicts
+            .iter()
+            .enumerate()
+            .filter(|(i, v)| *i != 7 && v.verdict == Verdict::Regressed)
+            .count();
+        assert_eq!(others, 0);
+    }
+}

@@ -1,0 +1,38 @@
+//! `HistoryError`: what went wrong with a history (SQLite, a newer schema, the command line).
+
+use std::path::PathBuf;
+
+/// What went wrong with a history.
+#[derive(Debug, thiserror::Error)]
+pub enum HistoryError {
+    /// SQLite refused.
+    #[error("history `{}`: {source}", path.display())]
+    Sqlite {
+        /// The history file.
+        path: PathBuf,
+        /// What SQLite said.
+        source: rusqlite::Error,
+    },
+    /// Written by a newer kernelgate.
+    #[error("history `{}` has schema version {found}; this kernelgate knows up to {known} (use the kernelgate that wrote it, or a newer one)", path.display())]
+    NewerSchema {
+        /// The history file.
+        path: PathBuf,
+        /// Its version.
+        found: u32,
+        /// The newest this kernelgate knows (`SCHEMA_VERSION`).
+        known: u32,
+    },
+    /// A results file to import could not be read.
+    #[error(transparent)]
+    Results(#[from] crate::report::results::ResultsError),
+    /// The trend page could not be written.
+    #[error(transparent)]
+    Write(#[from] crate::baseline::WriteError),
+    /// The command line.
+    #[error("{0}")]
+    Usage(String),
+    /// `--since` names no run.
+    #[error("no run in the history matches `--since {0}` (give a commit prefix or a date such as 2026-11-01)")]
+    UnknownSince(String),
+}

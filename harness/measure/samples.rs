@@ -1,0 +1,142 @@
+//! `Samples`: what timing one trial produced, as results and baselines store it — the regime,
+//! the samples of the kernel and of what it was timed against, the SM clock while sampling —
+//! and the kernel's `Footprint`. Plain data: the timing loop that fills it is `timer.rs`.
+
+use crate::stats::Summary;
+use serde::{Deserialize, Serialize};
+
+/// How a trial is timed; stored in baselines and results as `"cold"` or `"graph"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Regime {
+    /// Single launches with L2 flushed before each.
+    Cold,
+    /// CUDA-graph replays of several launches over rotated input copies.
+    Graph,
+}
+
+impl std::fmt::Display for Regime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Regime::Cold => "cold",
+            Regime::Graph => "graph",
+        })
+    }
+}
+
+/// What a kernel occupies on the device.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Footprint {
+    /// The stream-ordered pool's high-water mark during one run: the case's buffers and the
+    /// kernel's scratch, bytes.
+    pub pool_peak: u64,
+    /// How far the driver's free memory fell across the kernel's first run in the worker,
+    /// bytes: the pool's growth plus what the pool does not see (local memory reserved for
+    /// spills and stack frames, kept by the driver once reserved).
+    pub free_drop: u64,
+    /// Local memory the largest launch implies for every thread the GPU can hold at once
+    /// (local bytes per thread × threads per SM × SMs), bytes: what the driver reserves.
+    pub local_reservation: u64,
+    /// Each launch's resources.
+    pub launches: Vec<Resources>,
+    /// Double-precision instructions in the kernel's code (all launches; `mix`): the count and
+    /// the first, as written in the PTX. `None` when there are none (boxed: the worker's
+    /// response stays small).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fp64: Option<Box<crate::device::ptx::Fp64Use>>,
+}
+
+/// One launch's resources, from the function's attributes and the occupancy calculator.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Resources {
+    /// The entry launched.
+    pub entry: String,
+    /// Registers per thread.
+    pub registers: i32,
+    /// Static shared memory per block, bytes.
+    pub static_shared: i32,
+    /// Dynamic shared memory per block, bytes.
+    pub dynamic_shared: u32,
+    /// Local memory per thread (spills, run-time-indexed arrays), bytes.
+    pub local_bytes: i32,
+    /// Largest block the function can be launched with.
+    pub max_threads: i32,
+    /// Threads per block of this launch.
+    pub block_threads: u32,
+    /// Blocks of this launch resident per SM at once.
+    pub blocks_per_sm: i32,
+}
+
+/// Samples of one trial, seconds per launch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Samples {
+    /// How they were taken (the regime).
+    pub regime: Regime,
+    /// Launches per sample: kernel, reference.
+    pub batch: [usize; 2],
+    /// The event-timed empty-kernel time on this device, seconds.
+    pub launch_floor: f64,
+    /// The kernel under test.
+    pub kernel: Vec<f64>,
+    /// The reference, one per round, paired with `kernel` by index (empty for the reference's
+    /// own trial).
+    pub reference: Vec<f64>,
+    /// Whether the time cap stopped sampling before the precision target was met.
+    pub hit_time_cap: bool,
+    /// Wall time spent sampling.
+    pub wall_seconds: f64,
+    /// The SM clock while sampling.
+    pub clocks: Clocks,
+}
+
+impl Samples {
+    /// Summary of the kernel's times.
+    pub fn kernel_summary(&self) -> Option<Summary> {
+        Summary::of(&self.kernel)
+    }
+
+    /// Summary of the reference's times.
+    pub fn reference_summary(&self) -> Option<Summary> {
+        Summary::of(&self.reference)
+    }
+
+    /// Per-round speedups over the reference: reference / kernel, paired by round (empty for
+    /// the reference's own trial).
+    pub fn ratios(&self) -> Vec<f64> {
+        self.reference
+            .iter()
+            .zip(&self.kernel)
+            .map(|(r, k)| r / k)
+            .collect()
+    }
+
+    /// Speedup over the reference: the median of per-round ratios reference / kernel, with
+    /// its interval. Pairing by round cancels drift that affects both.
+    pub fn speedup(&self) -> Option<Summary> {
+        Summary::of(&self.ratios())
+    }
+}
+
+/// The SM clock during a trial's sampling, read by a probe kernel after every few rounds
+/// (`clock64()` cycles over `%globaltimer` nanoseconds).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Clocks {
+    /// Each reading, MHz.
+    pub mhz: Vec<f64>,
+    /// The GPU's temperature at each reading, °C (empty where NVML is not available).
+    #[serde(default)]
+    pub celsius: Vec<f64>,
+    /// Rounds discarded because the clock read after them was throttled.
+    pub discarded_rounds: usize,
+    /// Rounds kept.
+    pub kept_rounds: usize,
+    /// Too many rounds were throttled: the trial's times are not to be trusted or gated.
+    pub unreliable: bool,
+}
+
+impl Clocks {
+    /// (min, median, max) MHz, when read.
+    pub fn summary(&self) -> Option<(f64, f64, f64)> {
+        Summary::of(&self.mhz).map(|s| (s.min, s.median, s.max))
+    }
+}

@@ -1,0 +1,403 @@
+//! `Timer`: the timing loop on one GPU — warm-up, the pilot that picks the regime, then
+//! interleaved rounds until the stopping rule says enough, with the SM clock watched.
+
+use super::plan::{batch_size, Plan, FLOOR_FACTOR, INPUT_SETS};
+use super::samples::{Clocks, Regime, Samples};
+use super::stop::{self, Next};
+use crate::device::{
+    elapsed_ms, DeviceBuffer, DeviceError, Event, Function, Gpu, Graph, LaunchDims,
+};
+use crate::stats::Summary;
+use crate::suite::Bench;
+use std::time::{Duration, Instant};
+
+/// Rounds queued between synchronizations.
+const ROUNDS: usize = 8;
+/// Warm-up: at least this many runs of each kernel...
+const WARMUP_RUNS: usize = 3;
+/// ...and at least this long, unless `WARMUP_MAX_RUNS` comes first.
+const WARMUP_TIME: Duration = Duration::from_millis(20);
+const WARMUP_MAX_RUNS: usize = 200;
+/// Single-launch samples of each kernel that choose the regime.
+const PILOT_SAMPLES: usize = 5;
+/// A batch of rounds is discarded when the SM clock read after it is under this fraction of
+/// the highest clock seen in the worker: a throttled sample is not the kernel's time.
+pub const THROTTLE_FRACTION: f64 = 0.90;
+/// A trial with more than this fraction of its rounds discarded is unreliable: never gated.
+pub const UNRELIABLE_FRACTION: f64 = 0.25;
+/// Iterations of the clock probe's dependent loop (about 10 µs at 2 GHz).
+const PROBE_SPINS: i32 = 5000;
+
+/// What one timed operation is: everything to do before it (untimed) and one launch.
+///
+/// Every timed launch must start from the state a checked launch starts from (issue 11): so
+/// `prepare` puts the copies a sample will use back into that state — outputs poisoned,
+/// in-out buffers restored — outside the timed interval, before the L2 flush.
+pub trait Timed {
+    /// Untimed preparation before a sample that uses input copy `copy` (`None`: every copy,
+    /// as before a graph replay): poison its outputs and restore its in-out buffers.
+    fn prepare(&mut self, gpu: &Gpu, copy: Option<usize>) -> Result<(), DeviceError>;
+    /// One launch, on input copy `copy`.
+    fn run(&mut self, gpu: &Gpu, copy: usize) -> Result<(), DeviceError>;
+}
+
+/// Reusable timing state on one GPU: events, the L2 flush buffer, the launch floor and the
+/// clock probe.
+pub struct Timer {
+    events: Vec<(Event, Event)>,
+    flush: Option<DeviceBuffer>,
+    flushes: u8,
+    /// Samples queued so far: picks the input copy of the next single-launch sample.
+    queued: usize,
+    floor: f64,
+    clock: Function,
+    clock_out: DeviceBuffer,
+    max_mhz: f64,
+    thermal: Option<crate::device::thermal::Thermal>,
+}
+
+impl Timer {
+    /// Creates events and a flush buffer twice the L2's size, and measures the launch floor
+    /// with `empty`, a kernel that does nothing; `clock` reads the SM clock.
+    pub fn new(gpu: &Gpu, empty: &Function, clock: Function) -> Result<Timer, DeviceError> {
+        let events = (0..2 * ROUNDS)
+            .map(|_| Ok((gpu.event()?, gpu.event()?)))
+            .collect::<Result<_, DeviceError>>()?;
+        let l2 = gpu.info.l2_bytes.max(0) as usize;
+        let flush = if l2 > 0 {
+            Some(gpu.alloc_plain(2 * l2)?)
+        } else {
+            None
+        };
+        let mut timer = Timer {
+            events,
+            flush,
+            flushes: 0,
+            queued: 0,
+            floor: 0.0,
+            clock,
+            clock_out: gpu.alloc_plain(3 * 8)?,
+            max_mhz: 0.0,
+            thermal: gpu
+                .uuid()
+                .and_then(|u| crate::device::thermal::Thermal::open(&u)),
+        };
+        let dims = LaunchDims {
+            grid: [1; 3],
+            block: [1; 3],
+            shared: 0,
+        };
+        for _ in 0..20 {
+            gpu.launch(empty, dims, &[])?;
+        }
+        let mut times = Vec::new();
+        for _ in 0..100 {
+            let (s, e) = &timer.events[0];
+            gpu.record(s)?;
+            gpu.launch(empty, dims, &[])?;
+            gpu.record(e)?;
+            gpu.synchronize()?;
+            times.push(elapsed_ms(s, e)? as f64 / 1e3);
+        }
+        timer.floor = Summary::of(&times).map(|s| s.median).unwrap_or(0.0);
+        for _ in 0..3 {
+            timer.read_clock(gpu)?;
+        }
+        Ok(timer)
+    }
+
+    /// Runs the clock probe and returns the SM clock in MHz (0 when it cannot tell).
+    fn read_clock(&mut self, gpu: &Gpu) -> Result<f64, DeviceError> {
+        let dims = LaunchDims {
+            grid: [1; 3],
+            block: [32, 1, 1],
+            shared: 0,
+        };
+        let spins = PROBE_SPINS.to_le_bytes();
+        gpu.launch(
+            &self.clock,
+            dims,
+            &[
+                crate::device::KernelArg::Buffer(&self.clock_out),
+                crate::device::KernelArg::Scalar(&spins),
+            ],
+        )?;
+        let raw = gpu.download(&self.clock_out)?;
+        let word =
+            |i: usize| u64::from_le_bytes(raw[8 * i..8 * i + 8].try_into().expect("8 bytes"));
+        let (cycles, ns) = (word(0), word(1));
+        let mhz = if ns > 0 {
+            cycles as f64 / ns as f64 * 1e3
+        } else {
+            0.0
+        };
+        self.max_mhz = self.max_mhz.max(mhz);
+        Ok(mhz)
+    }
+
+    /// The launch floor, seconds.
+    pub fn floor(&self) -> f64 {
+        self.floor
+    }
+
+    fn flush_l2(&mut self, gpu: &Gpu) -> Result<(), DeviceError> {
+        if let Some(f) = &self.flush {
+            // A different byte each time, so no write can be elided.
+            self.flushes = self.flushes.wrapping_add(1);
+            gpu.fill(f, self.flushes)?;
+        }
+        Ok(())
+    }
+
+    /// Queues one sample of `op` between the events of `slot` — one launch, or one replay of
+    /// `graph` — without reading it.
+    fn queue(
+        &mut self,
+        gpu: &Gpu,
+        bench: &Bench,
+        op: &mut dyn Timed,
+        graph: Option<&Graph>,
+        copies: usize,
+        slot: usize,
+    ) -> Result<(), DeviceError> {
+        // Single launches alternate over the input copies (one per input set); a graph
+        // replay uses every copy.
+        let copy = self.queued % copies;
+        self.queued = self.queued.wrapping_add(1);
+        op.prepare(gpu, graph.is_none().then_some(copy))?;
+        if bench.l2_flush {
+            self.flush_l2(gpu)?;
+        }
+        let (start, end) = &self.events[slot];
+        gpu.record(start)?;
+        match graph {
+            Some(g) => gpu.replay(g)?,
+            None => op.run(gpu, copy)?,
+        }
+        gpu.record(end)
+    }
+
+    /// Warms both kernels up, then chooses the regime from a few single-launch samples.
+    /// `preferred` (the regime of the trial's baseline) wins over the floor rule, so that a
+    /// kernel near the boundary is timed the same way every run; the floor itself varies
+    /// between processes (seen: 4.1 to 5.2 µs on one H200).
+    pub fn plan(
+        &mut self,
+        gpu: &Gpu,
+        bench: &Bench,
+        kernel: &mut dyn Timed,
+        mut reference: Option<&mut dyn Timed>,
+        preferred: Option<Regime>,
+    ) -> Result<Plan, DeviceError> {
+        let start = Instant::now();
+        let mut runs = 0;
+        while runs < WARMUP_RUNS || (start.elapsed() < WARMUP_TIME && runs < WARMUP_MAX_RUNS) {
+            let copy = runs % INPUT_SETS;
+            kernel.prepare(gpu, Some(copy))?;
+            kernel.run(gpu, copy)?;
+            if let Some(r) = reference.as_deref_mut() {
+                r.prepare(gpu, Some(copy))?;
+                r.run(gpu, copy)?;
+            }
+            gpu.synchronize()?;
+            runs += 1;
+        }
+        let pilot = |timer: &mut Timer, op: &mut dyn Timed| -> Result<f64, DeviceError> {
+            let mut times = Vec::new();
+            for _ in 0..PILOT_SAMPLES {
+                timer.queue(gpu, bench, op, None, INPUT_SETS, 0)?;
+                gpu.synchronize()?;
+                let (s, e) = &timer.events[0];
+                times.push(elapsed_ms(s, e)? as f64 / 1e3);
+            }
+            Ok(Summary::of(&times)
+                .map(|s| s.median)
+                .unwrap_or(f64::INFINITY))
+        };
+        let k = pilot(self, kernel)?;
+        let r = match reference {
+            Some(op) => pilot(self, op)?,
+            None => f64::INFINITY,
+        };
+        let graph = match preferred {
+            Some(Regime::Graph) => true,
+            Some(Regime::Cold) => false,
+            None => k.min(r) < FLOOR_FACTOR * self.floor,
+        };
+        if graph {
+            Ok(Plan {
+                regime: Regime::Graph,
+                // At least one launch per input set, so that a replay times every set.
+                kernel_batch: batch_size(k).max(INPUT_SETS),
+                reference_batch: if r.is_finite() {
+                    batch_size(r).max(INPUT_SETS)
+                } else {
+                    1
+                },
+            })
+        } else {
+            Ok(Plan {
+                regime: Regime::Cold,
+                kernel_batch: 1,
+                reference_batch: 1,
+            })
+        }
+    }
+
+    /// Times `kernel`, interleaved with `reference` when given, as `plan` says, rotating
+    /// through `copies` input copies within a graph; the stopping rule (`stop.rs`) says when.
+    pub fn sample(
+        &mut self,
+        gpu: &Gpu,
+        bench: &Bench,
+        plan: Plan,
+        copies: usize,
+        kernel: &mut dyn Timed,
+        mut reference: Option<&mut dyn Timed>,
+    ) -> Result<Samples, DeviceError> {
+        let start = Instant::now();
+        let mut out = Samples {
+            regime: plan.regime,
+            batch: [plan.kernel_batch, plan.reference_batch],
+            launch_floor: self.floor,
+            kernel: Vec::new(),
+            reference: Vec::new(),
+            hit_time_cap: false,
+            wall_seconds: 0.0,
+            clocks: Clocks::default(),
+        };
+        let kernel_graph = capture(gpu, plan, copies, kernel, plan.kernel_batch)?;
+        let reference_graph = match reference.as_deref_mut() {
+            Some(r) => capture(gpu, plan, copies, r, plan.reference_batch)?,
+            None => None,
+        };
+        let graphs = [kernel_graph.as_ref(), reference_graph.as_ref()];
+        let mut round = 0usize;
+        loop {
+            let ops = (&mut *kernel, reference.as_deref_mut());
+            self.queue_rounds(gpu, bench, round, copies, ops, graphs)?;
+            gpu.synchronize()?;
+            let next = if self.clock_held(gpu, &mut out.clocks)? {
+                self.read_rounds(round, plan, reference.is_some(), &mut out)?;
+                let reference = reference.is_some().then_some(out.reference.as_slice());
+                stop::after_kept(bench, &out.kernel, reference, start.elapsed())
+            } else {
+                stop::after_throttled(bench, start.elapsed())
+            };
+            round += ROUNDS;
+            if let Next::Stop { hit_time_cap } = next {
+                out.hit_time_cap = hit_time_cap;
+                break;
+            }
+        }
+        // The kernel writes last: one more sample of it (not kept), queued exactly as the timed
+        // ones — a replay of the same graph, or one single launch per input copy — so that
+        // every copy's outputs are the kernel's, for the caller to check against the
+        // reference ("timed work is checked work"). The kernel cannot tell it from a timed one.
+        let last = if kernel_graph.is_some() { 1 } else { copies };
+        for _ in 0..last {
+            self.queue(gpu, bench, kernel, kernel_graph.as_ref(), copies, 0)?;
+        }
+        gpu.synchronize()?;
+        let rounds = out.clocks.kept_rounds + out.clocks.discarded_rounds;
+        out.clocks.unreliable =
+            out.clocks.discarded_rounds as f64 > UNRELIABLE_FRACTION * rounds as f64;
+        out.wall_seconds = start.elapsed().as_secs_f64();
+        Ok(out)
+    }
+
+    /// Queues `ROUNDS` rounds from `round` on: in each, the kernel and the reference (when
+    /// there is one) take one sample, in alternating order; `graphs` are their replays.
+    fn queue_rounds(
+        &mut self,
+        gpu: &Gpu,
+        bench: &Bench,
+        round: usize,
+        copies: usize,
+        (kernel, mut reference): (&mut (dyn Timed + '_), Option<&mut (dyn Timed + '_)>),
+        [kernel_graph, reference_graph]: [Option<&Graph>; 2],
+    ) -> Result<(), DeviceError> {
+        // Persisting-L2 lines survive a flush by writes. The worker sets the carve-out to 0
+        // when it opens the device (`Gpu::disable_persisting_l2`), so none can exist; only
+        // where that did not take (a limit still above 0) are they reset here, before every
+        // group of rounds. The reset costs every graph launch ~0.35 µs (measured on an
+        // H200, docs/timing-integrity.md §8), so it must not run where it is not needed.
+        if gpu.persisting_l2_limit() > 0 {
+            gpu.reset_persisting_l2()?;
+        }
+        for b in 0..ROUNDS {
+            let kernel_first = (round + b).is_multiple_of(2);
+            for slot in 0..2 {
+                let is_kernel = (slot == 0) == kernel_first;
+                if is_kernel {
+                    self.queue(gpu, bench, kernel, kernel_graph, copies, 2 * b + slot)?;
+                } else if let Some(r) = reference.as_deref_mut() {
+                    self.queue(gpu, bench, r, reference_graph, copies, 2 * b + slot)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads the SM clock after a group of rounds into `clocks`: whether it held (the rounds
+    /// are kept) or was throttled (they are counted as discarded).
+    fn clock_held(&mut self, gpu: &Gpu, clocks: &mut Clocks) -> Result<bool, DeviceError> {
+        let mhz = self.read_clock(gpu)?;
+        clocks.mhz.push(mhz);
+        if let Some(c) = self.thermal.as_ref().and_then(|t| t.celsius()) {
+            clocks.celsius.push(c);
+        }
+        if mhz > 0.0 && mhz < THROTTLE_FRACTION * self.max_mhz {
+            // Throttled: these rounds are not the kernel's time.
+            clocks.discarded_rounds += ROUNDS;
+            return Ok(false);
+        }
+        clocks.kept_rounds += ROUNDS;
+        Ok(true)
+    }
+
+    /// Reads the event pairs of the rounds queued from `round` on into `out`, as seconds per
+    /// launch.
+    fn read_rounds(
+        &self,
+        round: usize,
+        plan: Plan,
+        with_reference: bool,
+        out: &mut Samples,
+    ) -> Result<(), DeviceError> {
+        for b in 0..ROUNDS {
+            let kernel_first = (round + b).is_multiple_of(2);
+            for slot in 0..2 {
+                let is_kernel = (slot == 0) == kernel_first;
+                if !is_kernel && !with_reference {
+                    continue;
+                }
+                let (s, e) = &self.events[2 * b + slot];
+                let seconds = elapsed_ms(s, e)? as f64 / 1e3;
+                if is_kernel {
+                    out.kernel.push(seconds / plan.kernel_batch as f64);
+                } else {
+                    out.reference.push(seconds / plan.reference_batch as f64);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// In the graph regime, `launches` launches of `op` over `copies` input copies captured into a
+/// graph (after preparing every copy); `None` in the cold regime.
+fn capture(
+    gpu: &Gpu,
+    plan: Plan,
+    copies: usize,
+    op: &mut dyn Timed,
+    launches: usize,
+) -> Result<Option<Graph>, DeviceError> {
+    if plan.regime != Regime::Graph {
+        return Ok(None);
+    }
+    op.prepare(gpu, None)?;
+    gpu.capture(|gpu| (0..launches).try_for_each(|j| op.run(gpu, j % copies)))
+        .map(Some)
+}

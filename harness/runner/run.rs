@@ -1,0 +1,81 @@
+//! `Runner`: one run's options, suites and executor, and what each trial asks the executor to
+//! do ([`TrialSpec`]). The run itself — schedule, execute, judge, bless, record — is in
+//! `schedule.rs`.
+
+use super::{Executor, Planned, TrialSpec};
+use crate::config::Config;
+use crate::measure::Regime;
+use crate::report::results::Results;
+use crate::suite::Suite;
+
+/// One run: the options, the suites, and the executor that does the GPU work.
+pub struct Runner<'a> {
+    /// The run's options.
+    pub config: &'a Config,
+    /// Every suite, loaded and validated.
+    pub suites: &'a [Suite],
+    /// Runs trials.
+    pub executor: &'a dyn Executor,
+    /// Print progress on stderr.
+    pub progress: bool,
+    /// Paired mode: the base revision each trial is timed and judged against (its suites
+    /// numbered after `suites` for the executor), instead of stored baselines.
+    pub base: Option<&'a crate::paired::Base>,
+}
+
+/// What a run produced: the typed record of every selected trial, and what blessing wrote.
+#[derive(Debug, Clone)]
+pub struct RunReport {
+    /// The device, every selected trial's record, and where the time went.
+    pub results: Results,
+    /// One line per blessed trial or per problem blessing met (`KERNELGATE_BLESS`).
+    pub blessed: Vec<String>,
+}
+
+impl Runner<'_> {
+    pub(crate) fn progress(&self, text: &str) {
+        if self.progress {
+            eprintln!("kernelgate: {text}");
+        }
+    }
+
+    /// What to execute for `trial`.
+    pub(crate) fn spec(&self, trial: &Planned, effort: u32, regime: Option<Regime>) -> TrialSpec {
+        TrialSpec {
+            suite: trial.suite,
+            kind: trial.kind,
+            seed: self
+                .config
+                .seed
+                .unwrap_or(self.suites[trial.suite].check.seed),
+            regime,
+            base: None,
+            effort,
+        }
+    }
+
+    /// What to execute for `trial` in paired mode: timed against its base, when it has one.
+    pub(crate) fn spec_paired(
+        &self,
+        trial: &Planned,
+        pairing: &Option<crate::paired::Pairing>,
+        effort: u32,
+    ) -> TrialSpec {
+        let base = match pairing {
+            Some(crate::paired::Pairing::Paired {
+                suite,
+                case,
+                kernel,
+            }) => Some(crate::worker::protocol::BaseKernel {
+                suite: self.suites.len() + suite,
+                case: *case,
+                kernel: *kernel,
+            }),
+            _ => None,
+        };
+        TrialSpec {
+            base,
+            ..self.spec(trial, effort, None)
+        }
+    }
+}

@@ -1,0 +1,136 @@
+//! `Runner::run`: the run's order — execute every selected trial (one at a time per GPU), judge
+//! them together (stored baselines or the paired base), bless when asked, and record one
+//! [`TrialRecord`] per trial.
+
+use super::{bless, judge, paired, record};
+use super::{Outcome, Planned, RunReport, Runner};
+use crate::baseline::{BaselineStore, Fingerprint};
+use crate::config::Mode;
+use crate::report::results::{self, Results, TrialRecord};
+use std::sync::Mutex;
+
+impl Runner<'_> {
+    /// Runs the trials of `plan` at the indices in `selected`, judges and (when asked) blesses
+    /// them, and returns their records in plan order.
+    pub fn run(&self, plan: &[Planned], selected: &[usize]) -> RunReport {
+        let any_kernel = selected.iter().any(|&i| plan[i].case_kernel().is_some());
+        let pairing: Option<Vec<Option<crate::paired::Pairing>>> = self.base.map(|b| {
+            plan.iter()
+                .map(|p| crate::paired::pair(self.suites, b, p))
+                .collect()
+        });
+        let store = if any_kernel && pairing.is_none() {
+            self.executor.device().map(|info| {
+                BaselineStore::open(
+                    &self.config.baselines,
+                    &Fingerprint::of(&info),
+                    self.suites.iter().map(|s| s.name.as_str()),
+                )
+            })
+        } else {
+            None
+        };
+        let mut outcomes = self.execute_all(plan, selected, store.as_ref(), pairing.as_deref());
+        let any_measured = outcomes
+            .iter()
+            .any(|o| matches!(o, Some(Outcome::Measured(_))));
+        let device = any_measured.then(|| self.executor.device()).flatten();
+        let mut judged = plan.iter().map(|_| None).collect();
+        let mut blessed = Vec::new();
+        if let (true, Some(pairing)) = (device.is_some(), &pairing) {
+            judged = paired::judge_paired(self, plan, &mut outcomes, pairing);
+        } else if let (true, Some(store)) = (device.is_some(), &store) {
+            judged = judge::judge(self, plan, &mut outcomes, store);
+            if self.config.mode == Mode::Bless {
+                blessed = bless::bless(self, plan, &outcomes, store);
+            }
+        }
+        self.executor.stop();
+        let trials: Vec<TrialRecord> = plan
+            .iter()
+            .zip(&outcomes)
+            .zip(&judged)
+            .filter_map(|((trial, outcome), judged)| {
+                outcome
+                    .as_ref()
+                    .map(|o| record::record(self, trial, o, judged.as_ref()))
+            })
+            .collect();
+        RunReport {
+            results: Results {
+                format: results::FORMAT,
+                kernelgate: env!("CARGO_PKG_VERSION").to_string(),
+                date: crate::baseline::today(),
+                device: device.as_ref().map(Fingerprint::of),
+                device_info: device,
+                trials,
+                totals: Some(self.executor.totals()),
+                base: self.base.map(|b| crate::report::results::BaseRevision {
+                    rev: b.rev.clone(),
+                    commit: b.commit.clone(),
+                }),
+                gone: self
+                    .base
+                    .map(|b| crate::paired::gone(self.suites, b))
+                    .unwrap_or_default(),
+                provenance: Default::default(),
+            },
+            blessed,
+        }
+    }
+
+    /// Runs the selected trials: in order on one GPU; with several, each slot takes the next
+    /// trial when its GPU is free, so no GPU ever runs two at once.
+    fn execute_all(
+        &self,
+        plan: &[Planned],
+        selected: &[usize],
+        store: Option<&BaselineStore>,
+        pairing: Option<&[Option<crate::paired::Pairing>]>,
+    ) -> Vec<Option<Outcome>> {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let slots: Vec<Mutex<Option<Outcome>>> = plan.iter().map(|_| Mutex::new(None)).collect();
+        let next = AtomicUsize::new(0);
+        let workers = self.executor.slots().max(1);
+        let work = |slot: usize| loop {
+            let n = next.fetch_add(1, Ordering::SeqCst);
+            let Some(&i) = selected.get(n) else { break };
+            let trial = &plan[i];
+            let on = if workers > 1 {
+                format!(" on GPU slot {slot}")
+            } else {
+                String::new()
+            };
+            self.progress(&format!(
+                "[{}/{}] {}{on}",
+                n + 1,
+                selected.len(),
+                trial.name
+            ));
+            let spec = match pairing {
+                Some(pairing) => self.spec_paired(trial, &pairing[i], 1),
+                None => {
+                    let suite = &self.suites[trial.suite].name;
+                    let regime = store.and_then(|s| s.regime(suite, &trial.name));
+                    self.spec(trial, 1, regime)
+                }
+            };
+            let outcome = self.executor.execute(slot, &spec);
+            *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(outcome);
+        };
+        if workers == 1 {
+            work(0);
+        } else {
+            std::thread::scope(|scope| {
+                for slot in 0..workers {
+                    let work = &work;
+                    scope.spawn(move || work(slot));
+                }
+            });
+        }
+        slots
+            .into_iter()
+            .map(|s| s.into_inner().unwrap_or_else(|e| e.into_inner()))
+            .collect()
+    }
+}

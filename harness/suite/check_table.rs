@@ -1,0 +1,260 @@
+//! Phase `check_table`: the `[check]` table — input sets per trial, the seed, tolerances (by
+//! type, suite-wide, per output) and golden files, each golden file checked able to fail.
+
+use super::ctx::{resolve_file, Ctx};
+use super::schema::RawCheck;
+use super::{Buffer, Check, Init, Role, Tolerance};
+use crate::npy;
+use std::collections::BTreeMap;
+use std::path::Path;
+use toml::Spanned;
+
+/// Input sets per trial when `[check]` does not say (documented in docs/suites.md).
+pub const DEFAULT_TRIALS: u32 = 3;
+/// Seed of the first input set.
+pub const DEFAULT_SEED: u64 = 0x5EED;
+
+/// Reads `[check]` for `buffers` (by index in `by_name`) of the suite file in `dir`; golden
+/// files' element counts are noted in `npy_checks`. Errors are recorded in `ctx`.
+pub(super) fn check_table(
+    ctx: &mut Ctx,
+    raw: Option<&Spanned<RawCheck>>,
+    buffers: &[Buffer],
+    by_name: &BTreeMap<String, usize>,
+    dir: &Path,
+    npy_checks: &mut Vec<(usize, usize, usize)>,
+) -> Check {
+    let rc = raw.map(|r| r.get_ref());
+    let mut check = Check {
+        trials: DEFAULT_TRIALS,
+        seed: DEFAULT_SEED,
+        tolerances: default_tolerances(ctx, rc, buffers),
+        golden: BTreeMap::new(),
+    };
+    let Some(rc) = rc else { return check };
+    if let Some(t) = &rc.trials {
+        if *t.get_ref() == 0 {
+            ctx.error(t.span().start, "`trials` must be at least 1");
+        }
+        check.trials = (*t.get_ref()).max(1);
+    }
+    check.seed = rc.seed.unwrap_or(DEFAULT_SEED);
+    for (name, tol) in &rc.output {
+        let Some(i) = output_index(ctx, name, buffers, by_name) else {
+            continue;
+        };
+        let base = check.tolerances[&i];
+        let t = tol.get_ref();
+        let tol = Tolerance {
+            rtol: parse_tolerance(ctx, &t.rtol, base.rtol),
+            atol: parse_tolerance(ctx, &t.atol, base.atol),
+            allow_nan: t.allow_nan.unwrap_or(base.allow_nan),
+        };
+        check.tolerances.insert(i, tol);
+    }
+    for (name, file) in &rc.golden {
+        let Some(i) = output_index(ctx, name, buffers, by_name) else {
+            continue;
+        };
+        if let Some(path) = golden(ctx, dir, (name, file), (i, buffers), &check, npy_checks) {
+            check.golden.insert(i, path);
+        }
+    }
+    check
+}
+
+/// Every output's tolerance: the suite-wide `rtol`/`atol` of `[check]`, else its type's.
+fn default_tolerances(
+    ctx: &mut Ctx,
+    rc: Option<&RawCheck>,
+    buffers: &[Buffer],
+) -> BTreeMap<usize, Tolerance> {
+    let (rtol, atol, allow_nan) = rc.map_or((None, None, false), |c| {
+        (c.rtol.clone(), c.atol.clone(), c.allow_nan)
+    });
+    let mut out = BTreeMap::new();
+    for (i, b) in buffers
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| b.role.is_output())
+    {
+        let (dr, da) = b.dtype.default_tolerance();
+        let tol = Tolerance {
+            rtol: parse_tolerance(ctx, &rtol, dr),
+            atol: parse_tolerance(ctx, &atol, da),
+            allow_nan,
+        };
+        out.insert(i, tol);
+    }
+    out
+}
+
+/// A tolerance as written (finite, at least 0), else `default`.
+fn parse_tolerance(ctx: &mut Ctx, v: &Option<Spanned<f64>>, default: f64) -> f64 {
+    match v {
+        Some(t) if !(t.get_ref().is_finite() && *t.get_ref() >= 0.0) => {
+            ctx.error(t.span().start, "tolerances are finite numbers >= 0");
+            default
+        }
+        Some(t) => *t.get_ref(),
+        None => default,
+    }
+}
+
+/// The output buffer `name` names, or an error listing the outputs.
+fn output_index(
+    ctx: &mut Ctx,
+    name: &Spanned<String>,
+    buffers: &[Buffer],
+    by_name: &BTreeMap<String, usize>,
+) -> Option<usize> {
+    match by_name.get(name.get_ref()) {
+        Some(&i) if buffers[i].role.is_output() => Some(i),
+        Some(_) => {
+            ctx.error(
+                name.span().start,
+                format!(
+                    "`{}` is an input: only outputs are compared",
+                    name.get_ref()
+                ),
+            );
+            None
+        }
+        None => {
+            let outs: Vec<_> = buffers
+                .iter()
+                .filter(|b| b.role.is_output())
+                .map(|b| format!("`{}`", b.name))
+                .collect();
+            ctx.error(
+                name.span().start,
+                format!(
+                    "no buffer `{}` (outputs: {})",
+                    name.get_ref(),
+                    outs.join(", ")
+                ),
+            );
+            None
+        }
+    }
+}
+
+/// Output `i`'s golden file: only with fixed inputs, of the output's type, and able to fail
+/// at its tolerance (a check that cannot fail is reported before anything runs, issue 11).
+fn golden(
+    ctx: &mut Ctx,
+    dir: &Path,
+    (name, file): (&Spanned<String>, &Spanned<String>),
+    (i, buffers): (usize, &[Buffer]),
+    check: &Check,
+    npy_checks: &mut Vec<(usize, usize, usize)>,
+) -> Option<std::path::PathBuf> {
+    let random = |b: &Buffer| {
+        matches!(
+            b.init,
+            Some(
+                Init::Uniform { .. }
+                    | Init::Normal { .. }
+                    | Init::Integers { .. }
+                    | Init::HeavyTailed { .. }
+                    | Init::Special { .. }
+                    | Init::Equal { .. }
+                    | Init::Sorted(_)
+            )
+        )
+    };
+    if let Some(b) = buffers.iter().find(|b| b.role != Role::Output && random(b)) {
+        ctx.error(name.span().start, format!("golden outputs need fixed inputs, but `{}` is random (give it `init = {{ npy = \"...\" }}`)", b.name));
+    }
+    let path = resolve_file(ctx, dir, file, "golden file")?;
+    let at = file.span().start;
+    match npy::read(&path) {
+        Ok(a) if a.data.dtype != buffers[i].dtype => ctx.error(
+            at,
+            format!(
+                "`{}` holds {} but output `{}` is `{}`",
+                file.get_ref(),
+                a.data.dtype,
+                buffers[i].name,
+                buffers[i].dtype
+            ),
+        ),
+        Ok(a) => {
+            let tol = check.tolerances[&i];
+            if let Some(v) = crate::check::vacuous::vacuous(&a.data, tol) {
+                ctx.error(at, v.message(&buffers[i].name, tol));
+            }
+            npy_checks.push((i, a.data.len(), at))
+        }
+        Err(e) => ctx.error(at, format!("`{}`: {e}", file.get_ref())),
+    }
+    Some(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dtype::DType;
+    use crate::suite::ctx::tests::{messages, parsed};
+
+    fn buffers() -> Vec<Buffer> {
+        let b = |name: &str, role, init| Buffer {
+            name: name.into(),
+            dtype: DType::F32,
+            role,
+            init,
+        };
+        vec![
+            b("x", Role::Input, Some(Init::Uniform { min: 0.0, max: 1.0 })),
+            b("y", Role::Output, None),
+        ]
+    }
+
+    fn read(check: &str) -> (Check, Vec<String>) {
+        let (raw, text) = parsed(&format!("[suite]\nname = \"s\"\n{check}"));
+        let mut ctx = Ctx::new(Path::new("s.toml"), &text);
+        let by_name = [("x".to_string(), 0), ("y".to_string(), 1)].into();
+        let c = check_table(
+            &mut ctx,
+            raw.check.as_ref(),
+            &buffers(),
+            &by_name,
+            Path::new("."),
+            &mut Vec::new(),
+        );
+        (c, messages(&ctx))
+    }
+
+    #[test]
+    fn defaults_then_suite_wide_then_per_output() {
+        let (c, m) = read("");
+        assert!(m.is_empty(), "{m:?}");
+        assert_eq!((c.trials, c.seed), (DEFAULT_TRIALS, DEFAULT_SEED));
+        assert_eq!(c.tolerances[&1].rtol, DType::F32.default_tolerance().0);
+        assert!(!c.tolerances.contains_key(&0), "inputs are not compared");
+        let (c, m) = read("[check]\ntrials = 2\nrtol = 1e-3\n[check.output.y]\natol = 0.5\n");
+        assert!(m.is_empty(), "{m:?}");
+        assert_eq!(c.trials, 2);
+        assert_eq!((c.tolerances[&1].rtol, c.tolerances[&1].atol), (1e-3, 0.5));
+    }
+
+    #[test]
+    fn inputs_unknown_outputs_and_random_goldens_are_errors() {
+        let (_, m) = read(
+            "[check]\ntrials = 0\n[check.output.x]\nrtol = -1.0\n[check.output.z]\natol = 1.0\n",
+        );
+        assert_eq!(m[0], "4:10: `trials` must be at least 1");
+        assert_eq!(m[1], "5:15: `x` is an input: only outputs are compared");
+        assert_eq!(m[2], "7:15: no buffer `z` (outputs: `y`)");
+        let (c, m) = read("[check.golden]\ny = \"gone.npy\"\n");
+        assert!(
+            m[0].starts_with("4:1: golden outputs need fixed inputs, but `x` is random"),
+            "{m:?}"
+        );
+        assert!(
+            m[1].starts_with("4:5: golden file `gone.npy` not found"),
+            "{m:?}"
+        );
+        assert!(c.golden.is_empty());
+    }
+}

@@ -1,0 +1,53 @@
+//! `Decls`: a suite's declarations parsed but not yet evaluated — the expressions of lengths,
+//! launches and amounts that `cases::expand` resolves for every case, each with where it was
+//! written.
+
+use super::args::ArgSpec;
+use super::expr::Expr;
+use crate::dtype::DType;
+
+/// A value with the byte offset where it was written.
+#[derive(Debug, Clone)]
+pub struct Located<T> {
+    /// The value.
+    pub value: T,
+    /// Byte offset in the suite file.
+    pub at: usize,
+}
+
+/// One launch's expressions, parsed. Buffer indices past the suite's buffers name the
+/// kernel's scratch buffers.
+pub struct LaunchDecl {
+    pub grid: Vec<Located<Expr>>,
+    pub block: Vec<Located<Expr>>,
+    pub shared: Option<Located<Expr>>,
+    pub args: Vec<Located<ArgSpec>>,
+}
+
+/// A kernel's launches and scratch lengths, parsed.
+pub struct KernelDecl {
+    pub launches: Vec<LaunchDecl>,
+    pub scratch_lens: Vec<Located<Expr>>,
+    pub scratch_types: Vec<DType>,
+    /// `max_registers`, checked against each launch's block size.
+    pub max_registers: Option<u32>,
+    /// `memory_budget` in bytes, and where it was written.
+    pub budget: Option<(u64, usize)>,
+}
+
+/// Everything `expand` evaluates per case.
+pub struct Decls {
+    pub sizes: Vec<(String, Vec<i64>)>,
+    pub zip: bool,
+    pub sizes_at: usize,
+    pub buffer_lens: Vec<Located<Expr>>,
+    pub kernels: Vec<KernelDecl>,
+    pub bytes: Option<Located<Expr>>,
+    pub flops: Option<Located<Expr>>,
+    /// (buffer, element count of its .npy file, where the file was named)
+    pub npy_checks: Vec<(usize, usize, usize)>,
+    /// (buffer, start, step, element type, where the init was written)
+    pub iotas: Vec<(usize, f64, f64, DType, usize)>,
+    /// Element type of each buffer.
+    pub buffer_types: Vec<DType>,
+}

@@ -1,0 +1,256 @@
+//! Phase `kernel_tables`: the `[[kernel]]` tables — each kernel's name, source, whether it is the
+//! reference, its launches (parsed, and checked against the CUDA source's signatures), scratch
+//! buffers and limits. One kernel must be the reference.
+
+use super::buffer_tables::Buffers;
+use super::ctx::{is_ident, Ctx};
+use super::decls::{KernelDecl, LaunchDecl};
+use super::entry::{check_entry, Targets};
+use super::kernels::{
+    fp64_policy, kernel_limits, launch_decl, launch_views, limits, scratch_decls, LaunchView,
+};
+use super::schema::{RawFile, RawKernel};
+use super::suite_table::{source_index, SuiteTable};
+use super::{Kernel, Limits, Source};
+use crate::dtype::DType;
+use std::path::Path;
+
+/// The suite's kernels, and what the cases will evaluate for them.
+pub(super) struct Kernels {
+    /// The kernels, in declaration order.
+    pub list: Vec<Kernel>,
+    /// Each kernel's launches and scratch lengths, parsed (only kernels whose every launch
+    /// parsed: the cases are expanded only when there were no errors).
+    pub decls: Vec<KernelDecl>,
+    /// Line of each `[[kernel]]` header.
+    pub lines: Vec<usize>,
+    /// The reference kernel's index, when exactly one says `reference = true`.
+    pub reference: Option<usize>,
+}
+
+/// Reads every `[[kernel]]` of `raw` (the suite file in `dir`): sources not read yet are added
+/// to `table`'s. Errors are recorded in `ctx`.
+pub(super) fn kernel_tables(
+    ctx: &mut Ctx,
+    dir: &Path,
+    raw: &RawFile,
+    table: &mut SuiteTable,
+    buffers: &Buffers,
+    sizes: &[String],
+) -> Kernels {
+    let rs = raw.suite.get_ref();
+    let mut suite_limits = limits(
+        ctx,
+        &rs.memory_budget,
+        &rs.max_registers,
+        &rs.spills,
+        Limits::default(),
+    );
+    suite_limits.forbid_fp64 = fp64_policy(ctx, &rs.fp64, false);
+    let mut out = Kernels {
+        list: Vec::new(),
+        decls: Vec::new(),
+        lines: Vec::new(),
+        reference: None,
+    };
+    for rk in &raw.kernel {
+        let (k, at) = (rk.get_ref(), rk.span().start);
+        name_and_reference(ctx, k, at, &mut out);
+        let source = match (&k.source, table.default_source) {
+            (Some(s), _) => source_index(ctx, dir, &mut table.sources, s),
+            (None, Some(d)) => Some(d),
+            (None, None) => {
+                if rs.source.is_none() {
+                    ctx.error(at, format!("kernel `{}` has no source (add `source = \"file.cu\"` to it or to [suite])", k.name.get_ref()));
+                }
+                None
+            }
+        };
+        let source = source.map(|i| (i, &table.sources[i]));
+        let (kernel, decl) = kernel_table(ctx, (k, at), source, buffers, sizes, &suite_limits);
+        let budget_at = k.memory_budget.as_ref().or(rs.memory_budget.as_ref());
+        out.decls.extend(decl.map(|d| {
+            KernelDecl {
+                budget: kernel
+                    .limits
+                    .memory_budget
+                    .zip(budget_at.map(|b| b.span().start)),
+                ..d
+            }
+        }));
+        out.lines.push(crate::error::line_col(ctx.text, at).0);
+        out.list.push(kernel);
+    }
+    let suite_at = raw.suite.span().start;
+    if out.list.is_empty() {
+        ctx.error(
+            suite_at,
+            "the suite declares no kernels (add `[[kernel]]` tables, one with `reference = true`)",
+        );
+    } else if out.reference.is_none() {
+        ctx.error(
+            raw.kernel[0].span().start,
+            "no kernel has `reference = true` (mark the simplest, trusted kernel: the others are checked and timed against it)",
+        );
+    }
+    out
+}
+
+/// A kernel's name (an identifier, not taken), and its `reference = true` (only one may say so).
+fn name_and_reference(ctx: &mut Ctx, k: &RawKernel, at: usize, out: &mut Kernels) {
+    let name = k.name.get_ref();
+    if !is_ident(name) {
+        ctx.error(
+            k.name.span().start,
+            format!("kernel name `{name}` must be letters, digits, `_` or `-`"),
+        );
+    } else if out.list.iter().any(|x| &x.name == name) {
+        ctx.error(
+            k.name.span().start,
+            format!("kernel `{name}` is declared twice (rename one)"),
+        );
+    }
+    if !k.reference {
+        return;
+    }
+    match out.reference {
+        Some(r) => ctx.error(
+            at,
+            format!(
+                "kernel `{name}` and kernel `{}` both say `reference = true` (keep one)",
+                out.list[r].name
+            ),
+        ),
+        None => out.reference = Some(out.list.len()),
+    }
+}
+
+/// One kernel from its table `k` (at `at`), compiled from `source` (its index and text): its
+/// launches checked against the buffers and the source, its scratch buffers and limits. The
+/// declaration is `None` unless every launch parsed; its `budget` is filled by the caller.
+fn kernel_table(
+    ctx: &mut Ctx,
+    (k, at): (&RawKernel, usize),
+    source: Option<(usize, &Source)>,
+    buffers: &Buffers,
+    sizes: &[String],
+    suite_limits: &Limits,
+) -> (Kernel, Option<KernelDecl>) {
+    let name = k.name.get_ref().clone();
+    let launches = launch_views(ctx, k, at);
+    let (scratch, scratch_lens) = scratch_decls(ctx, k, &buffers.by_name, sizes);
+    // Args may name the suite's buffers and this kernel's scratch buffers.
+    let mut names = buffers.by_name.clone();
+    for (j, sc) in scratch.iter().enumerate() {
+        names.insert(sc.name.clone(), buffers.list.len() + j);
+    }
+    let elements: Vec<DType> = buffers
+        .list
+        .iter()
+        .map(|b| b.dtype)
+        .chain(scratch.iter().map(|s| s.dtype))
+        .collect();
+    let outputs: Vec<bool> = buffers.list.iter().map(|b| b.role.is_output()).collect();
+    let targets = Targets {
+        names: &names,
+        elements: &elements,
+        outputs: &outputs,
+    };
+    let decls = launch_decls(ctx, &launches, source.map(|s| s.1), &targets, sizes);
+    let complete = decls.len() == launches.len() && !launches.is_empty();
+    if complete {
+        super::values::outputs_written(ctx, &name, at, &buffers.list, &decls);
+    }
+    let limits = kernel_limits(ctx, k, suite_limits);
+    let decl = complete.then(|| KernelDecl {
+        launches: decls,
+        scratch_lens,
+        scratch_types: scratch.iter().map(|s| s.dtype).collect(),
+        max_registers: limits.max_registers,
+        budget: None,
+    });
+    let kernel = Kernel {
+        name,
+        entries: launches.iter().map(|l| l.entry.get_ref().clone()).collect(),
+        source: source.map_or(0, |s| s.0),
+        reference: k.reference,
+        scratch,
+        limits,
+    };
+    (kernel, decl)
+}
+
+/// Each launch parsed, and checked against `source` when there is one.
+fn launch_decls(
+    ctx: &mut Ctx,
+    launches: &[LaunchView],
+    source: Option<&Source>,
+    targets: &Targets,
+    sizes: &[String],
+) -> Vec<LaunchDecl> {
+    let mut decls = Vec::new();
+    for l in launches {
+        let decl = launch_decl(ctx, l, targets.names, sizes);
+        if let (Some(source), Some(decl)) = (source, &decl) {
+            check_entry(ctx, source, l, decl, targets);
+        }
+        decls.extend(decl);
+    }
+    decls
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::suite::buffer_tables::buffer_tables;
+    use crate::suite::ctx::tests::{messages, parsed};
+    use crate::suite::suite_table::suite_table;
+
+    const HEAD: &str = "[suite]\nname = \"s\"\nsource = \"saxpy/saxpy.cu\"\n\
+        [[buffer]]\nname = \"x\"\ntype = \"f32\"\nlen = 4\ninit = { constant = 1.0 }\n\
+        [[buffer]]\nname = \"y\"\ntype = \"f32\"\nlen = 4\nrole = \"inout\"\ninit = { constant = 1.0 }\n";
+
+    fn read(kernels: &str) -> (Kernels, Vec<String>) {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("suites");
+        let (raw, text) = parsed(&format!("{HEAD}{kernels}"));
+        let mut ctx = Ctx::new(Path::new("s.toml"), &text);
+        let mut table = suite_table(&mut ctx, &dir, raw.suite.get_ref());
+        let buffers = buffer_tables(&mut ctx, &dir, &raw.buffer, &[], 0);
+        let k = kernel_tables(&mut ctx, &dir, &raw, &mut table, &buffers, &[]);
+        (k, messages(&ctx))
+    }
+
+    #[test]
+    fn kernels_with_their_launches_and_the_reference() {
+        let (k, m) = read(
+            "[[kernel]]\nname = \"naive\"\nentry = \"saxpy\"\nreference = true\ngrid = [1]\nblock = [4]\nargs = [\"2.0f32\", \"x\", \"y\", \"4i32\"]\n",
+        );
+        assert!(m.is_empty(), "{m:?}");
+        assert_eq!(k.reference, Some(0));
+        assert_eq!(k.list[0].entries, ["saxpy"]);
+        assert_eq!(k.lines, [15]);
+        assert_eq!(k.decls.len(), 1);
+    }
+
+    #[test]
+    fn two_references_and_none_are_errors() {
+        let one = |name: &str, reference: bool| {
+            format!("[[kernel]]\nname = \"{name}\"\nentry = \"saxpy\"\nreference = {reference}\ngrid = [1]\nblock = [4]\nargs = [\"2.0f32\", \"x\", \"y\", \"4i32\"]\n")
+        };
+        let (_, m) = read(&format!("{}{}", one("a", true), one("b", true)));
+        assert_eq!(
+            m,
+            ["22:1: kernel `b` and kernel `a` both say `reference = true` (keep one)"]
+        );
+        let (_, m) = read(&one("a", false));
+        assert!(
+            m[0].starts_with("15:1: no kernel has `reference = true`"),
+            "{m:?}"
+        );
+        let (_, m) = read("");
+        assert!(
+            m[0].starts_with("1:1: the suite declares no kernels"),
+            "{m:?}"
+        );
+    }
+}

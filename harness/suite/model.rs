@@ -1,0 +1,333 @@
+//! `Suite`: a validated suite file, expanded into cases — the types every later stage reads
+//! (sources, buffers, kernels, cases with their launches resolved, check and bench settings).
+
+use crate::dtype::DType;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// One suite file, validated.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Suite {
+    /// The suite's name: the first part of every trial name.
+    pub name: String,
+    /// Line and column of the name's value in the suite file.
+    #[serde(default)]
+    pub name_pos: (usize, usize),
+    /// What could not be checked at load time (e.g. a kernel source the signature reader
+    /// cannot follow); `kernelgate lint` and the run print them.
+    #[serde(skip)]
+    pub warnings: Vec<crate::error::Diagnostic>,
+    /// The suite file, as found.
+    pub path: PathBuf,
+    /// Line of each kernel's `[[kernel]]` header, for messages that point at it.
+    pub kernel_lines: Vec<usize>,
+    /// The CUDA sources the kernels come from.
+    pub sources: Vec<Source>,
+    /// `-I` directories for NVRTC (the suite's folder is always first).
+    pub include_dirs: Vec<PathBuf>,
+    /// Extra NVRTC options.
+    pub options: Vec<String>,
+    /// Buffers, in declaration order.
+    pub buffers: Vec<Buffer>,
+    /// Kernels, in declaration order.
+    pub kernels: Vec<Kernel>,
+    /// Index of the reference kernel in `kernels`.
+    pub reference: usize,
+    /// One case per size combination.
+    pub cases: Vec<Case>,
+    /// Correctness settings.
+    pub check: Check,
+    /// Timing settings.
+    pub bench: Bench,
+}
+
+/// A CUDA source file and its text.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Source {
+    /// Path of the `.cu` file (or `.ptx`, `.cubin`, `.fatbin`: see `kind`).
+    pub path: PathBuf,
+    /// Its contents, read at load time (so a run compiles what it validated); empty for a
+    /// cubin or fatbin, which the compile step reads as bytes.
+    pub text: String,
+}
+
+/// What a source file holds, by its extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SourceKind {
+    /// CUDA C++, compiled with NVRTC.
+    Cuda,
+    /// PTX text (from nvcc, Triton, Numba...), JIT-compiled by the driver when loaded.
+    Ptx,
+    /// A CUBIN for one architecture.
+    Cubin,
+    /// A fat binary: CUBINs and PTX for several architectures; the driver picks.
+    Fatbin,
+}
+
+impl Source {
+    /// What the file holds: `.ptx`, `.cubin` and `.fatbin` are loaded without NVRTC.
+    pub fn kind(&self) -> SourceKind {
+        match self.path.extension().and_then(|e| e.to_str()) {
+            Some("ptx") => SourceKind::Ptx,
+            Some("cubin") => SourceKind::Cubin,
+            Some("fatbin") => SourceKind::Fatbin,
+            _ => SourceKind::Cuda,
+        }
+    }
+}
+
+/// What a kernel does with a buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// Read only: checked unchanged after every run.
+    Input,
+    /// Written only: poisoned before every run, compared after.
+    Output,
+    /// Read and written: initialized before every run, compared after.
+    Inout,
+}
+
+impl Role {
+    /// Whether the kernel's result is read from this buffer.
+    pub fn is_output(self) -> bool {
+        matches!(self, Role::Output | Role::Inout)
+    }
+}
+
+/// How a buffer is filled before a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Init {
+    /// Seeded uniform floats in `[min, max)` (`max` itself only through rounding).
+    Uniform {
+        /// Lower bound.
+        min: f64,
+        /// Upper bound.
+        max: f64,
+    },
+    /// Seeded normal floats.
+    Normal {
+        /// Mean.
+        mean: f64,
+        /// Standard deviation.
+        std: f64,
+    },
+    /// Seeded integers in `[min, max]`.
+    Integers {
+        /// Smallest value.
+        min: i64,
+        /// Largest value.
+        max: i64,
+    },
+    /// Every element the same.
+    Constant(f64),
+    /// `start, start + step, ...`
+    Iota {
+        /// First value.
+        start: f64,
+        /// Increment.
+        step: f64,
+    },
+    /// Read from a `.npy` file (fixed: the same for every trial).
+    Npy(PathBuf),
+    /// Seeded normal floats, a fraction `outliers` of them multiplied by `scale`
+    /// (`{ random = "normal", outliers = 0.01, scale = 1e4 }`).
+    HeavyTailed {
+        /// Mean.
+        mean: f64,
+        /// Standard deviation.
+        std: f64,
+        /// Fraction of elements that are outliers.
+        outliers: f64,
+        /// What an outlier is multiplied by.
+        scale: f64,
+    },
+    /// Seeded special values of the type — ±0, the smallest and largest denormals, ±the
+    /// largest finite value, ±1 — and NaN and ±∞ where `nan` (`{ random = "special" }`).
+    Special {
+        /// Include NaN and ±∞ (for kernels checked with `allow_nan`).
+        nan: bool,
+    },
+    /// One seeded normal value repeated (`{ random = "equal" }`): all-equal inputs that still
+    /// differ between input sets.
+    Equal {
+        /// Mean.
+        mean: f64,
+        /// Standard deviation.
+        std: f64,
+    },
+    /// Another seeded init, sorted ascending (`sorted = true`).
+    Sorted(Box<Init>),
+}
+
+/// A device buffer of the suite.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Buffer {
+    /// Name, as args refer to it.
+    pub name: String,
+    /// Element type.
+    pub dtype: DType,
+    /// Input, output or both.
+    pub role: Role,
+    /// How it is filled (`None` for outputs: they are poisoned).
+    pub init: Option<Init>,
+}
+
+/// A kernel argument, resolved for one case.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum ArgValue {
+    /// A pointer to buffer `index`.
+    Buffer(usize),
+    /// A pointer to the kernel's scratch buffer `index`.
+    Scratch(usize),
+    /// A scalar, as the bytes the kernel receives.
+    Scalar(Vec<u8>),
+}
+
+/// How to launch one kernel in one case.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Launch {
+    /// Grid dimensions.
+    pub grid: [u32; 3],
+    /// Block dimensions.
+    pub block: [u32; 3],
+    /// Dynamic shared memory, bytes.
+    pub shared: u32,
+    /// Arguments, in order.
+    pub args: Vec<ArgValue>,
+}
+
+/// A kernel of the suite: one launch, or a sequence of launches timed and checked as one.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Kernel {
+    /// Name: the second part of trial names.
+    pub name: String,
+    /// The `__global__` function of each launch (or a template instantiation such as
+    /// `scale<float>`).
+    pub entries: Vec<String>,
+    /// Index into the suite's sources.
+    pub source: usize,
+    /// Whether this is the suite's reference.
+    pub reference: bool,
+    /// Scratch buffers, allocated on the stream before the launches and freed after them.
+    pub scratch: Vec<Scratch>,
+    /// Memory and resource limits.
+    pub limits: Limits,
+}
+
+/// A scratch buffer of a kernel.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Scratch {
+    /// Name, as the kernel's args refer to it.
+    pub name: String,
+    /// Element type.
+    pub dtype: DType,
+}
+
+/// What a kernel may use; each breach fails its trials.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct Limits {
+    /// Peak device memory of a case (the pool's high-water mark), bytes.
+    pub memory_budget: Option<u64>,
+    /// Registers per thread, in any launch.
+    pub max_registers: Option<u32>,
+    /// Fail when any launch uses local memory (spills, run-time-indexed arrays).
+    pub forbid_spills: bool,
+    /// `fp64 = "forbid"`: fail when the kernel's code holds double-precision instructions.
+    #[serde(default)]
+    pub forbid_fp64: bool,
+}
+
+/// One size combination of a suite, with everything resolved.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Case {
+    /// `n=4096` or `m=64,n=128`; empty when the suite has no sizes.
+    pub label: String,
+    /// The size values.
+    pub sizes: BTreeMap<String, i64>,
+    /// Element count of each buffer, in buffer order.
+    pub lens: Vec<usize>,
+    /// Per kernel (in kernel order), its launches in order.
+    pub launches: Vec<Vec<Launch>>,
+    /// Per kernel, the element count of each scratch buffer.
+    pub scratch_lens: Vec<Vec<usize>>,
+    /// Bytes one run moves, if declared.
+    pub bytes: Option<f64>,
+    /// Floating-point operations one run does, if declared.
+    pub flops: Option<f64>,
+}
+
+/// Tolerance for one output.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Tolerance {
+    /// Relative tolerance.
+    pub rtol: f64,
+    /// Absolute tolerance.
+    pub atol: f64,
+    /// Whether NaN equals NaN for this output.
+    pub allow_nan: bool,
+}
+
+/// Correctness settings.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Check {
+    /// Sets of fresh seeded inputs per trial.
+    pub trials: u32,
+    /// Seed of the first set; set `t` uses `seed + t`.
+    pub seed: u64,
+    /// Tolerance per buffer index (outputs only).
+    pub tolerances: BTreeMap<usize, Tolerance>,
+    /// Golden output files per buffer index, compared with the reference kernel's output.
+    pub golden: BTreeMap<usize, PathBuf>,
+}
+
+/// Timing settings.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Bench {
+    /// Flush the L2 cache before each sample.
+    pub l2_flush: bool,
+    /// Samples always taken per kernel.
+    pub min_samples: usize,
+    /// Samples never exceeded per kernel.
+    pub max_samples: usize,
+    /// Sampling lasts at least this long, milliseconds.
+    pub min_time_ms: u64,
+    /// Time cap for one trial's sampling, milliseconds.
+    pub max_time_ms: u64,
+    /// Stop once the median's 95% interval is this narrow (relative half-width).
+    pub precision: f64,
+    /// The smallest slowdown worth failing a merge for (0.03 = 3%).
+    pub max_slowdown: f64,
+    /// Peak memory growth over the baseline that fails (0: any growth fails).
+    pub memory_growth: f64,
+}
+
+impl Bench {
+    /// These settings with `effort` times the samples and time, and a precision target
+    /// `effort` times finer (for re-measuring an inconclusive trial).
+    pub fn with_effort(&self, effort: u32) -> Bench {
+        let e = effort.max(1);
+        Bench {
+            min_samples: self.min_samples * e as usize,
+            max_samples: self.max_samples * e as usize,
+            min_time_ms: self.min_time_ms * e as u64,
+            max_time_ms: self.max_time_ms * e as u64,
+            precision: self.precision / e as f64,
+            ..self.clone()
+        }
+    }
+}
+
+impl Suite {
+    /// The trial name for a case and kernel: `suite::kernel::case`.
+    pub fn trial_name(&self, case: usize, kernel: usize) -> String {
+        let label = &self.cases[case].label;
+        let kernel = &self.kernels[kernel].name;
+        if label.is_empty() {
+            format!("{}::{}", self.name, kernel)
+        } else {
+            format!("{}::{}::{}", self.name, kernel, label)
+        }
+    }
+}

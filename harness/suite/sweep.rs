@@ -1,0 +1,130 @@
+//! Phase `sweep`: the sizes of `[suite]` (`sizes = { n = [4096, 65536] }`) and how they combine
+//! into cases (`sweep = "product"`, every combination, or `"zip"`, the lists side by side).
+
+use super::ctx::{is_ident, Ctx};
+use super::schema::RawSuite;
+
+/// The sizes and how they combine, checked.
+pub(super) struct Sweep {
+    /// Each size's name and values, in the order written.
+    pub sizes: Vec<(String, Vec<i64>)>,
+    /// `sweep = "zip"`: the lists side by side rather than every combination.
+    pub zip: bool,
+    /// Where `sizes` was written (or `[suite]`): where errors about cases point.
+    pub at: usize,
+}
+
+impl Sweep {
+    /// The sizes' names: what expressions may refer to.
+    pub fn names(&self) -> Vec<String> {
+        self.sizes.iter().map(|(k, _)| k.clone()).collect()
+    }
+}
+
+/// Reads `sizes` and `sweep` of `[suite]` (written at `suite_at`); errors are recorded.
+pub(super) fn sweep(ctx: &mut Ctx, rs: &RawSuite, suite_at: usize) -> Sweep {
+    let at = rs
+        .sizes
+        .as_ref()
+        .map(|s| s.span().start)
+        .unwrap_or(suite_at);
+    let sizes = sizes(ctx, rs, at);
+    let zip = match rs.sweep.as_ref().map(|s| s.get_ref().as_str()) {
+        None | Some("product") => false,
+        Some("zip") => {
+            if sizes.windows(2).any(|w| w[0].1.len() != w[1].1.len()) {
+                ctx.error(
+                    at,
+                    "`sweep = \"zip\"` needs every size list to have the same length",
+                );
+            }
+            true
+        }
+        Some(other) => {
+            let at = rs
+                .sweep
+                .as_ref()
+                .map(|s| s.span().start)
+                .unwrap_or(suite_at);
+            ctx.error(at, format!("unknown sweep `{other}` (write \"product\" for every combination or \"zip\" to pair lists element by element)"));
+            false
+        }
+    };
+    Sweep { sizes, zip, at }
+}
+
+/// Each size's values: an integer or a non-empty list of them, none negative.
+fn sizes(ctx: &mut Ctx, rs: &RawSuite, at: usize) -> Vec<(String, Vec<i64>)> {
+    let mut sizes = Vec::new();
+    let Some(table) = &rs.sizes else {
+        return sizes;
+    };
+    for (k, v) in table.get_ref() {
+        let values = match v {
+            toml::Value::Integer(i) => vec![*i],
+            toml::Value::Array(a) => a.iter().filter_map(|x| x.as_integer()).collect::<Vec<_>>(),
+            _ => vec![],
+        };
+        let count = match v {
+            toml::Value::Array(a) => a.len(),
+            _ => 1,
+        };
+        if !is_ident(k) || k.contains('-') {
+            ctx.error(
+                at,
+                format!("size name `{k}` must be letters, digits or `_`"),
+            );
+        } else if values.is_empty() || values.len() != count || values.iter().any(|v| *v < 0) {
+            ctx.error(
+                at,
+                format!("size `{k}` must be a non-negative integer or a non-empty list of them, as in `{k} = [1024, 4096]`"),
+            );
+        } else {
+            sizes.push((k.clone(), values));
+        }
+    }
+    sizes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::suite::ctx::tests::{messages, parsed};
+    use std::path::Path;
+
+    fn read(suite: &str) -> (Sweep, Vec<String>) {
+        let (raw, text) = parsed(&format!("[suite]\nname = \"s\"\n{suite}"));
+        let mut ctx = Ctx::new(Path::new("s.toml"), &text);
+        let s = sweep(&mut ctx, raw.suite.get_ref(), raw.suite.span().start);
+        (s, messages(&ctx))
+    }
+
+    #[test]
+    fn sizes_in_order_with_their_values() {
+        let (s, m) = read("sizes = { n = [1, 2], k = 7 }\nsweep = \"product\"\n");
+        assert!(m.is_empty(), "{m:?}");
+        assert_eq!(s.sizes, [("n".into(), vec![1, 2]), ("k".into(), vec![7])]);
+        assert!(!s.zip);
+        assert_eq!(s.names(), ["n", "k"]);
+        let (s, m) = read("");
+        assert!(s.sizes.is_empty() && m.is_empty());
+    }
+
+    #[test]
+    fn bad_sizes_and_sweeps_are_errors_at_the_table() {
+        let (_, m) = read("sizes = { n = [1, -2], x = \"big\" }\n");
+        assert_eq!(m.len(), 2, "{m:?}");
+        assert!(
+            m[0].starts_with("3:9: size `n` must be a non-negative integer"),
+            "{m:?}"
+        );
+        let (s, m) = read("sizes = { n = [1, 2], k = [3] }\nsweep = \"zip\"\n");
+        assert!(s.zip);
+        assert_eq!(
+            m,
+            ["3:9: `sweep = \"zip\"` needs every size list to have the same length"]
+        );
+        let (_, m) = read("sweep = \"diagonal\"\n");
+        assert!(m[0].starts_with("3:9: unknown sweep `diagonal`"), "{m:?}");
+    }
+}

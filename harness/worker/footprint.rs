@@ -1,0 +1,61 @@
+//! `footprint_of`: what a kernel occupies on the device — pool peak, the driver's free-memory
+//! drop, each launch's resources — from one run of it alone.
+
+use crate::check::failure::Failure;
+use crate::check::run::run_op;
+use crate::device::{DeviceBuffer, Function, FunctionAttribute, Gpu};
+use crate::measure::{Footprint, Resources};
+use crate::suite::Suite;
+
+/// One run of kernel `k` alone, to see what it occupies: the pool's high-water mark (reset
+/// first, so it counts this case's buffers and the kernel's scratch), the driver's free-memory
+/// drop across the launches (local memory it reserves for spills and stack frames), and each
+/// launch's resources.
+pub(super) fn footprint_of(
+    gpu: &Gpu,
+    suite: &Suite,
+    case: usize,
+    k: usize,
+    funcs: &[Function],
+    bufs: &[DeviceBuffer],
+) -> Result<Footprint, Failure> {
+    gpu.synchronize()?;
+    gpu.reset_pool_high()?;
+    let (free_before, _) = gpu.memory_info()?;
+    run_op(gpu, suite, case, k, funcs, bufs)?;
+    let (free_launched, _) = gpu.memory_info()?;
+    gpu.synchronize()?;
+    let (free_after, _) = gpu.memory_info()?;
+    let pool_peak = gpu.pool_high()?;
+    let mut launches = Vec::new();
+    for ((f, l), entry) in funcs
+        .iter()
+        .zip(&suite.cases[case].launches[k])
+        .zip(&suite.kernels[k].entries)
+    {
+        let threads = l.block.iter().product::<u32>();
+        launches.push(Resources {
+            entry: entry.clone(),
+            registers: f.attribute(FunctionAttribute::Registers)?,
+            static_shared: f.attribute(FunctionAttribute::StaticShared)?,
+            dynamic_shared: l.shared,
+            local_bytes: f.attribute(FunctionAttribute::LocalBytes)?,
+            max_threads: f.attribute(FunctionAttribute::MaxThreads)?,
+            block_threads: threads,
+            blocks_per_sm: f.blocks_per_sm(threads, l.shared)?,
+        });
+    }
+    let resident = gpu.info.max_threads_per_sm.max(0) as u64 * gpu.info.sm_count.max(0) as u64;
+    let local = launches
+        .iter()
+        .map(|l| l.local_bytes.max(0) as u64)
+        .max()
+        .unwrap_or(0);
+    Ok(Footprint {
+        pool_peak,
+        local_reservation: local * resident,
+        free_drop: free_before.saturating_sub(free_launched.min(free_after)) as u64,
+        launches,
+        fp64: None,
+    })
+}

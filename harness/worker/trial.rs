@@ -1,0 +1,209 @@
+//! `Trial`: one kernel trial in the worker, phase by phase — the launch limits, the footprint,
+//! correctness on fresh inputs (keeping the reference's outputs), the timing plan and samples,
+//! then what was timed checked against the reference and for plausibility.
+
+use super::footprint::footprint_of;
+use super::loaded::Loaded;
+use super::op::{timed_pair, Which};
+use super::protocol::{BaseKernel, TrialRequest};
+use crate::check::copies::Copies;
+use crate::check::failure::Failure;
+use crate::check::input_set::InputSet;
+use crate::check::kernels::Kernels;
+use crate::check::plausible::plausible;
+use crate::check::reference::{Outputs, References};
+use crate::check::verify;
+use crate::device::{DeviceBuffer, Gpu};
+use crate::failure::TrialFailure;
+use crate::measure::{Footprint, Plan, Regime, Samples, Timed, Timer};
+use crate::suite::Suite;
+
+/// What one trial works with: the device, the suite and request, the loaded kernels.
+pub(super) struct Trial<'a> {
+    /// The device.
+    pub gpu: &'a Gpu,
+    /// The trial's suite.
+    pub suite: &'a Suite,
+    /// Which case and kernel, with which seed, regime and effort.
+    pub req: &'a TrialRequest,
+    /// The suite's loaded functions.
+    pub loaded: &'a Loaded,
+    /// Paired: the base revision's kernel, its suite and its loaded functions.
+    pub paired: Option<(BaseKernel, &'a Suite, &'a Loaded)>,
+    /// The harness's check kernels, where loaded.
+    pub kernels: Option<&'a Kernels>,
+}
+
+impl Trial<'_> {
+    /// Every launch of the kernel, its reference and its base asks for no more dynamic shared
+    /// memory than the device allows.
+    pub fn shared_memory_fits(&self) -> Result<(), Failure> {
+        let (req, suite) = (self.req, self.suite);
+        let limit = self.gpu.max_shared_optin()? as u32;
+        let mut checked: Vec<(&Suite, usize, usize)> = vec![
+            (suite, req.case, req.kernel),
+            (suite, req.case, suite.reference),
+        ];
+        checked.extend(self.paired.map(|(b, bs, _)| (bs, b.case, b.kernel)));
+        for (s, c, ki) in checked {
+            if let Some(l) = s.cases[c].launches[ki].iter().find(|l| l.shared > limit) {
+                return Err(Failure::Trial(TrialFailure::ResourceLimit(format!(
+                    "kernel `{}` asks for {} bytes of dynamic shared memory; this device allows {limit}",
+                    s.kernels[ki].name, l.shared
+                ))));
+            }
+        }
+        Ok(())
+    }
+
+    /// The footprint of the kernel (with its FP64 use) and, paired, of the base kernel, each
+    /// from one run on `bufs`.
+    pub fn footprints(
+        &self,
+        bufs: &[DeviceBuffer],
+    ) -> Result<(Footprint, Option<Footprint>), Failure> {
+        let (k, loaded) = (self.req.kernel, self.loaded);
+        let mut footprint = footprint_of(
+            self.gpu,
+            self.suite,
+            self.req.case,
+            k,
+            &loaded.functions[k],
+            bufs,
+        )?;
+        if loaded.fp64[k].count > 0 {
+            footprint.fp64 = Some(Box::new(loaded.fp64[k].clone()));
+        }
+        let base = match self.paired {
+            Some((b, bs, bl)) => Some(footprint_of(
+                self.gpu,
+                bs,
+                b.case,
+                b.kernel,
+                &bl.functions[b.kernel],
+                bufs,
+            )?),
+            None => None,
+        };
+        Ok((footprint, base))
+    }
+
+    /// Checks the kernel against the reference (unless the request says not to: a re-measure)
+    /// and returns the reference's outputs for each of `sets`, which the timed outputs must
+    /// match.
+    pub fn check(
+        &self,
+        references: &mut References,
+        bufs: &[DeviceBuffer],
+        sets: &[InputSet],
+    ) -> Result<Vec<Outputs>, Failure> {
+        let (req, funcs) = (self.req, &self.loaded.functions);
+        if req.check {
+            let first = verify::FirstInputs {
+                seed: req.seed,
+                sets,
+                kernels: self.kernels,
+            };
+            verify::verify(
+                self.gpu, self.suite, req.case, req.kernel, funcs, bufs, first, references,
+            )?;
+        }
+        sets.iter()
+            .map(|set| references.outputs(self.gpu, self.suite, (set, self.kernels), funcs, bufs))
+            .collect()
+    }
+
+    /// What the kernel is timed against: its suite's reference, or in paired mode the base
+    /// revision's kernel (`None` when it is the reference itself).
+    fn against(&self) -> Option<Which<'_>> {
+        let (suite, req) = (self.suite, self.req);
+        match self.paired {
+            Some((b, bs, bl)) => Some((bs, b.case, b.kernel, &bl.functions)),
+            None => (req.kernel != suite.reference).then_some((
+                suite,
+                req.case,
+                suite.reference,
+                &self.loaded.functions,
+            )),
+        }
+    }
+
+    /// Plans the timing (warm-up, regime), grows `copies` to what the plan needs, and samples.
+    pub fn time(&self, timer: &mut Timer, copies: &mut Copies) -> Result<(Samples, Plan), Failure> {
+        let (suite, req) = (self.suite, self.req);
+        let bench = suite.bench.with_effort(req.effort);
+        let under_test: Which = (suite, req.case, req.kernel, &self.loaded.functions);
+        let plan = {
+            let (mut kernel, mut against) =
+                timed_pair(under_test, self.against(), copies, self.kernels);
+            let against = against.as_mut().map(|o| o as &mut dyn Timed);
+            timer.plan(self.gpu, &bench, &mut kernel, against, req.regime)?
+        };
+        // Paired: base and candidate replayed in graphs of one size. Seen on an H200, paired
+        // A/A with batches chosen per side from each pilot (16 and 32 launches): the same
+        // ~4 µs kernel read 3.8–4.3% slower on one side, every run (a graph's launch cost is
+        // spread over its launches).
+        let plan = match self.paired {
+            Some(_) => {
+                let batch = plan.kernel_batch.max(plan.reference_batch);
+                Plan {
+                    kernel_batch: batch,
+                    reference_batch: batch,
+                    ..plan
+                }
+            }
+            None => plan,
+        };
+        // Cold: the copies made for the input sets (one, when the case does not fit twice).
+        let wanted = if plan.regime == Regime::Graph {
+            plan.copies()
+        } else {
+            copies.len()
+        };
+        copies.grow(self.gpu, self.kernels, wanted)?;
+        let (mut kernel, mut against) =
+            timed_pair(under_test, self.against(), copies, self.kernels);
+        let against = against.as_mut().map(|o| o as &mut dyn Timed);
+        let samples = timer.sample(self.gpu, &bench, plan, copies.len(), &mut kernel, against)?;
+        Ok((samples, plan))
+    }
+
+    /// Checks what the timed launches left (the kernel wrote last, see `Timer::sample`): every
+    /// copy it ran on holds the reference's answer for that copy's input set (`expected`, from
+    /// `seeds`); and the kernel's median is physically plausible for the bytes and flops the
+    /// case declares.
+    pub fn check_timed(
+        &self,
+        copies: &Copies,
+        plan: Plan,
+        samples: &Samples,
+        (expected, seeds): (&[Outputs], &[u64]),
+    ) -> Result<(), Failure> {
+        let (suite, req) = (self.suite, self.req);
+        let used = if plan.regime == Regime::Graph {
+            plan.kernel_batch
+        } else {
+            copies.len()
+        };
+        let at = (req.case, req.kernel);
+        copies.check(self.gpu, self.kernels, suite, at, used, expected, seeds)?;
+        let Some(median) = samples.kernel_summary().map(|s| s.median) else {
+            return Ok(());
+        };
+        // Only where L2 cannot hold what a sample moves: the launches of one sample on
+        // their own copies, at least twice the L2, after a flush.
+        let case = &suite.cases[req.case];
+        let l2 = self.gpu.info.l2_bytes.max(0) as f64;
+        let launches = if plan.regime == Regime::Graph {
+            used
+        } else {
+            1
+        };
+        let moved = case.bytes.unwrap_or(0.0).min(copies.bytes_each() as f64);
+        let bench = suite.bench.with_effort(req.effort);
+        let from_dram = bench.l2_flush && launches as f64 * moved >= 2.0 * l2;
+        plausible(case.bytes, case.flops, median, &self.gpu.info, from_dram).map_err(|m| {
+            Failure::Wrong(format!("kernel `{}`: {m}", suite.kernels[req.kernel].name))
+        })
+    }
+}
