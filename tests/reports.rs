@@ -52,6 +52,11 @@ fn measured(median: f64, speedup: Option<f64>) -> Measurement {
         flops: None,
         baseline_samples: vec![],
         baseline_footprint: None,
+        units: vec![],
+        counters: None,
+        baseline_counters: None,
+        counter_changes: vec![],
+        counter_gate: None,
     }
 }
 

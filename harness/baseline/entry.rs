@@ -67,6 +67,25 @@ pub struct Entry {
     /// before [`Entry::ensure_runs`]).
     #[serde(default)]
     pub runs: Vec<Run>,
+    /// The kernel's hardware counters, each read on a fresh allocation of the case by a bless
+    /// (format 3; `KERNELGATE_BLESS=add` adds its own, the oldest dropped beyond
+    /// [`MAX_COUNTER_READS`]); a counter equal in all of them is exact for this trial.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub counters: Vec<crate::measure::counters::CounterValues>,
+}
+
+/// The most counter reads an entry keeps.
+pub const MAX_COUNTER_READS: usize = 8;
+
+/// A baseline entry's counters: what its runs read, and which were exact across them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredCounters {
+    /// The latest run's values.
+    pub values: crate::measure::counters::CounterValues,
+    /// The counters equal in every run that read counters.
+    pub stable: std::collections::BTreeSet<crate::measure::counters::Counter>,
+    /// How many runs read counters.
+    pub runs: usize,
 }
 
 /// A suite's baselines on one device.
@@ -136,6 +155,18 @@ impl Entry {
         self.pool();
     }
 
+    /// The counters its blesses read: the latest read's values, and which counters were
+    /// bit-identical across all reads (`measure::counters::stable`: none with fewer than two).
+    /// `None` when none were read.
+    pub fn stored_counters(&self) -> Option<StoredCounters> {
+        let latest = self.counters.last()?.clone();
+        Some(StoredCounters {
+            stable: crate::measure::counters::stable(&self.counters),
+            runs: self.counters.len(),
+            values: latest,
+        })
+    }
+
     /// The between-run spread factor of this entry's time ([`spread`] of its run medians).
     pub fn spread(&self) -> f64 {
         spread(self.runs.iter().map(|r| r.median))
@@ -190,6 +221,7 @@ pub(super) mod tests {
             kernelgate: "0.1.0".into(),
             date: "2026-11-21".into(),
             runs: Vec::new(),
+            counters: Vec::new(),
         }
     }
 
@@ -215,6 +247,7 @@ pub(super) mod tests {
             kernelgate: "0.1.0".into(),
             date: run.date.clone(),
             runs: vec![run],
+            counters: Vec::new(),
         };
         e.pool();
         e

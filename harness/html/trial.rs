@@ -15,6 +15,10 @@ pub enum State {
     Inconclusive,
     /// The SM clock throttled in too many rounds: not gated.
     Unreliable,
+    /// Slower than its baseline with the same code and counters: the machine's change.
+    MachineSlower,
+    /// Faster than its baseline with the same code and counters: the machine's change.
+    MachineFaster,
     /// Faster than its baseline.
     Improved,
     /// No meaningful change.
@@ -42,6 +46,8 @@ impl State {
             _ if t.measurement.as_ref().is_some_and(|m| m.clocks.unreliable) => State::Unreliable,
             (_, Some(Verdict::Inconclusive)) => State::Inconclusive,
             (_, Some(Verdict::Improved)) => State::Improved,
+            (_, Some(Verdict::MachineSlower)) => State::MachineSlower,
+            (_, Some(Verdict::MachineFaster)) => State::MachineFaster,
             (_, Some(Verdict::Unchanged)) => State::Unchanged,
             (_, None) if t.paired_standing() == Some(Standing::New) => State::New,
             (_, None) if t.paired_standing() == Some(Standing::Changed) => State::Changed,
@@ -58,6 +64,8 @@ impl State {
             State::Inconclusive => "inconclusive",
             State::Unreliable => "unreliable",
             State::Improved => "improved",
+            State::MachineSlower => "machine-slower",
+            State::MachineFaster => "machine-faster",
             State::Unchanged => "unchanged",
             State::New => "new",
             State::Changed => "changed",

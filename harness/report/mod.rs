@@ -9,12 +9,14 @@ use std::fmt;
 
 pub mod annotations;
 pub mod compare;
+pub mod counters;
 pub mod junit;
 pub mod markdown;
 pub mod merge;
 pub mod provenance;
 pub mod results;
 pub mod terminal;
+pub mod totals;
 
 /// Formats seconds with a unit that keeps three or four significant digits.
 pub fn duration(seconds: f64) -> String {
@@ -227,6 +229,11 @@ mod tests {
             reference: Some("naive".into()),
             baseline_samples: Vec::new(),
             baseline_footprint: None,
+            units: Vec::new(),
+            counters: None,
+            baseline_counters: None,
+            counter_changes: Vec::new(),
+            counter_gate: None,
         };
         let line = TrialLine {
             measurement: &measurement,

@@ -8,9 +8,12 @@
 
 #![deny(clippy::too_many_lines)]
 
+mod attribute;
 mod bless;
+mod count;
 mod executor;
 mod judge;
+mod judged;
 mod paired;
 mod record;
 mod run;

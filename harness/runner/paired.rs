@@ -4,7 +4,8 @@
 //! ([`gate::settle`]) decides them all together with the Wilcoxon signed-rank test and the
 //! Hodges–Lehmann centre of the log-ratios, re-measuring inconclusive ones.
 
-use super::judge::{remeasure, remeasure_when_gating, unreliable, Judged};
+use super::judge::{remeasure, remeasure_when_gating, unreliable};
+use super::judged::Judged;
 use super::{Outcome, Planned, Runner};
 use crate::failure::TrialFailure;
 use crate::gate::{self, GateInput, REMEASURE_EFFORT};
@@ -48,6 +49,8 @@ pub(super) fn judge_paired(
             _ => GateNote::New,
         };
         judged[i] = Some(Judged {
+            baseline_counters: None,
+            same_trial: None,
             baseline_footprint: m.base_footprint.clone(),
             baseline_samples: m.samples.reference.clone(),
             gate,
@@ -83,6 +86,25 @@ pub(super) fn judge_paired(
             remeasured: d.remeasured,
             family: d.family,
         });
+    }
+    // A regression is confirmed in a fresh worker, with counters: the line then names what
+    // moved against the base (the machine cancels in paired mode, so it is never attributed).
+    if run.config.mode == crate::config::Mode::Gate {
+        for &i in &compared {
+            let Some(j) = judged[i].as_mut() else {
+                continue;
+            };
+            if j.verdict.map(|v| v.verdict) != Some(gate::Verdict::Regressed) {
+                continue;
+            }
+            let spec = run.spec_paired(&plan[i], &pairing[i], REMEASURE_EFFORT);
+            let regressed = gate::Verdict::Regressed;
+            // Not fresh for a reason of its own: the machine cancels in paired mode.
+            if let Some(m) = super::attribute::confirm(run, &plan[i], spec, regressed) {
+                j.verdict = Some(gate::decide(&[input(&m.samples, max_slowdown(i))])[0]);
+                outcomes[i] = Some(Outcome::Measured(m));
+            }
+        }
     }
     // A re-measured trial's base footprint and samples are its new run's.
     for &i in &compared {

@@ -39,8 +39,11 @@ impl Runner<'_> {
         let mut blessed = Vec::new();
         if let (true, Some(pairing)) = (device.is_some(), &pairing) {
             judged = paired::judge_paired(self, plan, &mut outcomes, pairing);
+            self.count(plan, &mut outcomes, &judged, Some(pairing));
         } else if let (true, Some(store)) = (device.is_some(), &store) {
             judged = judge::judge(self, plan, &mut outcomes, store);
+            self.count(plan, &mut outcomes, &judged, None);
+            super::attribute::attribute_all(&outcomes, &mut judged);
             if self.config.mode == Mode::Bless {
                 blessed = bless::bless(self, plan, &outcomes, store);
             }

@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 /// Host-aware baselines: `KERNELGATE_BLESS=add` and the other-GPU note.
+mod counters;
 mod hosts;
 mod paired;
 
@@ -47,6 +48,7 @@ fn samples(t: f64, n: usize, spread: f64) -> Samples {
         hit_time_cap: false,
         wall_seconds: 0.01,
         clocks: Default::default(),
+        units: Vec::new(),
     }
 }
 
@@ -56,6 +58,7 @@ fn measured(t: f64, n: usize, spread: f64, pool_peak: u64) -> Outcome {
         samples: samples(t, n, spread),
         footprint: footprint(pool_peak),
         base_footprint: None,
+        counters: None,
     }))
 }
 
@@ -108,6 +111,34 @@ impl Executor for Scripted {
             }
             Kind::Kernel { kernel, .. } => self.names[1 + kernel].clone(),
         };
+        if spec.counters {
+            // A counters-only request (`runner::count`): scripted as `<trial> (counters)`;
+            // unscripted, the counters were not read.
+            let counters = format!("{name} (counters)");
+            self.calls
+                .lock()
+                .unwrap()
+                .push((counters.clone(), spec.effort));
+            return self
+                .script
+                .get(&(counters, spec.effort))
+                .cloned()
+                .unwrap_or_else(|| Outcome::Ignored("no counters scripted".into()));
+        }
+        if spec.fresh_worker {
+            // A confirmation (`runner::attribute`): scripted under the name `<trial> (fresh)`;
+            // unscripted, it cannot run and the first verdict stands.
+            let fresh = format!("{name} (fresh)");
+            self.calls
+                .lock()
+                .unwrap()
+                .push((fresh.clone(), spec.effort));
+            return self
+                .script
+                .get(&(fresh, spec.effort))
+                .cloned()
+                .unwrap_or_else(|| Outcome::Ignored("no confirmation scripted".into()));
+        }
         self.calls.lock().unwrap().push((name.clone(), spec.effort));
         self.script
             .get(&(name.clone(), spec.effort))
@@ -122,6 +153,11 @@ impl Executor for Scripted {
 
 /// A suite `t` with kernels `naive` (the reference) and `fast`, one case, in a fresh folder.
 fn suite(dir: &Path) -> Suite {
+    suite_with(dir, "")
+}
+
+/// [`suite`] with `extra` TOML appended (a `[bench]` table, say).
+fn suite_with(dir: &Path, extra: &str) -> Suite {
     std::fs::create_dir_all(dir).unwrap();
     std::fs::write(
         dir.join("k.cu"),
@@ -161,7 +197,7 @@ block = [256]
 args = ["x", "y", "1024 as i32"]
 "#;
     let path = dir.join("t.toml");
-    std::fs::write(&path, text).unwrap();
+    std::fs::write(&path, format!("{text}{extra}")).unwrap();
     crate::suite::load_file(&path).unwrap_or_else(|d| panic!("{d:?}"))
 }
 
@@ -180,6 +216,7 @@ fn entry(kernel: &str, t: f64, pool_peak: u64) -> Entry {
         kernelgate: "0.1.0".into(),
         date: "2026-11-21".into(),
         runs: Vec::new(),
+        counters: Vec::new(),
     }
 }
 
@@ -214,6 +251,9 @@ fn config(dir: &Path, mode: Mode) -> Config {
         base: None,
         strict: false,
         require_baseline: false,
+        strict_time: false,
+        counters: crate::config::CounterPolicy::Auto,
+        require_counters: false,
         blessing: crate::config::Blessing::Replace,
         results: None,
         junit: None,
@@ -364,9 +404,11 @@ fn a_remeasure_settles_the_verdict() {
         [
             ("t::naive".to_string(), 1),
             ("t::fast".to_string(), 1),
-            ("t::fast".to_string(), REMEASURE_EFFORT)
+            ("t::fast".to_string(), REMEASURE_EFFORT),
+            ("t::fast (fresh)".to_string(), REMEASURE_EFFORT),
+            ("t::fast (counters)".to_string(), 1)
         ],
-        "only the inconclusive trial is measured again"
+        "only the inconclusive trial is measured again (then its regression confirmed)"
     );
     let fast = record(&results, "t::fast");
     assert_eq!(fast.verdict.unwrap().verdict, Verdict::Regressed);

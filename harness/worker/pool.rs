@@ -150,6 +150,9 @@ impl<'a> WorkerPool<'a> {
             return no_gpu(reason);
         }
         let mut worker = self.worker(slot);
+        if spec.fresh_worker || (worker.profiled && !spec.counters) {
+            worker.stop();
+        }
         let ordinal = worker.ordinal();
         match worker.device() {
             Ok(_) => {}
@@ -161,9 +164,11 @@ impl<'a> WorkerPool<'a> {
             case,
             kernel,
             seed: spec.seed,
-            check: spec.effort <= 1,
+            check: spec.effort <= 1 && !spec.counters,
             regime: spec.regime,
             base: spec.base,
+            counters: spec.counters,
+            units: spec.units,
             effort: spec.effort,
         };
         let mut needed = vec![(spec.suite, suite)];
@@ -179,10 +184,12 @@ impl<'a> WorkerPool<'a> {
             }
         }
         let timeout = self.config.timeout * spec.effort.max(1);
+        let started = std::time::Instant::now();
         let result = match worker.trial(&needed, request, timeout) {
             Ok(r) => r,
             Err(e) => return Outcome::Failed(e),
         };
+        worker.profiled |= spec.counters;
         drop(worker);
         let mut totals = self.totals.lock().unwrap_or_else(|e| e.into_inner());
         totals.compiled += result.compiled;
@@ -191,12 +198,18 @@ impl<'a> WorkerPool<'a> {
         totals.check_seconds += result.check_seconds;
         match result.outcome {
             Ok(data) => {
-                totals.add(&data.samples);
+                if spec.counters {
+                    totals.counter_reads += 1;
+                    totals.counter_seconds += started.elapsed().as_secs_f64();
+                } else {
+                    totals.add(&data.samples);
+                }
                 Outcome::Measured(Box::new(Measured {
                     ordinal,
                     samples: data.samples,
                     footprint: data.footprint,
                     base_footprint: data.base_footprint,
+                    counters: data.counters.map(|c| *c),
                 }))
             }
             Err(failure) => Outcome::Failed(failure),

@@ -208,6 +208,11 @@ pub fn run() -> Results {
                     flops: Some(flops(n)),
                     baseline_samples: if unreliable { vec![] } else { old.clone() },
                     baseline_footprint: None,
+                    units: vec![],
+                    counters: None,
+                    baseline_counters: None,
+                    counter_changes: vec![],
+                    counter_gate: None,
                     reference: (!kernel.reference).then(|| "naive".to_string()),
                 };
                 let mut t = record(&name, Status::Passed, None);
