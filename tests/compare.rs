@@ -55,6 +55,7 @@ fn record(name: &str, median: f64, rng: &mut rand_chacha::ChaCha8Rng) -> TrialRe
             baseline_counters: None,
             counter_changes: vec![],
             counter_gate: None,
+            declared_work: None,
         }),
         verdict: None,
         gate: None,

@@ -57,6 +57,7 @@ fn measured(median: f64, speedup: Option<f64>) -> Measurement {
         baseline_counters: None,
         counter_changes: vec![],
         counter_gate: None,
+        declared_work: None,
     }
 }
 

@@ -251,6 +251,37 @@ impl CounterChange {
 /// so a tighter gate would fail on noise.
 pub const DRAM_READ_TOLERANCE: f64 = 0.005;
 
+/// How far a suite's declared `bytes` may be from what the counters measured before the run
+/// warns: more than twice what passed through L2 (sectors × 32 bytes, reads and writes), or
+/// less than half of what was read from DRAM alone.
+pub const DECLARED_WORK_FACTOR: f64 = 2.0;
+
+/// Declared bytes that the counters contradict (see [`DECLARED_WORK_FACTOR`]).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct WorkMismatch {
+    /// The suite's `bytes` for the case.
+    pub declared: f64,
+    /// Bytes read from DRAM (measured).
+    pub dram_read: f64,
+    /// Bytes through L2 (L2 sectors × 32, measured).
+    pub through_l2: f64,
+}
+
+impl WorkMismatch {
+    /// The mismatch between `declared` bytes and the kernel's counters, if any.
+    pub fn check(declared: f64, counters: &CounterValues) -> Option<WorkMismatch> {
+        let dram_read = *counters.get(&Counter::DramReadBytes)?;
+        let through_l2 = counters.get(&Counter::L2Sectors)? * 32.0;
+        let off = declared > DECLARED_WORK_FACTOR * through_l2
+            || declared * DECLARED_WORK_FACTOR < dram_read;
+        (declared > 0.0 && off).then_some(WorkMismatch {
+            declared,
+            dram_read,
+            through_l2,
+        })
+    }
+}
+
 /// How far an unstable counter may move before its change is shown (a counter exact across
 /// the baseline's units is shown on any change).
 pub const UNSTABLE_NOISE: f64 = 0.02;
@@ -350,6 +381,30 @@ mod tests {
         assert_eq!(which, vec![Counter::Instructions, Counter::Occupancy]);
         assert_eq!(c[1].describe(), "achieved occupancy 0.98 → 0.49");
         assert_eq!(c[0].describe(), "instructions +0.1% (1.00 k → 1.00 k)");
+    }
+
+    #[test]
+    fn declared_bytes_far_from_the_counters_are_a_mismatch() {
+        let c = values(&[
+            (Counter::DramReadBytes, 4.2e6),
+            (Counter::L2Sectors, 262144.0),
+        ]);
+        assert_eq!(
+            WorkMismatch::check(8.4e6, &c),
+            None,
+            "read 4 MB, wrote 4 MB"
+        );
+        let too_much = WorkMismatch::check(3.0 * 8.4e6, &c).unwrap();
+        assert_eq!(too_much.through_l2, 262144.0 * 32.0);
+        assert!(
+            WorkMismatch::check(1.0e6, &c).is_some(),
+            "less than half the DRAM reads"
+        );
+        assert_eq!(
+            WorkMismatch::check(8.4e6, &values(&[])),
+            None,
+            "not read: no claim"
+        );
     }
 
     #[test]

@@ -30,6 +30,19 @@ pub fn short(m: &Measurement) -> Option<String> {
     }
 }
 
+/// `declared bytes 25.2 MB, but the counters saw 4.20 MB read from DRAM and 8.39 MB through
+/// L2: check [bench] bytes`, where they contradict the suite.
+pub fn declared_work(m: &Measurement) -> Option<String> {
+    let w = m.declared_work?;
+    let b = |v: f64| Counter::DramReadBytes.format(v);
+    Some(format!(
+        "declared bytes {}, but the counters saw {} read from DRAM and {} through L2: check [bench] bytes",
+        b(w.declared),
+        b(w.dram_read),
+        b(w.through_l2)
+    ))
+}
+
 /// What moved, for a verdict's line: ` — achieved occupancy 0.98 → 0.49; instructions +0.0%`
 /// (at most three changes; the instruction count's change, even none, is always said when it
 /// was read on both sides). Empty when there is nothing to compare.

@@ -234,6 +234,7 @@ mod tests {
             baseline_counters: None,
             counter_changes: Vec::new(),
             counter_gate: None,
+            declared_work: None,
         };
         let line = TrialLine {
             measurement: &measurement,

@@ -284,6 +284,10 @@ pub struct Measurement {
     /// not do, in the user's words (`not applied: …`); `None` where it applied or there is none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counter_gate: Option<String>,
+    /// The suite's declared `bytes` where the counters contradict them
+    /// (`measure::counters::WorkMismatch`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub declared_work: Option<crate::measure::counters::WorkMismatch>,
     /// The counters that changed against those, largest first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub counter_changes: Vec<crate::measure::counters::CounterChange>,

@@ -206,6 +206,9 @@ pub fn line(r: &TrialRecord, device: Option<&DeviceInfo>) -> String {
     if let Some(gate) = &m.counter_gate {
         line.push_str(&format!(" · counter gate {gate}"));
     }
+    if let Some(work) = super::counters::declared_work(m) {
+        line.push_str(&format!(" · warning: {work}"));
+    }
     if !r.resource_changes.is_empty() {
         let changes: Vec<String> = r.resource_changes.iter().map(resource_text).collect();
         line.push_str(&format!(" (since the baseline: {})", changes.join("; ")));

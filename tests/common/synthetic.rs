@@ -213,6 +213,7 @@ pub fn run() -> Results {
                     baseline_counters: None,
                     counter_changes: vec![],
                     counter_gate: None,
+                    declared_work: None,
                     reference: (!kernel.reference).then(|| "naive".to_string()),
                 };
                 let mut t = record(&name, Status::Passed, None);
