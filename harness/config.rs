@@ -167,6 +167,9 @@ pub struct Config {
     pub annotations: bool,
     /// `KERNELGATE_ALLOW_EMPTY=1`: a suites folder with no suite passes instead of exit 2.
     pub allow_empty: bool,
+    /// `KERNELGATE_PROFILE=1`: profile inside sampling (prepare, flush, launch, sync,
+    /// readback), with events a plain run does not record.
+    pub profile: bool,
 }
 
 /// Every `KERNELGATE_*` variable kernelgate reads; any other is a mistake (a misspelled
@@ -190,6 +193,7 @@ pub const KNOWN: &[&str] = &[
     "KERNELGATE_HTML",
     "KERNELGATE_JUNIT",
     "KERNELGATE_MARKDOWN",
+    "KERNELGATE_PROFILE",
     "KERNELGATE_REPORTS",
     "KERNELGATE_REQUIRE_BASELINE",
     "KERNELGATE_REQUIRE_COUNTERS",
@@ -395,6 +399,7 @@ impl Config {
             annotations: var("GITHUB_ACTIONS").as_deref() == Some("true")
                 || flag("KERNELGATE_ANNOTATIONS")?,
             allow_empty: flag("KERNELGATE_ALLOW_EMPTY")?,
+            profile: flag("KERNELGATE_PROFILE")?,
         })
     }
 

@@ -161,6 +161,7 @@ options (environment variables):
   KERNELGATE_CACHE=DIR           compile cache (default target/kernelgate-cache)
   KERNELGATE_TIMEOUT=SECONDS     per trial, before its worker is stopped (default 120)
   KERNELGATE_SEED=N              override every suite's first input seed
+  KERNELGATE_PROFILE=1           profile inside sampling (prepare, flush, launch, sync, readback)
   KERNELGATE_RESULTS=FILE.json   write the whole run as JSON
   KERNELGATE_JUNIT=FILE.xml      write JUnit XML
   KERNELGATE_MARKDOWN=FILE.md    write the Markdown summary

@@ -10,7 +10,7 @@ use crate::report::terminal;
 use crate::runner::{plan, Planned, Runner};
 use crate::suite::Suite;
 use crate::worker::client::WORKER_ENV;
-use crate::worker::pool::WorkerPool;
+use crate::worker::pool::{Started, WorkerPool};
 use libtest_mimic::{Arguments, Completion, Failed, FormatSetting, Trial};
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
@@ -28,6 +28,7 @@ pub fn run(args: impl Iterator<Item = String>) -> ExitCode {
         let cache = Config::from_env().map(|c| c.cache).ok();
         return ExitCode::from(crate::worker::serve(cache) as u8);
     }
+    let entry = crate::report::totals::mark_entry();
     let mut args = Arguments::from_iter(args);
     // One thread keeps each trial's figures on its own line, in order.
     args.test_threads.get_or_insert(1);
@@ -42,6 +43,15 @@ pub fn run(args: impl Iterator<Item = String>) -> ExitCode {
         eprintln!("error: KERNELGATE_BLESS is refused when `CI` is set: baselines are recorded on purpose, by a person, and reviewed (unset CI to bless locally)");
         return exit::code(exit::BAD_INPUT);
     }
+    // Where this process will run the trials itself (not a nextest process waiting for
+    // another's), its GPU workers start now: each opens its device and warms up while the
+    // suites are read and compiled.
+    let exact = args.exact.then_some(args.filter.as_deref()).flatten();
+    let plain = matches!(
+        nextest::invocation(exact, nextest::target_dir()),
+        Ok(Invocation::Plain)
+    );
+    let started = (plain && !args.list).then(|| Started::now(&config));
     let suites = match super::suites::load_suites(&config, "kernelgate", "; nothing was run") {
         Ok(s) => s,
         Err(code) => return code,
@@ -80,7 +90,6 @@ pub fn run(args: impl Iterator<Item = String>) -> ExitCode {
             .collect();
         return libtest_mimic::run(&args, trials).exit_code();
     }
-    let exact = args.exact.then_some(args.filter.as_deref()).flatten();
     let invocation = match nextest::invocation(exact, nextest::target_dir()) {
         Ok(i) => i,
         Err(e) => {
@@ -89,6 +98,7 @@ pub fn run(args: impl Iterator<Item = String>) -> ExitCode {
         }
     };
     let start = Instant::now();
+    let loaded = entry.elapsed().as_secs_f64();
     // A trial carries the flag it was listed with where that decides what runs (under nextest,
     // and with `--ignored`); otherwise it runs, to say why it was ignored.
     let under_nextest = matches!(invocation, Invocation::Nextest(_));
@@ -103,13 +113,14 @@ pub fn run(args: impl Iterator<Item = String>) -> ExitCode {
     let (results, ran) = match &invocation {
         Invocation::Plain => {
             let selected: Vec<usize> = (0..plan.len()).filter(|&i| selects(&plan[i])).collect();
-            match execute(
-                &config,
-                (&suites, base.as_ref()),
-                &plan,
-                &selected,
+            let run = Run {
+                plan: &plan,
+                selected: &selected,
                 progress,
-            ) {
+                started,
+                loaded,
+            };
+            match execute(&config, (&suites, base.as_ref()), run) {
                 Ok(ran) => (ran.results.clone(), Some(ran)),
                 Err(e) => {
                     eprintln!("error: {e}");
@@ -128,14 +139,15 @@ pub fn run(args: impl Iterator<Item = String>) -> ExitCode {
             let all: Vec<usize> = (0..plan.len()).collect();
             let trial = args.filter.as_deref().unwrap_or_default();
             let shared = run.share(trial, nextest::wait_limit(&config, plan.len()), || {
-                execute(
-                    &config_for_run,
-                    (&suites, base.as_ref()),
-                    &plan,
-                    &all,
-                    false,
-                )
-                .map(|ran| (ran.results.clone(), ran))
+                let run = Run {
+                    plan: &plan,
+                    selected: &all,
+                    progress: false,
+                    started: None,
+                    loaded,
+                };
+                execute(&config_for_run, (&suites, base.as_ref()), run)
+                    .map(|ran| (ran.results.clone(), ran))
             });
             match shared {
                 Ok(shared) => {
@@ -207,16 +219,34 @@ struct Ran {
     report_failed: bool,
 }
 
-/// Runs the trials of `plan` at `selected` on the GPU worker pool, judges and (when asked)
-/// blesses them, and writes the reports; or says why the run cannot start.
+/// What [`execute`] runs: the trials of `plan` at `selected`, on the workers `started` early
+/// where there are any; `loaded` is how long reading the options and suites took.
+struct Run<'p> {
+    plan: &'p [Planned],
+    selected: &'p [usize],
+    progress: bool,
+    started: Option<Started>,
+    loaded: f64,
+}
+
+/// Runs the trials of `run` on the GPU worker pool, judges and (when asked) blesses them, and
+/// writes the reports; or says why the run cannot start.
 fn execute(
     config: &Config,
     (suites, base): (&[Suite], Option<&crate::paired::Base>),
-    plan: &[Planned],
-    selected: &[usize],
-    progress: bool,
+    run: Run,
 ) -> Result<Ran, crate::worker::pool::MixedGpus> {
-    let pool = WorkerPool::new(config, suites, base.map_or(&[][..], |b| &b.suites));
+    let Run {
+        plan,
+        selected,
+        progress,
+        started,
+        loaded,
+    } = run;
+    let mut pool = WorkerPool::new(config, suites, base.map_or(&[][..], |b| &b.suites));
+    if let Some(started) = started {
+        pool = pool.adopt(started);
+    }
     pool.same_kind_of_gpu()?;
     let runner = Runner {
         config,
@@ -233,7 +263,10 @@ fn execute(
         .collect();
     report.results.provenance =
         crate::report::provenance::Provenance::here(started, &config.suites, &files);
-    let report_failed = !write_reports(config, &report.results);
+    if let Some(t) = report.results.totals.as_mut() {
+        t.load_seconds = loaded;
+    }
+    let report_failed = !write_reports(config, &mut report.results);
     Ok(Ran {
         results: report.results,
         blessed: report.blessed,
@@ -285,9 +318,28 @@ fn libtest_trials(
         .collect()
 }
 
-/// Writes the results file, JUnit XML and Markdown summary asked for, and prints GitHub
-/// annotations; false when a file could not be written (each problem is printed).
-pub fn write_reports(config: &Config, results: &Results) -> bool {
+/// Writes the JUnit XML, Markdown summary, HTML report and history asked for, prints GitHub
+/// annotations, then writes the results file with how long the others took (and the run's
+/// wall time so far) in its totals; false when a file could not be written (each problem is
+/// printed).
+pub fn write_reports(config: &Config, results: &mut Results) -> bool {
+    let at = Instant::now();
+    let mut ok = write_other_reports(config, results);
+    if let Some(t) = results.totals.as_mut() {
+        t.report_seconds = at.elapsed().as_secs_f64();
+        t.wall_seconds = Some(crate::report::totals::since_entry());
+    }
+    if let Some(path) = &config.results {
+        if let Err(e) = results.save(path) {
+            eprintln!("error: cannot write the results file: {e}");
+            ok = false;
+        }
+    }
+    ok
+}
+
+/// Every report but the results file; false when one could not be written.
+fn write_other_reports(config: &Config, results: &Results) -> bool {
     use crate::report::{annotations, junit, markdown};
     let mut ok = true;
     // Each writer's own typed error, printed.
@@ -296,9 +348,6 @@ pub fn write_reports(config: &Config, results: &Results) -> bool {
             eprintln!("error: cannot write the {what}: {e}");
             *ok = false;
         }
-    }
-    if let Some(path) = &config.results {
-        check(&mut ok, "results file", results.save(path));
     }
     if let Some(path) = &config.junit {
         let written = crate::baseline::write_atomically(path, junit::render(results).as_bytes());

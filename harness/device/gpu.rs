@@ -252,13 +252,30 @@ impl Gpu {
     ) -> Result<Vec<u8>, DeviceError> {
         assert!(offset + len <= buf.bytes, "range outside the buffer");
         let mut out = vec![0u8; len];
+        self.download_at(buf, offset, &mut out)?;
+        Ok(out)
+    }
+
+    /// Copies the first `out.len()` bytes of `buf` into `out`, a host buffer the caller
+    /// reuses (no allocation per transfer), and waits.
+    pub fn download_into(&self, buf: &DeviceBuffer, out: &mut [u8]) -> Result<(), DeviceError> {
+        self.download_at(buf, 0, out)
+    }
+
+    /// Copies `out.len()` bytes of `buf` from byte `offset` into `out`, and waits.
+    fn download_at(
+        &self,
+        buf: &DeviceBuffer,
+        offset: usize,
+        out: &mut [u8],
+    ) -> Result<(), DeviceError> {
+        assert!(offset + out.len() <= buf.bytes, "range outside the buffer");
         // SAFETY: the range lies inside the allocation; the copy finishes before return.
         unsafe {
-            cu::memcpy_dtoh_async(&mut out, buf.ptr + offset as u64, self.stream)
+            cu::memcpy_dtoh_async(out, buf.ptr + offset as u64, self.stream)
                 .map_err(error("cuMemcpyDtoHAsync"))?;
         }
-        self.synchronize()?;
-        Ok(out)
+        self.synchronize()
     }
 
     /// Waits for everything queued on the stream.

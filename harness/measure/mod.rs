@@ -18,6 +18,7 @@
 
 pub mod counters;
 mod plan;
+pub mod profile;
 mod samples;
 pub mod stop;
 mod timer;

@@ -2,6 +2,7 @@
 //! interleaved rounds until the stopping rule says enough, with the SM clock watched.
 
 use super::plan::{batch_size, Plan, FLOOR_FACTOR, INPUT_SETS};
+use super::profile::{SamplingProfile, Splits};
 use super::samples::{Clocks, Regime, Samples};
 use super::stop::{self, Next};
 use crate::device::{
@@ -52,8 +53,12 @@ pub struct Timer {
     floor: f64,
     clock: Function,
     clock_out: DeviceBuffer,
+    /// Where the clock probe's words are read back to (reused: no allocation per reading).
+    clock_host: [u8; 24],
     max_mhz: f64,
     thermal: Option<crate::device::thermal::Thermal>,
+    /// The sampling profile's events and figures, under `KERNELGATE_PROFILE=1`.
+    splits: Option<Splits>,
 }
 
 impl Timer {
@@ -77,10 +82,12 @@ impl Timer {
             floor: 0.0,
             clock,
             clock_out: gpu.alloc_plain(3 * 8)?,
+            clock_host: [0; 24],
             max_mhz: 0.0,
             thermal: gpu
                 .uuid()
                 .and_then(|u| crate::device::thermal::Thermal::open(&u)),
+            splits: None,
         };
         let dims = LaunchDims {
             grid: [1; 3],
@@ -106,8 +113,38 @@ impl Timer {
         Ok(timer)
     }
 
+    /// Turns the sampling profile (`KERNELGATE_PROFILE=1`) on or off. While on, every sample
+    /// also records an event before and one after its prepare (work a plain run does not do),
+    /// read with the sample's own events.
+    pub fn set_profiling(&mut self, gpu: &Gpu, on: bool) -> Result<(), DeviceError> {
+        match (on, self.splits.is_some()) {
+            (true, false) => self.splits = Some(Splits::new(gpu, self.events.len())?),
+            (false, true) => self.splits = None,
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// What the sampling profile has read since the last call; `None` when it is off.
+    pub fn take_profile(&mut self) -> Option<SamplingProfile> {
+        self.splits.as_mut().map(|s| std::mem::take(&mut s.totals))
+    }
+
+    /// Adds the host time since `since` to one figure of the profile, when profiling.
+    fn host_time(&mut self, since: Instant, figure: fn(&mut SamplingProfile) -> &mut f64) {
+        if let Some(s) = self.splits.as_mut() {
+            *figure(&mut s.totals) += since.elapsed().as_secs_f64();
+        }
+    }
+
     /// Runs the clock probe and returns the SM clock in MHz (0 when it cannot tell).
     fn read_clock(&mut self, gpu: &Gpu) -> Result<f64, DeviceError> {
+        self.queue_clock(gpu)?;
+        self.clock_result(gpu)
+    }
+
+    /// Queues the clock probe behind whatever the stream holds.
+    fn queue_clock(&self, gpu: &Gpu) -> Result<(), DeviceError> {
         let dims = LaunchDims {
             grid: [1; 3],
             block: [32, 1, 1],
@@ -121,8 +158,14 @@ impl Timer {
                 crate::device::KernelArg::Buffer(&self.clock_out),
                 crate::device::KernelArg::Scalar(&spins),
             ],
-        )?;
-        let raw = gpu.download(&self.clock_out)?;
+        )
+    }
+
+    /// Waits for the queued clock probe (and everything before it) and returns its reading,
+    /// MHz.
+    fn clock_result(&mut self, gpu: &Gpu) -> Result<f64, DeviceError> {
+        gpu.download_into(&self.clock_out, &mut self.clock_host)?;
+        let raw = &self.clock_host;
         let word =
             |i: usize| u64::from_le_bytes(raw[8 * i..8 * i + 8].try_into().expect("8 bytes"));
         let (cycles, ns) = (word(0), word(1));
@@ -193,7 +236,13 @@ impl Timer {
         // replay uses every copy.
         let copy = self.queued % copies;
         self.queued = self.queued.wrapping_add(1);
+        if let Some(s) = &self.splits {
+            s.mark(gpu, slot, false)?;
+        }
         op.prepare(gpu, graph.is_none().then_some(copy))?;
+        if let Some(s) = &self.splits {
+            s.mark(gpu, slot, true)?;
+        }
         if bench.l2_flush {
             self.flush_l2(gpu)?;
         }
@@ -301,19 +350,29 @@ impl Timer {
             Some(r) => capture(gpu, plan, copies, r, plan.reference_batch)?,
             None => None,
         };
+        self.host_time(start, |p| &mut p.capture);
         let graphs = [kernel_graph.as_ref(), reference_graph.as_ref()];
         let mut round = 0usize;
         loop {
+            let at = Instant::now();
             let ops = (&mut *kernel, reference.as_deref_mut());
             self.queue_rounds(gpu, bench, round, copies, ops, graphs)?;
-            gpu.synchronize()?;
-            let next = if self.clock_held(gpu, &mut out.clocks)? {
+            // The clock probe queued behind the rounds: reading it back waits for both, one
+            // synchronisation per group of rounds (the events are complete once it returns).
+            self.queue_clock(gpu)?;
+            self.host_time(at, |p| &mut p.submit);
+            let at = Instant::now();
+            let mhz = self.clock_result(gpu)?;
+            self.host_time(at, |p| &mut p.sync);
+            let at = Instant::now();
+            let next = if self.clock_held(mhz, &mut out.clocks) {
                 self.read_rounds(round, plan, reference.is_some(), &mut out)?;
                 let reference = reference.is_some().then_some(out.reference.as_slice());
                 stop::after_kept(bench, &out.kernel, reference, start.elapsed())
             } else {
                 stop::after_throttled(bench, start.elapsed())
             };
+            self.host_time(at, |p| &mut p.readback);
             round += ROUNDS;
             if let Next::Stop { hit_time_cap } = next {
                 out.hit_time_cap = hit_time_cap;
@@ -369,10 +428,9 @@ impl Timer {
         Ok(())
     }
 
-    /// Reads the SM clock after a group of rounds into `clocks`: whether it held (the rounds
-    /// are kept) or was throttled (they are counted as discarded).
-    fn clock_held(&mut self, gpu: &Gpu, clocks: &mut Clocks) -> Result<bool, DeviceError> {
-        let mhz = self.read_clock(gpu)?;
+    /// Records the SM clock read after a group of rounds (`mhz`) into `clocks`: whether it held
+    /// (the rounds are kept) or was throttled (they are counted as discarded).
+    fn clock_held(&mut self, mhz: f64, clocks: &mut Clocks) -> bool {
         clocks.mhz.push(mhz);
         if let Some(c) = self.thermal.as_ref().and_then(|t| t.celsius()) {
             clocks.celsius.push(c);
@@ -380,16 +438,16 @@ impl Timer {
         if mhz > 0.0 && mhz < THROTTLE_FRACTION * self.max_mhz {
             // Throttled: these rounds are not the kernel's time.
             clocks.discarded_rounds += ROUNDS;
-            return Ok(false);
+            return false;
         }
         clocks.kept_rounds += ROUNDS;
-        Ok(true)
+        true
     }
 
     /// Reads the event pairs of the rounds queued from `round` on into `out`, as seconds per
-    /// launch.
+    /// launch (and, when profiling, each sample's splits).
     fn read_rounds(
-        &self,
+        &mut self,
         round: usize,
         plan: Plan,
         with_reference: bool,
@@ -404,6 +462,9 @@ impl Timer {
                 }
                 let (s, e) = &self.events[2 * b + slot];
                 let seconds = elapsed_ms(s, e)? as f64 / 1e3;
+                if let Some(splits) = self.splits.as_mut() {
+                    splits.read(2 * b + slot, s, e)?;
+                }
                 if is_kernel {
                     out.kernel.push(seconds / plan.kernel_batch as f64);
                 } else {

@@ -493,6 +493,7 @@ pub fn summary(t: &RunTotals, wall: f64) -> Vec<String> {
             crate::measure::FLOOR_FACTOR
         ));
     }
+    out.extend(t.profile_lines());
     out
 }
 

@@ -1,10 +1,16 @@
-//! `RunTotals`: where a run's time went — setup, correctness, sampling, counter reads — and
-//! what the clocks did, for its closing lines and its results file.
+//! `RunTotals`: where a run's time went — setup, correctness, sampling, counter reads, and the
+//! rest of the profile (loading, worker start, compiling, the launch-floor probe, timing copies,
+//! warm-up, timed checks, judging, reports) — and what the clocks did, for its closing lines and
+//! its results file. `WorkerPhases` is one trial's share, as the worker reports it.
 
+use crate::measure::profile::{add_into, SamplingProfile};
 use crate::measure::Regime;
 use serde::{Deserialize, Serialize};
+use std::sync::OnceLock;
+use std::time::Instant;
 
-/// Where a run's time went, and what the clocks did, for its summary lines.
+/// Where a run's time went, and what the clocks did, for its summary lines. Every phase is
+/// optional in a results file (absent in files written before it was measured).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunTotals {
     /// Kernel trials measured (re-measures included).
@@ -41,6 +47,89 @@ pub struct RunTotals {
     /// Wall seconds of those requests.
     #[serde(default)]
     pub counter_seconds: f64,
+    /// Seconds from kernelgate's entry until its options and suites were read and the trials
+    /// planned.
+    #[serde(default)]
+    pub load_seconds: f64,
+    /// Seconds from kernelgate's entry until the first kernel trial was sent to a GPU worker.
+    #[serde(default)]
+    pub first_gpu_work_seconds: Option<f64>,
+    /// Seconds from starting each GPU worker process until it had opened its device, summed.
+    #[serde(default)]
+    pub worker_start_seconds: f64,
+    /// Of that, inside the workers: opening the device (`cuInit`, the primary context).
+    #[serde(default)]
+    pub context_seconds: f64,
+    /// Of that, how long the run waited (the rest overlapped loading and compiling suites).
+    #[serde(default)]
+    pub worker_wait_seconds: f64,
+    /// Seconds compiling (NVRTC, through the cache) and loading modules: the compile trials,
+    /// and in workers the suites' kernels and the harness's own.
+    #[serde(default)]
+    pub compile_seconds: f64,
+    /// Seconds of the launch-floor probe and the timer's set-up (events, flush buffer, clock).
+    #[serde(default)]
+    pub floor_probe_seconds: f64,
+    /// Seconds making timing copies (further input sets, graph copies, further allocations).
+    #[serde(default)]
+    pub copies_seconds: f64,
+    /// Seconds warming up and choosing the regime (the pilot).
+    #[serde(default)]
+    pub warmup_seconds: f64,
+    /// Seconds checking what the timed launches left.
+    #[serde(default)]
+    pub timed_check_seconds: f64,
+    /// Wall seconds of kernel trials (re-measures included) as the run saw them: the workers'
+    /// phases plus the exchange with them.
+    #[serde(default)]
+    pub trials_seconds: f64,
+    /// Seconds judging (baselines read, the gate), re-measures excluded.
+    #[serde(default)]
+    pub judge_seconds: f64,
+    /// Seconds writing the reports other than the results file (written last, holding this).
+    #[serde(default)]
+    pub report_seconds: f64,
+    /// Seconds from kernelgate's entry until the results file was written.
+    #[serde(default)]
+    pub wall_seconds: Option<f64>,
+    /// Inside sampling, under `KERNELGATE_PROFILE=1`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sampling_profile: Option<SamplingProfile>,
+}
+
+/// Where one trial's time went inside its worker, beyond setup and correctness, with the work
+/// the worker did for it ahead of the request (opening the device, loading its suite, the
+/// probe) — sent with its result and summed into [`RunTotals`].
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WorkerPhases {
+    /// Opening the device (`cuInit`, the primary context): once per worker.
+    pub context: f64,
+    /// NVRTC compiles (through the cache) and module loads.
+    pub compile: f64,
+    /// The launch-floor probe and the timer's set-up.
+    pub floor_probe: f64,
+    /// Making timing copies.
+    pub copies: f64,
+    /// Warm-up and the pilot.
+    pub warmup: f64,
+    /// Checking what the timed launches left.
+    pub timed_check: f64,
+    /// Inside sampling, under `KERNELGATE_PROFILE=1`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sampling: Option<SamplingProfile>,
+}
+
+impl WorkerPhases {
+    /// Adds `other`'s figures to these.
+    pub fn add(&mut self, other: &WorkerPhases) {
+        self.context += other.context;
+        self.compile += other.compile;
+        self.floor_probe += other.floor_probe;
+        self.copies += other.copies;
+        self.warmup += other.warmup;
+        self.timed_check += other.timed_check;
+        add_into(&mut self.sampling, other.sampling.as_ref());
+    }
 }
 
 impl RunTotals {
@@ -56,5 +145,126 @@ impl RunTotals {
         self.sampled_seconds += samples.wall_seconds;
         self.kernel_seconds +=
             samples.kernel.iter().sum::<f64>() + samples.reference.iter().sum::<f64>();
+    }
+
+    /// Adds one worker answer's phases.
+    pub fn add_phases(&mut self, p: &WorkerPhases) {
+        self.context_seconds += p.context;
+        self.compile_seconds += p.compile;
+        self.floor_probe_seconds += p.floor_probe;
+        self.copies_seconds += p.copies;
+        self.warmup_seconds += p.warmup;
+        self.timed_check_seconds += p.timed_check;
+        add_into(&mut self.sampling_profile, p.sampling.as_ref());
+    }
+
+    /// The profile's closing lines: what the first line (setup, correctness, sampling) leaves
+    /// out, and, when profiled, what sampling is made of. None for a run that measured nothing.
+    pub fn profile_lines(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.load_seconds == 0.0 && self.worker_start_seconds == 0.0 {
+            return out;
+        }
+        let first = self
+            .first_gpu_work_seconds
+            .map_or(String::new(), |s| format!("first GPU work at {s:.2} s; "));
+        out.push(format!(
+            "kernelgate: profile: {first}suites loaded {:.2} s; worker start {:.2} s (CUDA context {:.2} s, {:.2} s waited for); compile and load {:.2} s; launch-floor probe {:.2} s; timing copies {:.2} s; warm-up {:.2} s; timed checks {:.2} s; judging {:.2} s; reports {:.2} s",
+            self.load_seconds,
+            self.worker_start_seconds,
+            self.context_seconds,
+            self.worker_wait_seconds,
+            self.compile_seconds,
+            self.floor_probe_seconds,
+            self.copies_seconds,
+            self.warmup_seconds,
+            self.timed_check_seconds,
+            self.judge_seconds,
+            self.report_seconds,
+        ));
+        if let Some(p) = &self.sampling_profile {
+            out.push(format!(
+                "kernelgate: inside sampling (KERNELGATE_PROFILE=1), {}",
+                p.describe()
+            ));
+        }
+        out
+    }
+}
+
+static ENTRY: OnceLock<Instant> = OnceLock::new();
+
+/// Marks now as kernelgate's entry, from which the profile's phases are placed (the first call
+/// wins; the worker process never marks one).
+pub fn mark_entry() -> Instant {
+    *ENTRY.get_or_init(Instant::now)
+}
+
+/// Seconds since kernelgate's entry (since this first call, when none was marked).
+pub fn since_entry() -> f64 {
+    mark_entry().elapsed().as_secs_f64()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn phases_add_into_the_totals_and_old_files_read_without_them() {
+        let p = WorkerPhases {
+            context: 0.2,
+            compile: 0.1,
+            floor_probe: 0.01,
+            copies: 0.02,
+            warmup: 0.03,
+            timed_check: 0.04,
+            sampling: None,
+        };
+        let mut twice = p.clone();
+        twice.add(&p);
+        assert!((twice.warmup - 0.06).abs() < 1e-12 && twice.sampling.is_none());
+        let mut t = RunTotals::default();
+        t.add_phases(&twice);
+        assert!((t.context_seconds - 0.4).abs() < 1e-12);
+        assert!((t.timed_check_seconds - 0.08).abs() < 1e-12);
+        // A results file from before the profile: every new field is optional.
+        let old = r#"{"trials_measured":1,"setup_seconds":0.1,"check_seconds":0.2,"sampled_seconds":0.3,"kernel_seconds":0.1,"compiled":0,"cached":2,"launch_floor":null,"batched":0,"clock_mhz":[],"celsius":[],"dropped_rounds":0,"unreliable":0,"worker_starts":1}"#;
+        let read: RunTotals = serde_json::from_str(old).unwrap();
+        assert_eq!(read.first_gpu_work_seconds, None);
+        assert_eq!(read.sampling_profile, None);
+        assert!(
+            read.profile_lines().is_empty(),
+            "nothing profiled, nothing said"
+        );
+        let json = serde_json::to_string(&RunTotals::default()).unwrap();
+        assert!(!json.contains("sampling_profile"), "{json}");
+    }
+
+    #[test]
+    fn the_profile_line_names_every_phase() {
+        let t = RunTotals {
+            load_seconds: 0.05,
+            first_gpu_work_seconds: Some(0.41),
+            worker_start_seconds: 0.35,
+            context_seconds: 0.2,
+            worker_wait_seconds: 0.1,
+            compile_seconds: 0.3,
+            warmup_seconds: 0.6,
+            sampling_profile: Some(SamplingProfile {
+                samples: 10,
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let lines = t.profile_lines();
+        assert_eq!(lines.len(), 2);
+        assert_eq!(lines[0], "kernelgate: profile: first GPU work at 0.41 s; suites loaded 0.05 s; worker start 0.35 s (CUDA context 0.20 s, 0.10 s waited for); compile and load 0.30 s; launch-floor probe 0.00 s; timing copies 0.00 s; warm-up 0.60 s; timed checks 0.00 s; judging 0.00 s; reports 0.00 s");
+        assert!(
+            lines[1].starts_with(
+                "kernelgate: inside sampling (KERNELGATE_PROFILE=1), 10 sample(s): GPU prepare"
+            ),
+            "{}",
+            lines[1]
+        );
     }
 }

@@ -37,6 +37,10 @@ impl Runner<'_> {
         let device = any_measured.then(|| self.executor.device()).flatten();
         let mut judged = plan.iter().map(|_| None).collect();
         let mut blessed = Vec::new();
+        // Judging's own time: its wall time less the trials it re-measured or read counters of.
+        let judging = std::time::Instant::now();
+        let executed = |t: &results::RunTotals| t.trials_seconds + t.counter_seconds;
+        let before = executed(&self.executor.totals());
         if let (true, Some(pairing)) = (device.is_some(), &pairing) {
             judged = paired::judge_paired(self, plan, &mut outcomes, pairing);
             self.count(plan, &mut outcomes, &judged, Some(pairing));
@@ -48,6 +52,9 @@ impl Runner<'_> {
                 blessed = bless::bless(self, plan, &outcomes, store);
             }
         }
+        let mut totals = self.executor.totals();
+        totals.judge_seconds =
+            (judging.elapsed().as_secs_f64() - (executed(&totals) - before)).max(0.0);
         self.executor.stop();
         let trials: Vec<TrialRecord> = plan
             .iter()
@@ -67,7 +74,7 @@ impl Runner<'_> {
                 device: device.as_ref().map(Fingerprint::of),
                 device_info: device,
                 trials,
-                totals: Some(self.executor.totals()),
+                totals: Some(totals),
                 base: self.base.map(|b| crate::report::results::BaseRevision {
                     rev: b.rev.clone(),
                     commit: b.commit.clone(),

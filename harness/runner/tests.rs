@@ -263,6 +263,7 @@ fn config(dir: &Path, mode: Mode) -> Config {
         allow_empty: false,
         html: None,
         history: None,
+        profile: false,
     }
 }
 

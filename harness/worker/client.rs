@@ -10,7 +10,7 @@ use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Environment variable that turns the perf binary into a worker.
 pub const WORKER_ENV: &str = "KERNELGATE_WORKER";
@@ -19,7 +19,8 @@ pub const WORKER_ENV: &str = "KERNELGATE_WORKER";
 struct Live {
     child: Child,
     stdin: ChildStdin,
-    lines: Receiver<String>,
+    /// Protocol lines, each with the moment it arrived.
+    lines: Receiver<(Instant, String)>,
 }
 
 /// How long a new worker may take to open its device.
@@ -47,6 +48,12 @@ pub struct Worker {
     /// Whether the live worker has read hardware counters: it must time nothing more (a
     /// process that has profiled times some kernels slower), so a timed request restarts it.
     pub profiled: bool,
+    /// When the live worker was started, while its answer to `Hello` is still to be read.
+    hello_due: Option<Instant>,
+    /// Seconds from starting each worker until it had opened its device, summed.
+    pub start_seconds: f64,
+    /// Of those, how long callers waited for it.
+    pub waited_seconds: f64,
 }
 
 impl Worker {
@@ -59,6 +66,18 @@ impl Worker {
             sent: HashSet::new(),
             starts: 0,
             profiled: false,
+            hello_due: None,
+            start_seconds: 0.0,
+            waited_seconds: 0.0,
+        }
+    }
+
+    /// Starts the worker process and asks it to open its device, without waiting for the
+    /// answer: the run goes on reading and compiling suites meanwhile. A worker that cannot
+    /// start is met again, and reported, by the first call that needs the device.
+    pub fn start_early(&mut self) {
+        if self.live.is_none() && self.device.is_none() {
+            let _ = self.spawn();
         }
     }
 
@@ -99,15 +118,7 @@ impl Worker {
         self.start().map_err(|e| match e {
             NoDevice::Absent(reason) | NoDevice::Broken(reason) => TrialFailure::Harness(reason),
         })?;
-        for &(index, suite) in suites {
-            if !self.sent.contains(&index) {
-                self.send(&Request::Suite {
-                    index,
-                    suite: Box::new(suite.clone()),
-                })?;
-                self.sent.insert(index);
-            }
-        }
+        self.send_suites(suites)?;
         match self.exchange(&Request::Trial(Box::new(request)), timeout)? {
             Response::Trial(result) => {
                 if result.outcome.as_ref().is_err_and(TrialFailure::is_fatal) {
@@ -124,72 +135,113 @@ impl Worker {
         }
     }
 
-    /// Starts the worker process and opens the device, unless it is running.
+    /// Sends the running worker `suites` (index, suite) it has not been sent; it compiles and
+    /// loads each as it arrives, so sending one ahead of its trials lets that overlap this
+    /// process's own work.
+    pub fn send_suites(&mut self, suites: &[(usize, &Suite)]) -> Result<(), TrialFailure> {
+        for &(index, suite) in suites {
+            if !self.sent.contains(&index) {
+                self.send(&Request::Suite {
+                    index,
+                    suite: Box::new(suite.clone()),
+                })?;
+                self.sent.insert(index);
+            }
+        }
+        Ok(())
+    }
+
+    /// Starts the worker process and opens the device, unless it is running; waits for the
+    /// device where a worker started early has not said yet.
     fn start(&mut self) -> Result<(), NoDevice> {
         if self.live.is_none() {
-            let broken =
-                |what: &str, e: &dyn std::fmt::Display| NoDevice::Broken(format!("{what}: {e}"));
-            let exe = std::env::current_exe()
-                .map_err(|e| broken("cannot find the perf binary to start a worker", &e))?;
-            let mut child = Command::new(exe)
-                .env(WORKER_ENV, "1")
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::inherit())
-                .spawn()
-                .map_err(|e| broken("cannot start the GPU worker process", &e))?;
-            let stdin = child.stdin.take().expect("piped");
-            let stdout = child.stdout.take().expect("piped");
-            let (tx, lines) = mpsc::channel();
-            std::thread::spawn(move || {
-                for line in BufReader::new(stdout).lines() {
-                    let Ok(line) = line else { break };
-                    match line.strip_prefix(PREFIX) {
-                        Some(message) => {
-                            if tx.send(message.to_string()).is_err() {
-                                break;
-                            }
-                        }
-                        // Kernel printf output and the like: pass it on, out of the way.
-                        None => eprintln!("{line}"),
-                    }
-                }
-            });
-            self.starts += 1;
-            self.live = Some(Live {
-                child,
-                stdin,
-                lines,
-            });
-            self.sent.clear();
-            let hello = self.exchange(
-                &Request::Hello {
-                    ordinal: self.ordinal,
-                },
-                HELLO_TIMEOUT,
-            );
-            let info = match hello {
-                Ok(Response::Hello(info)) => info,
-                Ok(Response::Trial(_)) => {
-                    self.stop();
-                    return Err(NoDevice::Broken(
-                        "the GPU worker answered out of turn".into(),
-                    ));
-                }
-                Err(e) => return Err(NoDevice::Broken(e.to_string())),
-            };
-            if info.is_err() {
-                self.stop();
-            }
-            self.device = Some(info.clone());
-            info.map_err(NoDevice::Absent)?;
+            self.spawn()?;
         }
+        self.hello()
+    }
+
+    /// Starts the worker process and sends it `Hello`; the answer is read by [`Worker::hello`].
+    fn spawn(&mut self) -> Result<(), NoDevice> {
+        let broken =
+            |what: &str, e: &dyn std::fmt::Display| NoDevice::Broken(format!("{what}: {e}"));
+        let exe = std::env::current_exe()
+            .map_err(|e| broken("cannot find the perf binary to start a worker", &e))?;
+        let mut child = Command::new(exe)
+            .env(WORKER_ENV, "1")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map_err(|e| broken("cannot start the GPU worker process", &e))?;
+        let stdin = child.stdin.take().expect("piped");
+        let stdout = child.stdout.take().expect("piped");
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                match line.strip_prefix(PREFIX) {
+                    Some(message) => {
+                        if tx.send((Instant::now(), message.to_string())).is_err() {
+                            break;
+                        }
+                    }
+                    // Kernel printf output and the like: pass it on, out of the way.
+                    None => eprintln!("{line}"),
+                }
+            }
+        });
+        self.starts += 1;
+        self.live = Some(Live {
+            child,
+            stdin,
+            lines,
+        });
+        self.sent.clear();
+        self.hello_due = Some(Instant::now());
+        let hello = Request::Hello {
+            ordinal: self.ordinal,
+        };
+        if let Err(e) = self.send(&hello) {
+            self.hello_due = None;
+            return Err(NoDevice::Broken(e.to_string()));
+        }
+        Ok(())
+    }
+
+    /// Reads the started worker's answer to `Hello`, when it is due: the device, or why not.
+    fn hello(&mut self) -> Result<(), NoDevice> {
+        let Some(started) = self.hello_due.take() else {
+            return Ok(());
+        };
+        let waiting = Instant::now();
+        let hello = self.receive(HELLO_TIMEOUT);
+        self.waited_seconds += waiting.elapsed().as_secs_f64();
+        let hello = hello.map(|(at, answer)| {
+            self.start_seconds += at.duration_since(started).as_secs_f64();
+            answer
+        });
+        let info = match hello {
+            Ok(Response::Hello(info)) => info,
+            Ok(Response::Trial(_)) => {
+                self.stop();
+                return Err(NoDevice::Broken(
+                    "the GPU worker answered out of turn".into(),
+                ));
+            }
+            Err(e) => return Err(NoDevice::Broken(e.to_string())),
+        };
+        if info.is_err() {
+            self.stop();
+        }
+        self.device = Some(info.clone());
+        info.map_err(NoDevice::Absent)?;
         Ok(())
     }
 
     /// Ends the worker (if any); the next request starts a fresh one.
     pub fn stop(&mut self) {
         self.profiled = false;
+        self.hello_due = None;
         if let Some(mut live) = self.live.take() {
             let _ = live.child.kill();
             let _ = live.child.wait();
@@ -220,12 +272,17 @@ impl Worker {
     /// crash or time-out the worker is stopped and the failure says what happened.
     fn exchange(&mut self, request: &Request, timeout: Duration) -> Result<Response, TrialFailure> {
         self.send(request)?;
+        self.receive(timeout).map(|(_, answer)| answer)
+    }
+
+    /// Waits up to `timeout` for the running worker's next answer, with when it arrived.
+    fn receive(&mut self, timeout: Duration) -> Result<(Instant, Response), TrialFailure> {
         let live = self
             .live
             .as_mut()
             .ok_or_else(|| TrialFailure::Harness("the GPU worker is not running".into()))?;
         match live.lines.recv_timeout(timeout) {
-            Ok(line) => serde_json::from_str(&line).map_err(|e| {
+            Ok((at, line)) => serde_json::from_str(&line).map(|r| (at, r)).map_err(|e| {
                 self.stop();
                 TrialFailure::Harness(format!("the GPU worker sent an unreadable answer: {e}"))
             }),

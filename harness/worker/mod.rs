@@ -54,6 +54,11 @@ pub fn serve(cache_dir: Option<PathBuf>) -> i32 {
                     },
                 };
                 reply(&Response::Hello(info));
+                // The probe and the check kernels, while the harness loads and compiles suites
+                // (a request that comes meanwhile waits in the pipe).
+                if let Some(s) = session.as_mut() {
+                    s.warm_up();
+                }
             }
             Request::Suite { index, suite } => {
                 let Some(s) = session.as_mut() else {

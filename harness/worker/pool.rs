@@ -2,7 +2,7 @@
 //! `KERNELGATE_DEVICE`, and compile trials in this process through NVRTC.
 
 use super::client::{NoDevice, Worker};
-use super::protocol::TrialRequest;
+use super::protocol::{TrialRequest, TrialResult};
 use crate::baseline::Fingerprint;
 use crate::config::Config;
 use crate::device::{self, DeviceInfo};
@@ -20,6 +20,32 @@ pub struct MixedGpus {
     pub first: (i32, String),
     /// The first GPU of another kind.
     pub other: (i32, String),
+}
+
+/// GPU workers started before the suites are read, for the run's pool to adopt
+/// ([`WorkerPool::adopt`]): each opens its device, measures the launch floor and loads the
+/// harness's kernels while this process reads and compiles the suites.
+pub struct Started(Vec<Worker>);
+
+impl Started {
+    /// Starts a worker for every device `config` names, without waiting for any; none where no
+    /// CUDA driver loads.
+    pub fn now(config: &Config) -> Started {
+        if device::driver_missing().is_some() {
+            return Started(Vec::new());
+        }
+        Started(
+            config
+                .devices
+                .iter()
+                .map(|d| {
+                    let mut w = Worker::new(*d);
+                    w.start_early();
+                    w
+                })
+                .collect(),
+        )
+    }
 }
 
 /// The GPU workers of a run, one per device, and what they have done.
@@ -53,6 +79,16 @@ impl<'a> WorkerPool<'a> {
         self.workers[w].lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Takes over the workers of `started` (started for the same devices) instead of starting
+    /// its own on first use.
+    pub fn adopt(mut self, started: Started) -> WorkerPool<'a> {
+        let ordinals: Vec<i32> = started.0.iter().map(Worker::ordinal).collect();
+        if !started.0.is_empty() && ordinals == self.config.devices {
+            self.workers = started.0.into_iter().map(Mutex::new).collect();
+        }
+        self
+    }
+
     /// The first GPU's description, starting its worker; why there is none, when not.
     pub fn first_device(&self) -> Result<DeviceInfo, NoDevice> {
         match self.workers.first() {
@@ -84,7 +120,18 @@ impl<'a> WorkerPool<'a> {
 
     /// Compiles every kernel of a suite: with a GPU for its architecture, without one for
     /// `KERNELGATE_ARCH`, so compile errors fail CI machines that have NVRTC but no GPU.
-    fn compile(&self, suite: &Suite, slot: usize) -> Outcome {
+    fn compile(&self, index: usize, slot: usize) -> Outcome {
+        let at = std::time::Instant::now();
+        let outcome = self.compile_here(index, slot);
+        let mut totals = self.totals.lock().unwrap_or_else(|e| e.into_inner());
+        totals.compile_seconds += at.elapsed().as_secs_f64();
+        outcome
+    }
+
+    /// The compile trial of suite `index`, in this process; the slot's worker is sent the
+    /// suite first, to compile and load it meanwhile for its trials.
+    fn compile_here(&self, index: usize, slot: usize) -> Outcome {
+        let suite = &self.suites[index];
         if let Some(reason) = device::nvrtc_missing() {
             if self.config.require_nvrtc {
                 return Outcome::Failed(TrialFailure::Unavailable(format!(
@@ -94,11 +141,17 @@ impl<'a> WorkerPool<'a> {
             return Outcome::Ignored(reason);
         }
         let arch = match device::driver_missing() {
-            None => self
-                .worker(slot)
-                .device()
-                .map(|d| d.arch())
-                .unwrap_or_else(|_| self.config.arch.clone()),
+            None => {
+                let mut worker = self.worker(slot);
+                match worker.device() {
+                    Ok(d) => {
+                        // Not sent now, it is sent with its first trial.
+                        let _ = worker.send_suites(&[(index, suite)]);
+                        d.arch()
+                    }
+                    Err(_) => self.config.arch.clone(),
+                }
+            }
             Some(_) => self.config.arch.clone(),
         };
         let compiled =
@@ -170,6 +223,7 @@ impl<'a> WorkerPool<'a> {
             counters: spec.counters,
             units: spec.units,
             effort: spec.effort,
+            profile: self.config.profile,
         };
         let mut needed = vec![(spec.suite, suite)];
         if let Some(b) = spec.base {
@@ -184,35 +238,52 @@ impl<'a> WorkerPool<'a> {
             }
         }
         let timeout = self.config.timeout * spec.effort.max(1);
-        let started = std::time::Instant::now();
+        let started = self.first_gpu_work();
         let result = match worker.trial(&needed, request, timeout) {
             Ok(r) => r,
             Err(e) => return Outcome::Failed(e),
         };
         worker.profiled |= spec.counters;
         drop(worker);
+        self.count(spec, &result, started.elapsed().as_secs_f64());
+        match result.outcome {
+            Ok(data) => Outcome::Measured(Box::new(Measured {
+                ordinal,
+                samples: data.samples,
+                footprint: data.footprint,
+                base_footprint: data.base_footprint,
+                counters: data.counters.map(|c| *c),
+            })),
+            Err(failure) => Outcome::Failed(failure),
+        }
+    }
+
+    /// Now, noted as the run's first GPU work if it is.
+    fn first_gpu_work(&self) -> std::time::Instant {
+        let mut totals = self.totals.lock().unwrap_or_else(|e| e.into_inner());
+        let since = crate::report::totals::since_entry();
+        totals.first_gpu_work_seconds.get_or_insert(since);
+        std::time::Instant::now()
+    }
+
+    /// Adds one worker answer to the run's totals: compiles, phases, samples, and the request's
+    /// wall time `wall` (a counters-only request's apart).
+    fn count(&self, spec: &TrialSpec, result: &TrialResult, wall: f64) {
         let mut totals = self.totals.lock().unwrap_or_else(|e| e.into_inner());
         totals.compiled += result.compiled;
         totals.cached += result.cached;
         totals.setup_seconds += result.setup_seconds;
         totals.check_seconds += result.check_seconds;
-        match result.outcome {
-            Ok(data) => {
-                if spec.counters {
-                    totals.counter_reads += 1;
-                    totals.counter_seconds += started.elapsed().as_secs_f64();
-                } else {
-                    totals.add(&data.samples);
-                }
-                Outcome::Measured(Box::new(Measured {
-                    ordinal,
-                    samples: data.samples,
-                    footprint: data.footprint,
-                    base_footprint: data.base_footprint,
-                    counters: data.counters.map(|c| *c),
-                }))
+        totals.add_phases(&result.phases);
+        let data = result.outcome.as_ref().ok();
+        if spec.counters {
+            totals.counter_seconds += wall;
+            totals.counter_reads += data.is_some() as usize;
+        } else {
+            totals.trials_seconds += wall;
+            if let Some(d) = data {
+                totals.add(&d.samples);
             }
-            Err(failure) => Outcome::Failed(failure),
         }
     }
 }
@@ -231,7 +302,7 @@ impl Executor for WorkerPool<'_> {
 
     fn execute(&self, slot: usize, spec: &TrialSpec) -> Outcome {
         match spec.kind {
-            Kind::Compile => self.compile(&self.suites[spec.suite], slot),
+            Kind::Compile => self.compile(spec.suite, slot),
             Kind::Kernel { case, kernel } => self.kernel(spec, case, kernel, slot),
         }
     }
@@ -251,7 +322,12 @@ impl Executor for WorkerPool<'_> {
         let (compiled, cached) = device::compile::counts();
         t.compiled += compiled;
         t.cached += cached;
-        t.worker_starts = (0..self.workers.len()).map(|w| self.worker(w).starts).sum();
+        for w in 0..self.workers.len() {
+            let worker = self.worker(w);
+            t.worker_starts += worker.starts;
+            t.worker_start_seconds += worker.start_seconds;
+            t.worker_wait_seconds += worker.waited_seconds;
+        }
         t
     }
 }

@@ -61,6 +61,10 @@ pub struct TrialRequest {
     /// Sampling effort: 1 normally; more when re-measuring an inconclusive trial (samples and
     /// time cap multiplied, precision target divided).
     pub effort: u32,
+    /// Profile inside sampling (`KERNELGATE_PROFILE=1`): extra events around each sample's
+    /// prepare and flush, and the host's waits, in the result's `phases`.
+    #[serde(default)]
+    pub profile: bool,
 }
 
 /// The base revision's kernel a paired trial is timed against.
@@ -114,6 +118,10 @@ pub struct TrialResult {
     pub setup_seconds: f64,
     /// Seconds spent checking correctness.
     pub check_seconds: f64,
+    /// The rest of the worker's time for this trial, with what it did for it ahead of the
+    /// request (opening the device, loading the suite, the launch-floor probe).
+    #[serde(default)]
+    pub phases: crate::report::totals::WorkerPhases,
 }
 
 /// Encodes a request as one line.

@@ -17,16 +17,24 @@ use crate::device::Function;
 use crate::device::{DeviceError, Gpu};
 use crate::failure::TrialFailure;
 use crate::measure::{Samples, Timer, INPUT_SETS};
+use crate::report::totals::WorkerPhases;
 use crate::suite::Suite;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Instant;
 
-/// Where a trial's time went.
+/// Where a trial's time went: setup (buffers, first inputs, footprint: compiling and the probe
+/// counted apart), correctness, and the rest.
 #[derive(Default)]
 struct Phases {
     setup: f64,
     check: f64,
+    rest: WorkerPhases,
+}
+
+/// Seconds since `at`.
+fn since(at: Instant) -> f64 {
+    at.elapsed().as_secs_f64()
 }
 
 /// A worker's state.
@@ -46,13 +54,23 @@ pub struct Session {
     read: Option<Function>,
     /// Hardware counters (CUPTI), made on first use.
     profiling: Profiling,
+    /// What the worker did ahead of requests (opening the device, loading suites, the probe),
+    /// reported with the next trial's result.
+    pending: WorkerPhases,
+    /// NVRTC compiles and cached modules counted in results so far.
+    counted: (usize, usize),
 }
 
 impl Session {
     /// Opens the device.
     pub fn open(ordinal: i32, cache_dir: Option<PathBuf>) -> Result<Session, DeviceError> {
+        let at = Instant::now();
         let gpu = Gpu::open(ordinal)?;
         gpu.disable_persisting_l2()?;
+        let pending = WorkerPhases {
+            context: since(at),
+            ..WorkerPhases::default()
+        };
         Ok(Session {
             gpu,
             timer: None,
@@ -63,6 +81,8 @@ impl Session {
             kernels: None,
             read: None,
             profiling: Profiling::default(),
+            pending,
+            counted: compile::counts(),
         })
     }
 
@@ -71,16 +91,32 @@ impl Session {
         &self.gpu
     }
 
-    /// Keeps suite `index` for the trials that refer to it.
+    /// Keeps suite `index` for the trials that refer to it, and compiles and loads its kernels
+    /// now, while the harness has nothing for this worker yet (a failure is left for the
+    /// suite's first trial to meet and report).
     pub fn add_suite(&mut self, index: usize, suite: Suite) {
         self.loaded.remove(&index);
+        let mut compile = 0.0;
+        let _ = self.load(index, &suite, &mut compile);
+        self.pending.compile += compile;
         self.suites.insert(index, suite);
+    }
+
+    /// Gets the timer (the probes compiled, the launch floor measured) and the check kernels
+    /// ready ahead of the first trial, while the harness loads and compiles suites; a failure
+    /// is left for the first trial to meet and report.
+    pub fn warm_up(&mut self) {
+        let mut phases = std::mem::take(&mut self.pending);
+        let _ = self.timing_ready(&mut phases);
+        self.pending = phases;
     }
 
     /// Runs one trial: never panics on the user's input; a sticky device error is fatal.
     pub fn run_trial(&mut self, req: &TrialRequest) -> TrialResult {
-        let before = compile::counts();
-        let mut phases = Phases::default();
+        let mut phases = Phases {
+            rest: std::mem::take(&mut self.pending),
+            ..Phases::default()
+        };
         // Taken out while the trial runs (it borrows the session mutably), then put back.
         let suite = self.suites.remove(&req.suite);
         let base = req
@@ -103,23 +139,50 @@ impl Session {
         if let Some((b, s)) = base {
             self.suites.insert(b.suite, s);
         }
-        let after = compile::counts();
+        let (before, after) = (self.counted, compile::counts());
+        self.counted = after;
         TrialResult {
             outcome,
             compiled: after.0 - before.0,
             cached: after.1 - before.1,
             setup_seconds: phases.setup,
             check_seconds: phases.check,
+            phases: phases.rest,
         }
     }
 
-    /// Compiles and loads a suite's kernels once per worker.
-    fn load(&mut self, index: usize, suite: &Suite) -> Result<(), Failure> {
+    /// Compiles and loads a suite's kernels once per worker, adding the time to `compile`.
+    fn load(&mut self, index: usize, suite: &Suite, compile: &mut f64) -> Result<(), Failure> {
         if self.loaded.contains_key(&index) {
             return Ok(());
         }
-        let loaded = Loaded::load(&self.gpu, suite, self.cache_dir.as_deref())?;
-        self.loaded.insert(index, loaded);
+        let at = Instant::now();
+        let loaded = Loaded::load(&self.gpu, suite, self.cache_dir.as_deref());
+        *compile += since(at);
+        self.loaded.insert(index, loaded?);
+        Ok(())
+    }
+
+    /// Makes the timer (the probe kernels, the launch floor) and the check kernels, unless
+    /// made: once per worker.
+    fn timing_ready(&mut self, phases: &mut WorkerPhases) -> Result<(), Failure> {
+        if self.timer.is_none() {
+            let at = Instant::now();
+            let probes = probes(&self.gpu, self.cache_dir.as_deref());
+            phases.compile += since(at);
+            let probes = probes?;
+            let at = Instant::now();
+            let timer = Timer::new(&self.gpu, &probes.empty, probes.clock);
+            phases.floor_probe += since(at);
+            self.timer = Some(timer?);
+            self.read = Some(probes.read);
+        }
+        if self.kernels.is_none() {
+            let at = Instant::now();
+            let kernels = Kernels::load(&self.gpu, self.cache_dir.as_deref());
+            phases.compile += since(at);
+            self.kernels = Some(kernels.map_err(Failure::Trial)?);
+        }
         Ok(())
     }
 
@@ -133,20 +196,15 @@ impl Session {
         phases: &mut Phases,
     ) -> Result<TrialData, Failure> {
         let clock = Instant::now();
-        self.load(req.suite, suite)?;
+        let rest = &mut phases.rest;
+        self.load(req.suite, suite, &mut rest.compile)?;
         if let Some((b, bs)) = base {
-            self.load(b.suite, bs)?;
+            self.load(b.suite, bs, &mut rest.compile)?;
         }
-        if self.timer.is_none() {
-            let probes = probes(&self.gpu, self.cache_dir.as_deref())?;
-            self.timer = Some(Timer::new(&self.gpu, &probes.empty, probes.clock)?);
-            self.read = Some(probes.read);
-        }
-        if self.kernels.is_none() {
-            let kernels =
-                Kernels::load(&self.gpu, self.cache_dir.as_deref()).map_err(Failure::Trial)?;
-            self.kernels = Some(kernels);
-        }
+        let ahead = rest.compile + rest.floor_probe;
+        self.timing_ready(rest)?;
+        // Compiling and the probe are counted apart from setup, wherever they happened.
+        let in_trial = rest.compile + rest.floor_probe - ahead;
         let trial = Trial {
             gpu: &self.gpu,
             suite,
@@ -162,7 +220,7 @@ impl Session {
         let first = InputSet::new(req.case, req.seed);
         first.upload(&self.gpu, trial.kernels, suite, &bufs)?;
         let (footprint, base_footprint) = trial.footprints(&bufs)?;
-        phases.setup = clock.elapsed().as_secs_f64();
+        phases.setup = (since(clock) - in_trial).max(0.0);
         let clock = Instant::now();
         // Timed launches rotate over `INPUT_SETS` input sets: the check's first sets, whose
         // reference outputs are cached, and which the timed outputs are compared with.
@@ -186,14 +244,16 @@ impl Session {
             });
         }
         let expected = trial.check(&mut self.references, &bufs, &sets)?;
-        phases.check = clock.elapsed().as_secs_f64();
+        phases.check = since(clock);
+        let clock = Instant::now();
         let copies = Copies::new(&self.gpu, trial.kernels, suite, bufs, sets)?;
+        phases.rest.copies += since(clock);
         let timer = self.timer.as_mut().expect("created above");
         let expected = Expected {
             outputs: &expected,
             seeds: &seeds,
         };
-        let samples = time_units(&trial, timer, copies, &expected)?;
+        let samples = time_units(&trial, timer, copies, &expected, &mut phases.rest)?;
         self.gpu.synchronize()?;
         Ok(TrialData {
             samples,

@@ -15,8 +15,11 @@ use crate::check::reference::{Outputs, References};
 use crate::check::verify;
 use crate::device::{DeviceBuffer, Gpu};
 use crate::failure::TrialFailure;
+use crate::measure::profile::add_into;
 use crate::measure::{Footprint, Plan, Regime, Samples, Timed, Timer};
+use crate::report::totals::WorkerPhases;
 use crate::suite::Suite;
+use std::time::Instant;
 
 /// What one trial works with: the device, the suite and request, the loaded kernels.
 pub(super) struct Trial<'a> {
@@ -142,28 +145,36 @@ impl Trial<'_> {
     }
 
     /// Plans the timing (warm-up, regime) on `copies`, unless `planned` (an earlier unit's plan,
-    /// kept so every unit is timed alike), grows `copies` to what the plan needs, and samples.
+    /// kept so every unit is timed alike), grows `copies` to what the plan needs, and samples;
+    /// the time of each step goes into `phases`.
     pub fn time(
         &self,
         timer: &mut Timer,
         copies: &mut Copies,
         planned: Option<Plan>,
+        phases: &mut WorkerPhases,
     ) -> Result<(Samples, Plan), Failure> {
+        let at = Instant::now();
         let plan = match planned {
             Some(plan) => plan,
             None => self.plan(timer, copies)?,
         };
+        phases.warmup += at.elapsed().as_secs_f64();
         // Cold: the copies made for the input sets (one, when the case does not fit twice).
         let wanted = if plan.regime == Regime::Graph {
             plan.copies()
         } else {
             copies.len()
         };
+        let at = Instant::now();
         copies.grow(self.gpu, self.kernels, wanted)?;
+        phases.copies += at.elapsed().as_secs_f64();
         let (mut kernel, mut against) = self.ops(copies);
         let against = against.as_mut().map(|o| o as &mut dyn Timed);
         let bench = self.bench();
+        timer.set_profiling(self.gpu, self.req.profile)?;
         let samples = timer.sample(self.gpu, &bench, plan, copies.len(), &mut kernel, against)?;
+        add_into(&mut phases.sampling, timer.take_profile().as_ref());
         Ok((samples, plan))
     }
 

@@ -21,7 +21,9 @@ use crate::failure::TrialFailure;
 use crate::measure::counters::{CounterReport, TrialCounters};
 use crate::measure::{Plan, Samples, Timer};
 use crate::report::bytes;
+use crate::report::totals::WorkerPhases;
 use crate::suite::Suite;
+use std::time::Instant;
 
 /// Allocations a counters-only request reads counters on: two, so that a counter that
 /// differs between allocations shows as unstable.
@@ -34,19 +36,23 @@ pub(super) struct Expected<'a> {
 }
 
 /// Times `trial` on `req.units` allocations, the first on `copies`; returns the pooled samples,
-/// one [`crate::measure::Unit`] per allocation.
+/// one [`crate::measure::Unit`] per allocation. Making (and freeing) each allocation's copies
+/// counts in `phases.copies`, checking what its timed launches left in `phases.timed_check`.
 pub(super) fn time_units(
     trial: &Trial,
     timer: &mut Timer,
     copies: Copies,
     expected: &Expected,
+    phases: &mut WorkerPhases,
 ) -> Result<Samples, Failure> {
     let units = trial.req.units.max(1);
     let mut spacers: Vec<DeviceBuffer> = Vec::new();
     let mut copies = Some(copies);
     let mut pooled: Option<Samples> = None;
     let mut plan: Option<Plan> = None;
+    let seconds = |at: Instant| at.elapsed().as_secs_f64();
     for u in 0..units {
+        let at = Instant::now();
         let mut here = match copies.take() {
             Some(c) => c,
             None => {
@@ -54,17 +60,24 @@ pub(super) fn time_units(
                 fresh_copies(trial, expected.seeds)?
             }
         };
-        let (mut samples, p) = trial.time(timer, &mut here, plan)?;
+        phases.copies += seconds(at);
+        let (mut samples, p) = trial.time(timer, &mut here, plan, phases)?;
         plan = Some(p);
+        let at = Instant::now();
         trial.check_timed(&here, p, &samples, (expected.outputs, expected.seeds))?;
+        phases.timed_check += seconds(at);
         samples.close_unit();
+        let at = Instant::now();
         drop(here);
+        phases.copies += seconds(at);
         match pooled.as_mut() {
             Some(all) => all.append(samples),
             None => pooled = Some(samples),
         }
     }
+    let at = Instant::now();
     drop(spacers);
+    phases.copies += seconds(at);
     pooled
         .ok_or_else(|| Failure::Trial(TrialFailure::Harness("a trial was timed on no unit".into())))
 }
