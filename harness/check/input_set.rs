@@ -7,11 +7,12 @@
 use super::device_fill::{fill, form};
 use super::failure::Failure;
 use super::inputs::{generate, generate_buffer, stream};
-use super::kernels::Kernels;
+use super::kernels::{Comparison, Kernels};
 use crate::device::{DeviceBuffer, Gpu};
 use crate::dtype::{DType, HostData};
 use crate::suite::{Role, Suite};
-use std::cell::OnceCell;
+use std::cell::{OnceCell, RefCell};
+use std::collections::btree_map::{BTreeMap, Entry};
 
 /// One input set: a case and a seed, its host contents made on demand.
 pub struct InputSet {
@@ -20,6 +21,9 @@ pub struct InputSet {
     /// The seed.
     pub seed: u64,
     host: OnceCell<Vec<Option<HostData>>>,
+    /// Buffers generated on the host one at a time (where the device cannot), kept: each is
+    /// uploaded to every copy and unit, and compared after every checked run.
+    made: RefCell<BTreeMap<usize, HostData>>,
 }
 
 impl InputSet {
@@ -29,6 +33,7 @@ impl InputSet {
             case,
             seed,
             host: OnceCell::new(),
+            made: RefCell::new(BTreeMap::new()),
         }
     }
 
@@ -73,12 +78,27 @@ impl InputSet {
         }
         match self.host.get() {
             Some(h) => gpu.upload(buf, &h[i].as_ref().expect("initialized").bytes)?,
-            None => {
-                let data = generate_buffer(suite, self.case, self.seed, i)?.expect("initialized");
-                gpu.upload(buf, &data.bytes)?;
-            }
+            None => self.with_buffer(suite, i, |data| gpu.upload(buf, &data.bytes))??,
         }
         Ok(())
+    }
+
+    /// Hands buffer `i`'s initial contents (it has an `init`), generated on the host once, to
+    /// `use_it`.
+    fn with_buffer<T>(
+        &self,
+        suite: &Suite,
+        i: usize,
+        use_it: impl FnOnce(&HostData) -> T,
+    ) -> Result<T, Failure> {
+        let mut made = self.made.borrow_mut();
+        let data = match made.entry(i) {
+            Entry::Occupied(e) => e.into_mut(),
+            Entry::Vacant(e) => {
+                e.insert(generate_buffer(suite, self.case, self.seed, i)?.expect("initialized"))
+            }
+        };
+        Ok(use_it(data))
     }
 
     /// Queues the whole set into `bufs` (the case's buffers, in order).
@@ -96,8 +116,9 @@ impl InputSet {
     }
 
     /// The first input (role `input`) of `bufs` that no longer holds this set: regenerated on
-    /// the device and compared there byte for byte where the device generated it, downloaded
-    /// and compared with the host's values otherwise.
+    /// the device (in the check kernels' reused scratch memory) and compared there byte for
+    /// byte, all with one wait, where the device generated it; downloaded and compared with
+    /// the host's values otherwise.
     pub fn changed(
         &self,
         gpu: &Gpu,
@@ -105,39 +126,61 @@ impl InputSet {
         suite: &Suite,
         bufs: &[DeviceBuffer],
     ) -> Result<Option<usize>, Failure> {
-        let exact = crate::suite::Tolerance {
-            rtol: 0.0,
-            atol: 0.0,
-            allow_nan: false,
-        };
-        for (i, b) in suite.buffers.iter().enumerate() {
-            if b.role != Role::Input {
-                continue;
-            }
-            if let (Some(k), true) = (kernels, self.on_device(suite, kernels, i)) {
-                match gpu.alloc_plain(bufs[i].bytes) {
-                    Ok(want) => {
-                        self.write(gpu, kernels, suite, i, &want)?;
-                        let n = bufs[i].bytes;
-                        if k.compare(gpu, (&bufs[i], &want), DType::U8, n, exact)?
-                            .count
-                            > 0
-                        {
-                            return Ok(Some(i));
-                        }
-                        continue;
+        let inputs: Vec<usize> = (0..suite.buffers.len())
+            .filter(|&i| suite.buffers[i].role == Role::Input)
+            .collect();
+        let on_device: Vec<usize> = inputs
+            .iter()
+            .copied()
+            .filter(|&i| self.on_device(suite, kernels, i))
+            .collect();
+        let mut compared: Vec<(usize, bool)> = Vec::new();
+        if let (Some(k), false) = (kernels, on_device.is_empty()) {
+            let sizes: Vec<usize> = on_device.iter().map(|&i| bufs[i].bytes).collect();
+            match k.scratch(gpu, &sizes) {
+                Ok(scratch) => {
+                    let exact = crate::suite::Tolerance {
+                        rtol: 0.0,
+                        atol: 0.0,
+                        allow_nan: false,
+                    };
+                    let mut items = Vec::new();
+                    for (j, &i) in on_device.iter().enumerate() {
+                        self.write(gpu, kernels, suite, i, scratch.part(j))?;
+                        items.push(Comparison {
+                            actual: &bufs[i],
+                            expected: scratch.part(j),
+                            dtype: DType::U8,
+                            n: bufs[i].bytes,
+                            tol: exact,
+                        });
                     }
-                    Err(e) if e.kind() == crate::device::ErrorKind::OutOfMemory => {}
-                    Err(e) => return Err(e.into()),
+                    let found = k.compare_all(gpu, &items)?;
+                    compared = on_device
+                        .iter()
+                        .copied()
+                        .zip(found.iter().map(|f| f.count > 0))
+                        .collect();
                 }
+                Err(e) if e.kind() == crate::device::ErrorKind::OutOfMemory => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        for i in inputs {
+            if let Some((_, differs)) = compared.iter().find(|(c, _)| *c == i) {
+                if *differs {
+                    return Ok(Some(i));
+                }
+                continue;
             }
             let now = gpu.download(&bufs[i])?;
             let same = match self.host.get() {
                 Some(h) => h[i].as_ref().is_some_and(|d| d.bytes == now),
                 // This buffer alone, not the whole set.
-                None => {
-                    generate_buffer(suite, self.case, self.seed, i)?.is_some_and(|d| d.bytes == now)
+                None if suite.buffers[i].init.is_some() => {
+                    self.with_buffer(suite, i, |d| d.bytes == now)?
                 }
+                None => false,
             };
             if !same {
                 return Ok(Some(i));

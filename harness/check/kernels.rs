@@ -14,6 +14,7 @@ use crate::device::{DeviceBuffer, DeviceError, Function, Gpu, KernelArg, LaunchD
 use crate::dtype::DType;
 use crate::failure::TrialFailure;
 use crate::suite::Tolerance;
+use std::cell::{RefCell, RefMut};
 
 /// The kernels' CUDA source. `kg_excess` is `check::compare::excess` line by line.
 pub const SOURCE: &str = r#"
@@ -155,21 +156,29 @@ extern "C" __global__ void __launch_bounds__(256) kernelgate_compare(
 }
 "#;
 
-/// The entries of `SOURCE`, in the order `Kernels` keeps them.
-pub const ENTRIES: [&str; 3] = [
+/// The entries of `SOURCE` (and `check::vacuous_device`'s), in the order `Kernels` keeps them.
+pub const ENTRIES: [&str; 5] = [
     "kernelgate_prepare",
     "kernelgate_compare",
     "kernelgate_fill",
+    "kernelgate_stats",
+    "kernelgate_vacuous",
 ];
 
-/// What NVRTC compiles: the generator, the rounding to `f16`/`bf16`, then the kernels.
+/// What NVRTC compiles: the generator, the rounding to `f16`/`bf16`, the kernels, then the
+/// vacuous-tolerance test's (`check::vacuous_device`).
 pub fn source() -> String {
     format!(
-        "{}{}{SOURCE}",
+        "{}{}{SOURCE}{}",
         super::counter::DEVICE_SOURCE,
-        super::narrow::DEVICE_SOURCE
+        super::narrow::DEVICE_SOURCE,
+        super::vacuous_device::DEVICE_SOURCE
     )
 }
+
+/// Device memory for temporaries kept between calls (`Kernels::scratch`), at most; a larger
+/// request gets memory of its own, freed after use.
+pub const SCRATCH_KEEP_BYTES: usize = 256 << 20;
 
 /// Blocks of one compare launch, at most (their partials are what comes back).
 pub const COMPARE_BLOCKS: usize = 1024;
@@ -255,13 +264,43 @@ pub fn merge(raw: &[u8]) -> Found {
     acc
 }
 
-/// The loaded check kernels and the buffer their partials come back in.
+/// The loaded check kernels, the buffers their partials come back in (on the device, and on
+/// the host: both reused), and device memory for temporaries.
 pub struct Kernels {
     prepare: Function,
     compare: Function,
     /// `kernelgate_fill` (see `check::device_fill`).
     pub(super) fill: Function,
-    partials: DeviceBuffer,
+    /// `kernelgate_stats` (see `check::vacuous_device`).
+    pub(super) stats: Function,
+    /// `kernelgate_vacuous` (see `check::vacuous_device`).
+    pub(super) vacuous: Function,
+    partials: RefCell<DeviceBuffer>,
+    host: RefCell<Vec<u8>>,
+    scratch: RefCell<Option<DeviceBuffer>>,
+}
+
+/// Parts of device memory for temporaries (`Kernels::scratch`), valid while this lives.
+pub struct Scratch<'a> {
+    parts: Vec<DeviceBuffer>,
+    _memory: Held<'a>,
+}
+
+/// The memory the parts of a [`Scratch`] are carved from.
+enum Held<'a> {
+    /// The kernels' kept memory, borrowed while the parts are used.
+    Kept {
+        _borrowed: RefMut<'a, Option<DeviceBuffer>>,
+    },
+    /// Memory of its own, freed with the parts.
+    Own { _memory: DeviceBuffer },
+}
+
+impl Scratch<'_> {
+    /// Part `k`, of the size asked for.
+    pub fn part(&self, k: usize) -> &DeviceBuffer {
+        &self.parts[k]
+    }
 }
 
 impl Kernels {
@@ -289,9 +328,72 @@ impl Kernels {
             prepare: module.function(&c.lowered[0]).map_err(device)?,
             compare: module.function(&c.lowered[1]).map_err(device)?,
             fill: module.function(&c.lowered[2]).map_err(device)?,
-            partials: gpu
-                .alloc_plain(COMPARE_BLOCKS * PARTIAL_BYTES)
-                .map_err(device)?,
+            stats: module.function(&c.lowered[3]).map_err(device)?,
+            vacuous: module.function(&c.lowered[4]).map_err(device)?,
+            partials: RefCell::new(
+                gpu.alloc_plain(COMPARE_BLOCKS * PARTIAL_BYTES)
+                    .map_err(device)?,
+            ),
+            host: RefCell::new(Vec::new()),
+            scratch: RefCell::new(None),
+        })
+    }
+
+    /// Queues `launch`, given the device address to write `bytes` of partials at, waits, and
+    /// hands what it wrote to `read`. The partials' device and host buffers are reused (grown
+    /// when a launch needs more): no allocation and no free per comparison.
+    pub(super) fn with_partials<T>(
+        &self,
+        gpu: &Gpu,
+        bytes: usize,
+        launch: impl FnOnce(u64) -> Result<(), DeviceError>,
+        read: impl FnOnce(&[u8]) -> T,
+    ) -> Result<T, DeviceError> {
+        let mut partials = self.partials.borrow_mut();
+        if partials.bytes < bytes {
+            *partials = gpu.alloc_plain(bytes.next_power_of_two())?;
+        }
+        launch(partials.address())?;
+        let mut host = self.host.borrow_mut();
+        host.resize(bytes, 0);
+        gpu.download_into(&partials, &mut host[..bytes])?;
+        Ok(read(&host[..bytes]))
+    }
+
+    /// Device memory for temporaries: one part per entry of `sizes` (bytes, each 256-byte
+    /// aligned), carved from memory kept between calls (grown when too small) where the total
+    /// is at most [`SCRATCH_KEEP_BYTES`] — so a check makes no allocation, and no free (which
+    /// waits for the device), per call.
+    pub fn scratch(&self, gpu: &Gpu, sizes: &[usize]) -> Result<Scratch<'_>, DeviceError> {
+        let spans: Vec<usize> = sizes.iter().map(|b| b.div_ceil(256).max(1) * 256).collect();
+        let total: usize = spans.iter().sum();
+        let carve = |memory: &DeviceBuffer| {
+            let mut at = 0;
+            sizes
+                .iter()
+                .zip(&spans)
+                .map(|(len, span)| {
+                    let part = memory.part(at, *len);
+                    at += span;
+                    part
+                })
+                .collect::<Vec<_>>()
+        };
+        if let (true, Ok(mut kept)) = (total <= SCRATCH_KEEP_BYTES, self.scratch.try_borrow_mut()) {
+            if kept.as_ref().is_none_or(|m| m.bytes < total) {
+                *kept = None;
+                *kept = Some(gpu.alloc_plain(total)?);
+            }
+            let parts = carve(kept.as_ref().expect("made above"));
+            return Ok(Scratch {
+                parts,
+                _memory: Held::Kept { _borrowed: kept },
+            });
+        }
+        let own = gpu.alloc_plain(total)?;
+        Ok(Scratch {
+            parts: carve(&own),
+            _memory: Held::Own { _memory: own },
         })
     }
 
@@ -333,9 +435,12 @@ impl Kernels {
         n: usize,
         tol: Tolerance,
     ) -> Result<Found, DeviceError> {
-        let blocks = self.queue_compare(gpu, pair, (dtype, n, tol), self.partials.address())?;
-        let raw = gpu.download_range(&self.partials, 0, blocks * PARTIAL_BYTES)?;
-        Ok(merge(&raw))
+        let bytes = blocks_for(n) * PARTIAL_BYTES;
+        let queue = |at| {
+            self.queue_compare(gpu, pair, (dtype, n, tol), at)
+                .map(|_| ())
+        };
+        self.with_partials(gpu, bytes, queue, merge)
     }
 
     /// Several comparisons (as `compare`), queued together and read back with one wait and
@@ -346,21 +451,25 @@ impl Kernels {
         if total == 0 {
             return Ok(Vec::new());
         }
-        let partials = gpu.alloc_plain(total * PARTIAL_BYTES)?;
-        let mut at = 0;
-        for (c, b) in items.iter().zip(&blocks) {
-            let address = partials.address() + (at * PARTIAL_BYTES) as u64;
-            self.queue_compare(gpu, (c.actual, c.expected), (c.dtype, c.n, c.tol), address)?;
-            at += b;
-        }
-        let raw = gpu.download(&partials)?;
-        let mut out = Vec::new();
-        let mut at = 0;
-        for b in blocks {
-            out.push(merge(&raw[at * PARTIAL_BYTES..(at + b) * PARTIAL_BYTES]));
-            at += b;
-        }
-        Ok(out)
+        let queue = |partials: u64| {
+            let mut at = 0;
+            for (c, b) in items.iter().zip(&blocks) {
+                let address = partials + (at * PARTIAL_BYTES) as u64;
+                self.queue_compare(gpu, (c.actual, c.expected), (c.dtype, c.n, c.tol), address)?;
+                at += b;
+            }
+            Ok(())
+        };
+        let read = |raw: &[u8]| {
+            let mut out = Vec::new();
+            let mut at = 0;
+            for b in &blocks {
+                out.push(merge(&raw[at * PARTIAL_BYTES..(at + b) * PARTIAL_BYTES]));
+                at += b;
+            }
+            out
+        };
+        self.with_partials(gpu, total * PARTIAL_BYTES, queue, read)
     }
 
     /// Queues one `kernelgate_compare` writing its partials at device address `partials`;
@@ -397,8 +506,8 @@ impl Kernels {
     }
 }
 
-/// Blocks of a comparison of `n` elements.
-fn blocks_for(n: usize) -> usize {
+/// Blocks of a comparison (and of the vacuous-tolerance test's kernels) of `n` elements.
+pub(super) fn blocks_for(n: usize) -> usize {
     n.div_ceil(256).clamp(1, COMPARE_BLOCKS)
 }
 

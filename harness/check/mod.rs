@@ -16,4 +16,5 @@ pub mod reference;
 pub mod run;
 mod timed_check;
 pub mod vacuous;
+pub mod vacuous_device;
 pub mod verify;

@@ -1,37 +1,99 @@
 //! `References`: the reference kernel's outputs per case and seed, computed once in a worker
 //! and reused for every kernel of the suite (issue 11: the reference re-ran for every kernel
-//! and seed, and correctness was most of a run's time).
+//! and seed, and correctness was most of a run's time). Where they fit, the outputs stay on the
+//! device and every check against them runs there — the kernels' comparisons, the timed
+//! outputs' check, the vacuous-tolerance test (`check::vacuous_device`) — so they are
+//! downloaded only when a check fails and its message (or dump) needs them on the host
+//! (issue 22: each case's first trial transferred every output of the reference, per seed).
 
 use super::failure::Failure;
 use super::input_set::InputSet;
 use super::kernels::Kernels;
-use super::run::run_once;
+use super::run::{download_outputs, run_checked};
 use super::vacuous::{vacuous, Vacuous};
+use super::vacuous_device::vacuous_on_device;
 use crate::device::{DeviceBuffer, Function, Gpu};
-use crate::dtype::HostData;
-use crate::suite::Suite;
+use crate::dtype::{DType, HostData};
+use crate::suite::{Role, Suite};
+use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::rc::Rc;
 
 /// Host memory the cache may hold; past it, it starts over (a worker runs one suite's cases
 /// in order, so older entries are rarely wanted again).
 pub const CAPACITY_BYTES: usize = 4 << 30;
 
-/// What the reference left in every buffer for one input set: `Some` for outputs and in-outs.
-pub type Outputs = Arc<Vec<Option<HostData>>>;
-
-/// Device memory the cache may hold copies of outputs in (so that a checked run is compared
-/// on the device, transferring nothing when it passes); past it, the device copies are
-/// dropped (the host copies stay). Small next to a GPU's memory, so that the timing copies
-/// made later still fit.
+/// Device memory the cache may hold outputs in (so that checks against them run on the
+/// device, transferring nothing when they pass); past it, the device copies are dropped and
+/// made again when wanted. Small next to a GPU's memory, so that the timing copies made later
+/// still fit. An output set larger than this alone is downloaded instead.
 pub const DEVICE_CAPACITY_BYTES: usize = 1 << 30;
+
+/// What the reference left in every buffer for one input set (`Some` for outputs and
+/// in-outs): on the device where it was kept there, on the host once something asked.
+pub struct ReferenceOutputs {
+    host: OnceCell<Vec<Option<HostData>>>,
+    device: Option<Vec<Option<DeviceBuffer>>>,
+    dtypes: Vec<DType>,
+}
+
+/// The reference's outputs for one input set, shared by the trials that check against them
+/// (within the worker's one thread: device buffers belong to its context).
+pub type Outputs = Rc<ReferenceOutputs>;
+
+impl ReferenceOutputs {
+    /// Outputs kept on the device only.
+    fn on_device(dtypes: Vec<DType>, device: Vec<Option<DeviceBuffer>>) -> ReferenceOutputs {
+        ReferenceOutputs {
+            host: OnceCell::new(),
+            device: Some(device),
+            dtypes,
+        }
+    }
+
+    /// Outputs on the host only.
+    pub fn on_host(host: Vec<Option<HostData>>) -> ReferenceOutputs {
+        ReferenceOutputs {
+            host: OnceCell::from(host),
+            device: None,
+            dtypes: Vec::new(),
+        }
+    }
+
+    /// The outputs on the device, where they were kept there.
+    pub fn device(&self) -> Option<&[Option<DeviceBuffer>]> {
+        self.device.as_deref()
+    }
+
+    /// Whether they have been downloaded (or were never on the device).
+    pub fn on_host_already(&self) -> bool {
+        self.host.get().is_some()
+    }
+
+    /// The outputs on the host: downloaded from the device the first time something needs
+    /// them (a failing check's message, a dump, a golden file).
+    pub fn host(&self, gpu: &Gpu) -> Result<&[Option<HostData>], Failure> {
+        if let Some(h) = self.host.get() {
+            return Ok(h);
+        }
+        let mut out = Vec::new();
+        for (i, d) in self.device.iter().flatten().enumerate() {
+            out.push(match d {
+                Some(b) => Some(HostData {
+                    dtype: self.dtypes[i],
+                    bytes: gpu.download(b)?,
+                }),
+                None => None,
+            });
+        }
+        Ok(self.host.get_or_init(|| out))
+    }
+}
 
 /// One cached run of the reference.
 struct Entry {
     outputs: Outputs,
-    /// The same outputs on the device, while within `DEVICE_CAPACITY_BYTES`.
-    device: Option<Vec<Option<DeviceBuffer>>>,
     /// Per buffer, an output with no answer that its tolerance would accept (see `vacuous`).
     vacuous: Vec<Option<Vacuous>>,
 }
@@ -63,42 +125,8 @@ impl References {
         let key = (suite.path.clone(), case, seed);
         if !self.entries.contains_key(&key) {
             let r = suite.reference;
-            let outputs = run_once(gpu, suite, case, r, funcs, bufs, inputs, kernels)?;
-            let size: usize = outputs.iter().flatten().map(|o| o.bytes.len()).sum();
-            if self.bytes + size > CAPACITY_BYTES {
-                self.entries.clear();
-                self.bytes = 0;
-                self.device_bytes = 0;
-            }
-            let this_case = Some((suite.path.clone(), case));
-            if self.device_bytes + size > DEVICE_CAPACITY_BYTES || self.device_case != this_case {
-                self.device_case = this_case;
-                self.entries.values_mut().for_each(|e| e.device = None);
-                self.device_bytes = 0;
-            }
-            // `bufs` still hold the reference's outputs: keep a device copy where it fits.
-            let device = if kernels.is_some() && size <= DEVICE_CAPACITY_BYTES {
-                keep(gpu, &outputs, bufs)?
-            } else {
-                None
-            };
-            if device.is_some() {
-                self.device_bytes += size;
-            }
-            let vacuous = outputs
-                .iter()
-                .enumerate()
-                .map(|(i, o)| {
-                    let tol = suite.check.tolerances.get(&i)?;
-                    vacuous(o.as_ref()?, *tol)
-                })
-                .collect();
-            self.bytes += size;
-            let entry = Entry {
-                outputs: Arc::new(outputs),
-                device,
-                vacuous,
-            };
+            run_checked(gpu, suite, case, r, funcs, bufs, inputs, kernels)?;
+            let entry = self.entry(gpu, suite, case, kernels, bufs)?;
             self.entries.insert(key.clone(), entry);
         }
         let entry = &self.entries[&key];
@@ -117,29 +145,81 @@ impl References {
         Ok(entry.outputs.clone())
     }
 
-    /// The device copy of the outputs `outputs` returned for `inputs`, if kept.
-    pub fn on_device(&self, suite: &Suite, inputs: &InputSet) -> Option<&[Option<DeviceBuffer>]> {
-        let key = (suite.path.clone(), inputs.case, inputs.seed);
-        self.entries.get(&key)?.device.as_deref()
+    /// The cache entry for what the reference just left in `bufs`: kept on the device (and
+    /// tested for vacuous tolerances there) where `kernels` are loaded and it fits, else
+    /// downloaded and tested on the host.
+    fn entry(
+        &mut self,
+        gpu: &Gpu,
+        suite: &Suite,
+        case: usize,
+        kernels: Option<&Kernels>,
+        bufs: &[DeviceBuffer],
+    ) -> Result<Entry, Failure> {
+        let kept: Vec<usize> = (0..bufs.len())
+            .filter(|&i| suite.buffers[i].role != Role::Input)
+            .collect();
+        let size: usize = kept.iter().map(|&i| bufs[i].bytes).sum();
+        let this_case = Some((suite.path.clone(), case));
+        if self.device_bytes + size > DEVICE_CAPACITY_BYTES || self.device_case != this_case {
+            self.device_case = this_case;
+            // Device copies of other cases (or past the capacity) go; so do the entries that
+            // had no other copy.
+            self.entries.retain(|_, e| e.outputs.device.is_none());
+            self.device_bytes = 0;
+        }
+        let tolerances = |i: usize| suite.check.tolerances.get(&i).copied();
+        if let (Some(k), true) = (kernels, size <= DEVICE_CAPACITY_BYTES) {
+            if let Some(device) = keep(gpu, &kept, bufs)? {
+                self.device_bytes += size;
+                let mut found = Vec::new();
+                for (i, d) in device.iter().enumerate() {
+                    let (Some(buf), Some(tol)) = (d, tolerances(i)) else {
+                        found.push(None);
+                        continue;
+                    };
+                    let dtype = suite.buffers[i].dtype;
+                    let n = buf.bytes / dtype.size();
+                    found.push(vacuous_on_device(k, gpu, (buf, dtype, n), tol)?);
+                }
+                let dtypes = suite.buffers.iter().map(|b| b.dtype).collect();
+                return Ok(Entry {
+                    outputs: Rc::new(ReferenceOutputs::on_device(dtypes, device)),
+                    vacuous: found,
+                });
+            }
+        }
+        let outputs = download_outputs(gpu, suite, bufs)?;
+        if self.bytes + size > CAPACITY_BYTES {
+            self.entries.retain(|_, e| e.outputs.device.is_some());
+            self.bytes = 0;
+        }
+        self.bytes += size;
+        let found = outputs
+            .iter()
+            .enumerate()
+            .map(|(i, o)| vacuous(o.as_ref()?, tolerances(i)?))
+            .collect();
+        Ok(Entry {
+            outputs: Rc::new(ReferenceOutputs::on_host(outputs)),
+            vacuous: found,
+        })
     }
 }
 
-/// Device copies of the buffers of `bufs` that `outputs` holds (`None` when memory is short).
+/// Device copies of the buffers of `bufs` at `kept` (`None` when memory is short), one per
+/// buffer of the case (`None` for the others).
 fn keep(
     gpu: &Gpu,
-    outputs: &[Option<HostData>],
+    kept: &[usize],
     bufs: &[DeviceBuffer],
 ) -> Result<Option<Vec<Option<DeviceBuffer>>>, Failure> {
-    let mut out = Vec::new();
-    for (o, b) in outputs.iter().zip(bufs) {
-        if o.is_none() {
-            out.push(None);
-            continue;
-        }
-        match gpu.alloc_plain(b.bytes) {
+    let mut out: Vec<Option<DeviceBuffer>> = bufs.iter().map(|_| None).collect();
+    for &i in kept {
+        match gpu.alloc_plain(bufs[i].bytes) {
             Ok(c) => {
-                gpu.copy(&c, b)?;
-                out.push(Some(c));
+                gpu.copy(&c, &bufs[i])?;
+                out[i] = Some(c);
             }
             Err(e) if e.kind() == crate::device::ErrorKind::OutOfMemory => return Ok(None),
             Err(e) => return Err(e.into()),

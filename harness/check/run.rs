@@ -1,6 +1,6 @@
-//! `run_op`, `run_once`: a kernel's launches queued on a case's buffers (with its scratch
-//! buffers), and one checked run — inputs uploaded, the kernel run, inputs read back unchanged —
-//! whose outputs the check compares.
+//! `run_op`, `run_checked`: a kernel's launches queued on a case's buffers (with its scratch
+//! buffers), and one checked run — inputs uploaded, the kernel run, inputs checked unchanged —
+//! whose outputs the check compares (on the device, or downloaded by `download_outputs`).
 
 use super::failure::Failure;
 use super::input_set::InputSet;
@@ -56,23 +56,6 @@ pub fn run_op(
         launch(gpu, f, l, bufs, &scratch)?;
     }
     Ok(())
-}
-
-/// Runs kernel `k` once on `inputs` (written by the device's generator where it can, see
-/// `InputSet`), checks its inputs unchanged, and returns what it left in every output buffer.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn run_once(
-    gpu: &Gpu,
-    suite: &Suite,
-    case: usize,
-    k: usize,
-    funcs: &[Vec<Function>],
-    bufs: &[DeviceBuffer],
-    inputs: &InputSet,
-    kernels: Option<&Kernels>,
-) -> Result<Vec<Option<HostData>>, Failure> {
-    run_checked(gpu, suite, case, k, funcs, bufs, inputs, kernels)?;
-    download_outputs(gpu, suite, bufs)
 }
 
 /// Runs kernel `k` once on `inputs` and checks its inputs unchanged; its outputs stay on the

@@ -59,33 +59,45 @@ impl Copies {
         used: usize,
         expected: &[Outputs],
     ) -> Result<Option<Option<usize>>, Failure> {
-        // Per set and buffer, on the device: an input's initial bytes, an output's answer.
-        let mut want: Vec<Vec<Option<DeviceBuffer>>> = Vec::new();
-        for (set, inputs) in self.sets.iter().enumerate() {
-            let mut bufs = Vec::new();
+        // Per set and buffer, on the device: an output's answer (the reference's copy kept
+        // there, or uploaded where there is none), an input's initial bytes (regenerated, on
+        // the device where it can), the latter two in reused scratch memory.
+        let sets = self.sets();
+        let mut made: Vec<Vec<Option<usize>>> = vec![vec![None; self.roles.len()]; sets];
+        let mut sizes = Vec::new();
+        for (set, row) in made.iter_mut().enumerate() {
             for (i, role) in self.roles.iter().enumerate() {
-                let data = match role {
-                    Role::Input => None,
-                    _ => expected[set][i].as_ref(),
-                };
-                if *role != Role::Input && data.is_none() {
-                    bufs.push(None);
-                    continue;
+                // Without a device copy the outputs are on the host already (no download).
+                let uploaded =
+                    || -> Result<bool, Failure> { Ok(expected[set].host(gpu)?[i].is_some()) };
+                if *role == Role::Input || (expected[set].device().is_none() && uploaded()?) {
+                    row[i] = Some(sizes.len());
+                    sizes.push(self.copies[0][i].bytes);
                 }
-                let b = match gpu.alloc_plain(self.copies[0][i].bytes) {
-                    Ok(b) => b,
-                    Err(e) if e.kind() == crate::device::ErrorKind::OutOfMemory => return Ok(None),
-                    Err(e) => return Err(e.into()),
-                };
-                match data {
-                    Some(d) => gpu.upload(&b, &d.bytes)?,
-                    // An input's initial contents, regenerated (on the device where it can).
-                    None => inputs.write(gpu, Some(kernels), suite, i, &b)?,
-                }
-                bufs.push(Some(b));
             }
-            want.push(bufs);
         }
+        let scratch = match kernels.scratch(gpu, &sizes) {
+            Ok(s) => s,
+            Err(e) if e.kind() == crate::device::ErrorKind::OutOfMemory => return Ok(None),
+            Err(e) => return Err(e.into()),
+        };
+        for (set, row) in made.iter().enumerate() {
+            for (i, part) in row.iter().enumerate() {
+                let Some(part) = part else { continue };
+                let b = scratch.part(*part);
+                if self.roles[i] == Role::Input {
+                    self.sets[set].write(gpu, Some(kernels), suite, i, b)?;
+                } else if let Some(d) = &expected[set].host(gpu)?[i] {
+                    gpu.upload(b, &d.bytes)?;
+                }
+            }
+        }
+        let want = |set: usize, i: usize| -> Option<&DeviceBuffer> {
+            match made[set][i] {
+                Some(part) => Some(scratch.part(part)),
+                None => expected[set].device()?[i].as_ref(),
+            }
+        };
         let exact = crate::suite::Tolerance {
             rtol: 0.0,
             atol: 0.0,
@@ -96,7 +108,7 @@ impl Copies {
         let mut owner = Vec::new();
         for c in 0..used {
             for (i, b) in suite.buffers.iter().enumerate() {
-                let Some(w) = &want[c % self.sets()][i] else {
+                let Some(w) = want(c % sets, i) else {
                     continue;
                 };
                 let (dtype, n, tol) = if b.role == Role::Input {
@@ -164,8 +176,9 @@ impl Copies {
                     actual.push(Some(now));
                 }
             }
+            let expected = expected[set].host(gpu)?;
             for (i, b) in suite.buffers.iter().enumerate() {
-                let (Some(now), Some(want)) = (&actual[i], &expected[set][i]) else {
+                let (Some(now), Some(want)) = (&actual[i], &expected[i]) else {
                     continue;
                 };
                 if let Err(m) = compare(now, want, suite.check.tolerances[&i]) {
@@ -176,7 +189,7 @@ impl Copies {
                             case,
                             seed: seeds[set],
                             inputs: self.sets[set].host(suite)?,
-                            expected: &expected[set],
+                            expected,
                             actual: &actual,
                         },
                     );

@@ -5,7 +5,7 @@
 //! output pass, and a kernel that writes nothing (or zeros) is then "correct" and very fast.
 
 use super::compare::compare;
-use crate::dtype::HostData;
+use crate::dtype::{DType, HostData};
 use crate::suite::Tolerance;
 
 /// An output with no answer in it that the tolerance accepts anyway.
@@ -55,32 +55,72 @@ fn finite_stats(data: &HostData) -> (f64, usize, f64) {
         })
 }
 
+/// One output with no answer in it: its name in words, and its element's value and bytes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate {
+    /// What it holds, in words ("all zeros").
+    pub name: String,
+    /// Every element's value, as `HostData::get` reads it.
+    pub value: f64,
+    /// Every element's bytes, little-endian in the low bytes of a `u64`.
+    pub bits: u64,
+    /// Every element's bytes.
+    bytes: Vec<u8>,
+}
+
+/// The mean the constant candidate holds: of `count` finite values summing to `sum`, rounded
+/// for integer types (0 when there are none).
+pub fn mean_of(sum: f64, count: usize, dtype: DType) -> f64 {
+    let mean = if count > 0 { sum / count as f64 } else { 0.0 };
+    if dtype.is_float() {
+        mean
+    } else {
+        mean.round()
+    }
+}
+
+/// The outputs with no answer that a tolerance must not accept, in the order they are tried:
+/// all zeros, all poison (every byte 0xFF), one constant (`mean`).
+pub fn candidates(dtype: DType, mean: f64) -> [Candidate; 3] {
+    let one = |name: String, data: HostData| {
+        let mut b = [0u8; 8];
+        b[..data.bytes.len()].copy_from_slice(&data.bytes);
+        Candidate {
+            name,
+            value: data.get(0),
+            bits: u64::from_le_bytes(b),
+            bytes: data.bytes,
+        }
+    };
+    [
+        one("all zeros".into(), HostData::from_f64(dtype, [0.0])),
+        one(
+            "all poison (every byte 0xFF)".into(),
+            HostData::poison(dtype, 1),
+        ),
+        one(
+            format!("one constant (every element {mean})"),
+            HostData::from_f64(dtype, [mean]),
+        ),
+    ]
+}
+
 /// Whether an output of all zeros, all poison (0xFF bytes) or one constant (the expected
 /// values' mean) would pass against `expected` under `tol`. `None` when the check can fail. A
 /// candidate that *is* the expected output is not counted: when the reference itself is all
 /// zeros or all one value, the inputs, not the tolerance, are what cannot tell kernels apart.
+/// (`check::vacuous_device` asks the same of outputs kept on the device.)
 pub fn vacuous(expected: &HostData, tol: Tolerance) -> Option<Vacuous> {
     let n = expected.len();
     if n == 0 {
         return None;
     }
     let (sum, count, largest) = finite_stats(expected);
-    let mean = if count > 0 { sum / count as f64 } else { 0.0 };
-    let mean = if expected.dtype.is_float() {
-        mean
-    } else {
-        mean.round()
-    };
     let dtype = expected.dtype;
-    let names = [
-        "all zeros".to_string(),
-        "all poison (every byte 0xFF)".to_string(),
-        format!("one constant (every element {mean})"),
-    ];
-    let make = |kind: usize, len: usize| match kind {
-        0 => HostData::from_f64(dtype, (0..len).map(|_| 0.0)),
-        1 => HostData::poison(dtype, len),
-        _ => HostData::from_f64(dtype, (0..len).map(|_| mean)),
+    let kinds = candidates(dtype, mean_of(sum, count, dtype));
+    let make = |kind: usize, len: usize| HostData {
+        dtype,
+        bytes: kinds[kind].bytes.repeat(len),
     };
     // A candidate almost always fails on the first elements: try those before all of them.
     let m = HEAD.min(n);
@@ -88,7 +128,7 @@ pub fn vacuous(expected: &HostData, tol: Tolerance) -> Option<Vacuous> {
         dtype,
         bytes: expected.bytes[..m * dtype.size()].to_vec(),
     };
-    (0..names.len())
+    (0..kinds.len())
         .find(|kind| {
             compare(&make(*kind, m), &expected_head, tol).is_ok() && {
                 let c = make(*kind, n);
@@ -96,7 +136,7 @@ pub fn vacuous(expected: &HostData, tol: Tolerance) -> Option<Vacuous> {
             }
         })
         .map(|kind| Vacuous {
-            holds: names[kind].clone(),
+            holds: kinds[kind].name.clone(),
             largest,
         })
 }

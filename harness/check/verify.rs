@@ -6,15 +6,15 @@
 use super::compare::compare;
 use super::failure::{Failure, InputError};
 use super::input_set::InputSet;
-use super::kernels::Kernels;
-use super::reference::References;
+use super::kernels::{Comparison, Kernels};
+use super::reference::{ReferenceOutputs, References};
 use super::run::{download_outputs, run_checked};
 use crate::device::{DeviceBuffer, Function, Gpu};
 use crate::npy;
 use crate::suite::Suite;
 
 /// Whether every output in `bufs` passes against the reference's outputs `want`, compared on
-/// the device (with the same rules as `compare`).
+/// the device (with the same rules as `compare`), all read back with one wait.
 fn same_on_device(
     gpu: &Gpu,
     kernels: &Kernels,
@@ -22,15 +22,114 @@ fn same_on_device(
     bufs: &[DeviceBuffer],
     want: &[Option<DeviceBuffer>],
 ) -> Result<bool, Failure> {
-    for (i, b) in suite.buffers.iter().enumerate() {
-        let Some(w) = &want[i] else { continue };
-        let n = w.bytes / b.dtype.size();
-        let tol = suite.check.tolerances[&i];
-        if kernels.compare(gpu, (&bufs[i], w), b.dtype, n, tol)?.count > 0 {
-            return Ok(false);
+    let items: Vec<Comparison> = suite
+        .buffers
+        .iter()
+        .enumerate()
+        .filter_map(|(i, b)| {
+            let w = want[i].as_ref()?;
+            Some(Comparison {
+                actual: &bufs[i],
+                expected: w,
+                dtype: b.dtype,
+                n: w.bytes / b.dtype.size(),
+                tol: suite.check.tolerances[&i],
+            })
+        })
+        .collect();
+    Ok(kernels
+        .compare_all(gpu, &items)?
+        .iter()
+        .all(|f| f.count == 0))
+}
+
+/// Where a reference check is: the case, and the input set (`where_` words it).
+struct At<'a> {
+    in_case: &'a str,
+    where_: &'a str,
+    first_set: bool,
+}
+
+/// The reference's own checks on one input set, on the device where its outputs are kept
+/// there: no element left NaN (outputs are poisoned, so an unwritten one reads NaN), and on
+/// the first set, the golden files matched. Only a failure downloads anything.
+fn check_reference(
+    gpu: &Gpu,
+    suite: &Suite,
+    kernels: Option<&Kernels>,
+    expected: &ReferenceOutputs,
+    at: At,
+) -> Result<(), Failure> {
+    let r = suite.reference;
+    let device = kernels.zip(expected.device());
+    for (&i, &tol) in &suite.check.tolerances {
+        let b = &suite.buffers[i];
+        let name = &b.name;
+        let nan = match device {
+            Some((k, want)) => {
+                let Some(w) = &want[i] else { continue };
+                let n = w.bytes / b.dtype.size();
+                let f = k.compare(gpu, (w, w), b.dtype, n, tol)?;
+                (f.count > 0).then_some((f.count as usize, n, f.worst as usize))
+            }
+            None => {
+                let Some(out) = &expected.host(gpu)?[i] else {
+                    continue;
+                };
+                compare(out, out, tol)
+                    .err()
+                    .map(|m| (m.count, m.total, m.worst))
+            }
+        };
+        if let Some((count, total, worst)) = nan {
+            return Err(Failure::Wrong(format!(
+                "reference kernel `{}` left {count} of {total} elements of `{name}` NaN{}, first bad at index {worst} (outputs are poisoned with 0xFF before each run, so an element nothing wrote reads NaN; set `allow_nan` if NaN is a real result)",
+                suite.kernels[r].name, at.where_
+            )));
+        }
+        let (true, Some(path)) = (at.first_set, suite.check.golden.get(&i)) else {
+            continue;
+        };
+        let golden = npy::read(path).map_err(|source| InputError::GoldenNpy {
+            path: path.clone(),
+            source,
+        })?;
+        let changed = || InputError::GoldenChanged { path: path.clone() };
+        if let Some((k, want)) = device {
+            let Some(w) = &want[i] else { continue };
+            let n = w.bytes / b.dtype.size();
+            if golden.data.len() != n || golden.data.dtype != b.dtype {
+                return Err(changed().into());
+            }
+            let scratch = k.scratch(gpu, &[golden.data.bytes.len()])?;
+            gpu.upload(scratch.part(0), &golden.data.bytes)?;
+            if k.compare(gpu, (w, scratch.part(0)), b.dtype, n, tol)?.count == 0 {
+                continue;
+            }
+        }
+        // On the host: the message of a difference (or the check, without device copies).
+        let Some(out) = &expected.host(gpu)?[i] else {
+            continue;
+        };
+        if golden.data.len() != out.len() || golden.data.dtype != out.dtype {
+            return Err(changed().into());
+        }
+        if let Err(m) = compare(out, &golden.data, tol) {
+            return Err(Failure::Wrong(format!(
+                "output `{name}` of reference kernel `{}` differs from golden `{}`{}: {m}",
+                suite.kernels[r].name,
+                path.display(),
+                at.in_case
+            )));
+        }
+        if device.is_some() {
+            return Err(Failure::Trial(crate::failure::TrialFailure::Harness(format!(
+                "the device comparison found a difference between output `{name}` of the reference and golden `{}` that the host comparison does not see",
+                path.display()
+            ))));
         }
     }
-    Ok(true)
+    Ok(())
 }
 
 /// The first sets of inputs of a trial, which the caller has already generated (the input
@@ -80,39 +179,17 @@ pub fn verify(
         let expected = references.outputs(gpu, suite, (inputs, kernels), funcs, bufs)?;
         let where_ = format!("{in_case} with inputs from seed {seed} (set {} of {trials}; rerun with KERNELGATE_SEED={seed})", t + 1);
         if k == r {
-            for (i, out) in expected.iter().enumerate() {
-                let Some(out) = out else { continue };
-                let tol = suite.check.tolerances[&i];
-                let name = &suite.buffers[i].name;
-                if let Err(m) = compare(out, out, tol) {
-                    return Err(Failure::Wrong(format!(
-                        "reference kernel `{}` left {} of {} elements of `{name}` NaN{where_}, first bad at index {} (outputs are poisoned with 0xFF before each run, so an element nothing wrote reads NaN; set `allow_nan` if NaN is a real result)",
-                        suite.kernels[r].name, m.count, m.total, m.worst
-                    )));
-                }
-                if let (0, Some(path)) = (t, suite.check.golden.get(&i)) {
-                    let golden = npy::read(path).map_err(|source| InputError::GoldenNpy {
-                        path: path.clone(),
-                        source,
-                    })?;
-                    if golden.data.len() != out.len() {
-                        let path = path.clone();
-                        return Err(InputError::GoldenChanged { path }.into());
-                    }
-                    if let Err(m) = compare(out, &golden.data, tol) {
-                        return Err(Failure::Wrong(format!(
-                            "output `{name}` of reference kernel `{}` differs from golden `{}`{in_case}: {m}",
-                            suite.kernels[r].name,
-                            path.display()
-                        )));
-                    }
-                }
-            }
+            let at = At {
+                in_case: &in_case,
+                where_: &where_,
+                first_set: t == 0,
+            };
+            check_reference(gpu, suite, kernels, &expected, at)?;
             continue;
         }
         // Compared on the device where the reference's outputs are kept there: a passing run
         // transfers nothing.
-        let on_device = match (kernels, references.on_device(suite, inputs)) {
+        let on_device = match (kernels, expected.device()) {
             (Some(kernels), Some(want)) => {
                 run_checked(gpu, suite, case, k, funcs, bufs, inputs, Some(kernels))?;
                 if same_on_device(gpu, kernels, suite, bufs, want)? {
@@ -127,6 +204,7 @@ pub fn verify(
         };
         // On the host: the message (and the dump) of a difference.
         let actual = download_outputs(gpu, suite, bufs)?;
+        let expected = expected.host(gpu)?;
         for (i, (a, e)) in actual.iter().zip(expected.iter()).enumerate() {
             let (Some(a), Some(e)) = (a, e) else { continue };
             if let Err(m) = compare(a, e, suite.check.tolerances[&i]) {
@@ -137,7 +215,7 @@ pub fn verify(
                         case,
                         seed,
                         inputs: inputs.host(suite)?,
-                        expected: &expected,
+                        expected,
                         actual: &actual,
                     },
                 );
