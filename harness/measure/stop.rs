@@ -175,3 +175,7 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+#[path = "stop_sensitivity.rs"]
+mod sensitivity;

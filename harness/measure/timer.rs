@@ -13,7 +13,7 @@ use crate::suite::Bench;
 use std::time::{Duration, Instant};
 
 /// Rounds queued between synchronizations.
-const ROUNDS: usize = 8;
+pub(super) const ROUNDS: usize = 8;
 /// Warm-up: at least this many runs of each kernel...
 const WARMUP_RUNS: usize = 3;
 /// ...and at least this long, unless `WARMUP_MAX_RUNS` comes first.

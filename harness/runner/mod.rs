@@ -24,4 +24,4 @@ mod tests;
 pub use crate::plan::{plan, Kind, Planned};
 pub use executor::{Executor, Measured, Outcome, TrialSpec};
 pub use record::{commands, limit_breaches, memory_growth, resource_changes};
-pub use run::{RunReport, Runner};
+pub use run::{RunReport, Runner, BLESS_UNITS, UNITS};

@@ -16,8 +16,13 @@ pub const DEFAULT_MAX_SAMPLES: usize = 2000;
 pub const DEFAULT_MIN_TIME_MS: u64 = 10;
 /// Sampling time cap per trial.
 pub const DEFAULT_MAX_TIME_MS: u64 = 1000;
-/// Target relative half-width of the median's 95% interval.
-pub const DEFAULT_PRECISION: f64 = 0.01;
+/// Without a `precision`, the target relative half-width of the median's 95% interval is this
+/// fraction of `max_slowdown`: 1% at the default 3%. The gate's interval for a change (the
+/// difference of two medians) is then about half `max_slowdown` wide, so a slowdown of twice
+/// `max_slowdown` clears it; a finer target would only buy samples the decision does not use
+/// (tested with the timing loop's stopping rule and the gate on synthetic samples:
+/// `measure::stop`'s sensitivity test).
+pub const PRECISION_OF_MAX_SLOWDOWN: f64 = 1.0 / 3.0;
 /// The smallest slowdown that fails a trial: changes smaller than 3% are not regressions.
 pub const DEFAULT_MAX_SLOWDOWN: f64 = 0.03;
 
@@ -36,7 +41,7 @@ pub(super) fn bench_table(
         max_samples: DEFAULT_MAX_SAMPLES,
         min_time_ms: DEFAULT_MIN_TIME_MS,
         max_time_ms: DEFAULT_MAX_TIME_MS,
-        precision: DEFAULT_PRECISION,
+        precision: DEFAULT_MAX_SLOWDOWN * PRECISION_OF_MAX_SLOWDOWN,
         max_slowdown: DEFAULT_MAX_SLOWDOWN,
         memory_growth: 0.0,
         max_instruction_growth: None,
@@ -130,6 +135,9 @@ fn percentages(ctx: &mut Ctx, rb: &RawBench, bench: &mut Bench) {
         "\"3%\"",
     ) {
         bench.max_slowdown = v;
+        if rb.precision.is_none() {
+            bench.precision = v * PRECISION_OF_MAX_SLOWDOWN;
+        }
     }
     if let Some(v) = percent(
         ctx,
@@ -204,6 +212,12 @@ mod tests {
             (0.05, 0.01, false)
         );
         assert!(bytes.is_some());
+        // Without a precision, a third of max_slowdown: no more samples than the gate uses.
+        let ((b, _, _), m) = read("max_slowdown = \"6%\"\n");
+        assert!(m.is_empty(), "{m:?}");
+        assert!((b.precision - 0.02).abs() < 1e-12, "{}", b.precision);
+        let ((b, _, _), _) = read("");
+        assert!((b.precision - 0.01).abs() < 1e-12, "the default stays 1%");
     }
 
     #[test]

@@ -28,6 +28,7 @@ pub mod tokens;
 mod toml_text;
 mod values;
 
+pub use bench_table::PRECISION_OF_MAX_SLOWDOWN;
 pub use load::{discover, load_bytes, load_dir, load_file, load_text};
 pub use model::{
     ArgValue, Bench, Buffer, Case, Check, Init, Kernel, Launch, Limits, Role, Scratch, Source,
