@@ -16,7 +16,10 @@ use std::time::{Duration, Instant};
 pub(super) const ROUNDS: usize = 8;
 /// Warm-up: at least this many runs of each kernel...
 const WARMUP_RUNS: usize = 3;
-/// ...and at least this long, unless `WARMUP_MAX_RUNS` comes first.
+/// ...and at least this long, unless `WARMUP_MAX_RUNS` comes first, or (once the worker has
+/// sampled, so that its highest clock reading is one under load) the SM clock is read at
+/// that clock again: a clock that is up needs no more warming (issue 22: 20 ms per trial was
+/// ~1 s of the example run).
 const WARMUP_TIME: Duration = Duration::from_millis(20);
 const WARMUP_MAX_RUNS: usize = 200;
 /// Single-launch samples of each kernel that choose the regime.
@@ -56,6 +59,8 @@ pub struct Timer {
     /// Where the clock probe's words are read back to (reused: no allocation per reading).
     clock_host: [u8; 24],
     max_mhz: f64,
+    /// Whether this timer has sampled: its highest clock reading is then one under load.
+    sampled: bool,
     thermal: Option<crate::device::thermal::Thermal>,
     /// The sampling profile's events and figures, under `KERNELGATE_PROFILE=1`.
     splits: Option<Splits>,
@@ -84,6 +89,7 @@ impl Timer {
             clock_out: gpu.alloc_plain(3 * 8)?,
             clock_host: [0; 24],
             max_mhz: 0.0,
+            sampled: false,
             thermal: gpu
                 .uuid()
                 .and_then(|u| crate::device::thermal::Thermal::open(&u)),
@@ -269,7 +275,8 @@ impl Timer {
     ) -> Result<Plan, DeviceError> {
         let start = Instant::now();
         let mut runs = 0;
-        while runs < WARMUP_RUNS || (start.elapsed() < WARMUP_TIME && runs < WARMUP_MAX_RUNS) {
+        let mut clock_up = false;
+        while !warmed(runs, start.elapsed(), clock_up) {
             let copy = runs % INPUT_SETS;
             kernel.prepare(gpu, Some(copy))?;
             kernel.run(gpu, copy)?;
@@ -277,7 +284,12 @@ impl Timer {
                 r.prepare(gpu, Some(copy))?;
                 r.run(gpu, copy)?;
             }
-            gpu.synchronize()?;
+            if runs + 1 >= WARMUP_RUNS && self.sampled {
+                // Queued behind the runs: its reading waits for them too.
+                clock_up = self.read_clock(gpu)? >= THROTTLE_FRACTION * self.max_mhz;
+            } else {
+                gpu.synchronize()?;
+            }
             runs += 1;
         }
         let pilot = |timer: &mut Timer, op: &mut dyn Timed| -> Result<f64, DeviceError> {
@@ -392,6 +404,7 @@ impl Timer {
         out.clocks.unreliable =
             out.clocks.discarded_rounds as f64 > UNRELIABLE_FRACTION * rounds as f64;
         out.wall_seconds = start.elapsed().as_secs_f64();
+        self.sampled = true;
         Ok(out)
     }
 
@@ -476,6 +489,13 @@ impl Timer {
     }
 }
 
+/// Whether warm-up may stop after `runs` runs of each kernel and `elapsed`, `clock_up` saying
+/// whether the last clock reading (taken once the timer has sampled) was at the highest clock
+/// seen under load.
+fn warmed(runs: usize, elapsed: Duration, clock_up: bool) -> bool {
+    runs >= WARMUP_RUNS && (clock_up || elapsed >= WARMUP_TIME || runs >= WARMUP_MAX_RUNS)
+}
+
 /// In the graph regime, `launches` launches of `op` over `copies` input copies captured into a
 /// graph (after preparing every copy); `None` in the cold regime.
 fn capture(
@@ -491,4 +511,28 @@ fn capture(
     op.prepare(gpu, None)?;
     gpu.capture(|gpu| (0..launches).try_for_each(|j| op.run(gpu, j % copies)))
         .map(Some)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn warm_up_ends_with_the_clock_up_but_never_before_its_runs() {
+        let ms = Duration::from_millis;
+        assert!(
+            !warmed(2, ms(50), true),
+            "at least WARMUP_RUNS, clock or not"
+        );
+        assert!(warmed(3, ms(1), true), "a clock that is up ends it");
+        assert!(
+            !warmed(3, ms(1), false),
+            "a clock not up waits for the time"
+        );
+        assert!(warmed(3, WARMUP_TIME, false));
+        assert!(
+            warmed(WARMUP_MAX_RUNS, ms(1), false),
+            "or for the most runs"
+        );
+    }
 }
