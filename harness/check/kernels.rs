@@ -156,7 +156,7 @@ extern "C" __global__ void __launch_bounds__(256) kernelgate_compare(
 }
 "#;
 
-/// The entries of `SOURCE` (and `check::vacuous_device`'s), in the order `Kernels` keeps them.
+/// The entries of `SOURCE` (and `check::vacuous_kernels`'), in the order `Kernels` keeps them.
 pub const ENTRIES: [&str; 5] = [
     "kernelgate_prepare",
     "kernelgate_compare",
@@ -166,13 +166,13 @@ pub const ENTRIES: [&str; 5] = [
 ];
 
 /// What NVRTC compiles: the generator, the rounding to `f16`/`bf16`, the kernels, then the
-/// vacuous-tolerance test's (`check::vacuous_device`).
+/// vacuous-tolerance test's (`check::vacuous_kernels`).
 pub fn source() -> String {
     format!(
         "{}{}{SOURCE}{}",
         super::counter::DEVICE_SOURCE,
         super::narrow::DEVICE_SOURCE,
-        super::vacuous_device::DEVICE_SOURCE
+        super::vacuous_kernels::DEVICE_SOURCE
     )
 }
 

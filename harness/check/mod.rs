@@ -17,4 +17,5 @@ pub mod run;
 mod timed_check;
 pub mod vacuous;
 pub mod vacuous_device;
+pub mod vacuous_kernels;
 pub mod verify;
