@@ -121,16 +121,6 @@ impl<'a> WorkerPool<'a> {
     /// Compiles every kernel of a suite: with a GPU for its architecture, without one for
     /// `KERNELGATE_ARCH`, so compile errors fail CI machines that have NVRTC but no GPU.
     fn compile(&self, index: usize, slot: usize) -> Outcome {
-        let at = std::time::Instant::now();
-        let outcome = self.compile_here(index, slot);
-        let mut totals = self.totals.lock().unwrap_or_else(|e| e.into_inner());
-        totals.compile_seconds += at.elapsed().as_secs_f64();
-        outcome
-    }
-
-    /// The compile trial of suite `index`, in this process; the slot's worker is sent the
-    /// suite first, to compile and load it meanwhile for its trials.
-    fn compile_here(&self, index: usize, slot: usize) -> Outcome {
         let suite = &self.suites[index];
         if let Some(reason) = device::nvrtc_missing() {
             if self.config.require_nvrtc {
@@ -140,20 +130,35 @@ impl<'a> WorkerPool<'a> {
             }
             return Outcome::Ignored(reason);
         }
-        let arch = match device::driver_missing() {
-            None => {
-                let mut worker = self.worker(slot);
-                match worker.device() {
-                    Ok(d) => {
-                        // Not sent now, it is sent with its first trial.
-                        let _ = worker.send_suites(&[(index, suite)]);
-                        d.arch()
-                    }
-                    Err(_) => self.config.arch.clone(),
-                }
+        // Waiting for the worker's device counts as worker start, not as compiling.
+        let arch = self.arch_sending(index, slot);
+        let at = std::time::Instant::now();
+        let outcome = self.compiled(suite, arch);
+        let mut totals = self.totals.lock().unwrap_or_else(|e| e.into_inner());
+        totals.compile_seconds += at.elapsed().as_secs_f64();
+        outcome
+    }
+
+    /// The architecture to compile suite `index` for: slot `slot`'s GPU's, or
+    /// `KERNELGATE_ARCH` without one. The slot's worker is sent the suite first, to compile and
+    /// load it for its trials while this process compiles it (a suite that cannot be sent now
+    /// is sent with its first trial).
+    fn arch_sending(&self, index: usize, slot: usize) -> String {
+        if device::driver_missing().is_some() {
+            return self.config.arch.clone();
+        }
+        let mut worker = self.worker(slot);
+        match worker.device() {
+            Ok(d) => {
+                let _ = worker.send_suites(&[(index, &self.suites[index])]);
+                d.arch()
             }
-            Some(_) => self.config.arch.clone(),
-        };
+            Err(_) => self.config.arch.clone(),
+        }
+    }
+
+    /// The compile trial's outcome for `suite`, compiled here for `arch`.
+    fn compiled(&self, suite: &Suite, arch: String) -> Outcome {
         let compiled =
             match crate::compile_suite::compile_suite(suite, &arch, Some(&self.config.cache)) {
                 Ok(c) => c,
