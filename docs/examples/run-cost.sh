@@ -48,6 +48,22 @@ sweep=(KERNELGATE_SUITES="$work/sweep" KERNELGATE_BASELINES="$work/sweep-baselin
 run "saxpy sweep, filling the compile cache (not quoted)" "${sweep[@]}" > /dev/null
 run "saxpy sweep, 400 trials" "${sweep[@]}" KERNELGATE_RESULTS="$work/sweep.json"
 
+# Checks that must still fail, now that the reference's outputs stay on the device: a
+# tolerance that cannot fail (the vacuous test, on the device), and timed launches that skip
+# work (docs/timing-integrity.md: launch_counter fails, the others pass).
+mkdir -p "$work/vacuous"
+cp -r suites/saxpy suites/saxpy.toml "$work/vacuous/"
+sed -i 's/^atol = 1e-6/atol = 10.0/' "$work/vacuous/saxpy.toml"
+echo "== must fail: saxpy with atol = 10 (every kernel trial: 'cannot fail: an output of all zeros')"
+KERNELGATE_SUITES="$work/vacuous" KERNELGATE_BASELINES="$work/none" "$perf" > "$work/vacuous.log" 2>&1
+echo "exit $? (101 expected); $(grep -c 'cannot fail: an output of all zeros' "$work/vacuous.log") message(s)"
+grep -m1 -o 'the check of output `y` cannot fail[^;]*' "$work/vacuous.log"
+echo "== must fail: the integrity fixture's launch_counter (timed launches skip work)"
+KERNELGATE_SUITES=tests/fixtures/integrity KERNELGATE_BASELINES="$work/none" "$perf" > "$work/integrity.log" 2>&1
+echo "exit $? (101 expected)"
+grep -E '^test integrity::' "$work/integrity.log" | cut -c1-160
+grep -m1 -o 'the timed launches computed something else[^(]*' "$work/integrity.log"
+
 # The profile's parts, from the results files (seconds).
 python3 - "$work" <<'PY'
 import json, sys, os
