@@ -279,15 +279,6 @@ fn flag(name: &'static str) -> Result<bool, ConfigError> {
     }
 }
 
-fn number<T: std::str::FromStr>(name: &'static str, what: &str) -> Result<Option<T>, ConfigError> {
-    var(name)
-        .map(|v| {
-            v.parse::<T>()
-                .map_err(|_| invalid(name, &v, format!("is not {what}")))
-        })
-        .transpose()
-}
-
 impl Config {
     /// Reads every `KERNELGATE_*` variable; a malformed one is an error naming it.
     pub fn from_env() -> Result<Config, ConfigError> {
@@ -299,14 +290,7 @@ impl Config {
             .collect();
         unknown_variable(names.iter().map(String::as_str))?;
         let arch = archs_of(var("KERNELGATE_ARCH").as_deref().unwrap_or("sm_90"))?.swap_remove(0);
-        let timeout = number::<u64>("KERNELGATE_TIMEOUT", "a number of seconds")?.unwrap_or(120);
-        if timeout == 0 {
-            return Err(invalid(
-                "KERNELGATE_TIMEOUT",
-                "0",
-                "leaves no time for any trial",
-            ));
-        }
+        let timeout = timeout(var("KERNELGATE_TIMEOUT").as_deref())?;
         let seed = match var("KERNELGATE_SEED") {
             Some(v) => Some(parse_seed(&v).ok_or_else(|| {
                 invalid("KERNELGATE_SEED", &v, "is not a seed (decimal or 0x hex)")
@@ -328,7 +312,7 @@ impl Config {
             shard: var("KERNELGATE_SHARD").map(|v| shard(&v)).transpose()?,
             require_gpu: flag("KERNELGATE_REQUIRE_GPU")?,
             require_nvrtc: flag("KERNELGATE_REQUIRE_NVRTC")?,
-            timeout: Duration::from_secs(timeout),
+            timeout,
             arch,
             cache: var("KERNELGATE_CACHE")
                 .map(PathBuf::from)
@@ -376,6 +360,27 @@ impl Config {
 /// Whether this looks like a CI run (`CI` set to anything but empty, `0` or `false`).
 pub fn in_ci() -> bool {
     var("CI").is_some_and(|v| v != "0" && !v.eq_ignore_ascii_case("false"))
+}
+
+/// The longest `KERNELGATE_TIMEOUT`: a day. Times are multiplied by re-measure efforts and
+/// trial counts; a bound keeps every product far from overflowing (seen: 10^17 s panicked).
+pub const MAX_TIMEOUT_SECONDS: u64 = 86_400;
+
+/// `KERNELGATE_TIMEOUT`'s value: whole seconds from 1 to [`MAX_TIMEOUT_SECONDS`] (default 120).
+fn timeout(value: Option<&str>) -> Result<Duration, ConfigError> {
+    let Some(v) = value else {
+        return Ok(Duration::from_secs(120));
+    };
+    let what = format!("a number of seconds from 1 to {MAX_TIMEOUT_SECONDS} (a day)");
+    match v.trim().parse::<u64>() {
+        Ok(s) if (1..=MAX_TIMEOUT_SECONDS).contains(&s) => Ok(Duration::from_secs(s)),
+        Ok(0) => Err(invalid(
+            "KERNELGATE_TIMEOUT",
+            v,
+            "leaves no time for any trial",
+        )),
+        _ => Err(invalid("KERNELGATE_TIMEOUT", v, format!("is not {what}"))),
+    }
 }
 
 fn devices(text: &str) -> Result<Vec<i32>, ConfigError> {
@@ -515,6 +520,19 @@ mod tests {
             blessing(Some("append")).unwrap_err().to_string(),
             "`KERNELGATE_BLESS=append` is not 1, add or 0 (1 replaces the baselines, add adds this run to them)"
         );
+    }
+
+    #[test]
+    fn the_timeout_is_bounded() {
+        assert_eq!(timeout(None), Ok(Duration::from_secs(120)));
+        assert_eq!(timeout(Some("30")), Ok(Duration::from_secs(30)));
+        assert_eq!(
+            timeout(Some("100000000000000000")).unwrap_err().to_string(),
+            "`KERNELGATE_TIMEOUT=100000000000000000` is not a number of seconds from 1 to 86400 (a day)"
+        );
+        assert!(timeout(Some("0")).is_err());
+        assert!(timeout(Some("1e3")).is_err());
+        assert!(timeout(Some("86400")).is_ok());
     }
 
     #[test]

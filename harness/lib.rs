@@ -23,6 +23,7 @@ pub mod nextest;
 pub mod npy;
 pub mod paired;
 pub mod plan;
+pub mod problems;
 pub mod report;
 pub mod runner;
 pub mod sass;

@@ -47,6 +47,14 @@ pub enum BaselineError {
         /// Its format.
         found: u64,
     },
+    /// Parsed, but a value the gate cannot use: the place, and what to write.
+    #[error("baseline `{}`: {problem}; restore the file from version control, or re-record it with KERNELGATE_BLESS=1", .path.display())]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// The place and what is wrong there.
+        problem: String,
+    },
     /// The right format number, the wrong contents.
     #[error("baseline `{path}` does not match format {format}: {message}")]
     Mismatch {
@@ -113,6 +121,9 @@ pub fn load(path: &Path) -> Result<Option<BaselineFile>, BaselineError> {
                 })?;
             for entry in file.trials.values_mut() {
                 entry.ensure_runs();
+            }
+            super::valid::validate(path, &file)?;
+            for entry in file.trials.values_mut() {
                 entry.pool();
             }
             file.format = FORMAT;

@@ -44,8 +44,13 @@ use std::process::ExitCode;
 
 const USAGE: &str = "usage: kernelgate <command> [arguments]; `kernelgate --help` lists them";
 
-/// The `kernelgate` binary's entry point.
+/// The `kernelgate` binary's entry point: a panic in any command is a harness error, exit 2
+/// ([`exit::guard`]).
 pub fn main() -> ExitCode {
+    exit::guard(command)
+}
+
+fn command() -> ExitCode {
     let mut args = std::env::args();
     let program = args.next().unwrap_or_else(|| "kernelgate".into());
     if std::env::var_os(crate::worker::client::WORKER_ENV).is_some() {

@@ -16,9 +16,10 @@ use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 use std::time::Instant;
 
-/// The perf binary's entry point: `tests/perf.rs` calls this and nothing else.
+/// The perf binary's entry point: `tests/perf.rs` calls this and nothing else. A panic is a
+/// harness error, exit 2 ([`exit::guard`]).
 pub fn main() -> ExitCode {
-    run(std::env::args())
+    exit::guard(|| run(std::env::args()))
 }
 
 /// Runs the suites with libtest arguments `args` (the first is the program name), or serves

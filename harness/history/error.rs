@@ -25,7 +25,7 @@ pub enum HistoryError {
     },
     /// A results file to import could not be read.
     #[error(transparent)]
-    Results(#[from] crate::report::results::ResultsError),
+    Results(#[from] crate::report::results_file::ResultsError),
     /// The trend page could not be written.
     #[error(transparent)]
     Write(#[from] crate::baseline::WriteError),

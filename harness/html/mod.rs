@@ -21,7 +21,8 @@ mod summary;
 pub mod trial;
 mod view;
 
-use crate::report::results::{Results, ResultsError};
+use crate::report::results::Results;
+use crate::report::results_file::ResultsError;
 use page::{esc, table};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

@@ -1,7 +1,8 @@
 //! `merge`: joins the results files of shards (`KERNELGATE_SHARD=k/n` on n runners) into one,
 //! for reports and `kernelgate compare`.
 
-use super::results::{Results, ResultsError};
+use super::results::Results;
+use super::results_file::ResultsError;
 
 /// Merges `inputs`: one device fingerprint, no trial twice, trials in input order; the
 /// earliest start time, the first file's commit and branch.

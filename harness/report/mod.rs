@@ -14,7 +14,9 @@ pub mod markdown;
 pub mod merge;
 pub mod provenance;
 pub mod results;
+pub mod results_file;
 pub mod terminal;
+pub mod validate;
 
 /// Formats seconds with a unit that keeps three or four significant digits.
 pub fn duration(seconds: f64) -> String {

@@ -168,7 +168,11 @@ impl<'a> WorkerPool<'a> {
         };
         let mut needed = vec![(spec.suite, suite)];
         if let Some(b) = spec.base {
-            match self.base.get(b.suite - self.suites.len()) {
+            match b
+                .suite
+                .checked_sub(self.suites.len())
+                .and_then(|i| self.base.get(i))
+            {
                 Some(bs) => needed.push((b.suite, bs)),
                 None => {
                     return Outcome::Failed(TrialFailure::Harness(format!(
@@ -178,7 +182,7 @@ impl<'a> WorkerPool<'a> {
                 }
             }
         }
-        let timeout = self.config.timeout * spec.effort.max(1);
+        let timeout = self.config.timeout.saturating_mul(spec.effort.max(1));
         let result = match worker.trial(&needed, request, timeout) {
             Ok(r) => r,
             Err(e) => return Outcome::Failed(e),

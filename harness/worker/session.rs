@@ -102,6 +102,7 @@ impl Session {
             cached: after.1 - before.1,
             setup_seconds: phases.setup,
             check_seconds: phases.check,
+            worker_stops: false,
         }
     }
 

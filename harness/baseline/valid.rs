@@ -1,0 +1,75 @@
+//! `validate`: a parsed baseline file checked before anything uses it — the one check that
+//! [`super::load`] applies where a run reads the file and `kernelgate lint` applies to every
+//! file in the folder. Every value the gate computes with must be usable: each entry has runs,
+//! each run at least one time sample, and every sample, median and interval end is a positive,
+//! finite number. Seen before this: a baseline with `"runs": []` loaded, and the gate panicked
+//! on its empty samples.
+
+use super::entry::{BaselineFile, Entry, Stored};
+use super::file::BaselineError;
+use crate::problems::{key, Problems};
+use std::path::Path;
+
+/// Checks `file`, read from `path`: the first problem as an error naming the file, the place
+/// and what to write.
+pub fn validate(path: &Path, file: &BaselineFile) -> Result<(), BaselineError> {
+    let mut p = Problems::default();
+    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+    if file.suite != stem {
+        p.add(
+            "suite",
+            format!(
+                "is `{}`, but the file is `{stem}.json`: a suite's baseline is named after it (rename the file to `{}.json`)",
+                file.suite, file.suite
+            ),
+        );
+    }
+    for (name, entry) in &file.trials {
+        check_entry(&mut p, &format!("trials{}", key(name)), entry);
+    }
+    match p.first() {
+        None => Ok(()),
+        Some(problem) => Err(BaselineError::Invalid {
+            path: path.to_path_buf(),
+            problem: problem.to_string(),
+        }),
+    }
+}
+
+fn check_stored(p: &mut Problems, place: &str, s: &Stored) {
+    p.positive(format!("{place}.median"), s.median);
+    p.positive(format!("{place}.low"), s.low);
+    p.positive(format!("{place}.high"), s.high);
+}
+
+fn check_entry(p: &mut Problems, place: &str, e: &Entry) {
+    check_stored(p, &format!("{place}.time"), &e.time);
+    if let Some(s) = &e.speedup {
+        check_stored(p, &format!("{place}.speedup"), s);
+    }
+    if e.runs.is_empty() {
+        p.add(
+            format!("{place}.runs"),
+            "is empty: an entry holds the runs it was blessed from, at least one",
+        );
+    }
+    // A kernel other than the reference is compared by its speedup too: every run has those
+    // samples, or none does (the reference).
+    let with_speedups = e.runs.iter().any(|r| !r.speedup_samples.is_empty());
+    for (i, r) in e.runs.iter().enumerate() {
+        let at = format!("{place}.runs[{i}]");
+        p.positive(format!("{at}.median"), r.median);
+        if let Some(s) = r.speedup {
+            p.positive(format!("{at}.speedup"), s);
+        }
+        p.samples(format!("{at}.time_samples"), &r.time_samples, 1);
+        p.samples(
+            format!("{at}.speedup_samples"),
+            &r.speedup_samples,
+            usize::from(with_speedups),
+        );
+    }
+    // Format 1 kept the samples in the entry itself.
+    p.samples(format!("{place}.time_samples"), &e.time_samples, 0);
+    p.samples(format!("{place}.speedup_samples"), &e.speedup_samples, 0);
+}
