@@ -67,6 +67,7 @@ fn verdict(v: Verdict, slowdown: f64) -> TrialVerdict {
         verdict: v,
         time: c,
         speedup: None,
+        basis: Default::default(),
     }
 }
 

@@ -18,7 +18,8 @@ pub struct Checked {
 /// [`load`], which validates what it reads ([`super::validate`]): a file fails when it is not a
 /// kernelgate baseline of a format this kernelgate reads, when its `suite` differs from its
 /// file name, or when a value the gate computes with is unusable — exactly what a run refuses.
-pub fn check_dir(dir: &Path) -> Checked {
+/// With `suites`, only those suites' files (on every device) are read: what a run of them reads.
+pub fn check_dir(dir: &Path, suites: Option<&[&str]>) -> Checked {
     let mut out = Checked::default();
     let Ok(devices) = std::fs::read_dir(dir) else {
         return out;
@@ -30,6 +31,10 @@ pub fn check_dir(dir: &Path) -> Checked {
         .filter_map(|d| std::fs::read_dir(d).ok())
         .flat_map(|files| files.flatten().map(|f| f.path()))
         .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .filter(|p| {
+            let stem = p.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+            suites.is_none_or(|names| names.contains(&stem))
+        })
         .collect();
     paths.sort();
     for path in paths {
@@ -48,7 +53,7 @@ mod tests {
 
     #[test]
     fn the_committed_baselines_are_valid_and_a_broken_one_is_named() {
-        let checked = check_dir(Path::new("baselines"));
+        let checked = check_dir(Path::new("baselines"), None);
         assert!(checked.errors.is_empty(), "{:?}", checked.errors);
         assert!(checked.files.len() >= 7, "{}", checked.files.len());
 
@@ -61,7 +66,14 @@ mod tests {
         std::fs::write(device.join("renamed.json"), &text).unwrap();
         text.truncate(text.len() / 2);
         std::fs::write(device.join("torn.json"), &text).unwrap();
-        let checked = check_dir(&tmp);
+        let only = check_dir(&tmp, Some(&["renamed"]));
+        assert_eq!(
+            (only.files.len(), only.errors.len()),
+            (0, 1),
+            "{:?}",
+            only.errors
+        );
+        let checked = check_dir(&tmp, None);
         assert_eq!(checked.files.len(), 1);
         assert_eq!(checked.errors.len(), 2, "{:?}", checked.errors);
         assert!(
@@ -76,7 +88,7 @@ mod tests {
     #[test]
     fn a_run_with_a_broken_sample_is_named() {
         let tmp = std::env::temp_dir().join(format!("kg-baseline-runs-{}", std::process::id()));
-        let (good, _) = &check_dir(Path::new("baselines")).files[0];
+        let (good, _) = &check_dir(Path::new("baselines"), None).files[0];
         let mut file = super::super::file::load(good).unwrap().unwrap();
         let (name, entry) = file.trials.iter_mut().next().unwrap();
         let name = name.clone();
@@ -85,13 +97,13 @@ mod tests {
         entry.add_run(run);
         let path = tmp.join("some-gpu").join(format!("{}.json", file.suite));
         super::super::file::save(&path, &file).unwrap();
-        let checked = check_dir(&tmp);
+        let checked = check_dir(&tmp, None);
         assert_eq!(checked.errors.len(), 1, "{:?}", checked.errors);
         let runs = file.trials[&name].runs.len();
         assert_eq!(
             checked.errors[0],
             format!(
-                "baseline `{}`: `trials.{name:?}.runs[{}].time_samples[0]` is -1; a sample is a positive, finite number; restore the file from version control, or re-record it with KERNELGATE_BLESS=1",
+                "baseline `{}`: `trials.{name:?}.runs[{}].time_samples[0]` is -1; a sample is a positive number of seconds, at most 8.64e4; restore the file from version control, or delete it and bless again (KERNELGATE_BLESS=1)",
                 path.display(),
                 runs - 1
             )

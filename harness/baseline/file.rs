@@ -48,7 +48,7 @@ pub enum BaselineError {
         found: u64,
     },
     /// Parsed, but a value the gate cannot use: the place, and what to write.
-    #[error("baseline `{}`: {problem}; restore the file from version control, or re-record it with KERNELGATE_BLESS=1", .path.display())]
+    #[error("baseline `{}`: {problem}; restore the file from version control, or delete it and bless again (KERNELGATE_BLESS=1)", .path.display())]
     Invalid {
         /// The file.
         path: PathBuf,
@@ -122,7 +122,10 @@ pub fn load(path: &Path) -> Result<Option<BaselineFile>, BaselineError> {
             for entry in file.trials.values_mut() {
                 entry.ensure_runs();
             }
-            super::valid::validate(path, &file)?;
+            super::valid::validate(path, &file).map_err(|problem| BaselineError::Invalid {
+                path: path_buf(),
+                problem: problem.to_string(),
+            })?;
             for entry in file.trials.values_mut() {
                 entry.pool();
             }

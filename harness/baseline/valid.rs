@@ -5,14 +5,12 @@
 //! finite number. Seen before this: a baseline with `"runs": []` loaded, and the gate panicked
 //! on its empty samples.
 
-use super::entry::{BaselineFile, Entry, Stored};
-use super::file::BaselineError;
-use crate::problems::{key, Problems};
+use super::entry::{BaselineFile, Entry};
+use crate::problems::{key, Problem, Problems};
 use std::path::Path;
 
-/// Checks `file`, read from `path`: the first problem as an error naming the file, the place
-/// and what to write.
-pub fn validate(path: &Path, file: &BaselineFile) -> Result<(), BaselineError> {
+/// Checks `file`, read from `path`: the first problem, with its place and what to write.
+pub fn validate(path: &Path, file: &BaselineFile) -> Result<(), Problem> {
     let mut p = Problems::default();
     let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
     if file.suite != stem {
@@ -29,23 +27,18 @@ pub fn validate(path: &Path, file: &BaselineFile) -> Result<(), BaselineError> {
     }
     match p.first() {
         None => Ok(()),
-        Some(problem) => Err(BaselineError::Invalid {
-            path: path.to_path_buf(),
-            problem: problem.to_string(),
-        }),
+        Some(problem) => Err(problem),
     }
 }
 
-fn check_stored(p: &mut Problems, place: &str, s: &Stored) {
-    p.positive(format!("{place}.median"), s.median);
-    p.positive(format!("{place}.low"), s.low);
-    p.positive(format!("{place}.high"), s.high);
-}
-
 fn check_entry(p: &mut Problems, place: &str, e: &Entry) {
-    check_stored(p, &format!("{place}.time"), &e.time);
+    p.stored(
+        format!("{place}.time"),
+        [e.time.median, e.time.low, e.time.high],
+        true,
+    );
     if let Some(s) = &e.speedup {
-        check_stored(p, &format!("{place}.speedup"), s);
+        p.stored(format!("{place}.speedup"), [s.median, s.low, s.high], false);
     }
     if e.runs.is_empty() {
         p.add(
@@ -58,11 +51,11 @@ fn check_entry(p: &mut Problems, place: &str, e: &Entry) {
     let with_speedups = e.runs.iter().any(|r| !r.speedup_samples.is_empty());
     for (i, r) in e.runs.iter().enumerate() {
         let at = format!("{place}.runs[{i}]");
-        p.positive(format!("{at}.median"), r.median);
+        p.seconds(format!("{at}.median"), r.median);
         if let Some(s) = r.speedup {
             p.positive(format!("{at}.speedup"), s);
         }
-        p.samples(format!("{at}.time_samples"), &r.time_samples, 1);
+        p.seconds_samples(format!("{at}.time_samples"), &r.time_samples, 1);
         p.samples(
             format!("{at}.speedup_samples"),
             &r.speedup_samples,
@@ -70,6 +63,6 @@ fn check_entry(p: &mut Problems, place: &str, e: &Entry) {
         );
     }
     // Format 1 kept the samples in the entry itself.
-    p.samples(format!("{place}.time_samples"), &e.time_samples, 0);
+    p.seconds_samples(format!("{place}.time_samples"), &e.time_samples, 0);
     p.samples(format!("{place}.speedup_samples"), &e.speedup_samples, 0);
 }

@@ -72,7 +72,7 @@ fn command() -> ExitCode {
             run::run(std::iter::once(program).chain(args))
         }
         Some("compare") => exit::code(compare::command(&args.collect::<Vec<_>>())),
-        Some("lint") => lint::lint(),
+        Some("lint") => lint::lint(&args.map(Into::into).collect::<Vec<_>>()),
         Some("report") => crate::html::command(&args.collect::<Vec<_>>()),
         Some("history") => crate::history::command(&args.collect::<Vec<_>>()),
         Some("calibrate") => calibrate::calibrate(&args.collect::<Vec<_>>()),

@@ -47,6 +47,18 @@ pub fn run(args: impl Iterator<Item = String>) -> ExitCode {
         Ok(s) => s,
         Err(code) => return code,
     };
+    // The stored baselines this run reads, validated before anything runs (paired mode reads
+    // none).
+    if config.base.is_none() {
+        if let Err(code) = super::suites::check_baselines(
+            &config,
+            Some(&suites),
+            "kernelgate",
+            "; nothing was run",
+        ) {
+            return code;
+        }
+    }
     // Paired mode: the base revision's suites, loaded and validated before anything runs.
     let base = match &config.base {
         None => None,

@@ -163,6 +163,7 @@ fn run(args: &[String]) -> Result<u8, HistoryError> {
         )));
     }
     let history = History::open(&db)?;
+    history.validate()?;
     let mut runs = history.runs()?;
     let ordered = super::order::order(&mut runs, &super::order::first_parent());
     let found = trends(&runs, &history.points(&a.filter)?, &Options::default());

@@ -7,7 +7,7 @@ use super::page::{anchor, badge, esc, table};
 use super::trial::{commands, kernel_and_case, State};
 use super::view::View;
 use crate::report::results::{GateNote, TrialRecord};
-use crate::report::terminal::{change, headline};
+use crate::report::terminal::{headline, verdict_change};
 
 /// Trials of one kernel in one state (and, for failures, of one kind).
 struct Group<'a> {
@@ -166,8 +166,8 @@ pub fn summary(view: &View) -> String {
                     Some(format!(
                         "<span class=\"change\"><code>{}</code> {} <span class=\"p\">p = {:.1e}</span></span>",
                         esc(case),
-                        esc(&change(&v.time)),
-                        v.time.p_adjusted
+                        esc(&verdict_change(v)),
+                        v.shown().p_adjusted
                     ))
                 })
                 .collect();

@@ -54,7 +54,7 @@ fn why(t: &TrialRecord) -> String {
             duration(old),
             duration(m.time.median),
             cell(&against),
-            v.time.p_adjusted
+            v.shown().p_adjusted
         ),
         _ => cell(&headline(t)),
     }

@@ -9,7 +9,9 @@ use super::results::{
 use super::{bytes, duration, footprint, TrialLine};
 use crate::device::DeviceInfo;
 use crate::failure::{FailKind, TrialFailure};
-use crate::gate::{percent, with_spread, Comparison, Verdict, REMEASURE_EFFORT};
+use crate::gate::{
+    percent, with_spread, Basis, Comparison, TrialVerdict, Verdict, REMEASURE_EFFORT,
+};
 
 /// "change [low, high]": a comparison's estimate and interval, as signed percentages.
 pub fn change(c: &Comparison) -> String {
@@ -21,11 +23,41 @@ pub fn change(c: &Comparison) -> String {
     )
 }
 
-/// A trial's change in time with its interval, or `–` when it was not compared.
+/// A trial's change with its interval — the one its verdict is about — or `–` when it was not
+/// compared.
 pub fn record_change(r: &TrialRecord) -> String {
     r.verdict
-        .map(|v| change(&v.time))
+        .map(|v| verdict_change(&v))
         .unwrap_or_else(|| "–".into())
+}
+
+/// The interval every report prints beside a verdict's label: the change of the comparison the
+/// verdict is about (`gate::semantics`) — `+8.1% [+6.0%, +10.2%]` in time, or
+/// `speedup vs reference -0.2% [-0.9%, +0.5%]`.
+pub fn verdict_change(v: &TrialVerdict) -> String {
+    match (v.basis, &v.speedup) {
+        (Basis::Speedup, Some(s)) => format!("speedup vs reference {}", speedup_change(s)),
+        _ => change(&v.time),
+    }
+}
+
+/// What a verdict's label leaves out, said after it: when it is about the time and the speedup
+/// over the reference moved on its own, `speedup vs reference +x% [..]`; when it is about the
+/// speedup, the time's change and why it did not decide (`max_slowdown`: the threshold the
+/// trial was gated with).
+pub fn verdict_aside(v: &TrialVerdict, max_slowdown: f64) -> Option<String> {
+    let s = v.speedup.as_ref()?;
+    match v.basis {
+        Basis::Speedup => Some(format!(
+            "time {}, the reference's too: the whole GPU ran slower, not this kernel",
+            change(&v.time)
+        )),
+        Basis::Time => {
+            let moved = s.verdict(max_slowdown);
+            (moved != Verdict::Unchanged && moved != v.verdict)
+                .then(|| format!("speedup vs reference {}", speedup_change(s)))
+        }
+    }
 }
 
 /// A speedup comparison as the change in speedup: its slowdown factor `s` is old/new, so the
@@ -84,26 +116,15 @@ pub fn note(r: &TrialRecord) -> String {
                 return String::new();
             };
             let (max_slowdown, origin) = stored_threshold(r);
-            let t = &verdict.time;
-            let change = format!("{}{origin}", change(t));
+            let change = format!("{}{origin}", verdict_change(verdict));
             let again = if *remeasured {
                 ", after re-measuring"
             } else {
                 ""
             };
-            // Slower in time, yet not regressed: say why, or the line reads as nonsense.
-            let held = match &verdict.speedup {
-                Some(s)
-                    if t.verdict(max_slowdown) == Verdict::Regressed
-                        && verdict.verdict != Verdict::Regressed =>
-                {
-                    format!(
-                        " in time, but its speedup over the reference held ({}): the reference slowed as much, so the whole GPU ran slower",
-                        speedup_change(s)
-                    )
-                }
-                _ => String::new(),
-            };
+            let held = verdict_aside(verdict, max_slowdown)
+                .map(|a| format!(" ({a})"))
+                .unwrap_or_default();
             let change = match gate {
                 GateNote::Paired { commit, .. } => {
                     format!("{change} vs base {} (paired)", short(commit))

@@ -6,7 +6,6 @@
 //! `"time_samples": []` panicked `kernelgate compare` (the median of nothing).
 
 use super::results::{GateNote, Measurement, Results, TrialRecord};
-use crate::baseline::Stored;
 use crate::gate::Comparison;
 use crate::problems::{Problem, Problems};
 
@@ -47,12 +46,6 @@ fn finite_all(p: &mut Problems, place: &str, values: &[f64]) {
     }
 }
 
-fn check_stored(p: &mut Problems, place: &str, s: &Stored) {
-    p.positive(format!("{place}.median"), s.median);
-    p.positive(format!("{place}.low"), s.low);
-    p.positive(format!("{place}.high"), s.high);
-}
-
 fn check_comparison(p: &mut Problems, place: &str, c: &Comparison) {
     p.positive(format!("{place}.slowdown"), c.slowdown);
     p.positive(format!("{place}.low"), c.low);
@@ -79,7 +72,7 @@ fn check_trial(p: &mut Problems, at: &str, t: &TrialRecord) {
     }
     if let Some(GateNote::Compared { baseline, .. }) = &t.gate {
         let b = format!("{at}.gate.baseline");
-        p.positive(format!("{b}.median"), baseline.median);
+        p.seconds(format!("{b}.median"), baseline.median);
         if let Some(s) = baseline.speedup {
             p.positive(format!("{b}.speedup"), s);
         }
@@ -88,13 +81,17 @@ fn check_trial(p: &mut Problems, at: &str, t: &TrialRecord) {
 }
 
 fn check_measurement(p: &mut Problems, at: &str, m: &Measurement) {
-    check_stored(p, &format!("{at}.time"), &m.time);
-    p.samples(format!("{at}.time_samples"), &m.time_samples, 1);
+    p.stored(
+        format!("{at}.time"),
+        [m.time.median, m.time.low, m.time.high],
+        true,
+    );
+    p.seconds_samples(format!("{at}.time_samples"), &m.time_samples, 1);
     if let Some(s) = &m.speedup {
-        check_stored(p, &format!("{at}.speedup"), s);
+        p.stored(format!("{at}.speedup"), [s.median, s.low, s.high], false);
     }
     p.samples(format!("{at}.speedup_samples"), &m.speedup_samples, 0);
-    p.samples(format!("{at}.baseline_samples"), &m.baseline_samples, 0);
+    p.seconds_samples(format!("{at}.baseline_samples"), &m.baseline_samples, 0);
     p.non_negative(format!("{at}.launch_floor"), m.launch_floor);
     // The smallest slowdown worth failing for: a fraction, as the suite's `max_slowdown`.
     p.within(format!("{at}.max_slowdown"), m.max_slowdown, (0.0, 100.0));

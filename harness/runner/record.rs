@@ -261,11 +261,9 @@ fn gate_failure(run: &Runner, gate: &GateNote, verdict: Option<Verdict>) -> Opti
         {
             Some(FailKind::Infrastructure)
         }
-        GateNote::Compared { .. } | GateNote::Paired { .. } => match verdict {
-            Some(Verdict::Regressed) => Some(FailKind::Performance),
-            Some(Verdict::Inconclusive) if run.config.strict => Some(FailKind::Performance),
-            _ => None,
-        },
+        GateNote::Compared { .. } | GateNote::Paired { .. } => verdict
+            .filter(|v| v.fails(run.config.strict))
+            .map(|_| FailKind::Performance),
         _ => None,
     }
 }
