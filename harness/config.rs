@@ -130,6 +130,9 @@ pub struct Config {
     pub annotations: bool,
     /// `KERNELGATE_ALLOW_EMPTY=1`: a suites folder with no suite passes instead of exit 2.
     pub allow_empty: bool,
+    /// `KERNELGATE_LOCK_DIR`: where the per-GPU locks live (default: the system's temporary
+    /// folder); containers sharing a GPU must share it (`crate::lock`).
+    pub lock_dir: PathBuf,
 }
 
 /// Every `KERNELGATE_*` variable kernelgate reads; any other is a mistake (a misspelled
@@ -151,6 +154,7 @@ pub const KNOWN: &[&str] = &[
     "KERNELGATE_HISTORY",
     "KERNELGATE_HTML",
     "KERNELGATE_JUNIT",
+    "KERNELGATE_LOCK_DIR",
     "KERNELGATE_MARKDOWN",
     "KERNELGATE_REPORTS",
     "KERNELGATE_REQUIRE_BASELINE",
@@ -336,6 +340,7 @@ impl Config {
             annotations: var("GITHUB_ACTIONS").as_deref() == Some("true")
                 || flag("KERNELGATE_ANNOTATIONS")?,
             allow_empty: flag("KERNELGATE_ALLOW_EMPTY")?,
+            lock_dir: crate::lock::lock_dir(),
         })
     }
 

@@ -17,6 +17,7 @@ pub mod failure;
 pub mod gate;
 pub mod history;
 pub mod html;
+pub mod lock;
 pub mod measure;
 pub mod mix;
 pub mod nextest;

@@ -155,7 +155,9 @@ options (environment variables):
   KERNELGATE_ARCH=sm_90          NVRTC target when no GPU says which (a list for `sass`)
   KERNELGATE_CUDA_INCLUDE=DIRS   CUDA headers (cuda_fp16.h, cub/) when not found by itself
   KERNELGATE_CACHE=DIR           compile cache (default target/kernelgate-cache)
-  KERNELGATE_TIMEOUT=SECONDS     per trial, before its worker is stopped (default 120)
+  KERNELGATE_TIMEOUT=SECONDS     per trial, before its worker is stopped (default 120, at most 86400)
+  KERNELGATE_LOCK_DIR=DIR        where the per-GPU locks live (default: the temp folder; share
+                                 it between containers that share a GPU)
   KERNELGATE_SEED=N              override every suite's first input seed
   KERNELGATE_RESULTS=FILE.json   write the whole run as JSON
   KERNELGATE_JUNIT=FILE.xml      write JUnit XML

@@ -16,6 +16,7 @@
 
 #![deny(clippy::too_many_lines)]
 
+pub mod contention;
 mod plan;
 mod samples;
 pub mod stop;

@@ -54,12 +54,17 @@ pub struct Timer {
     clock_out: DeviceBuffer,
     max_mhz: f64,
     thermal: Option<crate::device::thermal::Thermal>,
+    /// The empty kernel, for the host's round trip to the GPU between rounds.
+    empty: Function,
+    /// That round trip when the worker started, seconds (`measure::contention`).
+    latency: f64,
 }
 
 impl Timer {
     /// Creates events and a flush buffer twice the L2's size, and measures the launch floor
-    /// with `empty`, a kernel that does nothing; `clock` reads the SM clock.
-    pub fn new(gpu: &Gpu, empty: &Function, clock: Function) -> Result<Timer, DeviceError> {
+    /// and the host's round trip with `empty`, a kernel that does nothing; `clock` reads the SM
+    /// clock.
+    pub fn new(gpu: &Gpu, empty: Function, clock: Function) -> Result<Timer, DeviceError> {
         let events = (0..2 * ROUNDS)
             .map(|_| Ok((gpu.event()?, gpu.event()?)))
             .collect::<Result<_, DeviceError>>()?;
@@ -81,6 +86,8 @@ impl Timer {
             thermal: gpu
                 .uuid()
                 .and_then(|u| crate::device::thermal::Thermal::open(&u)),
+            empty,
+            latency: 0.0,
         };
         let dims = LaunchDims {
             grid: [1; 3],
@@ -88,22 +95,40 @@ impl Timer {
             shared: 0,
         };
         for _ in 0..20 {
-            gpu.launch(empty, dims, &[])?;
+            gpu.launch(&timer.empty, dims, &[])?;
         }
         let mut times = Vec::new();
         for _ in 0..100 {
             let (s, e) = &timer.events[0];
             gpu.record(s)?;
-            gpu.launch(empty, dims, &[])?;
+            gpu.launch(&timer.empty, dims, &[])?;
             gpu.record(e)?;
             gpu.synchronize()?;
             times.push(elapsed_ms(s, e)? as f64 / 1e3);
         }
         timer.floor = Summary::of(&times).map(|s| s.median).unwrap_or(0.0);
+        let trips = (0..20)
+            .map(|_| timer.round_trip(gpu))
+            .collect::<Result<Vec<f64>, DeviceError>>()?;
+        timer.latency = Summary::of(&trips).map(|s| s.median).unwrap_or(0.0);
         for _ in 0..3 {
             timer.read_clock(gpu)?;
         }
         Ok(timer)
+    }
+
+    /// The host's round trip to the GPU with nothing of ours queued: an empty kernel launched
+    /// and waited for, seconds. Long when another context holds the GPU (`contention`).
+    fn round_trip(&self, gpu: &Gpu) -> Result<f64, DeviceError> {
+        let dims = LaunchDims {
+            grid: [1; 3],
+            block: [1; 3],
+            shared: 0,
+        };
+        let start = Instant::now();
+        gpu.launch(&self.empty, dims, &[])?;
+        gpu.synchronize()?;
+        Ok(start.elapsed().as_secs_f64())
     }
 
     /// Runs the clock probe and returns the SM clock in MHz (0 when it cannot tell).
@@ -256,6 +281,9 @@ impl Timer {
         mut reference: Option<&mut dyn Timed>,
     ) -> Result<Samples, DeviceError> {
         let start = Instant::now();
+        let since_us = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_micros() as u64);
         let mut out = Samples {
             regime: plan.regime,
             batch: [plan.kernel_batch, plan.reference_batch],
@@ -299,9 +327,17 @@ impl Timer {
             self.queue(gpu, bench, kernel, kernel_graph.as_ref(), copies, 0)?;
         }
         gpu.synchronize()?;
-        let rounds = out.clocks.kept_rounds + out.clocks.discarded_rounds;
-        out.clocks.unreliable =
-            out.clocks.discarded_rounds as f64 > UNRELIABLE_FRACTION * rounds as f64;
+        let c = &mut out.clocks;
+        if let Some(active) = self
+            .thermal
+            .as_ref()
+            .and_then(|t| t.active_processes(since_us))
+        {
+            c.others = super::contention::others(&active, std::process::id());
+        }
+        let dropped = c.discarded_rounds + c.contended_rounds;
+        let rounds = c.kept_rounds + dropped;
+        c.unreliable = dropped as f64 > UNRELIABLE_FRACTION * rounds as f64 || !c.others.is_empty();
         out.wall_seconds = start.elapsed().as_secs_f64();
         Ok(out)
     }
@@ -339,9 +375,17 @@ impl Timer {
         Ok(())
     }
 
-    /// Reads the SM clock after a group of rounds into `clocks`: whether it held (the rounds
-    /// are kept) or was throttled (they are counted as discarded).
+    /// Reads the SM clock after a group of rounds into `clocks`: whether it held and the GPU
+    /// was ours (the rounds are kept), or was throttled (counted as discarded) or held by
+    /// another context (counted as contended).
     fn clock_held(&mut self, gpu: &Gpu, clocks: &mut Clocks) -> Result<bool, DeviceError> {
+        // First, while the GPU is idle for us: the round trip says whether another context
+        // holds it (it then waits for that context's time slice).
+        let trip = self.round_trip(gpu)?;
+        if super::contention::contended(self.latency, trip) {
+            clocks.contended_rounds += ROUNDS;
+            return Ok(false);
+        }
         let mhz = self.read_clock(gpu)?;
         clocks.mhz.push(mhz);
         if let Some(c) = self.thermal.as_ref().and_then(|t| t.celsius()) {

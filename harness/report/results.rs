@@ -44,12 +44,19 @@ pub enum GateNote {
         /// Why.
         message: String,
     },
-    /// The SM clock was throttled in too many rounds: not compared.
+    /// The SM clock was throttled, or another process used the GPU, in too many rounds: not
+    /// compared (never a regression).
     Unreliable {
         /// Rounds dropped as throttled.
         discarded: usize,
         /// All rounds.
         rounds: usize,
+        /// Rounds dropped because another context held the GPU.
+        #[serde(default)]
+        contended: usize,
+        /// Other processes NVML saw using the GPU while it was timed.
+        #[serde(default)]
+        others: Vec<String>,
     },
     /// Compared with its baseline.
     Compared {

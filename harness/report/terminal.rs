@@ -105,9 +105,12 @@ pub fn note(r: &TrialRecord) -> String {
             format!("baseline measured in the `{regime}` regime, not comparable — re-bless")
         }
         GateNote::BaselineError { message } => format!("baseline unusable: {message}"),
-        GateNote::Unreliable { discarded, rounds } => format!(
-            "UNRELIABLE: the SM clock was throttled in {discarded} of {rounds} rounds; not gated"
-        ),
+        GateNote::Unreliable {
+            discarded,
+            rounds,
+            contended,
+            others,
+        } => unreliable(*discarded, *rounds, *contended, others),
         GateNote::RemeasureFailed => "INCONCLUSIVE, and measuring it again failed".into(),
         GateNote::New => "new: not at the base revision, not compared".into(),
         GateNote::Changed { why } => format!("changed: {why}; not compared"),
@@ -138,6 +141,35 @@ pub fn note(r: &TrialRecord) -> String {
             }
         }
     }
+}
+
+/// Why a trial's times were not gated: throttled rounds, rounds another context held the GPU
+/// in, the other processes NVML saw.
+fn unreliable(discarded: usize, rounds: usize, contended: usize, others: &[String]) -> String {
+    let mut why = Vec::new();
+    if discarded > 0 {
+        why.push(format!(
+            "the SM clock was throttled in {discarded} of {rounds} rounds"
+        ));
+    }
+    if contended > 0 {
+        why.push(format!(
+            "another process held the GPU in {contended} of {rounds} rounds"
+        ));
+    }
+    if !others.is_empty() {
+        why.push(format!(
+            "{} used the GPU while it was timed",
+            others.join(", ")
+        ));
+    }
+    if why.is_empty() {
+        why.push("it has no samples".into());
+    }
+    format!(
+        "UNRELIABLE: {}; not gated (its times are not this kernel's alone: re-run when the GPU is free)",
+        why.join("; ")
+    )
 }
 
 /// The threshold a trial was gated with (its `max_slowdown`, widened by the spread between a
@@ -515,4 +547,19 @@ pub fn paired_summary(results: &Results) -> Option<String> {
         line.push_str(&format!("; gone: {}", results.gone.join(", ")));
     }
     Some(line)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unreliable_trial_says_who_else_used_the_gpu() {
+        assert_eq!(
+            unreliable(0, 40, 16, &["pid 4242 (python3)".into()]),
+            "UNRELIABLE: another process held the GPU in 16 of 40 rounds; pid 4242 (python3) used the GPU while it was timed; not gated (its times are not this kernel's alone: re-run when the GPU is free)"
+        );
+        assert!(unreliable(12, 40, 0, &[])
+            .starts_with("UNRELIABLE: the SM clock was throttled in 12 of 40 rounds; not gated"));
+    }
 }

@@ -13,6 +13,7 @@ use crate::gate::percent;
 use crate::report::duration;
 use crate::suite::Suite;
 use std::collections::BTreeMap;
+use std::path::Path;
 
 /// A baseline entry for a measured trial: one run, measured at `origin`.
 fn entry(
@@ -129,8 +130,10 @@ fn merge(old: Option<&Entry>, new: Entry, blessing: Blessing) -> (Entry, String)
     }
 }
 
-/// Writes the baselines of every measured trial into the files `store` read at the start of
-/// the run; returns one line per trial (or per problem).
+/// Writes the baselines of every measured trial into their suites' files on `store`'s device:
+/// each file is read, merged and written inside the lock of its folder (`crate::lock`), so
+/// concurrent blesses — other processes, other hosts sharing the folder — lose no run. Returns
+/// one line per trial (or per problem).
 pub(super) fn bless(
     run: &Runner,
     plan: &[Planned],
@@ -138,7 +141,6 @@ pub(super) fn bless(
     store: &BaselineStore,
 ) -> Vec<String> {
     let suites = run.suites;
-    let fingerprint = store.device.clone();
     let mut lines = Vec::new();
     for (s, entries) in entries_by_suite(run, plan, outcomes) {
         let suite = &suites[s];
@@ -146,34 +148,16 @@ pub(super) fn bless(
             continue;
         };
         let path = stored.path.clone();
-        let fresh = || BaselineFile {
-            format: baseline::FORMAT,
-            suite: suite.name.clone(),
-            device: fingerprint.clone(),
-            trials: BTreeMap::new(),
-        };
-        let mut file = match &stored.file {
-            Ok(Some(f)) => f.clone(),
-            Ok(None) => fresh(),
-            Err(e @ BaselineError::Older { .. }) => {
-                lines.push(format!("replacing an older-format baseline: {e}"));
-                fresh()
-            }
+        let _held = match lock_folder(run, &path) {
+            Ok(held) => held,
             Err(e) => {
                 lines.push(format!("not blessed, suite `{}`: {e}", suite.name));
                 continue;
             }
         };
-        file.format = baseline::FORMAT;
-        file.device = fingerprint.clone();
-        let mut changes = Vec::new();
-        for (name, new) in entries {
-            let (new, change) = merge(file.trials.get(&name), new, run.config.blessing);
-            changes.push(format!("blessed {name}: {change}"));
-            file.trials.insert(name, new);
-        }
-        match baseline::save(&path, &file) {
-            Ok(()) => {
+        // Read again inside the lock: what another process blessed since this run started.
+        match write_merged(run, suite, &store.device, &path, entries) {
+            Ok(changes) => {
                 lines.extend(changes);
                 lines.push(format!("wrote {}", path.display()));
             }
@@ -181,4 +165,68 @@ pub(super) fn bless(
         }
     }
     lines
+}
+
+/// The lock of the folder that holds baseline `path`, waiting (and saying for whom) while
+/// another process blesses into it.
+fn lock_folder(run: &Runner, path: &Path) -> Result<crate::lock::Held, crate::lock::LockError> {
+    let folder = path.parent().unwrap_or(Path::new("."));
+    // The folder's real path names the lock: make it first, so every process sees the same.
+    let _ = std::fs::create_dir_all(folder);
+    let lock = crate::lock::folder_lock_path(&run.config.lock_dir, folder);
+    let what = format!("the baselines in `{}`", folder.display());
+    crate::lock::acquire(&lock, &what, BLESS_WAIT, &mut |holder, _| {
+        eprintln!("kernelgate: {what} are being written by {holder}; waiting for it")
+    })
+}
+
+/// How long a bless waits for another process writing the same baselines folder (a write
+/// takes milliseconds; this is for one stuck in between).
+const BLESS_WAIT: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// Why a suite's baseline was not written.
+#[derive(Debug, thiserror::Error)]
+enum NotBlessed {
+    /// The file there cannot be used (and is not of an older format, which is replaced).
+    #[error(transparent)]
+    Unusable(#[from] BaselineError),
+    /// It could not be written.
+    #[error(transparent)]
+    Write(#[from] crate::baseline::WriteError),
+}
+
+/// Reads the baseline at `path` (as it is now), merges `entries` into it as the run's
+/// blessing says and writes it; the lines that say what changed.
+fn write_merged(
+    run: &Runner,
+    suite: &Suite,
+    device: &crate::baseline::Fingerprint,
+    path: &Path,
+    entries: Vec<(String, Entry)>,
+) -> Result<Vec<String>, NotBlessed> {
+    let mut changes = Vec::new();
+    let fresh = || BaselineFile {
+        format: baseline::FORMAT,
+        suite: suite.name.clone(),
+        device: device.clone(),
+        trials: BTreeMap::new(),
+    };
+    let mut file = match baseline::load(path) {
+        Ok(Some(f)) => f,
+        Ok(None) => fresh(),
+        Err(e @ BaselineError::Older { .. }) => {
+            changes.push(format!("replacing an older-format baseline: {e}"));
+            fresh()
+        }
+        Err(e) => return Err(e.into()),
+    };
+    file.format = baseline::FORMAT;
+    file.device = device.clone();
+    for (name, new) in entries {
+        let (new, change) = merge(file.trials.get(&name), new, run.config.blessing);
+        changes.push(format!("blessed {name}: {change}"));
+        file.trials.insert(name, new);
+    }
+    baseline::save(path, &file)?;
+    Ok(changes)
 }

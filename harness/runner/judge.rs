@@ -26,13 +26,16 @@ pub struct Judged {
     pub remeasure_failure: Option<TrialFailure>,
 }
 
-/// A trial whose SM clock was throttled in too many rounds (or that has no samples) is not
-/// judged; its note says how many rounds were dropped.
+/// A trial whose SM clock was throttled, or whose GPU another process used, in too many rounds
+/// (or that has no samples) is not judged — never a regression; its note says how many rounds
+/// were dropped and who else used the GPU.
 pub(super) fn unreliable(samples: &Samples) -> Option<GateNote> {
     let clocks = &samples.clocks;
     (clocks.unreliable || samples.kernel.is_empty()).then(|| GateNote::Unreliable {
         discarded: clocks.discarded_rounds,
-        rounds: clocks.discarded_rounds + clocks.kept_rounds,
+        rounds: clocks.discarded_rounds + clocks.contended_rounds + clocks.kept_rounds,
+        contended: clocks.contended_rounds,
+        others: clocks.others.clone(),
     })
 }
 

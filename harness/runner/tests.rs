@@ -223,6 +223,7 @@ fn config(dir: &Path, mode: Mode) -> Config {
         allow_empty: false,
         html: None,
         history: None,
+        lock_dir: dir.join("locks"),
     }
 }
 

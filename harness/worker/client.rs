@@ -106,6 +106,7 @@ impl Worker {
         }
         match self.exchange(&Request::Trial(Box::new(request)), timeout)? {
             Response::Trial(result) => {
+                let result = *result;
                 if result.worker_stops || result.outcome.as_ref().is_err_and(TrialFailure::is_fatal)
                 {
                     let _ = self.reap();

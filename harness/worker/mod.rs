@@ -76,12 +76,12 @@ pub fn serve(cache_dir: Option<PathBuf>) -> i32 {
                     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| s.run_trial(&req)));
                 let Ok(result) = run.map_err(|payload| {
                     let why = crate::exit::panic_message(payload.as_ref());
-                    reply(&Response::Trial(protocol::TrialResult {
+                    reply(&Response::Trial(Box::new(protocol::TrialResult {
                         worker_stops: true,
                         ..protocol::TrialResult::failed(crate::failure::TrialFailure::Harness(
                             format!("the GPU worker failed inside ({why}): a harness error, not the kernel's; please report it"),
                         ))
-                    }));
+                    })));
                 }) else {
                     return HARNESS_EXIT.into();
                 };
@@ -89,7 +89,7 @@ pub fn serve(cache_dir: Option<PathBuf>) -> i32 {
                     .outcome
                     .as_ref()
                     .is_err_and(crate::failure::TrialFailure::is_fatal);
-                reply(&Response::Trial(result));
+                reply(&Response::Trial(Box::new(result)));
                 if fatal {
                     return 3;
                 }

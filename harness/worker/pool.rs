@@ -151,11 +151,11 @@ impl<'a> WorkerPool<'a> {
         }
         let mut worker = self.worker(slot);
         let ordinal = worker.ordinal();
-        match worker.device() {
-            Ok(_) => {}
+        let info = match worker.device() {
+            Ok(info) => info,
             Err(NoDevice::Absent(reason)) => return no_gpu(format!("no usable GPU: {reason}")),
             Err(NoDevice::Broken(reason)) => return Outcome::Failed(TrialFailure::Harness(reason)),
-        }
+        };
         let request = TrialRequest {
             suite: spec.suite,
             case,
@@ -183,10 +183,16 @@ impl<'a> WorkerPool<'a> {
             }
         }
         let timeout = self.config.timeout.saturating_mul(spec.effort.max(1));
+        // One measurement at a time on this physical GPU, across every kernelgate process.
+        let gpu = match take_gpu(self.config, &info) {
+            Ok(held) => held,
+            Err(e) => return Outcome::Failed(TrialFailure::Harness(e.to_string())),
+        };
         let result = match worker.trial(&needed, request, timeout) {
             Ok(r) => r,
             Err(e) => return Outcome::Failed(e),
         };
+        drop(gpu);
         drop(worker);
         let mut totals = self.totals.lock().unwrap_or_else(|e| e.into_inner());
         totals.compiled += result.compiled;
@@ -206,6 +212,31 @@ impl<'a> WorkerPool<'a> {
             Err(failure) => Outcome::Failed(failure),
         }
     }
+}
+
+/// The lock of `info`'s physical GPU (`crate::lock`), waiting — and saying for whom — while
+/// another kernelgate process measures on it; at most ten trial time-outs and a minute.
+fn take_gpu(
+    config: &Config,
+    info: &DeviceInfo,
+) -> Result<crate::lock::Held, crate::lock::LockError> {
+    let path = crate::lock::gpu_lock_path(&config.lock_dir, info.uuid.as_deref(), info.ordinal);
+    let what = format!(
+        "GPU {} ({})",
+        info.ordinal,
+        info.uuid.as_deref().unwrap_or("UUID unknown")
+    );
+    let wait = config
+        .timeout
+        .saturating_mul(10)
+        .saturating_add(std::time::Duration::from_secs(60));
+    crate::lock::acquire(&path, &what, wait, &mut |holder, waited| {
+        eprintln!(
+            "kernelgate: {what} is measuring for {holder}; waiting for it ({} s so far; one trial at a time per GPU, `{}`)",
+            waited.as_secs(),
+            path.display()
+        )
+    })
 }
 
 impl Executor for WorkerPool<'_> {

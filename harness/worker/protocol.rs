@@ -73,8 +73,8 @@ pub enum Response {
     // stringly: it crosses the process boundary as JSON; the worker renders its typed
     // `DeviceError`, and the harness only shows the reason (`NoDevice::Absent`).
     Hello(Result<DeviceInfo, String>),
-    /// A trial's result.
-    Trial(TrialResult),
+    /// A trial's result (boxed: the samples make it large).
+    Trial(Box<TrialResult>),
 }
 
 /// What a trial that passed correctness measured.
@@ -122,7 +122,9 @@ pub fn encode_response(response: &Response) -> String {
         let why = format!("the GPU worker could not encode its answer: {e}");
         serde_json::to_string(&match response {
             Response::Hello(_) => Response::Hello(Err(why)),
-            Response::Trial(_) => Response::Trial(TrialResult::failed(TrialFailure::Harness(why))),
+            Response::Trial(_) => {
+                Response::Trial(Box::new(TrialResult::failed(TrialFailure::Harness(why))))
+            }
         })
     });
     // Both fallbacks hold only strings, which always encode.

@@ -132,7 +132,7 @@ impl Session {
         }
         if self.timer.is_none() {
             let (empty, clock) = probes(&self.gpu, self.cache_dir.as_deref())?;
-            self.timer = Some(Timer::new(&self.gpu, &empty, clock)?);
+            self.timer = Some(Timer::new(&self.gpu, empty, clock)?);
         }
         if self.kernels.is_none() {
             let kernels =

@@ -203,6 +203,7 @@ pub fn run() -> Results {
                         unreliable,
                         mhz,
                         celsius,
+                        ..Clocks::default()
                     },
                     bytes: Some(bytes(n)),
                     flops: Some(flops(n)),
@@ -222,6 +223,8 @@ pub fn run() -> Results {
                     t.gate = Some(GateNote::Unreliable {
                         discarded: 10,
                         rounds: 24,
+                        contended: 0,
+                        others: Vec::new(),
                     });
                 } else {
                     t.gate = Some(GateNote::Compared {
