@@ -12,6 +12,7 @@ pub mod inputs;
 pub mod kernels;
 pub mod narrow;
 pub mod plausible;
+pub mod poison;
 pub mod reference;
 pub mod run;
 mod timed_check;

@@ -1,6 +1,8 @@
 //! `References`: the reference kernel's outputs per case and seed, computed once in a worker
 //! and reused for every kernel of the suite (issue 11: the reference re-ran for every kernel
-//! and seed, and correctness was most of a run's time).
+//! and seed, and correctness was most of a run's time). The first time a case's reference
+//! runs, it runs again with its outputs started from another poison (`check::poison`): an
+//! output that depends on what it held before is an error, before anything is compared.
 
 use super::failure::Failure;
 use super::input_set::InputSet;
@@ -45,6 +47,8 @@ pub struct References {
     /// The case whose outputs the device copies are of: only one case's are kept, so that
     /// device memory is not held for cases the worker has moved past.
     device_case: Option<(PathBuf, usize)>,
+    /// The cases whose reference already ran under the second poison (`check::poison`).
+    poisoned_twice: std::collections::HashSet<(PathBuf, usize)>,
 }
 
 impl References {
@@ -64,6 +68,13 @@ impl References {
         if !self.entries.contains_key(&key) {
             let r = suite.reference;
             let outputs = run_once(gpu, suite, case, r, funcs, bufs, inputs, kernels)?;
+            // Once per case: do the outputs depend on what they held before? (`bufs` then
+            // hold the second run's outputs, the same as the first's when they do not.)
+            if self.poisoned_twice.insert((suite.path.clone(), case)) {
+                super::poison::poison_twice(
+                    gpu, suite, case, funcs, bufs, inputs, kernels, &outputs,
+                )?;
+            }
             let size: usize = outputs.iter().flatten().map(|o| o.bytes.len()).sum();
             if self.bytes + size > CAPACITY_BYTES {
                 self.entries.clear();

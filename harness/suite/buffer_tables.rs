@@ -2,7 +2,7 @@
 //! `init` (checked against its type), and its length expression over the sizes.
 
 use super::ctx::{element_type, expr, is_ident, Ctx};
-use super::decls::Located;
+use super::decls::{InitBounds, Located};
 use super::expr::Expr;
 use super::init::parse_init;
 use super::schema::RawBuffer;
@@ -22,6 +22,8 @@ pub(super) struct Buffers {
     pub by_name: BTreeMap<String, usize>,
     /// (buffer, element count of its .npy file, where the file was named)
     pub npy_checks: Vec<(usize, usize, usize)>,
+    /// Inits with a bound over the sizes, resolved per case.
+    pub init_bounds: Vec<InitBounds>,
     /// (buffer, start, step, element type, where the init was written)
     pub iotas: Vec<(usize, f64, f64, DType, usize)>,
 }
@@ -40,6 +42,7 @@ pub(super) fn buffer_tables(
         lens: Vec::new(),
         by_name: BTreeMap::new(),
         npy_checks: Vec::new(),
+        init_bounds: Vec::new(),
         iotas: Vec::new(),
     };
     for rb in raw {
@@ -48,7 +51,7 @@ pub(super) fn buffer_tables(
         check_name(ctx, b, &out.by_name, sizes);
         let dtype = element_type(ctx, &b.dtype).unwrap_or(DType::F32);
         let role = role(ctx, b, rb.span().start);
-        let init = init(ctx, dir, b, role, dtype, &mut out);
+        let init = init(ctx, (dir, sizes), b, role, dtype, &mut out);
         out.lens.extend(expr(ctx, &b.len, sizes));
         out.by_name.entry(name.clone()).or_insert(out.list.len());
         out.list.push(Buffer {
@@ -112,7 +115,7 @@ fn role(ctx: &mut Ctx, b: &RawBuffer, table_at: usize) -> Role {
 /// poisoned), checked against `dtype`; iotas and .npy lengths noted in `out` for the cases.
 fn init(
     ctx: &mut Ctx,
-    dir: &Path,
+    (dir, sizes): (&Path, &[String]),
     b: &RawBuffer,
     role: Role,
     dtype: DType,
@@ -130,9 +133,16 @@ fn init(
             None
         }
         (None, Role::Output) => None,
-        (Some(i), _) => parse_init(ctx, dir, i, dtype, index, &mut out.npy_checks),
+        (Some(i), _) => parse_init(
+            ctx,
+            (dir, sizes),
+            i,
+            (dtype, index),
+            (&mut out.npy_checks, &mut out.init_bounds),
+        ),
     };
-    if let (Some(init), Some(raw)) = (&init, &b.init) {
+    let fixed = !out.init_bounds.iter().any(|ib| ib.buffer == index);
+    if let (Some(init), Some(raw), true) = (&init, &b.init, fixed) {
         super::values::check_init(ctx, raw.span().start, init, dtype);
         if let Init::Iota { start, step } = *init {
             out.iotas

@@ -134,6 +134,7 @@ fn build(ctx: &mut Ctx, raw: RawFile) -> Option<Suite> {
         flops,
         npy_checks: buffers.npy_checks,
         iotas: buffers.iotas,
+        init_bounds: buffers.init_bounds,
         buffer_types: buffers.list.iter().map(|b| b.dtype).collect(),
     };
     let cases = cases::expand(ctx, &decls);

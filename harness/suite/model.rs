@@ -256,6 +256,10 @@ pub struct Case {
     pub bytes: Option<f64>,
     /// Floating-point operations one run does, if declared.
     pub flops: Option<f64>,
+    /// Per buffer, the `min` and `max` of its `random` init for this case, where one of them is
+    /// written over the sizes (`max = "nbins - 1"`); empty when none is.
+    #[serde(default)]
+    pub init_bounds: Vec<Option<[f64; 2]>>,
 }
 
 /// Tolerance for one output.
@@ -320,6 +324,29 @@ impl Bench {
 }
 
 impl Suite {
+    /// Buffer `i`'s init in `case`: as declared, with the bounds the case resolved where they
+    /// are written over the sizes.
+    pub fn init(&self, case: usize, i: usize) -> Option<std::borrow::Cow<'_, Init>> {
+        use std::borrow::Cow;
+        let init = self.buffers.get(i)?.init.as_ref()?;
+        let bounds = self.cases.get(case)?.init_bounds.get(i).copied().flatten();
+        let resolved = |init: &Init| match (init, bounds) {
+            (Init::Uniform { .. }, Some([min, max])) => Some(Init::Uniform { min, max }),
+            (Init::Integers { .. }, Some([min, max])) => Some(Init::Integers {
+                min: min as i64,
+                max: max as i64,
+            }),
+            _ => None,
+        };
+        match init {
+            Init::Sorted(inner) => match resolved(inner) {
+                Some(r) => Some(Cow::Owned(Init::Sorted(Box::new(r)))),
+                None => Some(Cow::Borrowed(init)),
+            },
+            _ => Some(resolved(init).map_or(Cow::Borrowed(init), Cow::Owned)),
+        }
+    }
+
     /// The trial name for a case and kernel: `suite::kernel::case`.
     pub fn trial_name(&self, case: usize, kernel: usize) -> String {
         let label = &self.cases[case].label;

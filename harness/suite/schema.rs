@@ -52,8 +52,8 @@ pub struct RawBuffer {
 #[serde(deny_unknown_fields)]
 pub struct RawInit {
     pub random: Option<Spanned<String>>,
-    pub min: Option<f64>,
-    pub max: Option<f64>,
+    pub min: Option<Spanned<Bound>>,
+    pub max: Option<Spanned<Bound>>,
     pub mean: Option<f64>,
     pub std: Option<f64>,
     pub constant: Option<f64>,
@@ -148,6 +148,44 @@ pub struct RawBench {
     pub precision: Option<Spanned<String>>,
     pub max_slowdown: Option<Spanned<String>>,
     pub memory_growth: Option<Spanned<String>>,
+}
+
+/// A bound of `random = "uniform"` or `"int"`: a number, or an integer expression over the
+/// sizes (`max = "nbins - 1"`), evaluated per case.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Bound {
+    /// A number as written.
+    Number(f64),
+    /// An expression string.
+    Expr(ExprText),
+}
+
+impl<'de> Deserialize<'de> for Bound {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Bound;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a number or an expression over the sizes such as \"nbins - 1\"")
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Bound, E> {
+                Ok(Bound::Number(v))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Bound, E> {
+                Ok(Bound::Number(v as f64))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Bound, E> {
+                Ok(Bound::Number(v as f64))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Bound, E> {
+                Ok(Bound::Expr(ExprText {
+                    text: v.to_string(),
+                    quoted: true,
+                }))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 /// An integer expression as written: a TOML integer or a string. `quoted` says whether the
