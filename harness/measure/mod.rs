@@ -17,6 +17,7 @@
 #![deny(clippy::too_many_lines)]
 
 pub mod contention;
+pub mod memo;
 mod plan;
 mod samples;
 pub mod stop;

@@ -202,6 +202,27 @@ impl Timer {
         gpu.record(end)
     }
 
+    /// One single-launch sample of `op` on input copy `copy`, prepared and (as `bench` says)
+    /// after an L2 flush, as a cold sample is taken; seconds.
+    pub fn sample_on(
+        &mut self,
+        gpu: &Gpu,
+        bench: &Bench,
+        op: &mut dyn Timed,
+        copy: usize,
+    ) -> Result<f64, DeviceError> {
+        op.prepare(gpu, Some(copy))?;
+        if bench.l2_flush {
+            self.flush_l2(gpu)?;
+        }
+        let (start, end) = &self.events[0];
+        gpu.record(start)?;
+        op.run(gpu, copy)?;
+        gpu.record(end)?;
+        gpu.synchronize()?;
+        Ok(elapsed_ms(start, end)? as f64 / 1e3)
+    }
+
     /// Warms both kernels up, then chooses the regime from a few single-launch samples.
     /// `preferred` (the regime of the trial's baseline) wins over the floor rule, so that a
     /// kernel near the boundary is timed the same way every run; the floor itself varies

@@ -323,6 +323,14 @@ impl Bench {
     }
 }
 
+impl Init {
+    /// Whether it draws from the seed: another seed gives other contents (every `random` form);
+    /// `constant`, `iota` and `npy` are the same for every seed.
+    pub fn is_seeded(&self) -> bool {
+        !matches!(self, Init::Constant(_) | Init::Iota { .. } | Init::Npy(_))
+    }
+}
+
 impl Suite {
     /// Buffer `i`'s init in `case`: as declared, with the bounds the case resolved where they
     /// are written over the sizes.
