@@ -9,12 +9,12 @@ use std::time::Duration;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
     /// A `KERNELGATE_*` name kernelgate does not read (a typo would be ignored otherwise).
-    #[error("unknown variable `{name}`: did you mean `{closest}`? (kernelgate reads only the KERNELGATE_* variables listed in the README; `kernelgate help run` lists them)")]
+    #[error("unknown variable `{name}`: {suggestion} (kernelgate reads only the KERNELGATE_* variables listed in the README; `kernelgate help run` lists them)")]
     Unknown {
         /// The variable.
         name: String,
-        /// The known variable closest to it.
-        closest: &'static str,
+        /// `did you mean `KERNELGATE_X`?`, or that it is none kernelgate reads.
+        suggestion: String,
     },
     /// A value that does not fit the variable.
     #[error("`{name}={value}` {problem}")]
@@ -180,32 +180,17 @@ pub fn unknown_variable<'a>(names: impl IntoIterator<Item = &'a str>) -> Result<
     let Some(name) = unknown.first() else {
         return Ok(());
     };
-    let closest = KNOWN
-        .iter()
-        .min_by_key(|k| edit_distance(name, k))
-        .expect("KNOWN is not empty");
+    // Compared without the prefix they all share, which would make every name look close.
+    let bare = |n: &'static str| n.trim_start_matches("KERNELGATE_");
+    let known = KNOWN.iter().map(|k| bare(k));
+    let suggestion = match crate::suggest::closest(name.trim_start_matches("KERNELGATE_"), known) {
+        Some(k) => format!("did you mean `KERNELGATE_{k}`?"),
+        None => "it is not one".into(),
+    };
     Err(ConfigError::Unknown {
         name: name.to_string(),
-        closest,
+        suggestion,
     })
-}
-
-/// Levenshtein distance, by bytes.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b = b.as_bytes();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.bytes().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let next = (diagonal + usize::from(ca != *cb))
-                .min(row[j] + 1)
-                .min(row[j + 1] + 1);
-            diagonal = row[j + 1];
-            row[j + 1] = next;
-        }
-    }
-    row[b.len()]
 }
 
 /// Whether `arch` names a real GPU architecture: `sm_` and two or three digits, optionally
@@ -497,7 +482,13 @@ mod tests {
             .to_string();
         assert!(e.contains("did you mean `KERNELGATE_SUITES`?"), "{e}");
         assert_eq!(unknown_variable(KNOWN.iter().copied()), Ok(()));
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        let e = unknown_variable(["KERNELGATE_FROBNICATE"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("unknown variable `KERNELGATE_FROBNICATE`: it is not one"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -29,6 +29,7 @@ pub mod report;
 pub mod runner;
 pub mod sass;
 pub mod stats;
+pub mod suggest;
 pub mod suite;
 pub mod usage;
 pub mod worker;

@@ -194,6 +194,32 @@ fn help_version_and_a_double_dash_before_libtest_arguments() {
     );
     let o = kernelgate(&["--help"], &[]);
     assert!(text(&o).0.contains("help <command>"), "{}", text(&o).0);
+    // A misspelt flag or command: exit 2 with the one meant.
+    let o = kernelgate(&["--verison"], &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o)
+            .1
+            .contains("a similar argument exists: '--version'"),
+        "{}",
+        text(&o).1
+    );
+    // A misspelt variable, in a command that reads no harness options too.
+    let o = kernelgate(
+        &["history", "--check"],
+        &[("KERNELGATE_HISTROY", "h.sqlite")],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o).1.contains("did you mean `KERNELGATE_HISTORY`?"),
+        "{}",
+        text(&o).1
+    );
+    let o = kernelgate(&["histroy", "--check"], &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o)
+        .1
+        .contains("a similar subcommand exists: 'history'"));
     for args in [&["help", "run"][..], &["run", "--help"][..]] {
         let o = kernelgate(args, &[]);
         let (out, _) = text(&o);
@@ -203,7 +229,7 @@ fn help_version_and_a_double_dash_before_libtest_arguments() {
     }
     let o = kernelgate(&["help", "frobnicate"], &[]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(text(&o).1.contains("no command `frobnicate`"));
+    assert!(text(&o).1.contains("unrecognized subcommand 'frobnicate'"));
     // `kernelgate run -- --list` lists, as `cargo test --test perf -- --list` does.
     let o = kernelgate(&["run", "--", "--list"], &[]);
     let (out, err) = text(&o);
