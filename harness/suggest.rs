@@ -3,16 +3,31 @@
 //! table entries, buffer and kernel names, size names. (Commands and flags get clap's.)
 
 /// The name among `known` closest to `name` (Levenshtein distance, ASCII case ignored), when it
-/// is close enough to be what was meant: at most a third of the longer name's length, and at
-/// least 1 edit allowed, 2 from 6 characters on.
+/// is close enough to be what was meant: at most a third of the longer name's length, 1 edit
+/// from 3 characters on, 2 from 6 (a swap of neighbours is one edit). Names of one or two
+/// letters are all that close to each other, so they get no suggestion but for case.
 pub fn closest<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     let lower = name.to_ascii_lowercase();
     known
         .into_iter()
-        .map(|k| (edit_distance(&lower, &k.to_ascii_lowercase()), k))
+        .map(|k| {
+            let k_lower = k.to_ascii_lowercase();
+            // A start of the name (`out` for `output`) is as good as one edit.
+            let prefix = lower.len() >= 3 && k_lower.starts_with(&lower);
+            let d = if prefix {
+                1
+            } else {
+                edit_distance(&lower, &k_lower)
+            };
+            (d, k)
+        })
         .filter(|(d, k)| {
             let longest = name.len().max(k.len());
-            let allowed = (longest / 3).max(if longest >= 6 { 2 } else { 1 });
+            let allowed = match longest {
+                0..=2 => 0,
+                3..=5 => 1,
+                _ => (longest / 3).max(2),
+            };
             *k != name && *d <= allowed
         })
         .min_by_key(|(d, _)| *d)
@@ -26,22 +41,31 @@ pub fn did_you_mean<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) ->
         .unwrap_or_default()
 }
 
-/// Levenshtein distance, by bytes.
+/// Edit distance by bytes, a swap of two neighbours counting as one edit (optimal string
+/// alignment): `scael` is one edit from `scale`, `f23` one from `f32`.
 pub fn edit_distance(a: &str, b: &str) -> usize {
-    let b = b.as_bytes();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.bytes().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let next = (diagonal + usize::from(ca != *cb))
-                .min(row[j] + 1)
-                .min(row[j + 1] + 1);
-            diagonal = row[j + 1];
-            row[j + 1] = next;
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    // d[i][j]: distance between a[..i] and b[..j].
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut v = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                v = v.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = v;
         }
     }
-    row[b.len()]
+    d[a.len()][b.len()]
 }
 
 #[cfg(test)]
@@ -66,5 +90,8 @@ mod tests {
         assert_eq!(did_you_mean("flop", keys), " (did you mean `flops`?)");
         assert_eq!(did_you_mean("zzz", keys), "");
         assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("scael", "scale"), 1, "a swap is one edit");
+        assert_eq!(closest("f23", ["f32", "f64", "i32"]), Some("f32"));
+        assert_eq!(closest("out", ["input", "output", "inout"]), Some("output"));
     }
 }

@@ -175,6 +175,11 @@ fn lint_files(files: &[PathBuf]) -> ExitCode {
                 "kernelgate lint: `{}` is a valid {kind:?} file",
                 f.display()
             ),
+            Err(FileError::Suite(e)) => {
+                bad += 1;
+                // Each diagnostic is its own `error: file:line:col: ...` line.
+                eprintln!("{e}");
+            }
             Err(e) => {
                 bad += 1;
                 eprintln!("error: {e}");

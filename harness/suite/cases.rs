@@ -282,10 +282,9 @@ fn kernel(
             .and_then(|(a, b)| a.checked_add(b));
         if need.is_none_or(|n| n > budget) {
             let need = need.map_or("more than 2^64".to_string(), |n| n.to_string());
-            // A warning, not an error: a budget breach fails that case's trials with the
-            // measured peak, and the rest of the suite still runs (the `tests/fixtures/memory`
-            // suite sweeps past its budget on purpose).
-            ctx.warn(at, format!("the buffers and scratch of a case take {need} bytes{}, over memory_budget ({budget} bytes): its trials will fail (raise the budget or shrink the sizes)", in_case(label)));
+            // An error at the budget: every trial of the case would fail on the GPU with what
+            // is known here (seen before, as a warning: a run whose every trial failed).
+            ctx.error(at, format!("the buffers and scratch of a case take {need} bytes{}, over memory_budget ({budget} bytes): raise the budget or shrink the sizes", in_case(label)));
         }
     }
     let steps = k

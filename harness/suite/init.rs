@@ -164,7 +164,8 @@ fn random(
             ctx.error(
                 kind.span().start,
                 format!(
-                    "unknown random kind `{other}` (use \"uniform\", \"normal\", \"int\", \"special\" or \"equal\")"
+                    "unknown random kind `{other}`{} (use \"uniform\", \"normal\", \"int\", \"special\" or \"equal\")",
+                    crate::suggest::did_you_mean(other, ["uniform", "normal", "int", "special", "equal"])
                 ),
             );
             return None;

@@ -26,6 +26,8 @@ pub(super) struct Kernels {
     pub lines: Vec<usize>,
     /// The reference kernel's index, when exactly one says `reference = true`.
     pub reference: Option<usize>,
+    /// Where each name was first written (for a name declared twice).
+    pub name_at: std::collections::BTreeMap<String, usize>,
 }
 
 /// Reads every `[[kernel]]` of `raw` (the suite file in `dir`): sources not read yet are added
@@ -52,6 +54,7 @@ pub(super) fn kernel_tables(
         decls: Vec::new(),
         lines: Vec::new(),
         reference: None,
+        name_at: Default::default(),
     };
     for rk in &raw.kernel {
         let (k, at) = (rk.get_ref(), rk.span().start);
@@ -104,11 +107,15 @@ fn name_and_reference(ctx: &mut Ctx, k: &RawKernel, at: usize, out: &mut Kernels
             k.name.span().start,
             format!("kernel name `{name}` must be letters, digits, `_` or `-`"),
         );
-    } else if out.list.iter().any(|x| &x.name == name) {
-        ctx.error(
+    } else if let Some(&first) = out.name_at.get(name) {
+        ctx.twice(
+            &format!("kernel `{name}`"),
+            first,
             k.name.span().start,
-            format!("kernel `{name}` is declared twice (rename one)"),
+            "rename one",
         );
+    } else {
+        out.name_at.insert(name.clone(), k.name.span().start);
     }
     if !k.reference {
         return;

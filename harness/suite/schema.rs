@@ -29,7 +29,7 @@ pub struct RawSuite {
     pub include_dirs: Vec<Spanned<String>>,
     #[serde(default)]
     pub options: Vec<Spanned<String>>,
-    pub sizes: Option<Spanned<toml::Table>>,
+    pub sizes: Option<Spanned<SizeTable>>,
     pub sweep: Option<Spanned<String>>,
     pub memory_budget: Option<Spanned<String>>,
     pub max_registers: Option<Spanned<u32>>,
@@ -148,6 +148,38 @@ pub struct RawBench {
     pub precision: Option<Spanned<String>>,
     pub max_slowdown: Option<Spanned<String>>,
     pub memory_growth: Option<Spanned<String>>,
+}
+
+/// `sizes = { n = [..], k = 7 }`: each size with its value and where the value is written, in
+/// the order written.
+#[derive(Debug, Clone, Default)]
+pub struct SizeTable(pub Vec<(String, Spanned<toml::Value>)>);
+
+impl SizeTable {
+    /// The sizes, in order.
+    pub fn iter(&self) -> impl Iterator<Item = &(String, Spanned<toml::Value>)> {
+        self.0.iter()
+    }
+}
+
+impl<'de> Deserialize<'de> for SizeTable {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = SizeTable;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a table of sizes such as { n = [1024, 4096] }")
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<SizeTable, A::Error> {
+                let mut out = Vec::new();
+                while let Some((k, v)) = map.next_entry::<String, Spanned<toml::Value>>()? {
+                    out.push((k, v));
+                }
+                Ok(SizeTable(out))
+            }
+        }
+        d.deserialize_map(V)
+    }
 }
 
 /// A bound of `random = "uniform"` or `"int"`: a number, or an integer expression over the
