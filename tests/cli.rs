@@ -239,6 +239,30 @@ fn help_version_and_a_double_dash_before_libtest_arguments() {
 }
 
 #[test]
+fn the_whole_of_cub_under_nvrtc_says_which_header_to_include() {
+    if kernelgate::device::nvrtc_missing().is_some() {
+        eprintln!("skipped: no NVRTC here (ci/test.sh installs it)");
+        return;
+    }
+    let o = kernelgate(
+        &["lint"],
+        &[("KERNELGATE_SUITES", "tests/fixtures/cub_host")],
+    );
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}{err}");
+    assert!(
+        err.contains(
+            "hint: `<cstdint>` is a C++ standard library header, which NVRTC does not have"
+        ) || err.contains("hint: a header declares `__host__` functions"),
+        "{err}"
+    );
+    assert!(
+        err.contains("#include <cub/block/block_reduce.cuh>"),
+        "{err}"
+    );
+}
+
+#[test]
 fn a_compile_error_fails_with_nvrtc_log_naming_suite_and_kernel() {
     if kernelgate::device::nvrtc_missing().is_some() {
         assert!(

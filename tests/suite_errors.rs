@@ -99,6 +99,23 @@ fn duplicate_suite_names_across_files() {
 }
 
 #[test]
+fn a_source_outside_the_suites_folder_is_an_error_at_its_path() {
+    let e = load_dir(Path::new("tests/fixtures/outside/suites")).unwrap_err();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .canonicalize()
+        .unwrap();
+    let actual = format!("{e}\n").replace(&root.display().to_string(), "<repo>");
+    let expected_path = Path::new("tests/fixtures/outside/outside.stderr");
+    if std::env::var_os("BLESS").is_some() {
+        std::fs::write(expected_path, &actual).unwrap();
+    }
+    assert_eq!(
+        actual,
+        std::fs::read_to_string(expected_path).unwrap_or_default()
+    );
+}
+
+#[test]
 fn a_missing_suites_folder_says_what_to_do() {
     let e = load_dir(Path::new("no/such/folder")).unwrap_err();
     assert!(e.to_string().contains("KERNELGATE_SUITES"), "{e}");

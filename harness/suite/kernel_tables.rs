@@ -58,7 +58,7 @@ pub(super) fn kernel_tables(
     };
     for rk in &raw.kernel {
         let (k, at) = (rk.get_ref(), rk.span().start);
-        name_and_reference(ctx, k, at, &mut out);
+        name_and_reference(ctx, k, &mut out);
         let source = match (&k.source, table.default_source) {
             (Some(s), _) => source_index(ctx, dir, &mut table.sources, s),
             (None, Some(d)) => Some(d),
@@ -100,7 +100,7 @@ pub(super) fn kernel_tables(
 }
 
 /// A kernel's name (an identifier, not taken), and its `reference = true` (only one may say so).
-fn name_and_reference(ctx: &mut Ctx, k: &RawKernel, at: usize, out: &mut Kernels) {
+fn name_and_reference(ctx: &mut Ctx, k: &RawKernel, out: &mut Kernels) {
     let name = k.name.get_ref();
     if !is_ident(name) {
         ctx.error(
@@ -117,12 +117,13 @@ fn name_and_reference(ctx: &mut Ctx, k: &RawKernel, at: usize, out: &mut Kernels
     } else {
         out.name_at.insert(name.clone(), k.name.span().start);
     }
-    if !k.reference {
+    let Some(reference) = k.reference.as_ref().filter(|r| *r.get_ref()) else {
         return;
-    }
+    };
     match out.reference {
+        // At the second `reference = true`, not its table.
         Some(r) => ctx.error(
-            at,
+            reference.span().start,
             format!(
                 "kernel `{name}` and kernel `{}` both say `reference = true` (keep one)",
                 out.list[r].name
@@ -180,7 +181,7 @@ fn kernel_table(
         name,
         entries: launches.iter().map(|l| l.entry.get_ref().clone()).collect(),
         source: source.map_or(0, |s| s.0),
-        reference: k.reference,
+        reference: k.reference.as_ref().is_some_and(|r| *r.get_ref()),
         scratch,
         limits,
     };

@@ -72,8 +72,7 @@ pub struct RawInit {
 pub struct RawKernel {
     pub name: Spanned<String>,
     pub source: Option<Spanned<String>>,
-    #[serde(default)]
-    pub reference: bool,
+    pub reference: Option<Spanned<bool>>,
     // A single launch, written inline...
     pub entry: Option<Spanned<String>>,
     pub grid: Option<Spanned<Vec<Spanned<ExprText>>>>,
