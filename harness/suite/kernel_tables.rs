@@ -248,7 +248,7 @@ mod tests {
         let (_, m) = read(&format!("{}{}", one("a", true), one("b", true)));
         assert_eq!(
             m,
-            ["22:1: kernel `b` and kernel `a` both say `reference = true` (keep one)"]
+            ["25:13: kernel `b` and kernel `a` both say `reference = true` (keep one)"]
         );
         let (_, m) = read(&one("a", false));
         assert!(
