@@ -9,6 +9,28 @@ pub fn version() -> String {
     format!("kernelgate {}", env!("CARGO_PKG_VERSION"))
 }
 
+/// A value a command's option cannot take (clap prints it beside the option).
+#[derive(Debug, thiserror::Error)]
+pub enum BadValue {
+    /// Not a count above 0 (`--reps`, `--last`).
+    #[error("`{0}` is not a positive count")]
+    Count(String),
+    /// Not a duration (`--durations`).
+    #[error("`{0}` is not a duration up to 1 s such as 5us or 1ms")]
+    Duration(String),
+    /// Not a percentage (`--max-slowdown`).
+    #[error("`{0}` is not a percentage (write 2%)")]
+    Percent(String),
+}
+
+/// A count above 0, as an option's value.
+pub fn positive_count(text: &str) -> Result<usize, BadValue> {
+    text.parse()
+        .ok()
+        .filter(|n| *n > 0)
+        .ok_or_else(|| BadValue::Count(text.into()))
+}
+
 /// After `kernelgate --help`'s list of commands.
 pub const AFTER: &str =
     "Harness options are KERNELGATE_* variables (`kernelgate help run` lists them). \

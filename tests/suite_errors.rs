@@ -144,17 +144,9 @@ fn suites_the_loader_cannot_fully_check_load_with_warnings() {
     }
 }
 
-/// A tiny deterministic generator/// A tiny deterministic generator, so the mutations are the same on every run.
-struct Lcg(u64);
-impl Lcg {
-    fn next(&mut self, below: usize) -> usize {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((self.0 >> 33) as usize) % below.max(1)
-    }
-}
+#[path = "common/lcg.rs"]
+mod lcg;
+use lcg::Lcg;
 
 #[test]
 fn no_mutation_of_a_valid_suite_panics() {

@@ -37,7 +37,7 @@ pub struct HistoryArgs {
     #[arg(long, value_name = "FILE", global = true)]
     db: Option<PathBuf>,
     /// The table covers the last N runs
-    #[arg(long, value_name = "N", default_value_t = 10, value_parser = positive)]
+    #[arg(long, value_name = "N", default_value_t = 10, value_parser = crate::usage::positive_count)]
     last: usize,
     /// Where the trend page goes (default beside the database)
     #[arg(long, value_name = "OUT.html")]
@@ -74,29 +74,13 @@ enum Import {
     },
 }
 
-/// A value clap cannot take for an option (it prints it beside the option).
-#[derive(Debug, thiserror::Error)]
-enum BadValue {
-    #[error("`{0}` is not a positive count")]
-    Count(String),
-    #[error("`{0}` is not a percentage (write 2%)")]
-    Percent(String),
-}
-
-fn positive(text: &str) -> Result<usize, BadValue> {
-    text.parse()
-        .ok()
-        .filter(|n| *n > 0)
-        .ok_or_else(|| BadValue::Count(text.into()))
-}
-
-fn percentage(text: &str) -> Result<f64, BadValue> {
+fn percentage(text: &str) -> Result<f64, crate::usage::BadValue> {
     text.trim_end_matches('%')
         .parse::<f64>()
         .ok()
         .filter(|x| x.is_finite() && *x >= 0.0)
         .map(|x| x / 100.0)
-        .ok_or_else(|| BadValue::Percent(text.into()))
+        .ok_or_else(|| crate::usage::BadValue::Percent(text.into()))
 }
 
 /// What the history commands use, from the command line (and KERNELGATE_HISTORY).

@@ -138,16 +138,7 @@ impl History {
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(sql)?;
-        let found: u32 = tx
-            .pragma_query_value(None, "user_version", |r| r.get(0))
-            .map_err(sql)?;
-        if found > SCHEMA_VERSION {
-            return Err(HistoryError::NewerSchema {
-                path: path.to_path_buf(),
-                found,
-                known: SCHEMA_VERSION,
-            });
-        }
+        let found = schema_version(&tx, path)?;
         for (v, migration) in MIGRATIONS.iter().enumerate().skip(found as usize) {
             tx.execute_batch(migration).map_err(sql)?;
             tx.pragma_update(None, "user_version", v as u32 + 1)
@@ -286,6 +277,25 @@ impl History {
     }
 }
 
+/// The schema version of the history at `path`: an error when it is newer than this kernelgate
+/// knows.
+fn schema_version(conn: &Connection, path: &Path) -> Result<u32, HistoryError> {
+    let found: u32 = conn
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .map_err(|source| HistoryError::Sqlite {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    if found > SCHEMA_VERSION {
+        return Err(HistoryError::NewerSchema {
+            path: path.to_path_buf(),
+            found,
+            known: SCHEMA_VERSION,
+        });
+    }
+    Ok(found)
+}
+
 /// A value as JSON (plain data; a value JSON cannot hold is stored as `null`).
 fn json<T: serde::Serialize>(value: &T) -> String {
     serde_json::to_string(value).unwrap_or_else(|_| "null".into())
@@ -301,16 +311,7 @@ impl History {
         };
         let conn = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
             .map_err(sql)?;
-        let found: u32 = conn
-            .pragma_query_value(None, "user_version", |r| r.get(0))
-            .map_err(sql)?;
-        if found > SCHEMA_VERSION {
-            return Err(HistoryError::NewerSchema {
-                path: path.to_path_buf(),
-                found,
-                known: SCHEMA_VERSION,
-            });
-        }
+        let found = schema_version(&conn, path)?;
         if found < SCHEMA_VERSION {
             return Err(HistoryError::Invalid {
                 path: path.to_path_buf(),

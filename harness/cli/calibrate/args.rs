@@ -1,13 +1,14 @@
 //! `Args`: `kernelgate calibrate`'s command line — `--reps N`, `--out FILE.md`, `--suites DIR`,
 //! `--durations LIST` — as clap parses it (misspelt flags get a suggestion).
 
+use crate::usage::{positive_count, BadValue};
 use std::path::PathBuf;
 
 /// `kernelgate calibrate`'s command line.
 #[derive(Debug, Clone, PartialEq, clap::Args)]
 pub struct Args {
     /// Repetitions per level (and per A/A trial with --suites)
-    #[arg(long, value_name = "N", default_value_t = 20, value_parser = reps)]
+    #[arg(long, value_name = "N", default_value_t = 20, value_parser = positive_count)]
     pub reps: usize,
     /// Also write the report there
     #[arg(long, value_name = "FILE.md")]
@@ -23,24 +24,6 @@ pub struct Args {
 /// Sensitivity kernel durations, seconds (`--durations 5us,1ms`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Durations(pub Vec<f64>);
-
-/// A value clap cannot take for an option (it prints it beside the option).
-#[derive(Debug, thiserror::Error)]
-pub enum BadValue {
-    /// `--reps`.
-    #[error("`{0}` is not a positive count")]
-    Count(String),
-    /// One of `--durations`.
-    #[error("`{0}` is not a duration up to 1 s such as 5us or 1ms")]
-    Duration(String),
-}
-
-fn reps(text: &str) -> Result<usize, BadValue> {
-    text.parse()
-        .ok()
-        .filter(|n| *n > 0)
-        .ok_or_else(|| BadValue::Count(text.into()))
-}
 
 fn durations(text: &str) -> Result<Durations, BadValue> {
     text.split(',')
