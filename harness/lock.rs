@@ -123,13 +123,29 @@ pub fn acquire(
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(io)?;
     }
-    let mut file = OpenOptions::new()
+    let mut file = match OpenOptions::new()
         .create(true)
         .truncate(false)
         .read(true)
         .write(true)
         .open(path)
-        .map_err(io)?;
+    {
+        Ok(f) => {
+            // Another user's kernelgate must be able to take it too (a shared temp folder).
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                let _ = f.set_permissions(std::fs::Permissions::from_mode(0o666));
+            }
+            f
+        }
+        // Another user's lock file: `flock` needs no write access, only the name of who holds
+        // it is not written.
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            File::open(path).map_err(io)?
+        }
+        Err(e) => return Err(io(e)),
+    };
     let start = Instant::now();
     let mut told: Option<Instant> = None;
     loop {

@@ -133,6 +133,23 @@ fn a_bad_variable_is_named() {
         err.contains("`KERNELGATE_DEVICE=first` is not a device ordinal"),
         "{err}"
     );
+    // Seen before issue 20: this time-out, under nextest's variables, overflowed a `Duration`
+    // and panicked (exit 101).
+    let o = kernelgate(
+        &["run", "--exact", "saxpy::vec4::n=4096"],
+        &[
+            ("KERNELGATE_TIMEOUT", "100000000000000000"),
+            ("NEXTEST_EXECUTION_MODE", "process-per-test"),
+            ("NEXTEST_RUN_ID", "robust-timeout"),
+            ("NEXTEST_TEST_NAME", "saxpy::vec4::n=4096"),
+        ],
+    );
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("is not a number of seconds from 1 to 86400 (a day)"),
+        "{err}"
+    );
 }
 
 #[test]
