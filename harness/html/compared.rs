@@ -97,7 +97,33 @@ pub fn evidence(t: &TrialRecord) -> Vec<Evidence> {
             new: value,
         });
     }
+    out.extend(counter_rows(m));
     out
+}
+
+/// One row per hardware counter read on this side (`measurement.counters`), against the
+/// baseline's or base's; an exact counter (equal in every read of the other side) is marked.
+fn counter_rows(m: &crate::report::results::Measurement) -> Vec<Evidence> {
+    use crate::measure::counters::Counter;
+    let Some(now) = m.counters.as_ref().and_then(|c| c.collected()) else {
+        return Vec::new();
+    };
+    let old = m.baseline_counters.as_ref();
+    Counter::ALL
+        .iter()
+        .filter_map(|c| {
+            let new = now.kernel.get(c)?;
+            let exact = old.is_some_and(|o| o.stable.contains(c));
+            Some(Evidence {
+                what: format!("{}{}", c.label(), if exact { " (exact)" } else { "" }),
+                old: old
+                    .and_then(|o| o.values.get(c))
+                    .map(|v| c.format(*v))
+                    .unwrap_or_else(|| "–".into()),
+                new: c.format(*new),
+            })
+        })
+        .collect()
 }
 
 /// The evidence table, the rows that differ first and marked.
