@@ -109,6 +109,10 @@ pub struct Config {
     pub base: Option<String>,
     /// `KERNELGATE_STRICT=1`: a trial still inconclusive after re-measuring fails.
     pub strict: bool,
+    /// `KERNELGATE_TIME_IDENTICAL=1`: in paired mode, time the trials whose code is identical
+    /// at the base anyway (an A/A test whose largest change the run prints as its noise),
+    /// instead of skipping them.
+    pub time_identical: bool,
     /// `KERNELGATE_REQUIRE_BASELINE=1`: a trial without a comparable baseline fails.
     pub require_baseline: bool,
     /// When blessing: replace each entry (`KERNELGATE_BLESS=1`) or add this run to it
@@ -162,6 +166,7 @@ pub const KNOWN: &[&str] = &[
     "KERNELGATE_STRICT",
     "KERNELGATE_SUITES",
     "KERNELGATE_TIMEOUT",
+    "KERNELGATE_TIME_IDENTICAL",
     "KERNELGATE_WORKER",
 ];
 
@@ -341,6 +346,7 @@ impl Config {
             },
             base: var("KERNELGATE_BASE"),
             strict: flag("KERNELGATE_STRICT")?,
+            time_identical: flag("KERNELGATE_TIME_IDENTICAL")?,
             require_baseline: flag("KERNELGATE_REQUIRE_BASELINE")?,
             blessing: bless.unwrap_or_default(),
             results: var("KERNELGATE_RESULTS").map(PathBuf::from),

@@ -7,6 +7,7 @@
 pub mod baseline;
 pub mod check;
 pub mod cli;
+pub mod code;
 pub mod compile_suite;
 pub mod config;
 pub mod device;

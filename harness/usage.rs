@@ -143,7 +143,9 @@ options (environment variables):
   KERNELGATE_SUITES=DIR          suite files (default suites)
   KERNELGATE_BASELINES=DIR       stored baselines (default baselines)
   KERNELGATE_BASE=REV            paired mode: time every trial against its version at git REV
-                                 (or a folder of the base's suites), interleaved, not baselines
+                                 (or a folder of the base's suites), interleaved, not baselines;
+                                 trials whose code is identical at REV are skipped, not timed
+  KERNELGATE_TIME_IDENTICAL=1    paired mode: time identical-code trials anyway (an A/A test)
   KERNELGATE_BLESS=1             record the trials that ran and passed as the new baselines
   KERNELGATE_BLESS=add           add this run to the baselines (another GPU or host), keeping the spread
   KERNELGATE_DEVICE=0[,1...]     GPU ordinals to spread the trials over

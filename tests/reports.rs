@@ -52,6 +52,7 @@ fn measured(median: f64, speedup: Option<f64>) -> Measurement {
         flops: None,
         baseline_samples: vec![],
         baseline_footprint: None,
+        trial_seconds: None,
     }
 }
 
@@ -88,6 +89,9 @@ fn trial(name: &str, status: Status, failure: Option<FailKind>) -> TrialRecord {
         failure_detail: None,
         commands: None,
         compiled: None,
+        code: None,
+        base_code: None,
+        code_change: None,
     }
 }
 
@@ -174,6 +178,9 @@ fn run() -> Results {
         totals: None,
         base: None,
         gone: Vec::new(),
+        identical: None,
+        sass: Vec::new(),
+        sass_note: None,
         provenance: Default::default(),
     }
 }

@@ -184,6 +184,9 @@ pub fn run(args: impl Iterator<Item = String>) -> ExitCode {
         if let Some(line) = terminal::paired_summary(&results) {
             println!("{line}");
         }
+        for line in results.identical.iter().flat_map(crate::report::identical::lines) {
+            println!("kernelgate: {line}");
+        }
         if let Some(totals) = &results.totals {
             for line in terminal::summary(totals, start.elapsed().as_secs_f64()) {
                 println!("{line}");

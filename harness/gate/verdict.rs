@@ -48,6 +48,12 @@ pub enum Verdict {
     Regressed,
     /// Too noisy to tell whether it is meaningfully slower.
     Inconclusive,
+    /// Paired mode: the whole resolved trial is identical at the base — every kernel's code,
+    /// the launches, inputs, check and bench settings — so no change of the code's is possible:
+    /// it passes, untimed (or, under `KERNELGATE_TIME_IDENTICAL=1`, timed as an A/A pair whose
+    /// change is kept as evidence, never as a regression). Never the result of [`decide`].
+    #[serde(rename = "identical_code")]
+    IdenticalCode,
 }
 
 impl fmt::Display for Verdict {
@@ -57,6 +63,7 @@ impl fmt::Display for Verdict {
             Verdict::Improved => "improved",
             Verdict::Regressed => "regressed",
             Verdict::Inconclusive => "inconclusive",
+            Verdict::IdenticalCode => "identical code",
         })
     }
 }

@@ -19,6 +19,8 @@ pub enum State {
     Improved,
     /// No meaningful change.
     Unchanged,
+    /// Paired mode: identical code at the base (not timed, or timed as an A/A pair).
+    IdenticalCode,
     /// Paired mode: not at the base revision, so not compared.
     New,
     /// Paired mode: its case changed since the base, so not compared.
@@ -34,7 +36,7 @@ pub enum State {
 impl State {
     /// The state of a record.
     pub fn of(t: &TrialRecord) -> State {
-        let verdict = t.verdict.map(|v| v.verdict);
+        let verdict = t.decided();
         match (t.status, verdict) {
             (_, Some(Verdict::Regressed)) => State::Regressed,
             (Status::Failed, _) => State::Failed,
@@ -43,6 +45,7 @@ impl State {
             (_, Some(Verdict::Inconclusive)) => State::Inconclusive,
             (_, Some(Verdict::Improved)) => State::Improved,
             (_, Some(Verdict::Unchanged)) => State::Unchanged,
+            (_, Some(Verdict::IdenticalCode)) => State::IdenticalCode,
             (_, None) if t.paired_standing() == Some(Standing::New) => State::New,
             (_, None) if t.paired_standing() == Some(Standing::Changed) => State::Changed,
             (_, None) if t.measurement.is_some() => State::NoBaseline,
@@ -59,6 +62,7 @@ impl State {
             State::Unreliable => "unreliable",
             State::Improved => "improved",
             State::Unchanged => "unchanged",
+            State::IdenticalCode => "identical code",
             State::New => "new",
             State::Changed => "changed",
             State::NoBaseline => "no baseline",

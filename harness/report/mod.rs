@@ -9,11 +9,14 @@ use std::fmt;
 
 pub mod annotations;
 pub mod compare;
+mod gate_note;
+pub mod identical;
 pub mod junit;
 pub mod markdown;
 pub mod merge;
 pub mod provenance;
 pub mod results;
+mod skipped;
 pub mod terminal;
 
 /// Formats seconds with a unit that keeps three or four significant digits.
@@ -227,6 +230,7 @@ mod tests {
             reference: Some("naive".into()),
             baseline_samples: Vec::new(),
             baseline_footprint: None,
+            trial_seconds: None,
         };
         let line = TrialLine {
             measurement: &measurement,

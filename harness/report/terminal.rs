@@ -78,6 +78,24 @@ pub fn note(r: &TrialRecord) -> String {
         ),
         GateNote::RemeasureFailed => "INCONCLUSIVE, and measuring it again failed".into(),
         GateNote::New => "new: not at the base revision, not compared".into(),
+        GateNote::IdenticalCode {
+            commit,
+            timed: false,
+            ..
+        } => format!(
+            "identical code to base {}: not timed, correctness not run (the base passed it)",
+            short(commit)
+        ),
+        GateNote::IdenticalCode { commit, .. } => {
+            let timed = r
+                .verdict
+                .map(|v| format!(": {} (an A/A pair)", change(&v.time)))
+                .unwrap_or_default();
+            format!(
+                "identical code to base {}, timed anyway (KERNELGATE_TIME_IDENTICAL){timed}",
+                short(commit)
+            )
+        }
         GateNote::Changed { why } => format!("changed: {why}; not compared"),
         GateNote::Compared { remeasured, .. } | GateNote::Paired { remeasured, .. } => {
             let Some(verdict) = &r.verdict else {
@@ -110,13 +128,31 @@ pub fn note(r: &TrialRecord) -> String {
                 }
                 _ => change,
             };
-            match verdict.verdict {
+            let text = match verdict.verdict {
                 Verdict::Inconclusive => format!("INCONCLUSIVE {change}{again}{held}: too noisy to tell (KERNELGATE_STRICT=1 fails it)"),
                 Verdict::Regressed => format!("REGRESSED {change}{again}"),
                 v => format!("{v} {change}{again}{held}"),
+            };
+            match code_note(r) {
+                Some(code) => format!("{text} · {code}"),
+                None => text,
             }
         }
     }
+}
+
+/// What the record says of its code against what it was compared with: `same code as the
+/// baseline`, `changed since base 1a2b3c4: kernel `vec4` (code)`; `None` where it has no code
+/// change (no code, or not compared).
+pub fn code_note(r: &TrialRecord) -> Option<String> {
+    let other = match &r.gate {
+        Some(GateNote::Compared { .. }) => "the baseline".to_string(),
+        Some(GateNote::Paired { commit, .. } | GateNote::IdenticalCode { commit, .. }) => {
+            format!("base {}", short(commit))
+        }
+        _ => return None,
+    };
+    r.code_change.as_ref().map(|c| c.describe(&other))
 }
 
 /// The threshold a trial was gated with (its `max_slowdown`, widened by the spread between a
@@ -172,7 +208,8 @@ pub fn line(r: &TrialRecord, device: Option<&DeviceInfo>) -> String {
         return line;
     }
     let Some(m) = &r.measurement else {
-        return String::new();
+        // A paired trial decided without timing: `identical code to base 1a2b3c4: ...`.
+        return note(r);
     };
     let mut line = match device {
         Some(device) => TrialLine {
@@ -362,7 +399,7 @@ pub fn headline(r: &TrialRecord) -> String {
             .and_then(|t| t.lines().next())
             .unwrap_or("failed")
             .to_string(),
-        Status::Passed if r.measurement.is_some() => note(r),
+        Status::Passed if r.measurement.is_some() || r.gate.is_some() => note(r),
         Status::Passed => line(r, None),
     }
 }
@@ -479,8 +516,9 @@ pub fn paired_summary(results: &Results) -> Option<String> {
             .collect()
     };
     let compared = named(&|g| matches!(g, GateNote::Paired { .. })).len();
+    let identical = named(&|g| matches!(g, GateNote::IdenticalCode { .. })).len();
     let mut line = format!(
-        "kernelgate: {}: {compared} trial(s) compared",
+        "kernelgate: {}: {compared} trial(s) compared, {identical} identical code",
         results.mode()
     );
     let new = named(&|g| matches!(g, GateNote::New));

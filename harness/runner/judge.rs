@@ -24,6 +24,9 @@ pub struct Judged {
     pub verdict: Option<TrialVerdict>,
     /// Why the re-measure of an inconclusive trial failed; the trial fails with it.
     pub remeasure_failure: Option<TrialFailure>,
+    /// The code it is compared with: the baseline entry's (`None`: it recorded none), or the
+    /// base's in paired mode.
+    pub old_code: Option<crate::code::TrialCode>,
 }
 
 /// A trial whose SM clock was throttled in too many rounds (or that has no samples) is not
@@ -168,6 +171,7 @@ pub(super) fn judge(
         }
         judged[i] = Some(Judged {
             baseline_footprint: baseline.as_ref().and_then(|b| b.footprint.clone()),
+            old_code: baseline.as_ref().and_then(|b| b.code.clone()),
             baseline_samples: baseline.map(|b| b.time_samples).unwrap_or_default(),
             gate,
             verdict: None,

@@ -9,7 +9,9 @@
 #![deny(clippy::too_many_lines)]
 
 mod bless;
+mod code;
 mod executor;
+mod identical;
 mod judge;
 mod paired;
 mod record;

@@ -14,6 +14,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+mod code;
 /// Host-aware baselines: `KERNELGATE_BLESS=add` and the other-GPU note.
 mod hosts;
 mod paired;
@@ -56,6 +57,7 @@ fn measured(t: f64, n: usize, spread: f64, pool_peak: u64) -> Outcome {
         samples: samples(t, n, spread),
         footprint: footprint(pool_peak),
         base_footprint: None,
+        seconds: 0.5,
     }))
 }
 
@@ -180,6 +182,8 @@ fn entry(kernel: &str, t: f64, pool_peak: u64) -> Entry {
         kernelgate: "0.1.0".into(),
         date: "2026-11-21".into(),
         runs: Vec::new(),
+        code: None,
+        trial_seconds: None,
     }
 }
 
@@ -213,6 +217,7 @@ fn config(dir: &Path, mode: Mode) -> Config {
         mode,
         base: None,
         strict: false,
+        time_identical: false,
         require_baseline: false,
         blessing: crate::config::Blessing::Replace,
         results: None,

@@ -4,13 +4,11 @@
 use crate::config::Config;
 use crate::device::compile::Compiled;
 use crate::exit;
-use crate::sass::disasm::{Disassembler, Listing};
-use crate::sass::elf::CudaElf;
+use crate::sass::listings::Listings;
 use crate::sass::mix::Mix;
-use crate::sass::{KernelCode, KernelIdentity, Module, SassError, Toolchain};
+use crate::sass::{KernelCode, KernelIdentity, SassError, Toolchain};
 use crate::suite::Suite;
 use serde::Serialize;
-use std::collections::HashMap;
 use std::io::Write;
 use std::time::{Duration, Instant};
 
@@ -42,9 +40,8 @@ pub(super) struct Run<'c> {
     pub(super) config: &'c Config,
     pub(super) toolchain: &'c Toolchain,
     pub(super) filter: Option<&'c str>,
-    pub(super) disassembler: Option<Disassembler>,
-    /// Disassembled modules, by their bytes.
-    pub(super) listings: HashMap<Vec<u8>, Listing>,
+    /// The kernels' listings (with the disassembler, unless `--json`).
+    pub(super) listings: Listings,
     pub(super) worst: u8,
     pub(super) identifying: Duration,
 }
@@ -120,19 +117,8 @@ impl Run<'_> {
         let Some((_, compiled)) = built.compiled.iter().find(|(si, _)| *si == source) else {
             return Err(SassError::NotCompiled);
         };
-        let module = Module::of(built.suite.sources[source].kind(), compiled, arch)?;
-        let Module::Cubin(cubin) = module else {
-            return Ok(None);
-        };
-        let Some(disassembler) = &self.disassembler else {
-            return Ok(None);
-        };
-        if !self.listings.contains_key(&*cubin) {
-            let listing = disassembler.listing(&cubin)?;
-            self.listings.insert(cubin.to_vec(), listing);
-        }
-        let elf = CudaElf::parse(&cubin)?;
-        Ok(Some(self.listings[&*cubin].kernel(&elf, &id.name)?))
+        let kind = built.suite.sources[source].kind();
+        self.listings.entry(kind, compiled, arch, id)
     }
 
     /// Writes every selected kernel's SASS to `out`.

@@ -13,6 +13,7 @@ fn paired_measured(cand: f64, base: f64, n: usize, spread: f64) -> Outcome {
         samples: s,
         footprint: footprint(1000),
         base_footprint: Some(footprint(1000)),
+        seconds: 0.5,
     }))
 }
 

@@ -1,0 +1,259 @@
+//! The trials' code through the runner: paired mode skips a trial whose code is identical at
+//! the base (or times it as an A/A pair under `KERNELGATE_TIME_IDENTICAL`), says what changed
+//! in the others; stored mode blesses the code with the baseline and says "same code" or what
+//! changed against it. The executor's code is made up (`code::trial_tests::code`).
+
+use super::*;
+use crate::code::trial_tests::code as made_up;
+use crate::code::{Change, CodeChange, KernelPart, Role, SuiteCode};
+use crate::report::results::{Results, SavedFrom};
+use crate::sass::change::SassText;
+use std::sync::Arc;
+
+/// The scripted executor with code: suite `i`'s is `codes[i]`; records the specs it runs.
+struct Coded {
+    inner: Scripted,
+    codes: Vec<Arc<SuiteCode>>,
+    specs: Mutex<Vec<TrialSpec>>,
+}
+
+impl Executor for Coded {
+    fn slots(&self) -> usize {
+        1
+    }
+    fn device(&self) -> Option<DeviceInfo> {
+        self.inner.device()
+    }
+    fn execute(&self, slot: usize, spec: &TrialSpec) -> Outcome {
+        self.specs.lock().unwrap().push(spec.clone());
+        self.inner.execute(slot, spec)
+    }
+    fn stop(&self) {}
+    fn totals(&self) -> RunTotals {
+        RunTotals::default()
+    }
+    fn code(&self, suite: usize) -> Option<Arc<SuiteCode>> {
+        self.codes.get(suite).cloned()
+    }
+}
+
+/// Paired: suite `t` against a base whose `salted` kernels' code differs; returns the results
+/// and the specs executed.
+fn paired(
+    name: &str,
+    salted: &[&str],
+    time_identical: bool,
+    script: Vec<(&str, u32, Outcome)>,
+) -> (Results, Vec<TrialSpec>) {
+    let dir = scratch(name);
+    let suites = vec![suite(&dir)];
+    let base = crate::paired::Base {
+        rev: "HEAD~1".into(),
+        commit: "0123456789abcdef".into(),
+        suites: suites.clone(),
+    };
+    let config = Config {
+        time_identical,
+        ..config(&dir, Mode::Gate)
+    };
+    let plan = plan(&suites);
+    let executor = Coded {
+        inner: Scripted::new(&plan, script),
+        codes: vec![
+            Arc::new(made_up(&suites[0], "sm_90", salted)),
+            Arc::new(made_up(&base.suites[0], "sm_90", &[])),
+        ],
+        specs: Mutex::new(Vec::new()),
+    };
+    let runner = Runner {
+        config: &config,
+        suites: &suites,
+        executor: &executor,
+        progress: false,
+        base: Some(&base),
+    };
+    let selected: Vec<usize> = (0..plan.len()).collect();
+    let report = runner.run(&plan, &selected);
+    let _ = std::fs::remove_dir_all(&dir);
+    (report.results, executor.specs.into_inner().unwrap())
+}
+
+/// Paired samples: the candidate at `cand`, its base at `base`.
+fn pair(cand: f64, base: f64) -> Outcome {
+    let mut s = samples(cand, 32, 0.01);
+    s.reference = times(base, 32, 0.0025);
+    Outcome::Measured(Box::new(Measured {
+        ordinal: 0,
+        samples: s,
+        footprint: footprint(1000),
+        base_footprint: Some(footprint(1000)),
+        seconds: 0.75,
+    }))
+}
+
+#[test]
+fn a_paired_trial_with_identical_code_is_not_run_and_passes() {
+    // `fast` changed; `naive`, the reference, did not — but `fast`'s trial checks against
+    // `naive`, and `naive`'s own trial is identical.
+    let (results, specs) = paired(
+        "identical",
+        &["fast"],
+        false,
+        vec![("t::fast", 1, pair(11e-6, 10e-6))],
+    );
+    let kernels: Vec<&TrialSpec> = specs.iter().filter(|s| s.kind != Kind::Compile).collect();
+    assert_eq!(kernels.len(), 1, "only the changed trial runs: {specs:?}");
+    let naive = record(&results, "t::naive");
+    assert_eq!(naive.status, Status::Passed);
+    assert_eq!(naive.decided(), Some(Verdict::IdenticalCode));
+    assert!(naive.measurement.is_none() && naive.verdict.is_none());
+    assert!(matches!(
+        naive.gate,
+        Some(GateNote::IdenticalCode { timed: false, .. })
+    ));
+    assert_eq!(naive.code, naive.base_code, "both sides' code is kept");
+    assert!(naive.code_change.as_ref().is_some_and(CodeChange::is_same));
+    let said =
+        "identical code to base 0123456: not timed, correctness not run (the base passed it)";
+    assert_eq!(
+        crate::report::terminal::line(naive, None),
+        said,
+        "the line, with no figures: nothing was timed"
+    );
+    assert_eq!(crate::report::terminal::headline(naive), said);
+    let fast = record(&results, "t::fast");
+    assert_eq!(fast.verdict.unwrap().verdict, Verdict::Regressed);
+    assert_eq!(
+        fast.code_change,
+        Some(CodeChange::Changed {
+            changes: vec![Change::Kernel {
+                role: Role::Kernel,
+                kernel: "fast".into(),
+                parts: vec![KernelPart::Code]
+            }],
+            toolchain: Vec::new()
+        })
+    );
+    let identical = results.identical.as_ref().unwrap();
+    assert_eq!((identical.skipped, identical.timed), (1, 0));
+    assert_eq!(
+        identical.saved_seconds,
+        Some(0.75),
+        "fast's time, this run's mean"
+    );
+    assert_eq!(identical.saved_from, Some(SavedFrom::ThisRun));
+    // The changed kernel's diff, once: its made-up code has no module to disassemble.
+    assert_eq!(results.sass.len(), 1);
+    let d = &results.sass[0];
+    assert_eq!((d.suite.as_str(), d.kernel.as_str()), ("t", "fast"));
+    assert!(
+        matches!(&d.entries[0].sass, SassText::Failed { error } if error.contains("not compiled")),
+        "{d:?}"
+    );
+}
+
+#[test]
+fn time_identical_times_them_as_a_a_pairs_outside_the_family() {
+    let (results, specs) = paired(
+        "time-identical",
+        &["fast"],
+        true,
+        vec![
+            // The A/A pair shows a 6% "change": noise, never a regression.
+            ("t::naive", 1, pair(10.6e-6, 10e-6)),
+            ("t::fast", 1, pair(10e-6, 10e-6)),
+        ],
+    );
+    assert_eq!(specs.iter().filter(|s| s.kind != Kind::Compile).count(), 2);
+    let naive = record(&results, "t::naive");
+    let v = naive.verdict.unwrap();
+    assert_eq!(v.verdict, Verdict::IdenticalCode);
+    assert!(v.time.slowdown > 1.05, "{v:?}");
+    assert_eq!(naive.status, Status::Passed, "identical code passes");
+    assert!(matches!(
+        naive.gate,
+        Some(GateNote::IdenticalCode { timed: true, .. })
+    ));
+    let fast = record(&results, "t::fast");
+    assert!(
+        matches!(fast.gate, Some(GateNote::Paired { family: 1, .. })),
+        "the A/A pair is not in the gate's family: {:?}",
+        fast.gate
+    );
+    let identical = results.identical.as_ref().unwrap();
+    assert_eq!((identical.skipped, identical.timed), (0, 1));
+    let noise = identical.noise.as_ref().unwrap();
+    assert_eq!(noise.trial, "t::naive");
+    assert_eq!(
+        noise.regressed, 1,
+        "the gate alone would have called it regressed"
+    );
+    assert!(crate::report::terminal::headline(naive).starts_with(
+        "identical code to base 0123456, timed anyway (KERNELGATE_TIME_IDENTICAL): +6.0%"
+    ));
+}
+
+/// Stored mode with code: blesses both trials (with code), then gates with `salted` kernels'
+/// code changed.
+fn stored(name: &str, salted: &[&str]) -> Results {
+    let dir = scratch(name);
+    let suites = vec![suite(&dir)];
+    let plan = plan(&suites);
+    let selected: Vec<usize> = (0..plan.len()).collect();
+    let script = || {
+        vec![
+            ("t::naive", 1, measured(10e-6, 32, 0.01, 1000)),
+            ("t::fast", 1, measured(10e-6, 32, 0.01, 1000)),
+        ]
+    };
+    let run = |mode: Mode, salted: &[&str]| {
+        let config = config(&dir, mode);
+        let executor = Coded {
+            inner: Scripted::new(&plan, script()),
+            codes: vec![Arc::new(made_up(&suites[0], "sm_90", salted))],
+            specs: Mutex::new(Vec::new()),
+        };
+        let runner = Runner {
+            config: &config,
+            suites: &suites,
+            executor: &executor,
+            progress: false,
+            base: None,
+        };
+        runner.run(&plan, &selected).results
+    };
+    run(Mode::Bless, &[]);
+    let stored = baseline::load(&baseline::path(
+        &dir.join("baselines"),
+        &crate::baseline::Fingerprint::of(&device()),
+        "t",
+    ))
+    .unwrap()
+    .unwrap();
+    let entry = &stored.trials["t::fast"];
+    assert!(entry.code.is_some(), "blessed with its code");
+    assert_eq!(entry.trial_seconds, Some(0.5));
+    let results = run(Mode::Gate, salted);
+    let _ = std::fs::remove_dir_all(&dir);
+    results
+}
+
+#[test]
+fn a_stored_verdict_says_same_code_or_what_changed() {
+    let same = stored("stored-same", &[]);
+    let fast = record(&same, "t::fast");
+    assert!(fast.code_change.as_ref().is_some_and(CodeChange::is_same));
+    let line = crate::report::terminal::note(fast);
+    assert!(line.ends_with("· same code as the baseline"), "{line}");
+    let changed = stored("stored-changed", &["naive"]);
+    let fast = record(&changed, "t::fast");
+    assert_eq!(
+        fast.code_change.as_ref().unwrap().changed_kernels(),
+        [(Role::Reference, "naive")]
+    );
+    let line = crate::report::terminal::note(fast);
+    assert!(
+        line.ends_with("· changed since the baseline: reference `naive` (code)"),
+        "{line}"
+    );
+}
