@@ -184,7 +184,11 @@ pub fn run(args: impl Iterator<Item = String>) -> ExitCode {
         if let Some(line) = terminal::paired_summary(&results) {
             println!("{line}");
         }
-        for line in results.identical.iter().flat_map(crate::report::identical::lines) {
+        for line in results
+            .identical
+            .iter()
+            .flat_map(crate::report::identical::lines)
+        {
             println!("kernelgate: {line}");
         }
         if let Some(totals) = &results.totals {

@@ -13,6 +13,7 @@ th { background: #f2f5f9; font-weight: 600; } td.num { text-align: right; font-v
 table.trials, table.resources { width: 100%; } table.resources td.num, table.trends td.num { white-space: nowrap; }
 code, pre { font: 12px/1.4 ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace; }
 pre { background: #f6f8fa; border: 1px solid #e3e7ee; padding: 6px 8px; margin: 4px 0; white-space: pre-wrap; word-break: break-all; }
+pre.diff .add { color: #0f6b2f; background: #e6f6ea; } pre.diff .del { color: #a11a1a; background: #fbe9e9; } pre.diff .hunk { color: #6b6b6b; }
 .charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(640px, 100%), 1fr)); gap: 12px; }
 .table-wrap { overflow-x: auto; max-width: 100%; }
 .charts svg, figure svg { max-width: 100%; height: auto; border: 1px solid #e3e7ee; }

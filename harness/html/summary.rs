@@ -133,6 +133,13 @@ pub fn summary(view: &View) -> String {
         "<span>{} trials</span></p>\n",
         results.trials.len()
     ));
+    for line in results
+        .identical
+        .iter()
+        .flat_map(crate::report::identical::lines)
+    {
+        out.push_str(&format!("<p class=\"identical\">{}</p>\n", esc(&line)));
+    }
     if !results.gone.is_empty() {
         let names: Vec<String> = results
             .gone

@@ -5,7 +5,7 @@
 use super::results::{GateNote, Results, Standing, Status, TrialRecord};
 use super::{bytes, duration};
 use crate::gate::Verdict;
-use crate::report::terminal::{headline, record_change as change};
+use crate::report::terminal::{code_note, headline, record_change as change};
 use crate::stats::Summary;
 
 /// The size the summary is kept under.
@@ -20,11 +20,11 @@ fn cell(text: &str) -> String {
 }
 
 fn verdict(t: &TrialRecord) -> String {
-    match (t.status, &t.verdict, &t.measurement) {
-        (_, Some(v), _) if v.verdict == Verdict::Regressed => "**regressed**".into(),
+    match (t.status, t.decided(), &t.measurement) {
+        (_, Some(Verdict::Regressed), _) => "**regressed**".into(),
         (Status::Failed, _, _) => "**failed**".into(),
         (Status::Ignored, _, _) => "ignored".into(),
-        (_, Some(v), _) => v.verdict.to_string(),
+        (_, Some(v), _) => v.to_string(),
         (_, None, Some(_)) => t
             .paired_standing()
             .map_or("no baseline", Standing::word)
@@ -48,7 +48,7 @@ fn why(t: &TrialRecord) -> String {
             .map(|s| (s.median, format!("base `{}`", short(commit)))),
         _ => None,
     };
-    match (compared, &t.verdict, &t.measurement) {
+    let why = match (compared, &t.verdict, &t.measurement) {
         (Some((old, against)), Some(v), Some(m)) if t.failure_detail.is_none() => format!(
             "{} → {} per run against {}; p = {:.1e} after Benjamini–Hochberg",
             duration(old),
@@ -56,7 +56,11 @@ fn why(t: &TrialRecord) -> String {
             cell(&against),
             v.time.p_adjusted
         ),
-        _ => cell(&headline(t)),
+        _ => return cell(&headline(t)),
+    };
+    match code_note(t) {
+        Some(code) => format!("{why}; {}", cell(&code)),
+        None => why,
     }
 }
 
@@ -87,7 +91,8 @@ pub fn render(results: &Results) -> String {
     let standing = |s: Standing| count(&|t| t.paired_standing() == Some(s));
     let paired = match results.base {
         Some(_) => format!(
-            ", {} new, {} changed, {} gone",
+            ", {} identical code, {} new, {} changed, {} gone",
+            count(&|t| t.decided() == Some(Verdict::IdenticalCode)),
             standing(Standing::New),
             standing(Standing::Changed),
             results.gone.len()
@@ -111,6 +116,9 @@ pub fn render(results: &Results) -> String {
         results.kernelgate,
         results.date
     );
+    for line in results.identical.iter().flat_map(super::identical::lines) {
+        out.push_str(&format!("{}\n\n", cell(&line)));
+    }
     let attention: Vec<&TrialRecord> = results
         .trials
         .iter()
