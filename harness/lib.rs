@@ -5,6 +5,7 @@
 //! checks each against its suite's reference kernel, and times it with CUDA events.
 
 pub mod baseline;
+pub mod bisect;
 pub mod check;
 pub mod cli;
 pub mod code;

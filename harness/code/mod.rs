@@ -18,6 +18,6 @@ pub(crate) mod trial_tests;
 mod types;
 
 pub use change::{Change, CodeChange, KernelPart, ToolchainChange};
-pub use suite_code::{file_digest, CodeError, SuiteCode};
+pub use suite_code::{entry_sass, file_digest, CodeError, SuiteCode};
 pub use trial::trial_code;
 pub use types::{Role, RoleCode, TrialCode, TrialParts};

@@ -105,3 +105,19 @@ impl SuiteCode {
         })
     }
 }
+
+/// The normalised SASS of entry `id` of `suite`'s kernel `kernel`, from the suite's modules
+/// `compiled` for `arch`: `None` for PTX (the driver compiles it) or without a disassembler.
+pub fn entry_sass(
+    (suite, kernel): (&Suite, usize),
+    compiled: &[(usize, Compiled)],
+    arch: &str,
+    id: &crate::sass::KernelIdentity,
+    listings: &mut crate::sass::listings::Listings,
+) -> Result<Option<Vec<String>>, SassError> {
+    let source = suite.kernels[kernel].source;
+    let Some((_, module)) = compiled.iter().find(|(si, _)| *si == source) else {
+        return Err(SassError::NotCompiled);
+    };
+    listings.entry(suite.sources[source].kind(), module, arch, id)
+}

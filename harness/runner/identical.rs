@@ -4,7 +4,7 @@
 //! here (no GPU) so the reports can show it.
 
 use super::{Planned, Runner};
-use crate::code::{Role, SuiteCode};
+use crate::code::{entry_sass, Role, SuiteCode};
 use crate::paired::Pairing;
 use crate::report::results::{GateNote, Identical, Noise, SavedFrom, TrialRecord};
 use crate::sass::change::KernelDiff;
@@ -152,16 +152,15 @@ pub(super) fn sass_diffs(
             old,
             new,
             note.as_deref(),
-            |side, id| {
-                let (suite, code, kernel) = match side {
-                    Side::Base => (base_suite, &then, bk),
-                    Side::Head => (suite, &head, k),
-                };
-                let source = suite.kernels[kernel].source;
-                let Some((_, compiled)) = code.compiled.iter().find(|(si, _)| *si == source) else {
-                    return Err(crate::sass::SassError::NotCompiled);
-                };
-                listings.entry(suite.sources[source].kind(), compiled, &code.arch, id)
+            |side, id| match side {
+                Side::Base => entry_sass(
+                    (base_suite, bk),
+                    &then.compiled,
+                    &then.arch,
+                    id,
+                    &mut listings,
+                ),
+                Side::Head => entry_sass((suite, k), &head.compiled, &head.arch, id, &mut listings),
             },
         );
         out.push(d);

@@ -1,6 +1,7 @@
 //! `Run`: the state of one `kernelgate sass` — the suites built per architecture (`Side`,
 //! `Built`), their listings, and the worst exit code so far.
 
+use crate::code::{CodeError, SuiteCode};
 use crate::config::Config;
 use crate::device::compile::Compiled;
 use crate::exit;
@@ -10,7 +11,7 @@ use crate::sass::{KernelCode, KernelIdentity, SassError, Toolchain};
 use crate::suite::Suite;
 use serde::Serialize;
 use std::io::Write;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// One side (the working tree, or the base) built for one architecture.
 pub(super) struct Side<'s> {
@@ -74,30 +75,27 @@ impl Run<'_> {
             if selected.is_empty() {
                 continue;
             }
-            let compiled =
-                match crate::compile_suite::compile_suite(suite, arch, Some(&self.config.cache)) {
-                    Ok(c) => c,
-                    Err(e) => {
-                        self.fail(exit::COMPILE_ERROR, &e.to_string());
-                        out.failed.push(suite.name.clone());
-                        continue;
-                    }
-                };
-            let start = Instant::now();
-            let code = crate::sass::identities(suite, &compiled, arch, self.toolchain);
-            self.identifying += start.elapsed();
-            match code {
-                Ok(code) => out.built.push(Built {
-                    suite,
-                    code: code
-                        .into_iter()
-                        .enumerate()
-                        .filter(|(k, _)| selected.contains(k))
-                        .collect(),
-                    compiled,
-                }),
+            let cache = Some(self.config.cache.as_path());
+            match SuiteCode::build(suite, arch, cache, self.toolchain) {
+                Ok(code) => {
+                    self.identifying += Duration::from_secs_f64(code.identify_seconds);
+                    out.built.push(Built {
+                        suite,
+                        code: code
+                            .kernels
+                            .into_iter()
+                            .enumerate()
+                            .filter(|(k, _)| selected.contains(k))
+                            .collect(),
+                        compiled: code.compiled,
+                    })
+                }
                 Err(e) => {
-                    self.fail(exit::BAD_INPUT, &e.to_string());
+                    let exit = match e {
+                        CodeError::Compile(_) => exit::COMPILE_ERROR,
+                        _ => exit::BAD_INPUT,
+                    };
+                    self.fail(exit, &e.to_string());
                     out.failed.push(suite.name.clone());
                 }
             }
@@ -113,12 +111,8 @@ impl Run<'_> {
         id: &KernelIdentity,
         arch: &str,
     ) -> Result<Option<Vec<String>>, SassError> {
-        let source = built.suite.kernels[kernel].source;
-        let Some((_, compiled)) = built.compiled.iter().find(|(si, _)| *si == source) else {
-            return Err(SassError::NotCompiled);
-        };
-        let kind = built.suite.sources[source].kind();
-        self.listings.entry(kind, compiled, arch, id)
+        let suite = (built.suite, kernel);
+        crate::code::entry_sass(suite, &built.compiled, arch, id, &mut self.listings)
     }
 
     /// Writes every selected kernel's SASS to `out`.
