@@ -164,6 +164,7 @@ fn the_first_regressed_commit_is_found_with_few_timings_around_a_broken_one() {
     };
     let lines = report.lines();
     let text = lines.join("\n");
+    eprintln!("{text}");
     assert_eq!(
         lines[0],
         format!(

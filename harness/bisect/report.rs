@@ -22,6 +22,11 @@ pub struct Report<'a> {
     pub since_parent: Option<(Commit, Changes)>,
 }
 
+/// The first line of a reason (a compiler's log follows it; the run of that commit shows it).
+fn first_line(why: &str) -> &str {
+    why.lines().next().unwrap_or(why)
+}
+
 /// A probe's decision in a few words.
 fn how(h: &How) -> String {
     let short = |id: &str| id.get(..7).unwrap_or(id).to_string();
@@ -32,8 +37,8 @@ fn how(h: &How) -> String {
         How::Timed(Timed::Inconclusive(c)) => {
             format!("skipped: inconclusive after re-measuring {}", change(c))
         }
-        How::Timed(Timed::Failed(why)) => format!("skipped: {why}"),
-        How::Broken(why) => format!("skipped: {why}"),
+        How::Timed(Timed::Failed(why)) => format!("skipped: {}", first_line(why)),
+        How::Broken(why) => format!("skipped: {}", first_line(&why.to_string())),
         How::Timed(Timed::Unavailable(why)) => format!("not timed: {why}"),
         How::SameCode {
             as_commit,
@@ -107,9 +112,10 @@ impl Report<'_> {
         ));
         for (c, why) in &skipped {
             out.push(format!(
-                "    skipped {} \"{}\": {why}",
+                "    skipped {} \"{}\": {}",
                 c.short(),
-                c.subject
+                c.subject,
+                first_line(why)
             ));
         }
         if !f.probed.is_empty() {
