@@ -28,21 +28,6 @@ fn history(name: &str) -> PathBuf {
     dir
 }
 
-/// Whether NVRTC loads here (else the test is skipped, unless KERNELGATE_REQUIRE_NVRTC).
-fn nvrtc() -> bool {
-    match kernelgate::device::nvrtc_missing() {
-        None => true,
-        Some(why) => {
-            assert!(
-                std::env::var_os("KERNELGATE_REQUIRE_NVRTC").is_none(),
-                "KERNELGATE_REQUIRE_NVRTC is set but {why}"
-            );
-            eprintln!("skipped: {why}");
-            false
-        }
-    }
-}
-
 fn config(dir: &Path) -> Config {
     Config {
         suites: dir.join("suites"),
@@ -85,7 +70,7 @@ impl Probe for Scripted<'_, '_> {
 
 #[test]
 fn the_first_regressed_commit_is_found_with_few_timings_around_a_broken_one() {
-    if !nvrtc() {
+    if !repo::nvrtc_or_skip() {
         return;
     }
     let dir = history("search");
@@ -206,7 +191,7 @@ fn the_first_regressed_commit_is_found_with_few_timings_around_a_broken_one() {
 
 #[test]
 fn a_code_change_comes_with_its_sass_diff_against_the_parent() {
-    if !nvrtc() {
+    if !repo::nvrtc_or_skip() {
         return;
     }
     let dir = history("sass");
@@ -249,27 +234,24 @@ fn a_code_change_comes_with_its_sass_diff_against_the_parent() {
 fn the_command_needs_revisions_it_can_use_and_a_gpu_to_time() {
     let dir = history("command");
     let run = |args: &[&str]| kernelgate(&dir, &[&["bisect"], args].concat(), &[]);
-    let o = run(&["no-such-rev", "HEAD", TRIAL]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(
-        text(&o).contains("`no-such-rev` is not a commit in this repository"),
-        "{}",
-        text(&o)
-    );
-    let o = run(&["HEAD", "HEAD~8", TRIAL]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(
-        text(&o).contains("`HEAD` is not an ancestor of `HEAD~8`"),
-        "{}",
-        text(&o)
-    );
-    let o = run(&["HEAD~8", "HEAD", "saxpy::nothing::n=4096"]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(
-        text(&o).contains("no trial `saxpy::nothing::n=4096` at this commit"),
-        "{}",
-        text(&o)
-    );
+    for (args, said) in [
+        (
+            ["no-such-rev", "HEAD", TRIAL],
+            "`no-such-rev` is not a commit in this repository",
+        ),
+        (
+            ["HEAD", "HEAD~8", TRIAL],
+            "`HEAD` is not an ancestor of `HEAD~8`",
+        ),
+        (
+            ["HEAD~8", "HEAD", "saxpy::nothing::n=4096"],
+            "no trial `saxpy::nothing::n=4096` at this commit",
+        ),
+    ] {
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        assert!(text(&o).contains(said), "{}", text(&o));
+    }
     if kernelgate::device::driver_missing().is_some()
         && kernelgate::device::nvrtc_missing().is_none()
     {

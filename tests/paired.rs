@@ -149,12 +149,7 @@ fn a_folder_of_suites_can_be_the_base() {
 #[test]
 fn trials_whose_code_is_identical_at_the_base_are_skipped_without_a_gpu() {
     // The candidate only adds a comment to saxpy.cu: every trial's identity is the base's.
-    if kernelgate::device::nvrtc_missing().is_some() {
-        assert!(
-            std::env::var_os("KERNELGATE_REQUIRE_NVRTC").is_none(),
-            "KERNELGATE_REQUIRE_NVRTC is set but NVRTC does not load"
-        );
-        eprintln!("skipped: no NVRTC");
+    if !repo::nvrtc_or_skip() {
         return;
     }
     let dir = repository("identical");

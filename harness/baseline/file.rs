@@ -190,6 +190,23 @@ mod tests {
     use crate::baseline::runs::Origin;
     use std::collections::BTreeMap;
 
+    /// A format-1 file as kernelgate 0.1.0 wrote it (shortened).
+    const V1: &str = r#"{
+  "device": {"compute_capability": "9.0", "cuda": "13.0", "driver": "580.159.04", "memory_gib": 140, "name": "NVIDIA H200", "sm_count": 132},
+  "format": 1,
+  "suite": "saxpy",
+  "trials": {
+    "saxpy::vec4::n=4096": {
+      "case": "n=4096", "date": "2026-11-21", "footprint": null, "kernel": "vec4",
+      "kernelgate": "0.1.0", "reference": "naive", "regime": "cold",
+      "speedup": {"high": 1.21, "low": 1.19, "median": 1.2},
+      "speedup_samples": [1.2, 1.19, 1.21],
+      "time": {"high": 4.6e-6, "low": 4.4e-6, "median": 4.5e-6},
+      "time_samples": [4.4e-6, 4.5e-6, 4.6e-6]
+    }
+  }
+}"#;
+
     #[test]
     fn save_load_round_trip_and_diff_friendly_text() {
         let dir = std::env::temp_dir().join(format!("kg-baseline-{}", std::process::id()));
@@ -271,23 +288,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("kg-format1-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let p = dir.join("saxpy.json");
-        // A format-1 file as kernelgate 0.1.0 wrote it (shortened).
-        let v1 = r#"{
-  "device": {"compute_capability": "9.0", "cuda": "13.0", "driver": "580.159.04", "memory_gib": 140, "name": "NVIDIA H200", "sm_count": 132},
-  "format": 1,
-  "suite": "saxpy",
-  "trials": {
-    "saxpy::vec4::n=4096": {
-      "case": "n=4096", "date": "2026-11-21", "footprint": null, "kernel": "vec4",
-      "kernelgate": "0.1.0", "reference": "naive", "regime": "cold",
-      "speedup": {"high": 1.21, "low": 1.19, "median": 1.2},
-      "speedup_samples": [1.2, 1.19, 1.21],
-      "time": {"high": 4.6e-6, "low": 4.4e-6, "median": 4.5e-6},
-      "time_samples": [4.4e-6, 4.5e-6, 4.6e-6]
-    }
-  }
-}"#;
-        std::fs::write(&p, v1).unwrap();
+        std::fs::write(&p, V1).unwrap();
         let file = load(&p).unwrap().unwrap();
         let e = &file.trials["saxpy::vec4::n=4096"];
         assert_eq!(
@@ -322,22 +323,14 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let p = dir.join("saxpy.json");
         // A format-2 entry: runs with GPU and host, no code.
-        let v2 = r#"{
-  "device": {"compute_capability": "9.0", "cuda": "13.0", "driver": "580.159.04", "memory_gib": 140, "name": "NVIDIA H200", "sm_count": 132},
-  "format": 2,
-  "suite": "saxpy",
-  "trials": {
-    "saxpy::vec4::n=4096": {
-      "case": "n=4096", "date": "2026-11-21", "footprint": null, "kernel": "vec4",
-      "kernelgate": "0.1.0", "reference": "naive", "regime": "cold",
-      "speedup": {"high": 1.21, "low": 1.19, "median": 1.2},
-      "time": {"high": 4.6e-6, "low": 4.4e-6, "median": 4.5e-6},
-      "runs": [{"gpu": "GPU-8c1f3f2e", "host": "h200-07", "date": "2026-11-21", "kernelgate": "0.1.0",
-                "median": 4.5e-6, "speedup": 1.2, "time_samples": [4.4e-6, 4.5e-6, 4.6e-6],
-                "speedup_samples": [1.2, 1.19, 1.21]}]
-    }
-  }
-}"#;
+        let v2 = V1.replace("\"format\": 1", "\"format\": 2").replace(
+            "\"speedup_samples\": [1.2, 1.19, 1.21],\n      \"time\": {\"high\": 4.6e-6, \"low\": 4.4e-6, \"median\": 4.5e-6},\n      \"time_samples\": [4.4e-6, 4.5e-6, 4.6e-6]",
+            "\"time\": {\"high\": 4.6e-6, \"low\": 4.4e-6, \"median\": 4.5e-6},\n      \"runs\": [{\"gpu\": \"GPU-8c1f3f2e\", \"host\": \"h200-07\", \"date\": \"2026-11-21\", \"kernelgate\": \"0.1.0\", \"median\": 4.5e-6, \"speedup\": 1.2, \"time_samples\": [4.4e-6, 4.5e-6, 4.6e-6], \"speedup_samples\": [1.2, 1.19, 1.21]}]",
+        );
+        assert!(
+            v2.contains("\"runs\"") && !v2.contains("\"format\": 1"),
+            "{v2}"
+        );
         std::fs::write(&p, v2).unwrap();
         let mut file = load(&p).unwrap().unwrap();
         let e = &file.trials["saxpy::vec4::n=4096"];

@@ -122,6 +122,44 @@ impl Executor for Scripted {
     }
 }
 
+/// The scripted executor that records every spec it is asked to execute and gives suite `i`
+/// the code `codes[i]` (none where `codes` is empty).
+struct Spying {
+    inner: Scripted,
+    codes: Vec<std::sync::Arc<crate::code::SuiteCode>>,
+    specs: Mutex<Vec<TrialSpec>>,
+}
+
+impl Spying {
+    fn new(inner: Scripted, codes: Vec<std::sync::Arc<crate::code::SuiteCode>>) -> Spying {
+        Spying {
+            inner,
+            codes,
+            specs: Mutex::new(Vec::new()),
+        }
+    }
+}
+
+impl Executor for Spying {
+    fn slots(&self) -> usize {
+        1
+    }
+    fn device(&self) -> Option<DeviceInfo> {
+        self.inner.device()
+    }
+    fn execute(&self, slot: usize, spec: &TrialSpec) -> Outcome {
+        self.specs.lock().unwrap().push(spec.clone());
+        self.inner.execute(slot, spec)
+    }
+    fn stop(&self) {}
+    fn totals(&self) -> RunTotals {
+        RunTotals::default()
+    }
+    fn code(&self, suite: usize) -> Option<std::sync::Arc<crate::code::SuiteCode>> {
+        self.codes.get(suite).cloned()
+    }
+}
+
 /// A suite `t` with kernels `naive` (the reference) and `fast`, one case, in a fresh folder.
 fn suite(dir: &Path) -> Suite {
     std::fs::create_dir_all(dir).unwrap();

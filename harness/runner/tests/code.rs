@@ -3,39 +3,13 @@
 //! in the others; stored mode blesses the code with the baseline and says "same code" or what
 //! changed against it. The executor's code is made up (`code::trial_tests::code`).
 
+use super::paired::{paired_measured, run_paired_with};
 use super::*;
 use crate::code::trial_tests::code as made_up;
-use crate::code::{Change, CodeChange, KernelPart, Role, SuiteCode};
+use crate::code::{Change, CodeChange, KernelPart, Role};
 use crate::report::results::{Results, SavedFrom};
 use crate::sass::change::SassText;
 use std::sync::Arc;
-
-/// The scripted executor with code: suite `i`'s is `codes[i]`; records the specs it runs.
-struct Coded {
-    inner: Scripted,
-    codes: Vec<Arc<SuiteCode>>,
-    specs: Mutex<Vec<TrialSpec>>,
-}
-
-impl Executor for Coded {
-    fn slots(&self) -> usize {
-        1
-    }
-    fn device(&self) -> Option<DeviceInfo> {
-        self.inner.device()
-    }
-    fn execute(&self, slot: usize, spec: &TrialSpec) -> Outcome {
-        self.specs.lock().unwrap().push(spec.clone());
-        self.inner.execute(slot, spec)
-    }
-    fn stop(&self) {}
-    fn totals(&self) -> RunTotals {
-        RunTotals::default()
-    }
-    fn code(&self, suite: usize) -> Option<Arc<SuiteCode>> {
-        self.codes.get(suite).cloned()
-    }
-}
 
 /// Paired: suite `t` against a base whose `salted` kernels' code differs; returns the results
 /// and the specs executed.
@@ -45,50 +19,14 @@ fn paired(
     time_identical: bool,
     script: Vec<(&str, u32, Outcome)>,
 ) -> (Results, Vec<TrialSpec>) {
-    let dir = scratch(name);
-    let suites = vec![suite(&dir)];
-    let base = crate::paired::Base {
-        rev: "HEAD~1".into(),
-        commit: "0123456789abcdef".into(),
-        suites: suites.clone(),
+    // The first suite asked for is the candidate's: its `salted` kernels changed.
+    let asked = std::cell::Cell::new(0);
+    let code = |s: &Suite| {
+        asked.set(asked.get() + 1);
+        let salted = if asked.get() == 1 { salted } else { &[] };
+        Some(made_up(s, "sm_90", salted))
     };
-    let config = Config {
-        time_identical,
-        ..config(&dir, Mode::Gate)
-    };
-    let plan = plan(&suites);
-    let executor = Coded {
-        inner: Scripted::new(&plan, script),
-        codes: vec![
-            Arc::new(made_up(&suites[0], "sm_90", salted)),
-            Arc::new(made_up(&base.suites[0], "sm_90", &[])),
-        ],
-        specs: Mutex::new(Vec::new()),
-    };
-    let runner = Runner {
-        config: &config,
-        suites: &suites,
-        executor: &executor,
-        progress: false,
-        base: Some(&base),
-    };
-    let selected: Vec<usize> = (0..plan.len()).collect();
-    let report = runner.run(&plan, &selected);
-    let _ = std::fs::remove_dir_all(&dir);
-    (report.results, executor.specs.into_inner().unwrap())
-}
-
-/// Paired samples: the candidate at `cand`, its base at `base`.
-fn pair(cand: f64, base: f64) -> Outcome {
-    let mut s = samples(cand, 32, 0.01);
-    s.reference = times(base, 32, 0.0025);
-    Outcome::Measured(Box::new(Measured {
-        ordinal: 0,
-        samples: s,
-        footprint: footprint(1000),
-        base_footprint: Some(footprint(1000)),
-        seconds: 0.75,
-    }))
+    run_paired_with(name, script, |_| {}, (code, time_identical))
 }
 
 #[test]
@@ -99,7 +37,7 @@ fn a_paired_trial_with_identical_code_is_not_run_and_passes() {
         "identical",
         &["fast"],
         false,
-        vec![("t::fast", 1, pair(11e-6, 10e-6))],
+        vec![("t::fast", 1, paired_measured(11e-6, 10e-6, 32, 0.01))],
     );
     let kernels: Vec<&TrialSpec> = specs.iter().filter(|s| s.kind != Kind::Compile).collect();
     assert_eq!(kernels.len(), 1, "only the changed trial runs: {specs:?}");
@@ -138,7 +76,7 @@ fn a_paired_trial_with_identical_code_is_not_run_and_passes() {
     assert_eq!((identical.skipped, identical.timed), (1, 0));
     assert_eq!(
         identical.saved_seconds,
-        Some(0.75),
+        Some(0.5),
         "fast's time, this run's mean"
     );
     assert_eq!(identical.saved_from, Some(SavedFrom::ThisRun));
@@ -160,8 +98,8 @@ fn time_identical_times_them_as_a_a_pairs_outside_the_family() {
         true,
         vec![
             // The A/A pair shows a 6% "change": noise, never a regression.
-            ("t::naive", 1, pair(10.6e-6, 10e-6)),
-            ("t::fast", 1, pair(10e-6, 10e-6)),
+            ("t::naive", 1, paired_measured(10.6e-6, 10e-6, 32, 0.01)),
+            ("t::fast", 1, paired_measured(10e-6, 10e-6, 32, 0.01)),
         ],
     );
     assert_eq!(specs.iter().filter(|s| s.kind != Kind::Compile).count(), 2);
@@ -208,11 +146,10 @@ fn stored(name: &str, salted: &[&str]) -> Results {
     };
     let run = |mode: Mode, salted: &[&str]| {
         let config = config(&dir, mode);
-        let executor = Coded {
-            inner: Scripted::new(&plan, script()),
-            codes: vec![Arc::new(made_up(&suites[0], "sm_90", salted))],
-            specs: Mutex::new(Vec::new()),
-        };
+        let executor = Spying::new(
+            Scripted::new(&plan, script()),
+            vec![Arc::new(made_up(&suites[0], "sm_90", salted))],
+        );
         let runner = Runner {
             config: &config,
             suites: &suites,
