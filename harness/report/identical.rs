@@ -12,7 +12,10 @@ use super::terminal::change;
 /// measured. Every report says it with these lines.
 pub fn lines(i: &Identical) -> Vec<String> {
     let mut out = Vec::new();
-    if i.skipped > 0 || i.timed == 0 {
+    if i.skipped == 0 && i.timed == 0 {
+        out.push("no trial skipped as identical code".into());
+    }
+    if i.skipped > 0 {
         let saved = match (i.saved_seconds, i.saved_from) {
             (Some(s), Some(from)) => format!(
                 ", about {} of GPU time saved (an estimate, from {})",
@@ -70,6 +73,10 @@ mod tests {
         };
         assert!(lines(&unknown)[0]
             .ends_with("time saved unknown (no trial time recorded to estimate it from)"));
+        assert_eq!(
+            lines(&Identical::default()),
+            ["no trial skipped as identical code"]
+        );
         let timed = Identical {
             timed: 57,
             noise: Some(Noise {
