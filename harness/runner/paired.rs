@@ -90,7 +90,9 @@ pub(super) fn judge_paired(
         };
         let gate = match (unreliable(&m.samples), &pairing[i]) {
             (Some(note), _) => note,
-            (None, Some(Pairing::Paired { .. })) if codes[i].identical() => {
+            (None, Some(Pairing::Paired { .. }))
+                if codes[i].identical() && !m.samples.reference.is_empty() =>
+            {
                 pairs.push(i);
                 GateNote::IdenticalCode {
                     rev: base.rev.clone(),
