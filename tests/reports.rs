@@ -53,6 +53,12 @@ fn measured(median: f64, speedup: Option<f64>) -> Measurement {
         baseline_samples: vec![],
         baseline_footprint: None,
         trial_seconds: None,
+        units: vec![],
+        counters: None,
+        baseline_counters: None,
+        counter_changes: vec![],
+        counter_gate: None,
+        declared_work: None,
     }
 }
 

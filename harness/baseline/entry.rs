@@ -79,6 +79,25 @@ pub struct Entry {
     /// format 3): paired mode estimates the time identical trials save from it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trial_seconds: Option<f64>,
+    /// The kernel's hardware counters, each read on a fresh allocation of the case by a bless
+    /// (format 3; `KERNELGATE_BLESS=add` adds its own, the oldest dropped beyond
+    /// [`MAX_COUNTER_READS`]); a counter equal in all of them is exact for this trial.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub counters: Vec<crate::measure::counters::CounterValues>,
+}
+
+/// The most counter reads an entry keeps.
+pub const MAX_COUNTER_READS: usize = 8;
+
+/// A baseline entry's counters: what its runs read, and which were exact across them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredCounters {
+    /// The latest run's values.
+    pub values: crate::measure::counters::CounterValues,
+    /// The counters equal in every run that read counters.
+    pub stable: std::collections::BTreeSet<crate::measure::counters::Counter>,
+    /// How many runs read counters.
+    pub runs: usize,
 }
 
 /// A suite's baselines on one device.
@@ -148,6 +167,18 @@ impl Entry {
         self.pool();
     }
 
+    /// The counters its blesses read: the latest read's values, and which counters were
+    /// bit-identical across all reads (`measure::counters::stable`: none with fewer than two).
+    /// `None` when none were read.
+    pub fn stored_counters(&self) -> Option<StoredCounters> {
+        let latest = self.counters.last()?.clone();
+        Some(StoredCounters {
+            stable: crate::measure::counters::stable(&self.counters),
+            runs: self.counters.len(),
+            values: latest,
+        })
+    }
+
     /// The between-run spread factor of this entry's time ([`spread`] of its run medians).
     pub fn spread(&self) -> f64 {
         spread(self.runs.iter().map(|r| r.median))
@@ -204,6 +235,7 @@ pub(super) mod tests {
             runs: Vec::new(),
             code: None,
             trial_seconds: None,
+            counters: Vec::new(),
         }
     }
 
@@ -231,6 +263,7 @@ pub(super) mod tests {
             runs: vec![run],
             code: None,
             trial_seconds: None,
+            counters: Vec::new(),
         };
         e.pool();
         e

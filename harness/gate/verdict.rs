@@ -54,6 +54,16 @@ pub enum Verdict {
     /// change is kept as evidence, never as a regression). Never the result of [`decide`].
     #[serde(rename = "identical_code")]
     IdenticalCode,
+    /// Significantly and meaningfully slower than the stored baseline, with the same code,
+    /// launches, inputs, kernelgate and driver and every exact counter equal, after a
+    /// re-measure in a fresh worker: the machine's change, not the code's. Passes (a warning),
+    /// fails under `KERNELGATE_STRICT_TIME=1`.
+    #[serde(rename = "machine-slower")]
+    MachineSlower,
+    /// Faster than the stored baseline with nothing of the trial changed (see
+    /// `MachineSlower`): the machine's.
+    #[serde(rename = "machine-faster")]
+    MachineFaster,
 }
 
 impl fmt::Display for Verdict {
@@ -64,6 +74,8 @@ impl fmt::Display for Verdict {
             Verdict::Regressed => "regressed",
             Verdict::Inconclusive => "inconclusive",
             Verdict::IdenticalCode => "identical code",
+            Verdict::MachineSlower => "machine-slower",
+            Verdict::MachineFaster => "machine-faster",
         })
     }
 }

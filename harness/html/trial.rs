@@ -15,6 +15,10 @@ pub enum State {
     Inconclusive,
     /// The SM clock throttled in too many rounds: not gated.
     Unreliable,
+    /// Slower than its baseline with the same code and counters: the machine's change.
+    MachineSlower,
+    /// Faster than its baseline with the same code and counters: the machine's change.
+    MachineFaster,
     /// Faster than its baseline.
     Improved,
     /// No meaningful change.
@@ -44,6 +48,8 @@ impl State {
             _ if t.measurement.as_ref().is_some_and(|m| m.clocks.unreliable) => State::Unreliable,
             (_, Some(Verdict::Inconclusive)) => State::Inconclusive,
             (_, Some(Verdict::Improved)) => State::Improved,
+            (_, Some(Verdict::MachineSlower)) => State::MachineSlower,
+            (_, Some(Verdict::MachineFaster)) => State::MachineFaster,
             (_, Some(Verdict::Unchanged)) => State::Unchanged,
             (_, Some(Verdict::IdenticalCode)) => State::IdenticalCode,
             (_, None) if t.paired_standing() == Some(Standing::New) => State::New,
@@ -61,6 +67,8 @@ impl State {
             State::Inconclusive => "inconclusive",
             State::Unreliable => "unreliable",
             State::Improved => "improved",
+            State::MachineSlower => "machine-slower",
+            State::MachineFaster => "machine-faster",
             State::Unchanged => "unchanged",
             State::IdenticalCode => "identical code",
             State::New => "new",

@@ -16,11 +16,12 @@
 
 #![deny(clippy::too_many_lines)]
 
+pub mod counters;
 mod plan;
 mod samples;
 pub mod stop;
 mod timer;
 
 pub use plan::{batch_size, Plan, BATCH_TARGET_SECONDS, FLOOR_FACTOR, INPUT_SETS, MAX_BATCH};
-pub use samples::{Clocks, Footprint, Regime, Resources, Samples};
+pub use samples::{Clocks, Footprint, Regime, Resources, Samples, Unit};
 pub use timer::{Timed, Timer, THROTTLE_FRACTION, UNRELIABLE_FRACTION};

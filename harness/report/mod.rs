@@ -9,6 +9,7 @@ use std::fmt;
 
 pub mod annotations;
 pub mod compare;
+pub mod counters;
 mod gate_note;
 pub mod identical;
 pub mod junit;
@@ -18,6 +19,7 @@ pub mod provenance;
 pub mod results;
 mod skipped;
 pub mod terminal;
+pub mod totals;
 
 /// Formats seconds with a unit that keeps three or four significant digits.
 pub fn duration(seconds: f64) -> String {
@@ -231,6 +233,12 @@ mod tests {
             baseline_samples: Vec::new(),
             baseline_footprint: None,
             trial_seconds: None,
+            units: Vec::new(),
+            counters: None,
+            baseline_counters: None,
+            counter_changes: Vec::new(),
+            counter_gate: None,
+            declared_work: None,
         };
         let line = TrialLine {
             measurement: &measurement,

@@ -5,8 +5,9 @@ use crate::baseline::{Fingerprint, Stored};
 use crate::code::{CodeChange, TrialCode};
 use crate::device::DeviceInfo;
 use crate::gate::TrialVerdict;
-use crate::measure::Regime;
 use serde::{Deserialize, Serialize};
+
+pub use super::totals::RunTotals;
 use std::path::Path;
 
 pub use super::gate_note::{BaselineRef, GateNote};
@@ -77,6 +78,23 @@ pub enum Breach {
         /// Resources that changed with it.
         changes: Vec<ResourceChange>,
     },
+    /// A hardware counter grew over the baseline's (or base's) beyond the suite's gate
+    /// (`max_instruction_growth`, `max_dram_read_growth`): an exact gate, no statistics.
+    CounterGrowth {
+        /// Which counter.
+        counter: crate::measure::counters::Counter,
+        /// The baseline's (or base's) value.
+        old: f64,
+        /// This run's.
+        new: f64,
+        /// The allowed growth, a fraction.
+        allowed: f64,
+    },
+    /// A counter gate could not be applied and `KERNELGATE_REQUIRE_COUNTERS` is set.
+    CountersUnavailable {
+        /// Why the counters were not read.
+        why: String,
+    },
 }
 
 /// Registers or local memory of a launch that changed since the baseline.
@@ -99,55 +117,6 @@ pub struct Commands {
     pub profile: Option<String>,
     /// Re-records its baseline (kernel trials).
     pub rebless: Option<String>,
-}
-
-/// Where a run's time went, and what the clocks did, for its summary lines.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct RunTotals {
-    /// Kernel trials measured (re-measures included).
-    pub trials_measured: usize,
-    /// Seconds compiling, loading and allocating.
-    pub setup_seconds: f64,
-    /// Seconds checking correctness.
-    pub check_seconds: f64,
-    /// Seconds sampling.
-    pub sampled_seconds: f64,
-    /// Kernel time inside the samples.
-    pub kernel_seconds: f64,
-    /// NVRTC compiles.
-    pub compiled: usize,
-    /// Modules from the compile cache.
-    pub cached: usize,
-    /// The last launch floor measured, seconds.
-    pub launch_floor: Option<f64>,
-    /// Trials timed as CUDA-graph replays.
-    pub batched: usize,
-    /// Every SM clock reading, MHz.
-    pub clock_mhz: Vec<f64>,
-    /// Every temperature reading, °C.
-    pub celsius: Vec<f64>,
-    /// Rounds dropped as throttled.
-    pub dropped_rounds: usize,
-    /// Trials marked unreliable.
-    pub unreliable: usize,
-    /// GPU worker processes started.
-    pub worker_starts: usize,
-}
-
-impl RunTotals {
-    /// Counts one measured trial's samples.
-    pub fn add(&mut self, samples: &crate::measure::Samples) {
-        self.trials_measured += 1;
-        self.launch_floor = Some(samples.launch_floor);
-        self.batched += (samples.regime == Regime::Graph) as usize;
-        self.clock_mhz.extend(&samples.clocks.mhz);
-        self.celsius.extend(&samples.clocks.celsius);
-        self.dropped_rounds += samples.clocks.discarded_rounds;
-        self.unreliable += samples.clocks.unreliable as usize;
-        self.sampled_seconds += samples.wall_seconds;
-        self.kernel_seconds +=
-            samples.kernel.iter().sum::<f64>() + samples.reference.iter().sum::<f64>();
-    }
 }
 
 /// Measurements of one trial.
@@ -197,10 +166,32 @@ pub struct Measurement {
     /// absent in older files). Paired mode estimates the time identical trials saved from it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trial_seconds: Option<f64>,
-    // Room for issue 18: `counters` (hardware counters of the timed kernel, both sides like the
-    // footprints) joins here as an optional field. The code a trial ran is on the record
-    // (`TrialRecord::code`), since an identical-code trial has no measurement. Reporters show
-    // evidence in `html::compared::evidence` (a row each), `terminal::note` and Markdown's `why`.
+    /// The allocations the samples were split over, in order: each one's sample counts, the
+    /// kernel's median on it, and the counters read on it (`docs/measurement.md`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub units: Vec<crate::measure::Unit>,
+    /// The hardware counters of the kernel and what it was timed against, or why they were not
+    /// read; `None` where the run did not ask for them (`KERNELGATE_COUNTERS`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counters: Option<crate::measure::counters::CounterReport>,
+    /// The counters it was compared with: the baseline's (with which were exact across its
+    /// units) or, paired, the base kernel's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_counters: Option<crate::baseline::StoredCounters>,
+    /// What a suite's counter gate (`max_instruction_growth`, `max_dram_read_growth`) could
+    /// not do, in the user's words (`not applied: …`); `None` where it applied or there is none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counter_gate: Option<String>,
+    /// The suite's declared `bytes` where the counters contradict them
+    /// (`measure::counters::WorkMismatch`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub declared_work: Option<crate::measure::counters::WorkMismatch>,
+    /// The counters that changed against those, largest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub counter_changes: Vec<crate::measure::counters::CounterChange>,
+    // The code a trial ran is on the record (`TrialRecord::code`, `code_change`), since an
+    // identical-code trial has no measurement. Reporters show evidence in
+    // `html::compared::evidence` (a row each), `terminal::note` and Markdown's `why`.
 }
 
 /// One trial of the run.

@@ -128,14 +128,34 @@ pub fn note(r: &TrialRecord) -> String {
                 }
                 _ => change,
             };
+            let why = r
+                .measurement
+                .as_ref()
+                .map(super::counters::explanation)
+                .unwrap_or_default();
+            let matched = r
+                .measurement
+                .as_ref()
+                .map(super::counters::matched)
+                .unwrap_or_default();
             let text = match verdict.verdict {
                 Verdict::Inconclusive => format!("INCONCLUSIVE {change}{again}{held}: too noisy to tell (KERNELGATE_STRICT=1 fails it)"),
-                Verdict::Regressed => format!("REGRESSED {change}{again}"),
+                Verdict::Regressed => format!("REGRESSED {change}{again}{why}"),
+                Verdict::MachineSlower | Verdict::MachineFaster => format!(
+                    "{} {change}, confirmed in a fresh worker: the same code and launches as the baseline, {matched} — the machine's change, not the code's (KERNELGATE_STRICT_TIME=1 fails a slowdown)",
+                    verdict.verdict
+                ),
+                Verdict::Improved => format!("improved {change}{again}{held}{why}"),
                 v => format!("{v} {change}{again}{held}"),
             };
+            // A machine verdict already says the code is the baseline's.
+            let machine = matches!(
+                verdict.verdict,
+                Verdict::MachineSlower | Verdict::MachineFaster
+            );
             match code_note(r) {
-                Some(code) => format!("{text} · {code}"),
-                None => text,
+                Some(code) if !machine => format!("{text} · {code}"),
+                _ => text,
             }
         }
     }
@@ -221,6 +241,16 @@ pub fn line(r: &TrialRecord, device: Option<&DeviceInfo>) -> String {
     };
     line.push_str("  │ ");
     line.push_str(&footprint(&m.footprint));
+    if let Some(counters) = super::counters::short(m) {
+        line.push_str(" · ");
+        line.push_str(&counters);
+    }
+    if let Some(gate) = &m.counter_gate {
+        line.push_str(&format!(" · counter gate {gate}"));
+    }
+    if let Some(work) = super::counters::declared_work(m) {
+        line.push_str(&format!(" · warning: {work}"));
+    }
     if !r.resource_changes.is_empty() {
         let changes: Vec<String> = r.resource_changes.iter().map(resource_text).collect();
         line.push_str(&format!(" (since the baseline: {})", changes.join("; ")));
@@ -270,6 +300,22 @@ fn breach_text(b: &Breach) -> String {
             }
             text
         }
+        Breach::CounterGrowth {
+            counter,
+            old,
+            new,
+            allowed,
+        } => format!(
+            "{} grew {} ({} → {}), over the suite's allowed growth of {}% (an exact count: no statistics)",
+            counter.label(),
+            percent(new / old.max(f64::MIN_POSITIVE)),
+            counter.format(*old),
+            counter.format(*new),
+            allowed * 100.0
+        ),
+        Breach::CountersUnavailable { why } => format!(
+            "the suite's counter gate could not be applied (KERNELGATE_REQUIRE_COUNTERS is set): {why}"
+        ),
     }
 }
 
@@ -363,6 +409,10 @@ fn evidence(r: &TrialRecord) -> Option<String> {
         change(&verdict.time),
     );
     out.push_str(&trailer.0);
+    let moved = super::counters::explanation(m);
+    if let Some(what) = moved.strip_prefix(" — ") {
+        out.push_str(&format!("\n  counters: {what}"));
+    }
     if remeasured {
         out.push_str(&format!(
             "\n  measured again with {REMEASURE_EFFORT}x the samples after an inconclusive first run"
@@ -459,6 +509,12 @@ pub fn summary(t: &RunTotals, wall: f64) -> Vec<String> {
             t.compiled, t.cached, t.worker_starts
         ),
     ];
+    if t.counter_reads > 0 {
+        out.push(format!(
+            "kernelgate: hardware counters read for {} trial(s) in {:.1} s (after all timing)",
+            t.counter_reads, t.counter_seconds
+        ));
+    }
     if let Some(s) = crate::stats::Summary::of(&t.clock_mhz) {
         out.push(format!(
             "kernelgate: SM clock while sampling {:.0} / {:.0} / {:.0} MHz (min / median / max); {} round(s) dropped as throttled; {} trial(s) unreliable",

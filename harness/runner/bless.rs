@@ -16,7 +16,32 @@ use crate::report::duration;
 use crate::suite::Suite;
 use std::collections::BTreeMap;
 
-/// A baseline entry for a measured trial: one run, measured at `origin`, of `code`.
+/// The runs of a measured trial, measured at `origin`: one per allocation (unit) it was
+/// sampled on; one run of all samples when it recorded no units.
+fn runs(samples: &crate::measure::Samples, origin: &Origin) -> Vec<Run> {
+    let ratios = samples.ratios();
+    if samples.units.is_empty() {
+        return Run::new(origin.clone(), &samples.kernel, &ratios)
+            .into_iter()
+            .collect();
+    }
+    let (mut at, mut at_ratio) = (0, 0);
+    let mut out = Vec::new();
+    for unit in &samples.units {
+        let end = (at + unit.kernel_samples).min(samples.kernel.len());
+        let ratio_end =
+            (at_ratio + unit.reference_samples.min(unit.kernel_samples)).min(ratios.len());
+        out.extend(Run::new(
+            origin.clone(),
+            &samples.kernel[at..end],
+            &ratios[at_ratio..ratio_end],
+        ));
+        (at, at_ratio) = (end, ratio_end);
+    }
+    out
+}
+
+/// A baseline entry for a measured trial of `code`: its runs ([`runs`]), measured at `origin`.
 fn entry(
     suite: &Suite,
     trial: &Planned,
@@ -40,9 +65,12 @@ fn entry(
         reference: suite.kernels[suite.reference].name.clone(),
         kernelgate: env!("CARGO_PKG_VERSION").to_string(),
         date: baseline::today(),
-        runs: Run::new(origin, &samples.kernel, &ratios)
-            .into_iter()
-            .collect(),
+        runs: runs(samples, &origin),
+        counters: measured
+            .counters
+            .as_ref()
+            .map(|c| c.allocations().iter().map(|a| a.kernel.clone()).collect())
+            .unwrap_or_default(),
         code,
         trial_seconds: Some(measured.seconds),
     })
@@ -72,6 +100,12 @@ fn add(old: &Entry, new: Entry) -> (Entry, Option<&'static str>) {
     pooled.footprint = new.footprint;
     pooled.code = new.code.or(pooled.code);
     pooled.trial_seconds = new.trial_seconds.or(pooled.trial_seconds);
+    pooled.counters.extend(new.counters);
+    let extra = pooled
+        .counters
+        .len()
+        .saturating_sub(baseline::MAX_COUNTER_READS);
+    pooled.counters.drain(..extra);
     pooled.kernelgate = new.kernelgate;
     pooled.date = new.date;
     (pooled, None)

@@ -24,6 +24,16 @@ pub struct TrialSpec {
     /// Paired mode: the base revision's kernel to time against (its suite numbered after the
     /// run's own suites).
     pub base: Option<crate::worker::protocol::BaseKernel>,
+    /// A counters-only request: read the hardware counters of the kernel and its counterpart
+    /// on fresh allocations instead of checking and timing it (`worker::counters`). The
+    /// runner sends these after all timing: a worker that has profiled times some kernels
+    /// slower.
+    pub counters: bool,
+    /// Allocations the samples are split over (fresh buffers and copies each).
+    pub units: u32,
+    /// Run it in a fresh worker process (the slot's worker is restarted first): a time change
+    /// is attributed to the machine only after it persists in a new process.
+    pub fresh_worker: bool,
     /// 1 normally; [`crate::gate::REMEASURE_EFFORT`] when re-measuring a trial already checked
     /// (then correctness is not checked again).
     pub effort: u32,
@@ -42,6 +52,8 @@ pub struct Measured {
     pub base_footprint: Option<Footprint>,
     /// Seconds the trial took in the worker: setup, correctness and sampling.
     pub seconds: f64,
+    /// The hardware counters, when the spec asked for them.
+    pub counters: Option<crate::measure::counters::CounterReport>,
 }
 
 /// What executing a trial produced.

@@ -2,32 +2,14 @@
 //! (same device fingerprint, same regime), and the gate's policy ([`gate::settle`]) decides
 //! them all together, re-measuring inconclusive ones through the executor.
 
+use super::judged::Judged;
 use super::{Outcome, Planned, Runner};
 use crate::baseline::{BaselineStore, Entry, Origin};
 use crate::config::Mode;
 use crate::failure::TrialFailure;
-use crate::gate::{self, GateInput, TrialVerdict, REMEASURE_EFFORT};
+use crate::gate::{self, GateInput, REMEASURE_EFFORT};
 use crate::measure::Samples;
 use crate::report::results::{BaselineRef, GateNote};
-
-/// What the gate made of one measured trial.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Judged {
-    /// What it is compared with, for memory and resources: the stored baseline's footprint
-    /// (re-measured or not), or in paired mode the base kernel's.
-    pub baseline_footprint: Option<crate::measure::Footprint>,
-    /// The time samples it was compared with (for reports).
-    pub baseline_samples: Vec<f64>,
-    /// The gate's note.
-    pub gate: GateNote,
-    /// The verdict, when compared.
-    pub verdict: Option<TrialVerdict>,
-    /// Why the re-measure of an inconclusive trial failed; the trial fails with it.
-    pub remeasure_failure: Option<TrialFailure>,
-    /// The code it is compared with: the baseline entry's (`None`: it recorded none), or the
-    /// base's in paired mode.
-    pub old_code: Option<crate::code::TrialCode>,
-}
 
 /// A trial whose SM clock was throttled in too many rounds (or that has no samples) is not
 /// judged; its note says how many rounds were dropped.
@@ -37,27 +19,6 @@ pub(super) fn unreliable(samples: &Samples) -> Option<GateNote> {
         discarded: clocks.discarded_rounds,
         rounds: clocks.discarded_rounds + clocks.kept_rounds,
     })
-}
-
-impl Judged {
-    /// Takes the gate's decision: the verdict with the note `note` makes of it, or the failed
-    /// re-measure that took the trial out of the family.
-    pub(super) fn decided(
-        &mut self,
-        decision: Result<gate::Decision, TrialFailure>,
-        note: impl FnOnce(&gate::Decision) -> GateNote,
-    ) {
-        match decision {
-            Ok(d) => {
-                self.verdict = Some(d.verdict);
-                self.gate = note(&d);
-            }
-            Err(f) => {
-                self.gate = GateNote::RemeasureFailed;
-                self.remeasure_failure = Some(f);
-            }
-        }
-    }
 }
 
 /// The gate's input for new samples against a stored entry: its pooled samples, with
@@ -170,6 +131,8 @@ pub(super) fn judge(
             compared.push((i, old.clone()));
         }
         judged[i] = Some(Judged {
+            baseline_counters: baseline.as_ref().and_then(Entry::stored_counters),
+            same_trial: None,
             baseline_footprint: baseline.as_ref().and_then(|b| b.footprint.clone()),
             old_code: baseline.as_ref().and_then(|b| b.code.clone()),
             baseline_samples: baseline.map(|b| b.time_samples).unwrap_or_default(),
@@ -216,6 +179,9 @@ pub(super) fn judge(
             family: d.family,
         });
     }
+    super::attribute::confirm_all(run, plan, outcomes, &compared, &mut judged, |m, old, i| {
+        input(&m.samples, old, max_slowdown(i))
+    });
     judged
 }
 

@@ -7,7 +7,8 @@
 //! decided in a family of its own, its verdict `identical code` with the change it measured.
 
 use super::code::Codes;
-use super::judge::{remeasure, remeasure_when_gating, unreliable, Judged};
+use super::judge::{remeasure, remeasure_when_gating, unreliable};
+use super::judged::Judged;
 use super::{Outcome, Planned, Runner};
 use crate::failure::TrialFailure;
 use crate::gate::{self, GateInput, TrialVerdict, Verdict, REMEASURE_EFFORT};
@@ -109,6 +110,8 @@ pub(super) fn judge_paired(
             _ => GateNote::New,
         };
         judged[i] = Some(Judged {
+            baseline_counters: None,
+            same_trial: None,
             baseline_footprint: m.base_footprint.clone(),
             baseline_samples: m.samples.reference.clone(),
             gate,
@@ -152,12 +155,52 @@ pub(super) fn judge_paired(
             family: d.family,
         });
     }
-    // A re-measured trial's base footprint and samples are its new run's.
-    for &i in &compared {
+    confirm_regressions(run, (plan, pairing), outcomes, &compared, &mut judged);
+    with_latest_base(outcomes, &compared, &mut judged);
+    (judged, noise)
+}
+
+/// A re-measured (or confirmed) trial among `compared`: its base footprint and samples are its
+/// latest run's.
+fn with_latest_base(
+    outcomes: &[Option<Outcome>],
+    compared: &[usize],
+    judged: &mut [Option<Judged>],
+) {
+    for &i in compared {
         if let (Some(Outcome::Measured(m)), Some(j)) = (&outcomes[i], judged[i].as_mut()) {
             j.baseline_footprint = m.base_footprint.clone();
             j.baseline_samples = m.samples.reference.clone();
         }
     }
-    (judged, noise)
+}
+
+/// Confirms every paired regression among `compared` (plan indices) in a fresh worker: the
+/// confirming run replaces the trial's outcome and is decided again. Its counters are read
+/// later, so its line names what moved against the base; the machine cancels in paired mode,
+/// so nothing is attributed to it.
+fn confirm_regressions(
+    run: &Runner,
+    (plan, pairing): (&[Planned], &[Option<Pairing>]),
+    outcomes: &mut [Option<Outcome>],
+    compared: &[usize],
+    judged: &mut [Option<Judged>],
+) {
+    if run.config.mode != crate::config::Mode::Gate {
+        return;
+    }
+    let max_slowdown = |i: usize| run.suites[plan[i].suite].bench.max_slowdown;
+    for &i in compared {
+        let Some(j) = judged[i].as_mut() else {
+            continue;
+        };
+        if j.verdict.map(|v| v.verdict) != Some(Verdict::Regressed) {
+            continue;
+        }
+        let spec = run.spec_paired(&plan[i], &pairing[i], REMEASURE_EFFORT);
+        if let Some(m) = super::attribute::confirm(run, &plan[i], spec, Verdict::Regressed) {
+            j.verdict = Some(gate::decide(&[input(&m.samples, max_slowdown(i))])[0]);
+            outcomes[i] = Some(Outcome::Measured(m));
+        }
+    }
 }

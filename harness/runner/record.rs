@@ -3,7 +3,7 @@
 //! reporter renders these records and nothing else; nothing here writes prose.
 
 use super::code::Codes;
-use super::judge::Judged;
+use super::judged::Judged;
 use super::{Outcome, Planned, Runner};
 use crate::baseline::Stored;
 use crate::code::CodeChange;
@@ -244,7 +244,137 @@ fn measurement(
         },
         baseline_footprint: judged.and_then(|j| j.baseline_footprint.clone()),
         trial_seconds: Some(m.seconds),
+        units: samples.units.clone(),
+        counters: m.counters.clone(),
+        baseline_counters: baseline_counters(run, m, judged),
+        counter_changes: counter_changes(m, baseline_counters(run, m, judged).as_ref()),
+        counter_gate: counter_gate_note(run, suite, m, judged),
+        declared_work: suite.cases[case].bytes.and_then(|declared| {
+            let now = m.counters.as_ref()?.collected()?;
+            crate::measure::counters::WorkMismatch::check(declared, &now.kernel)
+        }),
     })
+}
+
+/// The counters a trial is compared with: in paired mode the base kernel's, read on the same
+/// allocations (exact where equal across them); else the stored baseline's.
+fn baseline_counters(
+    run: &Runner,
+    m: &super::Measured,
+    judged: Option<&Judged>,
+) -> Option<crate::baseline::StoredCounters> {
+    use crate::measure::counters::{stable, CounterValues};
+    if run.base.is_none() {
+        return judged.and_then(|j| j.baseline_counters.clone());
+    }
+    let base: Vec<&CounterValues> = m
+        .counters
+        .as_ref()?
+        .allocations()
+        .iter()
+        .filter_map(|a| a.against.as_ref())
+        .collect();
+    Some(crate::baseline::StoredCounters {
+        values: (*base.last()?).clone(),
+        stable: stable(base.iter().copied()),
+        runs: base.len(),
+    })
+}
+
+/// Why a suite's counter gate could not apply to this trial (`not applied: …`), if it has one.
+fn counter_gate_note(
+    run: &Runner,
+    suite: &crate::suite::Suite,
+    m: &super::Measured,
+    judged: Option<&Judged>,
+) -> Option<String> {
+    use crate::measure::counters::{Counter, CounterReport};
+    if !suite.bench.has_counter_gate() || run.config.mode != Mode::Gate {
+        return None;
+    }
+    match &m.counters {
+        None => Some("not applied: counters were not read (KERNELGATE_COUNTERS=0)".into()),
+        Some(CounterReport::NotCollected { why }) => Some(format!("not applied: {why}")),
+        Some(CounterReport::Collected(_)) => match baseline_counters(run, m, judged) {
+            None => Some("not applied: the baseline holds no counters (re-bless)".into()),
+            Some(old)
+                if suite.bench.max_instruction_growth.is_some()
+                    && !old.stable.contains(&Counter::Instructions) =>
+            {
+                Some(format!(
+                    "not applied to instructions: not exact across the baseline's {} unit(s)",
+                    old.runs
+                ))
+            }
+            Some(_) => None,
+        },
+    }
+}
+
+/// The suite's counter gates against the baseline's (or base's) counters: instructions only
+/// where exact across its units; DRAM reads with at least `DRAM_READ_TOLERANCE`. Under
+/// `KERNELGATE_REQUIRE_COUNTERS`, a gate that cannot apply is a breach too.
+fn counter_breaches(
+    run: &Runner,
+    suite: &crate::suite::Suite,
+    m: &super::Measured,
+    judged: Option<&Judged>,
+) -> Vec<Breach> {
+    use crate::measure::counters::{Counter, CounterReport, DRAM_READ_TOLERANCE};
+    let bench = &suite.bench;
+    if !bench.has_counter_gate() {
+        return Vec::new();
+    }
+    let now = match &m.counters {
+        Some(CounterReport::NotCollected { why }) if run.config.require_counters => {
+            return vec![Breach::CountersUnavailable { why: why.clone() }]
+        }
+        Some(c) => match c.collected() {
+            Some(c) => &c.kernel,
+            None => return Vec::new(),
+        },
+        None => return Vec::new(),
+    };
+    let Some(old) = baseline_counters(run, m, judged) else {
+        return Vec::new();
+    };
+    let gates = [
+        (Counter::Instructions, bench.max_instruction_growth, true),
+        (
+            Counter::DramReadBytes,
+            bench
+                .max_dram_read_growth
+                .map(|g| g.max(DRAM_READ_TOLERANCE)),
+            false,
+        ),
+    ];
+    gates
+        .into_iter()
+        .filter_map(|(counter, allowed, exact)| {
+            let allowed = allowed?;
+            let (o, n) = (*old.values.get(&counter)?, *now.get(&counter)?);
+            if exact && !old.stable.contains(&counter) {
+                return None;
+            }
+            (n > o * (1.0 + allowed)).then_some(Breach::CounterGrowth {
+                counter,
+                old: o,
+                new: n,
+                allowed,
+            })
+        })
+        .collect()
+}
+
+/// The kernel's counters that changed against `old`, when both were read.
+fn counter_changes(
+    m: &super::Measured,
+    old: Option<&crate::baseline::StoredCounters>,
+) -> Vec<crate::measure::counters::CounterChange> {
+    let (Some(old), Some(now)) = (old, m.counters.as_ref().and_then(|c| c.collected())) else {
+        return Vec::new();
+    };
+    crate::measure::counters::changes(&old.values, &now.kernel, &old.stable)
 }
 
 /// Fills `r` for a trial that was measured: its measurement, resource changes and limit breaches,
@@ -267,6 +397,7 @@ fn measured(
     if gating {
         r.breaches
             .extend(memory_growth(suite, &m.footprint, baseline));
+        r.breaches.extend(counter_breaches(run, suite, m, judged));
     }
     let mut kinds: Vec<FailKind> = Vec::new();
     if !r.breaches.is_empty() {
@@ -305,6 +436,7 @@ fn gate_failure(run: &Runner, gate: &GateNote, verdict: Option<Verdict>) -> Opti
         }
         GateNote::Compared { .. } | GateNote::Paired { .. } => match verdict {
             Some(Verdict::Regressed) => Some(FailKind::Performance),
+            Some(Verdict::MachineSlower) if run.config.strict_time => Some(FailKind::Performance),
             Some(Verdict::Inconclusive) if run.config.strict => Some(FailKind::Performance),
             _ => None,
         },

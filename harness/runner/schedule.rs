@@ -45,8 +45,11 @@ impl Runner<'_> {
         let mut noise = None;
         if let (true, Some(pairing)) = (device.is_some(), &pairing) {
             (judged, noise) = paired::judge_paired(self, plan, &mut outcomes, (pairing, &codes));
+            self.count(plan, &mut outcomes, &judged, Some(pairing));
         } else if let (true, Some(store)) = (device.is_some(), &store) {
             judged = judge::judge(self, plan, &mut outcomes, store);
+            self.count(plan, &mut outcomes, &judged, None);
+            super::attribute::attribute_all(&outcomes, &mut judged);
             if self.config.mode == Mode::Bless {
                 blessed = bless::bless(self, plan, &outcomes, &codes, store);
             }
@@ -103,7 +106,7 @@ impl Runner<'_> {
         &self,
         plan: &[Planned],
         outcomes: &[Option<Outcome>],
-        judged: &[Option<judge::Judged>],
+        judged: &[Option<super::judged::Judged>],
         codes: &[code::Codes],
         identical: &[bool],
     ) -> Vec<TrialRecord> {

@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 mod code;
+mod counters;
 /// Host-aware baselines: `KERNELGATE_BLESS=add` and the other-GPU note.
 mod hosts;
 mod paired;
@@ -48,6 +49,7 @@ fn samples(t: f64, n: usize, spread: f64) -> Samples {
         hit_time_cap: false,
         wall_seconds: 0.01,
         clocks: Default::default(),
+        units: Vec::new(),
     }
 }
 
@@ -58,6 +60,7 @@ fn measured(t: f64, n: usize, spread: f64, pool_peak: u64) -> Outcome {
         footprint: footprint(pool_peak),
         base_footprint: None,
         seconds: 0.5,
+        counters: None,
     }))
 }
 
@@ -110,6 +113,34 @@ impl Executor for Scripted {
             }
             Kind::Kernel { kernel, .. } => self.names[1 + kernel].clone(),
         };
+        if spec.counters {
+            // A counters-only request (`runner::count`): scripted as `<trial> (counters)`;
+            // unscripted, the counters were not read.
+            let counters = format!("{name} (counters)");
+            self.calls
+                .lock()
+                .unwrap()
+                .push((counters.clone(), spec.effort));
+            return self
+                .script
+                .get(&(counters, spec.effort))
+                .cloned()
+                .unwrap_or_else(|| Outcome::Ignored("no counters scripted".into()));
+        }
+        if spec.fresh_worker {
+            // A confirmation (`runner::attribute`): scripted under the name `<trial> (fresh)`;
+            // unscripted, it cannot run and the first verdict stands.
+            let fresh = format!("{name} (fresh)");
+            self.calls
+                .lock()
+                .unwrap()
+                .push((fresh.clone(), spec.effort));
+            return self
+                .script
+                .get(&(fresh, spec.effort))
+                .cloned()
+                .unwrap_or_else(|| Outcome::Ignored("no confirmation scripted".into()));
+        }
         self.calls.lock().unwrap().push((name.clone(), spec.effort));
         self.script
             .get(&(name.clone(), spec.effort))
@@ -162,6 +193,11 @@ impl Executor for Spying {
 
 /// A suite `t` with kernels `naive` (the reference) and `fast`, one case, in a fresh folder.
 fn suite(dir: &Path) -> Suite {
+    suite_with(dir, "")
+}
+
+/// [`suite`] with `extra` TOML appended (a `[bench]` table, say).
+fn suite_with(dir: &Path, extra: &str) -> Suite {
     std::fs::create_dir_all(dir).unwrap();
     std::fs::write(
         dir.join("k.cu"),
@@ -201,7 +237,7 @@ block = [256]
 args = ["x", "y", "1024 as i32"]
 "#;
     let path = dir.join("t.toml");
-    std::fs::write(&path, text).unwrap();
+    std::fs::write(&path, format!("{text}{extra}")).unwrap();
     crate::suite::load_file(&path).unwrap_or_else(|d| panic!("{d:?}"))
 }
 
@@ -222,6 +258,7 @@ fn entry(kernel: &str, t: f64, pool_peak: u64) -> Entry {
         runs: Vec::new(),
         code: None,
         trial_seconds: None,
+        counters: Vec::new(),
     }
 }
 
@@ -257,6 +294,9 @@ fn config(dir: &Path, mode: Mode) -> Config {
         strict: false,
         time_identical: false,
         require_baseline: false,
+        strict_time: false,
+        counters: crate::config::CounterPolicy::Auto,
+        require_counters: false,
         blessing: crate::config::Blessing::Replace,
         results: None,
         junit: None,
@@ -407,9 +447,11 @@ fn a_remeasure_settles_the_verdict() {
         [
             ("t::naive".to_string(), 1),
             ("t::fast".to_string(), 1),
-            ("t::fast".to_string(), REMEASURE_EFFORT)
+            ("t::fast".to_string(), REMEASURE_EFFORT),
+            ("t::fast (fresh)".to_string(), REMEASURE_EFFORT),
+            ("t::fast (counters)".to_string(), 1)
         ],
-        "only the inconclusive trial is measured again"
+        "only the inconclusive trial is measured again (then its regression confirmed)"
     );
     let fast = record(&results, "t::fast");
     assert_eq!(fast.verdict.unwrap().verdict, Verdict::Regressed);

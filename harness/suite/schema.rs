@@ -148,6 +148,8 @@ pub struct RawBench {
     pub precision: Option<Spanned<String>>,
     pub max_slowdown: Option<Spanned<String>>,
     pub memory_growth: Option<Spanned<String>>,
+    pub max_instruction_growth: Option<Spanned<String>>,
+    pub max_dram_read_growth: Option<Spanned<String>>,
 }
 
 /// An integer expression as written: a TOML integer or a string. `quoted` says whether the

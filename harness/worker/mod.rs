@@ -5,6 +5,7 @@
 #![deny(clippy::too_many_lines)]
 
 pub mod client;
+mod counters;
 mod footprint;
 mod loaded;
 mod op;
@@ -13,6 +14,7 @@ mod probes;
 pub mod protocol;
 mod session;
 mod trial;
+mod units;
 
 use protocol::{encode_response, Request, Response};
 use session::Session;
@@ -70,7 +72,7 @@ pub fn serve(cache_dir: Option<PathBuf>) -> i32 {
                     .outcome
                     .as_ref()
                     .is_err_and(crate::failure::TrialFailure::is_fatal);
-                reply(&Response::Trial(result));
+                reply(&Response::Trial(Box::new(result)));
                 if fatal {
                     return 3;
                 }

@@ -160,6 +160,9 @@ impl<'a> WorkerPool<'a> {
             return no_gpu(reason);
         }
         let mut worker = self.worker(slot);
+        if spec.fresh_worker || (worker.profiled && !spec.counters) {
+            worker.stop();
+        }
         let ordinal = worker.ordinal();
         match worker.device() {
             Ok(_) => {}
@@ -171,9 +174,11 @@ impl<'a> WorkerPool<'a> {
             case,
             kernel,
             seed: spec.seed,
-            check: spec.effort <= 1,
+            check: spec.effort <= 1 && !spec.counters,
             regime: spec.regime,
             base: spec.base,
+            counters: spec.counters,
+            units: spec.units,
             effort: spec.effort,
         };
         let mut needed = vec![(spec.suite, suite)];
@@ -189,11 +194,25 @@ impl<'a> WorkerPool<'a> {
             }
         }
         let timeout = self.config.timeout * spec.effort.max(1);
+        let started = std::time::Instant::now();
         let result = match worker.trial(&needed, request, timeout) {
             Ok(r) => r,
             Err(e) => return Outcome::Failed(e),
         };
+        worker.profiled |= spec.counters;
         drop(worker);
+        self.account(spec, ordinal, result, started.elapsed().as_secs_f64())
+    }
+
+    /// What a worker's `result` for `spec` (on GPU `ordinal`, `elapsed` seconds in all) makes
+    /// of the trial, with its time added to the run's totals.
+    fn account(
+        &self,
+        spec: &TrialSpec,
+        ordinal: i32,
+        result: super::protocol::TrialResult,
+        elapsed: f64,
+    ) -> Outcome {
         let mut totals = self.totals.lock().unwrap_or_else(|e| e.into_inner());
         totals.compiled += result.compiled;
         totals.cached += result.cached;
@@ -201,15 +220,21 @@ impl<'a> WorkerPool<'a> {
         totals.check_seconds += result.check_seconds;
         match result.outcome {
             Ok(data) => {
-                totals.add(&data.samples);
-                let seconds =
-                    result.setup_seconds + result.check_seconds + data.samples.wall_seconds;
+                if spec.counters {
+                    totals.counter_reads += 1;
+                    totals.counter_seconds += elapsed;
+                } else {
+                    totals.add(&data.samples);
+                }
                 Outcome::Measured(Box::new(Measured {
                     ordinal,
+                    seconds: result.setup_seconds
+                        + result.check_seconds
+                        + data.samples.wall_seconds,
                     samples: data.samples,
                     footprint: data.footprint,
                     base_footprint: data.base_footprint,
-                    seconds,
+                    counters: data.counters.map(|c| *c),
                 }))
             }
             Err(failure) => Outcome::Failed(failure),

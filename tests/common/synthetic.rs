@@ -212,6 +212,12 @@ pub fn run() -> Results {
                     baseline_samples: if unreliable { vec![] } else { old.clone() },
                     baseline_footprint: None,
                     trial_seconds: None,
+                    units: vec![],
+                    counters: None,
+                    baseline_counters: None,
+                    counter_changes: vec![],
+                    counter_gate: None,
+                    declared_work: None,
                     reference: (!kernel.reference).then(|| "naive".to_string()),
                 };
                 let mut t = record(&name, Status::Passed, None);

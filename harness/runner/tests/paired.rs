@@ -14,6 +14,7 @@ pub(super) fn paired_measured(cand: f64, base: f64, n: usize, spread: f64) -> Ou
         footprint: footprint(1000),
         base_footprint: Some(footprint(1000)),
         seconds: 0.5,
+        counters: None,
     }))
 }
 
