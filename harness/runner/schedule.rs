@@ -47,7 +47,7 @@ impl Runner<'_> {
             (judged, noise) = paired::judge_paired(self, plan, &mut outcomes, (pairing, &codes));
             self.count(plan, &mut outcomes, &judged, Some(pairing));
         } else if let (true, Some(store)) = (device.is_some(), &store) {
-            judged = judge::judge(self, plan, &mut outcomes, store);
+            judged = judge::judge(self, plan, &mut outcomes, (store, &codes));
             self.count(plan, &mut outcomes, &judged, None);
             super::attribute::attribute_all(&outcomes, &mut judged);
             if self.config.mode == Mode::Bless {

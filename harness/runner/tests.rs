@@ -241,7 +241,8 @@ args = ["x", "y", "1024 as i32"]
     crate::suite::load_file(&path).unwrap_or_else(|d| panic!("{d:?}"))
 }
 
-fn entry(kernel: &str, t: f64, pool_peak: u64) -> Entry {
+/// A format-1 entry (no code, no runs) of `kernel` at time `t` with a `pool_peak`-byte peak.
+pub(super) fn entry(kernel: &str, t: f64, pool_peak: u64) -> Entry {
     let s = samples(t, 32, 0.01);
     Entry {
         kernel: kernel.into(),
@@ -315,6 +316,24 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
+/// Runs every trial of `plan` in stored mode (no base) through `executor`.
+fn run_all(
+    config: &Config,
+    suites: &[Suite],
+    plan: &[Planned],
+    executor: &dyn Executor,
+) -> RunReport {
+    let runner = Runner {
+        config,
+        suites,
+        executor,
+        progress: false,
+        base: None,
+    };
+    let selected: Vec<usize> = (0..plan.len()).collect();
+    runner.run(plan, &selected)
+}
+
 /// Runs every trial of suite `t` against the script; returns the records and the calls made.
 fn run_script(
     name: &str,
@@ -327,15 +346,7 @@ fn run_script(
     bless_baselines(&config.baselines);
     let plan = plan(&suites);
     let executor = Scripted::new(&plan, script);
-    let runner = Runner {
-        config: &config,
-        suites: &suites,
-        executor: &executor,
-        progress: false,
-        base: None,
-    };
-    let selected: Vec<usize> = (0..plan.len()).collect();
-    let report = runner.run(&plan, &selected);
+    let report = run_all(&config, &suites, &plan, &executor);
     let calls = executor.calls();
     let _ = std::fs::remove_dir_all(&dir);
     (report.results, calls)

@@ -143,7 +143,6 @@ fn stored(name: &str, salted: &[&str]) -> Results {
     let dir = scratch(name);
     let suites = vec![suite(&dir)];
     let plan = plan(&suites);
-    let selected: Vec<usize> = (0..plan.len()).collect();
     let script = || {
         vec![
             ("t::naive", 1, measured(10e-6, 32, 0.01, 1000)),
@@ -156,14 +155,7 @@ fn stored(name: &str, salted: &[&str]) -> Results {
             Scripted::new(&plan, script()),
             vec![Arc::new(made_up(&suites[0], "sm_90", salted))],
         );
-        let runner = Runner {
-            config: &config,
-            suites: &suites,
-            executor: &executor,
-            progress: false,
-            base: None,
-        };
-        runner.run(&plan, &selected).results
+        run_all(&config, &suites, &plan, &executor).results
     };
     run(Mode::Bless, &[]);
     let stored = baseline::load(&baseline::path(
