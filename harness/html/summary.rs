@@ -155,7 +155,7 @@ pub fn summary(view: &View) -> String {
     }
     let groups = groups(&results.trials);
     if groups.is_empty() {
-        out.push_str("<p>Nothing needs attention: no trial failed, regressed, was inconclusive or unreliable.</p>\n");
+        out.push_str("<p>Nothing needs attention: no trial failed, regressed, was inconclusive, unreliable or machine-slower.</p>\n");
         out.push_str("</section>\n");
         return out;
     }

@@ -79,9 +79,9 @@ impl State {
         }
     }
 
-    /// Whether the summary lists it first.
+    /// Whether the summary lists it first: up to `machine-slower` (a warning).
     pub fn needs_attention(self) -> bool {
-        self <= State::Unreliable
+        self <= State::MachineSlower
     }
 }
 

@@ -1,6 +1,6 @@
 //! `markdown`: a summary for people (`KERNELGATE_MARKDOWN=path`, and `$GITHUB_STEP_SUMMARY`
-//! when set): what needs attention first — failed, regressed, inconclusive and improved trials —
-//! then every trial. GitHub caps a step summary at 1 MiB; this stays under `MAX_BYTES`.
+//! when set): what needs attention first — failed, regressed, inconclusive, improved and
+//! machine-slower trials — then every trial. GitHub caps a step summary at 1 MiB; this stays under `MAX_BYTES`.
 
 use super::results::{GateNote, Results, Standing, Status, TrialRecord};
 use super::{bytes, duration};
@@ -74,7 +74,10 @@ fn needs_attention(t: &TrialRecord) -> bool {
         || t.verdict.is_some_and(|v| {
             matches!(
                 v.verdict,
-                Verdict::Regressed | Verdict::Inconclusive | Verdict::Improved
+                Verdict::Regressed
+                    | Verdict::Inconclusive
+                    | Verdict::Improved
+                    | Verdict::MachineSlower
             )
         })
 }
@@ -99,8 +102,15 @@ pub fn render(results: &Results) -> String {
         ),
         None => String::new(),
     };
+    // The machine's verdicts are counted where there are any (stored mode, with counters).
+    let machine: String = [Verdict::MachineSlower, Verdict::MachineFaster]
+        .into_iter()
+        .map(|v| (count(&is(v)), v))
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, v)| format!(", {n} {v}"))
+        .collect();
     let mut out = format!(
-        "## kernelgate: {} failed, {} regressed, {} inconclusive, {} improved, {} unchanged, {} ignored{paired}\n\n{device} · {} · {}kernelgate {} · {}\n\n",
+        "## kernelgate: {} failed, {} regressed, {} inconclusive, {} improved{machine}, {} unchanged, {} ignored{paired}\n\n{device} · {} · {}kernelgate {} · {}\n\n",
         count(&|t| t.status == Status::Failed),
         count(&is(Verdict::Regressed)),
         count(&is(Verdict::Inconclusive)),

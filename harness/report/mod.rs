@@ -8,6 +8,7 @@ use results::Measurement;
 use std::fmt;
 
 pub mod annotations;
+pub mod closing;
 pub mod compare;
 pub mod counters;
 mod gate_note;

@@ -160,6 +160,12 @@ fn strict_time_fails_the_machines_slowdown() {
     assert_eq!(fast.verdict.unwrap().verdict, Verdict::MachineSlower);
     assert_eq!(fast.status, Status::Failed);
     assert_eq!(fast.failure, Some(FailKind::Performance));
+    let why = crate::report::terminal::failure(fast);
+    assert!(
+        why.starts_with("machine-slower (KERNELGATE_STRICT_TIME is set): confirmed slower")
+            && why.contains(" per run, +5.0% ["),
+        "{why}"
+    );
 }
 
 #[test]
