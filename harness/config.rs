@@ -138,6 +138,10 @@ pub struct Config {
     pub base: Option<String>,
     /// `KERNELGATE_STRICT=1`: a trial still inconclusive after re-measuring fails.
     pub strict: bool,
+    /// `KERNELGATE_TIME_IDENTICAL=1`: in paired mode, time the trials whose code is identical
+    /// at the base anyway (an A/A test whose largest change the run prints as its noise),
+    /// instead of skipping them.
+    pub time_identical: bool,
     /// `KERNELGATE_REQUIRE_BASELINE=1`: a trial without a comparable baseline fails.
     pub require_baseline: bool,
     /// `KERNELGATE_STRICT_TIME=1`: a time change attributed to the machine
@@ -202,6 +206,7 @@ pub const KNOWN: &[&str] = &[
     "KERNELGATE_STRICT_TIME",
     "KERNELGATE_SUITES",
     "KERNELGATE_TIMEOUT",
+    "KERNELGATE_TIME_IDENTICAL",
     "KERNELGATE_WORKER",
 ];
 
@@ -381,6 +386,7 @@ impl Config {
             },
             base: var("KERNELGATE_BASE"),
             strict: flag("KERNELGATE_STRICT")?,
+            time_identical: flag("KERNELGATE_TIME_IDENTICAL")?,
             require_baseline: flag("KERNELGATE_REQUIRE_BASELINE")?,
             strict_time: flag("KERNELGATE_STRICT_TIME")?,
             counters: counter_policy(var("KERNELGATE_COUNTERS").as_deref())?,

@@ -28,6 +28,7 @@ commands:
   sass [FILTER] [--json] [--base REV|FOLDER]
                               the kernels' SASS and code identities; with --base, the kernels
                               whose code changed, with a diff (no GPU)
+  bisect GOOD BAD TRIAL       the first commit at which a trial regressed against GOOD (GPU)
   help <command>              what a command does and takes
 
 options: --help, --version; harness options are KERNELGATE_* variables (`kernelgate help run`)";
@@ -127,6 +128,7 @@ options:
 Exit 0: done, no drift; 1: drift (--check); 2: bad input."
         }
         "sass" => SASS,
+        "bisect" => BISECT,
         "help" => "usage: kernelgate help <command>",
         _ => return None,
     })
@@ -143,7 +145,9 @@ options (environment variables):
   KERNELGATE_SUITES=DIR          suite files (default suites)
   KERNELGATE_BASELINES=DIR       stored baselines (default baselines)
   KERNELGATE_BASE=REV            paired mode: time every trial against its version at git REV
-                                 (or a folder of the base's suites), interleaved, not baselines
+                                 (or a folder of the base's suites), interleaved, not baselines;
+                                 trials whose code is identical at REV are skipped, not timed
+  KERNELGATE_TIME_IDENTICAL=1    paired mode: time identical-code trials anyway (an A/A test)
   KERNELGATE_BLESS=1             record the trials that ran and passed as the new baselines
   KERNELGATE_BLESS=add           add this run to the baselines (another GPU or host), keeping the spread
   KERNELGATE_DEVICE=0[,1...]     GPU ordinals to spread the trials over
@@ -201,6 +205,28 @@ KERNELGATE_SUITES, KERNELGATE_CACHE and KERNELGATE_ARCH apply; KERNELGATE_ARCH m
 exit codes: 0 done; 1 a kernel does not compile; 2 bad input (no NVRTC or nvdisasm, an
 unusable base or module).";
 
+const BISECT: &str = "\
+usage: kernelgate bisect GOOD BAD TRIAL
+
+Finds the first commit after GOOD, up to BAD along first parents, at which TRIAL (a name as
+`kernelgate run -- --list` prints it) regressed against GOOD. Each probed commit's suites are
+taken out of git (git archive, the working tree untouched) and the trial is timed in paired
+mode against GOOD's, interleaved in one GPU worker, judged by the paired gate. A commit whose
+trial identity (its kernels' code, launches, inputs and settings; docs/sass.md) equals GOOD's
+or an already probed commit's is decided without timing; a commit that stays inconclusive
+after one re-measure, or whose suites do not load or compile, is skipped and listed. Prints
+the commit, its change with its 95% interval, what changed in the trial since its parent, and
+its SASS diff against its parent (when nvdisasm is found).
+
+Every commit is run by this kernelgate: a regression of the harness or the driver is out of
+its reach. KERNELGATE_SUITES, KERNELGATE_CACHE, KERNELGATE_DEVICE, KERNELGATE_SEED and
+KERNELGATE_TIMEOUT apply; KERNELGATE_BASE and KERNELGATE_BLESS are refused.
+
+exit codes: 0 the first regressed commit found; 1 not pinned down (BAD did not regress
+against GOOD, or skipped commits hide which it is: the candidates are listed); 2 bad input
+(a revision git does not know, GOOD not an ancestor of BAD, the trial missing or broken at
+either end) or no GPU to time on.";
+
 const LINT: &str = "\
 usage: kernelgate lint
 
@@ -225,6 +251,7 @@ mod tests {
             "history",
             "calibrate",
             "sass",
+            "bisect",
             "help",
         ] {
             assert!(OVERVIEW.contains(&format!("  {name}")), "{name}");

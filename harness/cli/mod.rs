@@ -1,5 +1,5 @@
-//! `main`: the `kernelgate` command line — `run`, `lint`, `compare`, `merge`, `calibrate`, `sass` — one
-//! module per command. The runner knows nothing of them.
+//! `main`: the `kernelgate` command line — `run`, `lint`, `compare`, `merge`, `calibrate`, `sass`,
+//! `bisect` — one module per command. The runner knows nothing of them.
 //!
 //! ```text
 //! kernelgate run [LIBTEST ARGS]        run the suites, as `cargo test --test perf` does
@@ -15,6 +15,7 @@
 //!                                      accuracy, sensitivity and cost, measured on a GPU
 //! kernelgate sass [FILTER] [--json] [--base REV]
 //!                                      the kernels' SASS, code identities, what changed (no GPU)
+//! kernelgate bisect GOOD BAD TRIAL     the first commit at which a trial regressed (GPU)
 //! kernelgate help <command>            what a command does (also `<command> --help`)
 //! ```
 //!
@@ -31,6 +32,7 @@
 //! are updated in that change. The move is issue 20's, which owns the command line's wording;
 //! this refactor keeps every message as it was.
 
+pub mod bisect;
 pub mod calibrate;
 pub mod compare;
 pub mod lint;
@@ -72,6 +74,7 @@ pub fn main() -> ExitCode {
         Some("history") => crate::history::command(&args.collect::<Vec<_>>()),
         Some("calibrate") => calibrate::calibrate(&args.collect::<Vec<_>>()),
         Some("sass") => sass::sass(&args.collect::<Vec<_>>()),
+        Some("bisect") => bisect::bisect_command(&args.collect::<Vec<_>>()),
         Some("merge") => {
             let files: Vec<std::path::PathBuf> = args.map(Into::into).collect();
             match files.split_first() {
@@ -86,7 +89,7 @@ pub fn main() -> ExitCode {
         }
         other => {
             eprintln!(
-                "error: unknown command {} (commands: run, lint, compare, merge, report, history, calibrate, sass, help)\n{USAGE}",
+                "error: unknown command {} (commands: run, lint, compare, merge, report, history, calibrate, sass, bisect, help)\n{USAGE}",
                 other
                     .map(|o| format!("`{o}`"))
                     .unwrap_or_else(|| "(none)".into())

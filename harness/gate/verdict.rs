@@ -48,6 +48,12 @@ pub enum Verdict {
     Regressed,
     /// Too noisy to tell whether it is meaningfully slower.
     Inconclusive,
+    /// Paired mode: the whole resolved trial is identical at the base — every kernel's code,
+    /// the launches, inputs, check and bench settings — so no change of the code's is possible:
+    /// it passes, untimed (or, under `KERNELGATE_TIME_IDENTICAL=1`, timed as an A/A pair whose
+    /// change is kept as evidence, never as a regression). Never the result of [`decide`].
+    #[serde(rename = "identical_code")]
+    IdenticalCode,
     /// Significantly and meaningfully slower than the stored baseline, with the same code,
     /// launches, inputs, kernelgate and driver and every exact counter equal, after a
     /// re-measure in a fresh worker: the machine's change, not the code's. Passes (a warning),
@@ -67,6 +73,7 @@ impl fmt::Display for Verdict {
             Verdict::Improved => "improved",
             Verdict::Regressed => "regressed",
             Verdict::Inconclusive => "inconclusive",
+            Verdict::IdenticalCode => "identical code",
             Verdict::MachineSlower => "machine-slower",
             Verdict::MachineFaster => "machine-faster",
         })

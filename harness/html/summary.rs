@@ -133,6 +133,13 @@ pub fn summary(view: &View) -> String {
         "<span>{} trials</span></p>\n",
         results.trials.len()
     ));
+    for line in results
+        .identical
+        .iter()
+        .flat_map(crate::report::identical::lines)
+    {
+        out.push_str(&format!("<p class=\"identical\">{}</p>\n", esc(&line)));
+    }
     if !results.gone.is_empty() {
         let names: Vec<String> = results
             .gone
@@ -148,7 +155,7 @@ pub fn summary(view: &View) -> String {
     }
     let groups = groups(&results.trials);
     if groups.is_empty() {
-        out.push_str("<p>Nothing needs attention: no trial failed, regressed, was inconclusive or unreliable.</p>\n");
+        out.push_str("<p>Nothing needs attention: no trial failed, regressed, was inconclusive, unreliable or machine-slower.</p>\n");
         out.push_str("</section>\n");
         return out;
     }

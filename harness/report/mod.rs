@@ -8,13 +8,17 @@ use results::Measurement;
 use std::fmt;
 
 pub mod annotations;
+pub mod closing;
 pub mod compare;
 pub mod counters;
+mod gate_note;
+pub mod identical;
 pub mod junit;
 pub mod markdown;
 pub mod merge;
 pub mod provenance;
 pub mod results;
+mod skipped;
 pub mod terminal;
 pub mod totals;
 
@@ -229,6 +233,7 @@ mod tests {
             reference: Some("naive".into()),
             baseline_samples: Vec::new(),
             baseline_footprint: None,
+            trial_seconds: None,
             units: Vec::new(),
             counters: None,
             baseline_counters: None,

@@ -3,11 +3,13 @@
 //! run to its entry (see `baseline::Run`). Entries of trials that did not run are kept as they
 //! were.
 
+use super::code::Codes;
 use super::{Outcome, Planned, Runner};
 use crate::baseline::{
     self, BaselineError, BaselineFile, BaselineStore, Entry, Origin, Run, Stored,
     MAX_STORED_SAMPLES,
 };
+use crate::code::TrialCode;
 use crate::config::Blessing;
 use crate::gate::percent;
 use crate::report::duration;
@@ -39,10 +41,16 @@ fn runs(samples: &crate::measure::Samples, origin: &Origin) -> Vec<Run> {
     out
 }
 
-/// A baseline entry for a measured trial: its runs ([`runs`]), measured at `origin`.
-fn entry(suite: &Suite, trial: &Planned, m: &super::Measured, origin: Origin) -> Option<Entry> {
-    let (samples, footprint) = (&m.samples, &m.footprint);
+/// A baseline entry for a measured trial of `code`: its runs ([`runs`]), measured at `origin`.
+fn entry(
+    suite: &Suite,
+    trial: &Planned,
+    measured: &super::Measured,
+    origin: Origin,
+    code: Option<TrialCode>,
+) -> Option<Entry> {
     let (case, kernel) = trial.case_kernel()?;
+    let (samples, footprint) = (&measured.samples, &measured.footprint);
     let time = samples.kernel_summary()?;
     let ratios = samples.ratios();
     Some(Entry {
@@ -58,11 +66,13 @@ fn entry(suite: &Suite, trial: &Planned, m: &super::Measured, origin: Origin) ->
         kernelgate: env!("CARGO_PKG_VERSION").to_string(),
         date: baseline::today(),
         runs: runs(samples, &origin),
-        counters: m
+        counters: measured
             .counters
             .as_ref()
             .map(|c| c.allocations().iter().map(|a| a.kernel.clone()).collect())
             .unwrap_or_default(),
+        code,
+        trial_seconds: Some(measured.seconds),
     })
 }
 
@@ -75,11 +85,21 @@ fn add(old: &Entry, new: Entry) -> (Entry, Option<&'static str>) {
     if old.reference != new.reference {
         return (new, Some("the old runs had another reference kernel"));
     }
+    if let (Some(a), Some(b)) = (&old.code, &new.code) {
+        if a.identity != b.identity {
+            return (
+                new,
+                Some("the old runs ran other code (another trial identity)"),
+            );
+        }
+    }
     let mut pooled = old.clone();
     for run in new.runs {
         pooled.add_run(run);
     }
     pooled.footprint = new.footprint;
+    pooled.code = new.code.or(pooled.code);
+    pooled.trial_seconds = new.trial_seconds.or(pooled.trial_seconds);
     pooled.counters.extend(new.counters);
     let extra = pooled
         .counters
@@ -96,6 +116,7 @@ fn entries_by_suite(
     run: &Runner,
     plan: &[Planned],
     outcomes: &[Option<Outcome>],
+    codes: &[Codes],
 ) -> BTreeMap<usize, Vec<(String, Entry)>> {
     let device = run.executor.device();
     let mut by_suite: BTreeMap<usize, Vec<(String, Entry)>> = BTreeMap::new();
@@ -108,7 +129,8 @@ fn entries_by_suite(
         }
         let origin = Origin::measured_on(device.as_ref(), m.ordinal);
         let suite = &run.suites[trial.suite];
-        if let Some(e) = entry(suite, trial, m, origin) {
+        let code = codes.get(i).and_then(|c| c.code.clone());
+        if let Some(e) = entry(suite, trial, m, origin, code) {
             by_suite
                 .entry(trial.suite)
                 .or_default()
@@ -164,12 +186,13 @@ pub(super) fn bless(
     run: &Runner,
     plan: &[Planned],
     outcomes: &[Option<Outcome>],
+    codes: &[Codes],
     store: &BaselineStore,
 ) -> Vec<String> {
     let suites = run.suites;
     let fingerprint = store.device.clone();
     let mut lines = Vec::new();
-    for (s, entries) in entries_by_suite(run, plan, outcomes) {
+    for (s, entries) in entries_by_suite(run, plan, outcomes, codes) {
         let suite = &suites[s];
         let Some(stored) = store.suite(&suite.name) else {
             continue;

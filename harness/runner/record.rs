@@ -2,9 +2,11 @@
 //! verdict, limit breaches, and the commands that re-run, profile and re-bless it. Every
 //! reporter renders these records and nothing else; nothing here writes prose.
 
+use super::code::Codes;
 use super::judged::Judged;
 use super::{Outcome, Planned, Runner};
 use crate::baseline::Stored;
+use crate::code::CodeChange;
 use crate::config::Mode;
 use crate::failure::FailKind;
 use crate::gate::Verdict;
@@ -107,19 +109,14 @@ pub fn memory_growth(suite: &Suite, f: &Footprint, old: Option<&Footprint>) -> O
     })
 }
 
-/// The record of one trial that ran.
-pub(super) fn record(
-    run: &Runner,
-    trial: &Planned,
-    outcome: &Outcome,
-    judged: Option<&Judged>,
-) -> TrialRecord {
+/// A passed trial's record before anything happened to it: its name, place and commands.
+fn blank(run: &Runner, trial: &Planned) -> TrialRecord {
     let suite = &run.suites[trial.suite];
     let line = trial
         .case_kernel()
         .and_then(|(_, k)| suite.kernel_lines.get(k).copied())
         .unwrap_or(1);
-    let mut r = TrialRecord {
+    TrialRecord {
         name: trial.name.clone(),
         suite: suite.name.clone(),
         file: suite.path.display().to_string(),
@@ -136,7 +133,51 @@ pub(super) fn record(
         failure_detail: None,
         commands: Some(commands(&trial.name, suite, trial, run.base.is_some())),
         compiled: None,
+        code: None,
+        base_code: None,
+        code_change: None,
+    }
+}
+
+/// The record of a paired trial that was not timed: its code is identical at the base.
+pub(super) fn identical(run: &Runner, trial: &Planned) -> TrialRecord {
+    let base = run.base.expect("identical code is a paired verdict");
+    TrialRecord {
+        gate: Some(GateNote::IdenticalCode {
+            rev: base.rev.clone(),
+            commit: base.commit.clone(),
+            timed: false,
+        }),
+        ..blank(run, trial)
+    }
+}
+
+/// Sets the record's code, its base's, and what changed since the code it was compared with:
+/// the baseline's (stored mode), or the base's (paired mode).
+pub(super) fn with_code(r: &mut TrialRecord, codes: &Codes, judged: Option<&Judged>) {
+    r.code = codes.code.clone();
+    r.base_code = codes.base.clone();
+    let Some(code) = &codes.code else { return };
+    r.code_change = match (&r.gate, judged) {
+        (Some(GateNote::Compared { .. }), Some(j)) => {
+            Some(CodeChange::between(j.old_code.as_ref(), code))
+        }
+        (Some(GateNote::Paired { .. } | GateNote::IdenticalCode { .. }), _) => codes
+            .base
+            .as_ref()
+            .map(|b| CodeChange::between(Some(b), code)),
+        _ => None,
     };
+}
+
+/// The record of one trial that ran.
+pub(super) fn record(
+    run: &Runner,
+    trial: &Planned,
+    outcome: &Outcome,
+    judged: Option<&Judged>,
+) -> TrialRecord {
+    let mut r = blank(run, trial);
     match outcome {
         Outcome::Compiled {
             sources,
@@ -202,6 +243,7 @@ fn measurement(
             _ => Vec::new(),
         },
         baseline_footprint: judged.and_then(|j| j.baseline_footprint.clone()),
+        trial_seconds: Some(m.seconds),
         units: samples.units.clone(),
         counters: m.counters.clone(),
         baseline_counters: baseline_counters(run, m, judged),
