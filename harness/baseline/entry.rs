@@ -89,16 +89,7 @@ pub struct Entry {
 /// The most counter reads an entry keeps.
 pub const MAX_COUNTER_READS: usize = 8;
 
-/// A baseline entry's counters: what its runs read, and which were exact across them.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct StoredCounters {
-    /// The latest run's values.
-    pub values: crate::measure::counters::CounterValues,
-    /// The counters equal in every run that read counters.
-    pub stable: std::collections::BTreeSet<crate::measure::counters::Counter>,
-    /// How many runs read counters.
-    pub runs: usize,
-}
+pub use crate::measure::counters::StoredCounters;
 
 /// A suite's baselines on one device.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -171,12 +162,7 @@ impl Entry {
     /// bit-identical across all reads (`measure::counters::stable`: none with fewer than two).
     /// `None` when none were read.
     pub fn stored_counters(&self) -> Option<StoredCounters> {
-        let latest = self.counters.last()?.clone();
-        Some(StoredCounters {
-            stable: crate::measure::counters::stable(&self.counters),
-            runs: self.counters.len(),
-            values: latest,
-        })
+        StoredCounters::of(&self.counters)
     }
 
     /// The between-run spread factor of this entry's time ([`spread`] of its run medians).

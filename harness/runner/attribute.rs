@@ -37,7 +37,7 @@ pub(super) fn conclude(
     if old.stable.is_empty() {
         return confirmed;
     }
-    let moved = changes(&old.values, &now.kernel, &old.stable);
+    let moved = changes(old, &now.kernel);
     if moved.iter().any(|c| c.stable) {
         return confirmed;
     }
@@ -159,16 +159,15 @@ mod tests {
     }
 
     fn stored(instructions: f64) -> StoredCounters {
-        StoredCounters {
-            values: [
+        let read = |written: f64| {
+            [
                 (Counter::Instructions, instructions),
-                (Counter::DramWriteBytes, 10.0),
+                (Counter::DramWriteBytes, written),
             ]
             .into_iter()
-            .collect(),
-            stable: [Counter::Instructions].into_iter().collect(),
-            runs: 2,
-        }
+            .collect()
+        };
+        StoredCounters::of(&[read(10.0), read(12.0)]).unwrap()
     }
 
     fn now(instructions: f64) -> TrialCounters {

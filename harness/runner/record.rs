@@ -263,7 +263,7 @@ fn baseline_counters(
     m: &super::Measured,
     judged: Option<&Judged>,
 ) -> Option<crate::baseline::StoredCounters> {
-    use crate::measure::counters::{stable, CounterValues};
+    use crate::measure::counters::CounterValues;
     if run.base.is_none() {
         return judged.and_then(|j| j.baseline_counters.clone());
     }
@@ -274,11 +274,7 @@ fn baseline_counters(
         .iter()
         .filter_map(|a| a.against.as_ref())
         .collect();
-    Some(crate::baseline::StoredCounters {
-        values: (*base.last()?).clone(),
-        stable: stable(base.iter().copied()),
-        runs: base.len(),
-    })
+    crate::baseline::StoredCounters::of(base)
 }
 
 /// Why a suite's counter gate could not apply to this trial (`not applied: …`), if it has one.
@@ -352,7 +348,9 @@ fn counter_breaches(
         .into_iter()
         .filter_map(|(counter, allowed, exact)| {
             let allowed = allowed?;
-            let (o, n) = (*old.values.get(&counter)?, *now.get(&counter)?);
+            // Exact counters against their one value; the others against the highest of the
+            // baseline's reads (small cases read DRAM differently launch to launch).
+            let (o, n) = (old.highest(counter)?, *now.get(&counter)?);
             if exact && !old.stable.contains(&counter) {
                 return None;
             }
@@ -374,7 +372,7 @@ fn counter_changes(
     let (Some(old), Some(now)) = (old, m.counters.as_ref().and_then(|c| c.collected())) else {
         return Vec::new();
     };
-    crate::measure::counters::changes(&old.values, &now.kernel, &old.stable)
+    crate::measure::counters::changes(old, &now.kernel)
 }
 
 /// Fills `r` for a trial that was measured: its measurement, resource changes and limit breaches,

@@ -307,8 +307,8 @@ pub struct Bench {
     #[serde(default)]
     pub max_instruction_growth: Option<f64>,
     /// Growth of DRAM bytes read over the baseline's or base's that fails (`None`: no gate).
-    /// DRAM reads vary by up to ~0.1% between launches with L2 left clean (measured), so a
-    /// value below [`crate::measure::counters::DRAM_READ_TOLERANCE`] is raised to it.
+    /// Compared with the highest of the baseline's reads; a value below
+    /// [`crate::measure::counters::DRAM_READ_TOLERANCE`] is raised to it.
     #[serde(default)]
     pub max_dram_read_growth: Option<f64>,
 }
