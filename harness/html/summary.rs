@@ -67,14 +67,21 @@ fn why(view: &View, t: &TrialRecord) -> String {
             Some(v),
             None,
         ) => {
+            // What moved in the hardware counters, where they were read on both sides.
+            let counters = t
+                .measurement
+                .as_ref()
+                .map(crate::report::counters::explanation)
+                .unwrap_or_default();
             format!(
-                "{} against {}: Benjamini–Hochberg over {family} comparisons, max_slowdown {}",
+                "{} against {}: Benjamini–Hochberg over {family} comparisons, max_slowdown {}{}",
                 v.verdict,
                 view.against(),
                 t.measurement
                     .as_ref()
                     .map(|m| format!("{}%", 100.0 * m.max_slowdown))
-                    .unwrap_or_else(|| "–".into())
+                    .unwrap_or_else(|| "–".into()),
+                esc(&counters)
             )
         }
         _ => esc(&headline(t)),
