@@ -4,7 +4,7 @@
 //! `cargo run --release --example counters_probe` (or the built binary).
 
 use kernelgate::device::compile::{compile, CompileRequest};
-use kernelgate::device::counters::{cupti_missing, Profiler};
+use kernelgate::device::counters::{cupti_missing, Closures, Profiler};
 use kernelgate::device::{Gpu, KernelArg, LaunchDims};
 use std::time::Instant;
 
@@ -132,111 +132,132 @@ fn main() {
         t.sort_by(|a, b| a.partial_cmp(b).unwrap());
         println!("timing {what}: median {:.3} µs", t[t.len() / 2]);
     };
-    for &n in &[1usize << 20, 1 << 26] {
-        let x = gpu.alloc_plain(4 * n).unwrap();
-        let y = gpu.alloc_plain(4 * n).unwrap();
-        let idx = gpu.alloc_plain(4 * n).unwrap();
-        let host: Vec<u8> = (0..n)
-            .flat_map(|i| (((i as u64 * 7919) % n as u64) as i32).to_le_bytes())
-            .collect();
-        gpu.upload(&idx, &host).unwrap();
-        gpu.fill(&x, 0x3f).unwrap();
-        time_kernel(&format!("copy_scale n={n} before any profiling"), &x, &y, n);
-        let dims = LaunchDims {
-            grid: [n.div_ceil(256) as u32, 1, 1],
-            block: [256, 1, 1],
+    let sets: [&[&str]; 3] = [
+        &good,
+        &[
+            "smsp__inst_executed.sum",
+            "sm__sass_thread_inst_executed.sum",
+            "dram__bytes_read.sum",
+            "dram__bytes_write.sum",
+            "lts__t_sectors.sum",
+        ],
+        &[
+            "smsp__inst_executed.sum",
+            "dram__bytes_read.sum",
+            "dram__bytes_write.sum",
+            "sm__warps_active.avg.pct_of_peak_sustained_active",
+        ],
+    ];
+    let n = 1usize << 20;
+    let x = gpu.alloc_plain(4 * n).unwrap();
+    let y = gpu.alloc_plain(4 * n).unwrap();
+    let idx = gpu.alloc_plain(4 * n).unwrap();
+    let host: Vec<u8> = (0..n)
+        .flat_map(|i| (((i as u64 * 7919) % n as u64) as i32).to_le_bytes())
+        .collect();
+    gpu.upload(&idx, &host).unwrap();
+    gpu.fill(&x, 0x3f).unwrap();
+    time_kernel("copy_scale before profiling", &x, &y, n);
+    let dims = LaunchDims {
+        grid: [n.div_ceil(256) as u32, 1, 1],
+        block: [256, 1, 1],
+        shared: 0,
+    };
+    let a = 1.0001f32.to_le_bytes();
+    let nn = (n as i32).to_le_bytes();
+    let iters = 100i32.to_le_bytes();
+    let fw = ((flush.bytes / 16) as u64).to_le_bytes();
+    let fill_byte = std::cell::Cell::new(0u8);
+    let prepare = || {
+        gpu.fill(&y, 0xff)?;
+        fill_byte.set(fill_byte.get().wrapping_add(1));
+        gpu.fill(&flush, fill_byte.get())?;
+        let rd = LaunchDims {
+            grid: [4 * gpu.info.sm_count as u32, 1, 1],
+            block: [512, 1, 1],
             shared: 0,
         };
-        let a = 1.0001f32.to_le_bytes();
-        let nn = (n as i32).to_le_bytes();
-        let iters = 100i32.to_le_bytes();
-        let fw = ((flush.bytes / 16) as u64).to_le_bytes();
-        let mut fill_byte = 0u8;
+        gpu.launch(
+            &f[3],
+            rd,
+            &[
+                KernelArg::Buffer(&flush),
+                KernelArg::Scalar(&fw),
+                KernelArg::Buffer(&sink),
+            ],
+        )?;
+        gpu.synchronize()
+    };
+    let launch = |which: usize| {
+        let args: Vec<KernelArg> = match which {
+            0 => vec![
+                KernelArg::Buffer(&x),
+                KernelArg::Buffer(&y),
+                KernelArg::Scalar(&a),
+                KernelArg::Scalar(&nn),
+            ],
+            1 => vec![
+                KernelArg::Buffer(&x),
+                KernelArg::Buffer(&y),
+                KernelArg::Scalar(&a),
+                KernelArg::Scalar(&nn),
+                KernelArg::Scalar(&iters),
+            ],
+            _ => vec![
+                KernelArg::Buffer(&x),
+                KernelArg::Buffer(&idx),
+                KernelArg::Buffer(&y),
+                KernelArg::Scalar(&nn),
+            ],
+        };
+        gpu.launch(&f[which], dims, &args)?;
+        gpu.synchronize()
+    };
+    for (si, set) in sets.iter().enumerate() {
         let t = Instant::now();
-        let mut session = prof.enable().expect("enable");
-        println!("enable: {:.2} ms", t.elapsed().as_secs_f64() * 1e3);
-        for (name, which) in [("copy_scale", 0usize), ("fma_loop", 1), ("gather", 2)] {
-            for rep in 0..3 {
-                let t = Instant::now();
-                let mut prep_ms = 0.0;
-                let r = session.profile(
-                    || {
-                        let t = Instant::now();
-                        gpu.fill(&y, 0xff)?;
-                        fill_byte = fill_byte.wrapping_add(1);
-                        gpu.fill(&flush, fill_byte)?;
-                        let rd = LaunchDims {
-                            grid: [4 * gpu.info.sm_count as u32, 1, 1],
-                            block: [512, 1, 1],
-                            shared: 0,
-                        };
-                        gpu.launch(
-                            &f[3],
-                            rd,
-                            &[
-                                KernelArg::Buffer(&flush),
-                                KernelArg::Scalar(&fw),
-                                KernelArg::Buffer(&sink),
-                            ],
-                        )?;
-                        let r = gpu.synchronize();
-                        prep_ms += t.elapsed().as_secs_f64() * 1e3;
-                        r
-                    },
-                    || {
-                        let args: Vec<KernelArg> = match which {
-                            0 => vec![
-                                KernelArg::Buffer(&x),
-                                KernelArg::Buffer(&y),
-                                KernelArg::Scalar(&a),
-                                KernelArg::Scalar(&nn),
-                            ],
-                            1 => vec![
-                                KernelArg::Buffer(&x),
-                                KernelArg::Buffer(&y),
-                                KernelArg::Scalar(&a),
-                                KernelArg::Scalar(&nn),
-                                KernelArg::Scalar(&iters),
-                            ],
-                            _ => vec![
-                                KernelArg::Buffer(&x),
-                                KernelArg::Buffer(&idx),
-                                KernelArg::Buffer(&y),
-                                KernelArg::Scalar(&nn),
-                            ],
-                        };
-                        gpu.launch(&f[which], dims, &args)?;
-                        gpu.synchronize()
-                    },
-                );
-                let ms = t.elapsed().as_secs_f64() * 1e3;
-                match r {
-                    Ok(v) => {
-                        let vals: Vec<String> = good
-                            .iter()
-                            .zip(&v)
-                            .map(|(m, v)| format!("{m}={v}"))
-                            .collect();
-                        println!(
-                            "n={n} {name} rep={rep} {ms:.2} ms (prepare {prep_ms:.2} ms): {}",
-                            vals.join(" ")
-                        );
-                    }
-                    Err(e) => println!("n={n} {name} rep={rep}: ERROR {e}"),
-                }
+        let p = match Profiler::new(0, set) {
+            Ok(p) => p,
+            Err(e) => {
+                println!("set {si}: {e}");
+                continue;
             }
-        }
-        time_kernel(
-            &format!("copy_scale n={n} while the range profiler is enabled"),
-            &x,
-            &y,
-            n,
+        };
+        println!(
+            "set {si}: {} metrics, {} passes, new {:.1} ms",
+            set.len(),
+            p.passes(),
+            t.elapsed().as_secs_f64() * 1e3
         );
+        let mut session = p.enable().expect("enable");
+        for rep in 0..3 {
+            let t = Instant::now();
+            let r = session.profile(prepare, || launch(0));
+            println!(
+                "set {si} single rep={rep} {:.2} ms: {:?}",
+                t.elapsed().as_secs_f64() * 1e3,
+                r.map(|v| v.iter().map(|x| *x as i64).collect::<Vec<_>>())
+            );
+        }
+        for rep in 0..3 {
+            let t = Instant::now();
+            let mut o0 = Closures(prepare, || launch(0));
+            let mut o1 = Closures(prepare, || launch(1));
+            let mut o2 = Closures(prepare, || launch(2));
+            let r = session.profile_ops(&mut [&mut o0, &mut o1, &mut o2]);
+            println!(
+                "set {si} three-ops rep={rep} {:.2} ms: {:?}",
+                t.elapsed().as_secs_f64() * 1e3,
+                r.map(|v| v
+                    .iter()
+                    .map(|r| r.iter().map(|x| *x as i64).collect::<Vec<_>>())
+                    .collect::<Vec<_>>())
+            );
+        }
         let t = Instant::now();
         drop(session);
-        println!("disable: {:.2} ms", t.elapsed().as_secs_f64() * 1e3);
-        time_kernel(&format!("copy_scale n={n} after disable"), &x, &y, n);
+        println!("set {si} disable {:.2} ms", t.elapsed().as_secs_f64() * 1e3);
     }
+    time_kernel("copy_scale after profiling", &x, &y, n);
     drop(f);
     drop(module);
 }

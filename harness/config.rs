@@ -76,6 +76,35 @@ fn blessing(value: Option<&str>) -> Result<Option<Blessing>, ConfigError> {
     }
 }
 
+/// When trials read hardware counters (`KERNELGATE_COUNTERS`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum CounterPolicy {
+    /// `auto` (the default): where a verdict or a record needs them — every trial of a bless,
+    /// every re-measured trial (a time change to explain or attribute), every trial of a suite
+    /// with a counter gate. Counters are exact functions of the code, launch and inputs, so a
+    /// trial with none of these would only read what the baseline already holds.
+    #[default]
+    Auto,
+    /// `all` (or `1`): every trial.
+    All,
+    /// `0` (or `off`): none; counter gates say "not applied".
+    Off,
+}
+
+/// `KERNELGATE_COUNTERS`'s value.
+fn counter_policy(value: Option<&str>) -> Result<CounterPolicy, ConfigError> {
+    match value {
+        None | Some("auto") => Ok(CounterPolicy::Auto),
+        Some("1") | Some("all") => Ok(CounterPolicy::All),
+        Some("0") | Some("off") => Ok(CounterPolicy::Off),
+        Some(other) => Err(invalid(
+            "KERNELGATE_COUNTERS",
+            other,
+            "is not auto, all or 0 (auto reads counters where a verdict needs them)",
+        )),
+    }
+}
+
 /// Options read from the environment.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
@@ -109,8 +138,20 @@ pub struct Config {
     pub base: Option<String>,
     /// `KERNELGATE_STRICT=1`: a trial still inconclusive after re-measuring fails.
     pub strict: bool,
+    /// `KERNELGATE_TIME_IDENTICAL=1`: in paired mode, time the trials whose code is identical
+    /// at the base anyway (an A/A test whose largest change the run prints as its noise),
+    /// instead of skipping them.
+    pub time_identical: bool,
     /// `KERNELGATE_REQUIRE_BASELINE=1`: a trial without a comparable baseline fails.
     pub require_baseline: bool,
+    /// `KERNELGATE_STRICT_TIME=1`: a time change attributed to the machine
+    /// (`machine-slower`) fails like a regression.
+    pub strict_time: bool,
+    /// `KERNELGATE_COUNTERS`: which trials read hardware counters.
+    pub counters: CounterPolicy,
+    /// `KERNELGATE_REQUIRE_COUNTERS=1`: counters that cannot be read (no CUPTI, no
+    /// permission) are a harness error (exit 2) instead of a note.
+    pub require_counters: bool,
     /// When blessing: replace each entry (`KERNELGATE_BLESS=1`) or add this run to it
     /// (`KERNELGATE_BLESS=add`).
     pub blessing: Blessing,
@@ -147,6 +188,7 @@ pub const KNOWN: &[&str] = &[
     "KERNELGATE_BRANCH",
     "KERNELGATE_CACHE",
     "KERNELGATE_COMMIT",
+    "KERNELGATE_COUNTERS",
     "KERNELGATE_CUDA_INCLUDE",
     "KERNELGATE_DEVICE",
     "KERNELGATE_DIRTY",
@@ -158,14 +200,17 @@ pub const KNOWN: &[&str] = &[
     "KERNELGATE_MARKDOWN",
     "KERNELGATE_REPORTS",
     "KERNELGATE_REQUIRE_BASELINE",
+    "KERNELGATE_REQUIRE_COUNTERS",
     "KERNELGATE_REQUIRE_GPU",
     "KERNELGATE_REQUIRE_NVRTC",
     "KERNELGATE_RESULTS",
     "KERNELGATE_SEED",
     "KERNELGATE_SHARD",
     "KERNELGATE_STRICT",
+    "KERNELGATE_STRICT_TIME",
     "KERNELGATE_SUITES",
     "KERNELGATE_TIMEOUT",
+    "KERNELGATE_TIME_IDENTICAL",
     "KERNELGATE_WORKER",
 ];
 
@@ -314,7 +359,11 @@ impl Config {
             },
             base: var("KERNELGATE_BASE"),
             strict: flag("KERNELGATE_STRICT")?,
+            time_identical: flag("KERNELGATE_TIME_IDENTICAL")?,
             require_baseline: flag("KERNELGATE_REQUIRE_BASELINE")?,
+            strict_time: flag("KERNELGATE_STRICT_TIME")?,
+            counters: counter_policy(var("KERNELGATE_COUNTERS").as_deref())?,
+            require_counters: flag("KERNELGATE_REQUIRE_COUNTERS")?,
             blessing: bless.unwrap_or_default(),
             results: var("KERNELGATE_RESULTS").map(PathBuf::from),
             junit: var("KERNELGATE_JUNIT").map(PathBuf::from),

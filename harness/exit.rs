@@ -18,6 +18,9 @@ pub const REGRESSED: u8 = PERFORMANCE;
 pub const DRIFT: u8 = PERFORMANCE;
 /// `kernelgate lint`: a kernel does not compile.
 pub const COMPILE_ERROR: u8 = PERFORMANCE;
+/// `kernelgate bisect`: the first regressed commit could not be pinned down (bad did not
+/// regress against good, or skipped commits hide which it is).
+pub const NOT_FOUND: u8 = PERFORMANCE;
 
 /// Every distinct code, for the README check.
 pub const ALL: [u8; 4] = [SUCCESS, PERFORMANCE, BAD_INPUT, CORRECTNESS];

@@ -5,8 +5,10 @@
 //! checks each against its suite's reference kernel, and times it with CUDA events.
 
 pub mod baseline;
+pub mod bisect;
 pub mod check;
 pub mod cli;
+pub mod code;
 pub mod compile_suite;
 pub mod config;
 pub mod device;

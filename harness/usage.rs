@@ -110,7 +110,9 @@ options (environment variables):
   KERNELGATE_SUITES=DIR          suite files (default suites)
   KERNELGATE_BASELINES=DIR       stored baselines (default baselines)
   KERNELGATE_BASE=REV            paired mode: time every trial against its version at git REV
-                                 (or a folder of the base's suites), interleaved, not baselines
+                                 (or a folder of the base's suites), interleaved, not baselines;
+                                 trials whose code is identical at REV are skipped, not timed
+  KERNELGATE_TIME_IDENTICAL=1    paired mode: time identical-code trials anyway (an A/A test)
   KERNELGATE_BLESS=1             record the trials that ran and passed as the new baselines
   KERNELGATE_BLESS=add           add this run to the baselines (another GPU or host), keeping the spread
   KERNELGATE_DEVICE=0[,1...]     GPU ordinals to spread the trials over
@@ -119,6 +121,10 @@ options (environment variables):
   KERNELGATE_REQUIRE_NVRTC=1     no NVRTC fails the compile trials
   KERNELGATE_REQUIRE_BASELINE=1  a trial without a comparable baseline fails
   KERNELGATE_STRICT=1            a trial still inconclusive after re-measuring fails
+  KERNELGATE_STRICT_TIME=1       a slowdown attributed to the machine (machine-slower) fails too
+  KERNELGATE_COUNTERS=auto|all|0 which trials read hardware counters (auto: bless, re-measures,
+                                 confirmations, suites with a counter gate)
+  KERNELGATE_REQUIRE_COUNTERS=1  counters that cannot be read (no CUPTI, no permission) exit 2
   KERNELGATE_ARCH=sm_90          NVRTC target when no GPU says which (a list for `sass`)
   KERNELGATE_CUDA_INCLUDE=DIRS   CUDA headers (cuda_fp16.h, cub/) when not found by itself
   KERNELGATE_CACHE=DIR           compile cache (default target/kernelgate-cache)
@@ -161,6 +167,27 @@ KERNELGATE_SUITES, KERNELGATE_CACHE and KERNELGATE_ARCH apply; KERNELGATE_ARCH m
 
 exit codes: 0 done; 1 a kernel does not compile; 2 bad input (no NVRTC or nvdisasm, an
 unusable base or module).";
+
+/// `kernelgate bisect`'s description.
+pub const BISECT: &str = "\
+Finds the first commit after GOOD, up to BAD along first parents, at which TRIAL (a name as
+`kernelgate run -- --list` prints it) regressed against GOOD. Each probed commit's suites are
+taken out of git (git archive, the working tree untouched) and the trial is timed in paired
+mode against GOOD's, interleaved in one GPU worker, judged by the paired gate. A commit whose
+trial identity (its kernels' code, launches, inputs and settings; docs/sass.md) equals GOOD's
+or an already probed commit's is decided without timing; a commit that stays inconclusive
+after one re-measure, or whose suites do not load or compile, is skipped and listed. Prints
+the commit, its change with its 95% interval, what changed in the trial since its parent, and
+its SASS diff against its parent (when nvdisasm is found).
+
+Every commit is run by this kernelgate: a regression of the harness or the driver is out of
+its reach. KERNELGATE_SUITES, KERNELGATE_CACHE, KERNELGATE_DEVICE, KERNELGATE_SEED and
+KERNELGATE_TIMEOUT apply; KERNELGATE_BASE and KERNELGATE_BLESS are refused.
+
+exit codes: 0 the first regressed commit found; 1 not pinned down (BAD did not regress
+against GOOD, or skipped commits hide which it is: the candidates are listed); 2 bad input
+(a revision git does not know, GOOD not an ancestor of BAD, the trial missing or broken at
+either end) or no GPU to time on.";
 
 /// `kernelgate lint`'s description.
 pub const LINT: &str = "\

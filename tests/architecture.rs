@@ -488,6 +488,11 @@ impl Tree {
                     child.pop();
                     child
                 } else if let Some(bound) = facts.bindings.get(scope).and_then(|b| b.get(first)) {
+                    // `use name;` binds a name to itself (a macro made importable by a `use`
+                    // after its `macro_rules!`): a local item, not a path to follow.
+                    if bound.as_slice() == std::slice::from_ref(first) {
+                        return None;
+                    }
                     let mut abs = self.absolute(scope, bound, facts)?;
                     abs.extend(segments[1..].iter().cloned());
                     return Some(abs);

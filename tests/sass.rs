@@ -20,8 +20,8 @@ fn tools() -> Option<String> {
         eprintln!("skipped: {why}");
         None
     };
-    if let Some(why) = kernelgate::device::nvrtc_missing() {
-        return missing(why);
+    if !repo::nvrtc_or_skip() {
+        return None;
     }
     let tool = match kernelgate::sass::disasm::Disassembler::find() {
         Ok(t) => t,

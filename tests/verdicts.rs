@@ -1,26 +1,21 @@
 //! Every verdict label that a report prints agrees with the interval printed beside it
 //! (`gate::semantics`): random pairs of time and speedup comparisons are decided the way a run
-//! decides them, put into a trial's record, rendered by the terminal line, the `compare` table
-//! and the Markdown summary, and the printed label and interval are read back and checked with
-//! `Verdict::agrees`. Seen before this: `improved +0.1% [-0.4%, +0.7%]`.
+//! decides them — some confirmed changes attributed to the machine (`machine-slower`,
+//! `machine-faster`) as `runner::attribute` does, some trials paired A/A pairs of identical
+//! code (`KERNELGATE_TIME_IDENTICAL=1`) — put into a trial's record, rendered by the terminal
+//! line, the `compare` table and the Markdown summary, and the printed label and interval are
+//! read back and checked with `Verdict::agrees`. Seen before this: `improved +0.1% [-0.4%,
+//! +0.7%]`.
 
-use kernelgate::gate::{combine, Basis, Comparison, TrialVerdict, Verdict};
+use kernelgate::gate::{combine, Basis, Comparison, Strictness, TrialVerdict, Verdict};
 use kernelgate::report::compare::{table, Row};
 use kernelgate::report::results::{GateNote, Results, Status, TrialRecord};
 use kernelgate::report::{markdown, terminal};
 use std::path::Path;
 
-/// A tiny deterministic generator.
-struct Lcg(u64);
-impl Lcg {
-    fn unit(&mut self) -> f64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (self.0 >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
+#[path = "common/lcg.rs"]
+mod lcg;
+use lcg::Lcg;
 
 /// A comparison whose interval ends stay 0.3% away from the thresholds `1 / t` and `t`, so a
 /// label read back from one-decimal percentages is judged as it was decided.
@@ -72,12 +67,19 @@ fn read(text: &str, p_adjusted: f64) -> Comparison {
     }
 }
 
-/// The label word of `text` (`REGRESSED`, `**regressed**`), as a verdict.
-fn label(text: &str) -> Verdict {
-    let word = text.trim().trim_matches('*').to_lowercase();
-    *Verdict::ALL
+/// The verdict whose label `text` starts with (`REGRESSED`, `**regressed**`, `identical code
+/// to base ...`), and what follows the label.
+fn label(text: &str) -> (Verdict, &str) {
+    let text = text.trim().trim_start_matches('*');
+    Verdict::ALL
         .iter()
-        .find(|v| v.label() == word)
+        .filter_map(|v| {
+            let n = v.label().len();
+            let head = text.get(..n)?;
+            head.eq_ignore_ascii_case(v.label())
+                .then(|| (*v, text[n..].trim_start_matches('*')))
+        })
+        .max_by_key(|(v, _)| v.label().len())
         .unwrap_or_else(|| panic!("`{text}` is not a verdict"))
 }
 
@@ -100,20 +102,34 @@ fn every_rendered_label_agrees_with_the_interval_beside_it() {
         let t = 1.0 + max_slowdown;
         let time = comparison(&mut rng, t);
         let speedup = (i % 4 != 0).then(|| comparison(&mut rng, t));
-        let (verdict, basis) = combine(
+        let (mut verdict, basis) = combine(
             time.verdict(max_slowdown),
             speedup.map(|s| s.verdict(max_slowdown)),
         );
+        let mut r: TrialRecord = template.clone();
+        match verdict.machine(basis) {
+            // A confirmed change of the baseline's own trial, every exact counter equal.
+            Some(machine) if i % 3 == 0 => verdict = machine,
+            // Paired, identical at the base and timed anyway: an A/A pair.
+            _ if i % 13 == 7 => {
+                verdict = Verdict::IdenticalCode;
+                r.gate = Some(GateNote::IdenticalCode {
+                    rev: "HEAD~1".into(),
+                    commit: "c7b4c3e0123456789abcdef0123456789abcdef0".into(),
+                    timed: true,
+                });
+            }
+            _ => {}
+        }
         let v = TrialVerdict {
             verdict,
             time,
             speedup,
             basis,
         };
-        let mut r: TrialRecord = template.clone();
         r.name = format!("prop::k::n={i}");
         r.verdict = Some(v);
-        r.status = if verdict.fails(false) {
+        r.status = if verdict.fails(Strictness::default()) {
             Status::Failed
         } else {
             Status::Passed
@@ -128,20 +144,33 @@ fn every_rendered_label_agrees_with_the_interval_beside_it() {
         }
         let p = v.shown().p_adjusted;
         let check = |what: &str, printed_label: &str, printed: &str| {
-            let l = label(printed_label);
+            let (l, _) = label(printed_label);
             assert_eq!(l, verdict, "{what}: `{printed_label}`");
             let c = read(printed, p);
             assert!(
                 l.agrees(&c, max_slowdown),
                 "{what}: `{printed_label}` beside `{printed}` (max_slowdown {max_slowdown}; decided from time {time:?}, speedup {speedup:?})"
             );
+            if l.about().is_none() {
+                // A verdict no interval decided (an A/A pair's): what is beside it is the time.
+                let near = |a: f64, b: f64| (a / b - 1.0).abs() < 2e-3;
+                assert!(
+                    near(c.low, time.low) && near(c.high, time.high),
+                    "{what}: `{printed}` is not the time {time:?}"
+                );
+            }
         };
 
-        // The terminal: `<label> <interval>...` in the gate's note.
+        // The terminal: `<label> <interval>...` in the gate's note (an A/A pair's interval
+        // after its label's explanation: `identical code to base ..., timed anyway (..): <interval>`).
         let note = terminal::note(&r);
-        let (word, rest) = note.split_once(' ').unwrap();
+        let (_, rest) = label(&note);
+        let rest = match verdict.about() {
+            Some(_) => rest,
+            None => rest.rsplit_once("): ").map_or(rest, |(_, after)| after),
+        };
         let interval = rest.split(" (").next().unwrap().split(':').next().unwrap();
-        check("terminal", word, interval);
+        check("terminal", &note, interval);
 
         // `kernelgate compare`: the change column and the verdict column of one row.
         let row = Row {

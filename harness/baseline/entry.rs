@@ -7,11 +7,14 @@ use crate::stats::Summary;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// The format this kernelgate writes (2: entries keep their runs, with GPU and host).
-pub const FORMAT: u32 = 2;
+/// The format this kernelgate writes (3: entries carry the code the trial ran, its trial
+/// identity, and the seconds it took; 2: entries keep their runs, with GPU and host).
+pub const FORMAT: u32 = 3;
 
 /// The oldest format this kernelgate reads. Format 1 (no runs: one set of samples per entry)
-/// is read as one run of unknown GPU and host, and written back as format 2 when blessed.
+/// is read as one run of unknown GPU and host; formats 1 and 2 read with no code (a verdict
+/// against them says the baseline recorded none); all are written back as format 3 when
+/// blessed.
 pub const OLDEST_FORMAT: u32 = 1;
 
 /// A median with its interval, as stored.
@@ -64,10 +67,29 @@ pub struct Entry {
     /// Date recorded, `YYYY-MM-DD` (UTC).
     pub date: String,
     /// The runs pooled into it, oldest first (at most `MAX_RUNS`; empty only in memory,
-    /// before [`Entry::ensure_runs`]).
+    /// before [`Entry::ensure_runs`]). Every run ran `code` (a run of other code replaces them).
     #[serde(default)]
     pub runs: Vec<Run>,
+    /// The code the trial ran when blessed (format 3): its kernels' code identities for the
+    /// device's architecture, the toolchain, the trial identity; `None` in older files and
+    /// where it could not be had. A verdict against the entry says "same code" or what changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<crate::code::TrialCode>,
+    /// Seconds the trial took in the worker when blessed (setup, correctness, sampling;
+    /// format 3): paired mode estimates the time identical trials save from it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trial_seconds: Option<f64>,
+    /// The kernel's hardware counters, each read on a fresh allocation of the case by a bless
+    /// (format 3; `KERNELGATE_BLESS=add` adds its own, the oldest dropped beyond
+    /// [`MAX_COUNTER_READS`]); a counter equal in all of them is exact for this trial.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub counters: Vec<crate::measure::counters::CounterValues>,
 }
+
+/// The most counter reads an entry keeps.
+pub const MAX_COUNTER_READS: usize = 8;
+
+pub use crate::measure::counters::StoredCounters;
 
 /// A suite's baselines on one device.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -136,6 +158,13 @@ impl Entry {
         self.pool();
     }
 
+    /// The counters its blesses read: the latest read's values, and which counters were
+    /// bit-identical across all reads (`measure::counters::stable`: none with fewer than two).
+    /// `None` when none were read.
+    pub fn stored_counters(&self) -> Option<StoredCounters> {
+        StoredCounters::of(&self.counters)
+    }
+
     /// The between-run spread factor of this entry's time ([`spread`] of its run medians).
     pub fn spread(&self) -> f64 {
         spread(self.runs.iter().map(|r| r.median))
@@ -190,6 +219,9 @@ pub(super) mod tests {
             kernelgate: "0.1.0".into(),
             date: "2026-11-21".into(),
             runs: Vec::new(),
+            code: None,
+            trial_seconds: None,
+            counters: Vec::new(),
         }
     }
 
@@ -215,6 +247,9 @@ pub(super) mod tests {
             kernelgate: "0.1.0".into(),
             date: run.date.clone(),
             runs: vec![run],
+            code: None,
+            trial_seconds: None,
+            counters: Vec::new(),
         };
         e.pool();
         e

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 pub const MAX_STORED_SAMPLES: usize = 256;
 
 /// Most runs an entry keeps; adding one more drops the oldest.
-pub const MAX_RUNS: usize = 8;
+pub const MAX_RUNS: usize = 12;
 
 /// Where samples were measured: the physical GPU and the host.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

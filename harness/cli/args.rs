@@ -4,7 +4,7 @@
 //! (`kernelgate --verison` → `--version`, `kernelgate comapre` → `compare`), and a usage error
 //! exits 2, as every bad input does. `run`'s arguments go to libtest-mimic untouched.
 
-use super::{calibrate, compare, sass};
+use super::{bisect, calibrate, compare, sass};
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -69,6 +69,9 @@ pub enum Command {
     /// The kernels' SASS and code identities; with --base, what changed (no GPU)
     #[command(long_about = crate::usage::SASS)]
     Sass(sass::Request),
+    /// The first commit at which a trial regressed against GOOD (GPU)
+    #[command(long_about = crate::usage::BISECT)]
+    Bisect(bisect::Args),
 }
 
 #[cfg(test)]
@@ -103,6 +106,8 @@ mod tests {
         assert!(e.contains("'--reps'"), "{e}");
         let e = error(&["report", "r.json", "--htm", "o.html"]);
         assert!(e.contains("'--html'"), "{e}");
+        let e = error(&["bisetc", "v1", "HEAD", "t"]);
+        assert!(e.contains("'bisect'"), "{e}");
     }
 
     #[test]
@@ -127,6 +132,15 @@ mod tests {
         assert!(history.is_ok(), "{history:?}");
         assert!(error(&["history", "--last", "0"]).contains("not a positive count"));
         assert!(error(&["merge", "out.json"]).contains("IN.json"));
+        // bisect: three arguments, no option.
+        let bisect = Cli::try_parse_from(["kernelgate", "bisect", "v1", "HEAD", "saxpy::vec4::n=4096"]);
+        assert!(matches!(bisect, Ok(Cli { command: Command::Bisect(_) })), "{bisect:?}");
+        let e = error(&["bisect", "v1", "HEAD"]);
+        assert!(e.contains("<TRIAL>"), "{e}");
+        let e = error(&["bisect", "--good", "v1", "HEAD", "t"]);
+        assert!(e.contains("'--good'"), "{e}");
+        let e = error(&["sass", "--json", "--base", "HEAD~1"]);
+        assert!(e.contains("cannot be used with"), "{e}");
     }
 
     #[test]
@@ -146,6 +160,7 @@ mod tests {
             "history",
             "calibrate",
             "sass",
+            "bisect",
         ] {
             assert!(names.iter().any(|n| n == name), "{name}");
         }
@@ -169,5 +184,6 @@ mod tests {
         let compare = help(&mut cli, "compare");
         assert!(compare.contains("--allow-device") && compare.contains("Exit 0: no regression"));
         assert!(help(&mut cli, "run").contains("KERNELGATE_REQUIRE_GPU=1"));
+        assert!(help(&mut cli, "bisect").contains("KERNELGATE_BLESS are refused"));
     }
 }

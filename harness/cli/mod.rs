@@ -1,5 +1,5 @@
-//! `main`: the `kernelgate` command line — `run`, `lint`, `compare`, `merge`, `calibrate`, `sass` — one
-//! module per command. The runner knows nothing of them.
+//! `main`: the `kernelgate` command line — `run`, `lint`, `compare`, `merge`, `calibrate`, `sass`,
+//! `bisect` — one module per command. The runner knows nothing of them.
 //!
 //! ```text
 //! kernelgate run [LIBTEST ARGS]        run the suites, as `cargo test --test perf` does
@@ -16,6 +16,7 @@
 //!                                      accuracy, sensitivity and cost, measured on a GPU
 //! kernelgate sass [FILTER] [--json] [--base REV]
 //!                                      the kernels' SASS, code identities, what changed (no GPU)
+//! kernelgate bisect GOOD BAD TRIAL     the first commit at which a trial regressed (GPU)
 //! kernelgate help <command>            what a command does (also `<command> --help`)
 //! ```
 //!
@@ -27,6 +28,7 @@
 //! (the perf binary is not parsed by clap at all).
 
 mod args;
+pub mod bisect;
 pub mod calibrate;
 pub mod compare;
 pub mod lint;
@@ -85,5 +87,6 @@ fn command() -> ExitCode {
         Command::History(a) => crate::history::command(&a),
         Command::Calibrate(a) => calibrate::calibrate(&a),
         Command::Sass(a) => sass::sass(&a),
+        Command::Bisect(a) => bisect::bisect_command(&a),
     }
 }

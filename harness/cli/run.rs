@@ -6,7 +6,7 @@ use crate::config::{self, Config, Mode};
 use crate::exit;
 use crate::nextest::{self, Invocation};
 use crate::report::results::{Results, Status};
-use crate::report::terminal;
+use crate::report::{closing, terminal};
 use crate::runner::{plan, Planned, Runner};
 use crate::suite::Suite;
 use crate::worker::client::WORKER_ENV;
@@ -190,15 +190,26 @@ pub fn run(args: impl Iterator<Item = String>) -> ExitCode {
             println!("kernelgate: {line}");
         }
         if config.mode == Mode::Gate {
-            if let Some(w) = terminal::inconclusive_warning(&results) {
+            let warnings = [
+                closing::inconclusive_warning(&results),
+                closing::machine_warning(&results),
+            ];
+            for w in warnings.into_iter().flatten() {
                 println!("{w}");
             }
         }
-        if let Some(line) = terminal::paired_summary(&results) {
+        if let Some(line) = closing::paired_summary(&results) {
             println!("{line}");
         }
+        for line in results
+            .identical
+            .iter()
+            .flat_map(crate::report::identical::lines)
+        {
+            println!("kernelgate: {line}");
+        }
         if let Some(totals) = &results.totals {
-            for line in terminal::summary(totals, start.elapsed().as_secs_f64()) {
+            for line in closing::summary(totals, start.elapsed().as_secs_f64()) {
                 println!("{line}");
             }
         }

@@ -1,6 +1,7 @@
 //! `Verdict`: the whole set of verdicts, defined once — for each, its label, whether it fails
 //! the run, and which comparison (interval) it is about, which every report prints beside the
-//! label — and how a trial's time and speedup comparisons become one verdict ([`combine`]).
+//! label — how a trial's time and speedup comparisons become one verdict ([`combine`]), and
+//! when a confirmed change is the machine's ([`Verdict::machine`]).
 //!
 //! **The rule every report keeps: a label agrees with the interval printed beside it.**
 //! `improved` and `regressed` are about the trial's *time* unless said otherwise. Seen before
@@ -15,12 +16,21 @@
 //!
 //! The reference's own trial has no speedup: its verdict is its time's.
 //!
-//! **Adding a verdict** (issue 17's `IdenticalCode`, issue 18's `MachineSlower` /
-//! `MachineFaster`): a variant in [`Verdict`], its row in [`Verdict::ALL`], its label, whether it
-//! fails ([`Verdict::fails`]), which interval it is about ([`Verdict::about`]: `None` for a
-//! verdict that timed nothing) and what agreeing with it means ([`Verdict::agrees`]); then
-//! `tests/verdicts.rs` checks every report against it. Issue 18's machine verdicts take the
-//! first row's and column's "reference slowed as much" cells, about the time.
+//! **The verdicts no comparison decides alone:**
+//!
+//! | verdict          | from                                                     | about | fails |
+//! | ---------------- | -------------------------------------------------------- | ----- | ----- |
+//! | `identical code` | paired mode: the whole trial identical at the base (issue 17) | nothing: untimed, or an A/A pair whose interval is evidence, never a change | never |
+//! | `machine-slower` | a `regressed` about the time, confirmed in a fresh worker, the same trial as the baseline's with every exact counter equal (issue 18) | the time, as `regressed` | under `KERNELGATE_STRICT_TIME=1` |
+//! | `machine-faster` | the same from an `improved` about the time | the time, as `improved` | never |
+//!
+//! A change about the speedup is never the machine's: its time moved with the reference's, so
+//! there is nothing the machine alone would explain ([`Verdict::machine`] says `None`).
+//!
+//! **Adding a verdict**: a variant in [`Verdict`], its row in [`Verdict::ALL`], its label,
+//! whether it fails ([`Verdict::fails`]), which interval it is about ([`Verdict::about`]) and what
+//! agreeing with it means ([`Verdict::agrees`]); then `tests/verdicts.rs` checks every report
+//! against it.
 
 use serde::{Deserialize, Serialize};
 
@@ -39,6 +49,32 @@ pub enum Verdict {
     Regressed,
     /// Too noisy to tell whether it is meaningfully slower.
     Inconclusive,
+    /// Paired mode: the whole resolved trial is identical at the base — every kernel's code,
+    /// the launches, inputs, check and bench settings — so no change of the code's is possible:
+    /// it passes, untimed (or, under `KERNELGATE_TIME_IDENTICAL=1`, timed as an A/A pair whose
+    /// change is kept as evidence, never as a regression). Never the result of `decide`.
+    #[serde(rename = "identical_code")]
+    IdenticalCode,
+    /// Significantly and meaningfully slower than the stored baseline, with the same code,
+    /// launches, inputs, kernelgate and driver and every exact counter equal, after a
+    /// re-measure in a fresh worker: the machine's change, not the code's. Passes (a warning),
+    /// fails under `KERNELGATE_STRICT_TIME=1`.
+    #[serde(rename = "machine-slower")]
+    MachineSlower,
+    /// Faster than the stored baseline with nothing of the trial changed (see
+    /// `MachineSlower`): the machine's.
+    #[serde(rename = "machine-faster")]
+    MachineFaster,
+}
+
+/// What a run fails besides a regression: `KERNELGATE_STRICT=1` (`inconclusive`) and
+/// `KERNELGATE_STRICT_TIME=1` (`machine-slower`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Strictness {
+    /// `KERNELGATE_STRICT=1`: a trial still inconclusive after re-measuring fails.
+    pub inconclusive: bool,
+    /// `KERNELGATE_STRICT_TIME=1`: a slowdown attributed to the machine fails too.
+    pub machine_time: bool,
 }
 
 /// Which comparison a verdict is about: the one whose interval is printed beside its label.
@@ -89,11 +125,14 @@ impl Comparison {
 
 impl Verdict {
     /// Every verdict there is.
-    pub const ALL: [Verdict; 4] = [
+    pub const ALL: [Verdict; 7] = [
         Verdict::Unchanged,
         Verdict::Improved,
         Verdict::Regressed,
         Verdict::Inconclusive,
+        Verdict::IdenticalCode,
+        Verdict::MachineSlower,
+        Verdict::MachineFaster,
     ];
 
     /// The word every report prints.
@@ -103,34 +142,76 @@ impl Verdict {
             Verdict::Improved => "improved",
             Verdict::Regressed => "regressed",
             Verdict::Inconclusive => "inconclusive",
+            Verdict::IdenticalCode => "identical code",
+            Verdict::MachineSlower => "machine-slower",
+            Verdict::MachineFaster => "machine-faster",
         }
     }
 
-    /// Whether a trial with this verdict fails the run (`strict`: `KERNELGATE_STRICT=1`).
-    pub fn fails(self, strict: bool) -> bool {
+    /// Whether a trial with this verdict fails the run, `strict` as the run is.
+    pub fn fails(self, strict: Strictness) -> bool {
         match self {
             Verdict::Regressed => true,
-            Verdict::Inconclusive => strict,
-            Verdict::Unchanged | Verdict::Improved => false,
+            Verdict::Inconclusive => strict.inconclusive,
+            Verdict::MachineSlower => strict.machine_time,
+            Verdict::Unchanged
+            | Verdict::Improved
+            | Verdict::IdenticalCode
+            | Verdict::MachineFaster => false,
         }
+    }
+
+    /// Whether it is a change the gate decided, significant and beyond `max_slowdown`:
+    /// `regressed` or `improved` (what a fresh worker confirms, and what may be the machine's:
+    /// [`Verdict::machine`]).
+    pub fn changed(self) -> bool {
+        matches!(self, Verdict::Regressed | Verdict::Improved)
+    }
+
+    /// Whether reports list it under "needs attention": it fails under some strictness
+    /// (`regressed`, `inconclusive`, `machine-slower`), or the code's own change (`improved`).
+    pub fn needs_attention(self) -> bool {
+        let strictest = Strictness {
+            inconclusive: true,
+            machine_time: true,
+        };
+        self.fails(strictest) || self == Verdict::Improved
     }
 
     /// Which comparison this verdict is about by default; [`combine`] says when a trial's
-    /// verdict is about its speedup instead. `None` would be a verdict that timed nothing.
+    /// verdict is about its speedup instead. `None`: a verdict no interval decided
+    /// (`identical code`: untimed, or an A/A pair's interval kept as evidence).
     pub fn about(self) -> Option<Basis> {
-        Some(Basis::Time)
+        match self {
+            Verdict::IdenticalCode => None,
+            _ => Some(Basis::Time),
+        }
+    }
+
+    /// The machine's verdict for a confirmed change `self`, about `basis`, of a trial nothing
+    /// of which changed (code, launches, kernelgate, driver, exact counters): `machine-slower`
+    /// for a regression in time, `machine-faster` for an improvement in time; `None` for any
+    /// other verdict, and for a change about the speedup (the reference moved with it).
+    pub fn machine(self, basis: Basis) -> Option<Verdict> {
+        match (self, basis) {
+            (Verdict::Regressed, Basis::Time) => Some(Verdict::MachineSlower),
+            (Verdict::Improved, Basis::Time) => Some(Verdict::MachineFaster),
+            _ => None,
+        }
     }
 
     /// Whether comparison `c` (the one printed beside the label), gated with `max_slowdown`,
-    /// agrees with this label: regressed — significant and the whole interval above `t`;
-    /// improved — significant and the whole interval below `1 / t`; inconclusive — the interval
-    /// reaches above `t`; unchanged — it does not, and is not a significant improvement.
+    /// agrees with this label: regressed and machine-slower — significant and the whole
+    /// interval above `t`; improved and machine-faster — significant and the whole interval
+    /// below `1 / t`; inconclusive — the interval reaches above `t`; unchanged — it does not,
+    /// and is not a significant improvement; identical code — any interval (it claims none).
     pub fn agrees(self, c: &Comparison, max_slowdown: f64) -> bool {
         let t = 1.0 + max_slowdown;
         let significant = c.p_adjusted < FDR;
         match self {
-            Verdict::Regressed => significant && c.low > t,
-            Verdict::Improved => significant && c.high < 1.0 / t,
+            Verdict::Regressed | Verdict::MachineSlower => significant && c.low > t,
+            Verdict::Improved | Verdict::MachineFaster => significant && c.high < 1.0 / t,
+            Verdict::IdenticalCode => true,
             Verdict::Inconclusive => c.high > t,
             Verdict::Unchanged => c.high <= t && !(significant && c.high < 1.0 / t),
         }
@@ -227,16 +308,20 @@ mod tests {
     }
 
     /// Every verdict, for every pair of comparisons: the trial's label agrees with the
-    /// comparison it is about, and only `regressed` (and `inconclusive` under strict) fails.
+    /// comparison it is about, and so does the machine's verdict where a confirmed change is
+    /// attributed to the machine; only `regressed` (and `inconclusive` under strict,
+    /// `machine-slower` under strict time) fails.
     #[test]
     fn every_combined_label_agrees_with_its_interval() {
         let mut seen = std::collections::BTreeSet::new();
+        seen.insert(Verdict::IdenticalCode.label());
         let grid = [0.80, 0.95, 0.99, 1.0, 1.01, 1.03, 1.05, 1.2];
         for max_slowdown in [0.0, 0.03, 0.1] {
             for (i, &lo) in grid.iter().enumerate() {
                 for &hi in &grid[i..] {
                     for p in [0.001, 0.2] {
                         let time = c(lo, hi, p);
+                        assert!(Verdict::IdenticalCode.agrees(&time, max_slowdown));
                         for s in [
                             None,
                             Some(c(0.9, 0.95, 0.001)),
@@ -257,6 +342,11 @@ mod tests {
                                 "{v} about {basis:?} {about:?} (time {time:?}, speedup {s:?})"
                             );
                             seen.insert(v.label());
+                            if let Some(m) = v.machine(basis) {
+                                assert_eq!(m.about(), Some(Basis::Time));
+                                assert!(m.agrees(&time, max_slowdown), "{m} about {time:?}");
+                                seen.insert(m.label());
+                            }
                         }
                     }
                 }
@@ -267,10 +357,48 @@ mod tests {
             Verdict::ALL.len(),
             "every verdict occurs: {seen:?}"
         );
+        let lax = Strictness::default();
         assert_eq!(
-            Verdict::ALL.map(|v| v.fails(false)),
-            [false, false, true, false]
+            Verdict::ALL.map(|v| v.fails(lax)),
+            [false, false, true, false, false, false, false]
         );
-        assert!(Verdict::Inconclusive.fails(true));
+        let strict = Strictness {
+            inconclusive: true,
+            machine_time: true,
+        };
+        assert_eq!(
+            Verdict::ALL.map(|v| v.fails(strict)),
+            [false, false, true, true, false, true, false]
+        );
+        assert_eq!(
+            Verdict::ALL.map(Verdict::needs_attention),
+            [false, true, true, true, false, true, false]
+        );
+        assert_eq!(
+            Verdict::ALL.map(Verdict::changed),
+            [false, true, true, false, false, false, false]
+        );
+        assert_eq!(
+            Verdict::Improved.machine(Basis::Speedup),
+            None,
+            "an improvement about the speedup (time slower) is never machine-faster"
+        );
+    }
+
+    #[test]
+    fn labels_and_serde_names_are_unique_and_stable() {
+        let names: Vec<String> = Verdict::ALL
+            .iter()
+            .map(|v| serde_json::to_string(v).unwrap())
+            .collect();
+        assert_eq!(
+            names.join(" "),
+            r#""unchanged" "improved" "regressed" "inconclusive" "identical_code" "machine-slower" "machine-faster""#
+        );
+        for v in Verdict::ALL {
+            assert_eq!(v.to_string(), v.label());
+            let back: Verdict = serde_json::from_str(&serde_json::to_string(&v).unwrap()).unwrap();
+            assert_eq!(back, v);
+        }
     }
 }

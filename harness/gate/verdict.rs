@@ -109,9 +109,19 @@ pub struct TrialVerdict {
 }
 
 impl TrialVerdict {
-    /// The comparison the verdict is about, printed beside its label.
+    /// Which comparison is printed beside the label: [`TrialVerdict::basis`], unless the
+    /// verdict is about no interval (`identical code`: an A/A pair's time is its evidence) or
+    /// there is no speedup to show.
+    pub fn shown_basis(&self) -> Basis {
+        match (self.verdict.about(), self.basis, &self.speedup) {
+            (Some(_), Basis::Speedup, Some(_)) => Basis::Speedup,
+            _ => Basis::Time,
+        }
+    }
+
+    /// The comparison printed beside its label ([`TrialVerdict::shown_basis`]).
     pub fn shown(&self) -> &Comparison {
-        match (self.basis, &self.speedup) {
+        match (self.shown_basis(), &self.speedup) {
             (Basis::Speedup, Some(s)) => s,
             _ => &self.time,
         }

@@ -266,6 +266,8 @@ fn verdict_marks(t: &Trend, from: usize) -> String {
                 Some("inconclusive") => '?',
                 Some("improved") => '+',
                 Some("unchanged") => '·',
+                Some("machine-slower" | "machine-faster") => 'm',
+                Some("identical code") => '=',
                 _ => '-',
             };
             (p.run, mark)
@@ -397,5 +399,48 @@ fn check(
             trends.len()
         );
         Ok(EXIT_DRIFT)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gate::Verdict;
+    use crate::history::drift::TrendPoint;
+
+    #[test]
+    fn every_verdict_has_its_mark() {
+        let verdicts = [
+            Some(Verdict::Unchanged),
+            Some(Verdict::Improved),
+            Some(Verdict::Regressed),
+            Some(Verdict::Inconclusive),
+            Some(Verdict::MachineSlower),
+            Some(Verdict::MachineFaster),
+            Some(Verdict::IdenticalCode),
+            None,
+        ];
+        let trend = Trend {
+            name: "s::k::n=1".into(),
+            suite: "s".into(),
+            device: "GPU".into(),
+            regime: Some("graph".into()),
+            points: verdicts
+                .iter()
+                .enumerate()
+                .map(|(run, v)| TrendPoint {
+                    run,
+                    median: 1e-6,
+                    // As the history stores it: the verdict's word.
+                    verdict: v.map(|v| v.to_string()),
+                    failed: v.is_some_and(|v| v.fails(crate::gate::Strictness::default())),
+                })
+                .collect(),
+            failures: vec![verdicts.len()],
+            max_slowdown: 0.03,
+            change_points: Vec::new(),
+        };
+        assert_eq!(verdict_marks(&trend, 0), "·+R?mm=-F");
+        assert_eq!(verdict_marks(&trend, 4), "mm=-F");
     }
 }

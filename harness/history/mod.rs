@@ -49,6 +49,9 @@ mod tests {
             totals: None,
             base: None,
             gone: Vec::new(),
+            identical: None,
+            sass: Vec::new(),
+            sass_note: None,
             provenance: Default::default(),
         };
         assert_eq!(mode_of(&results), "stored");

@@ -11,6 +11,7 @@
 //! the device.
 
 pub mod axes;
+mod code;
 mod compared;
 pub mod page;
 pub mod plots;

@@ -15,10 +15,16 @@ pub enum State {
     Inconclusive,
     /// The SM clock throttled in too many rounds: not gated.
     Unreliable,
+    /// Slower than its baseline with the same code and counters: the machine's change.
+    MachineSlower,
+    /// Faster than its baseline with the same code and counters: the machine's change.
+    MachineFaster,
     /// Faster than its baseline.
     Improved,
     /// No meaningful change.
     Unchanged,
+    /// Paired mode: identical code at the base (not timed, or timed as an A/A pair).
+    IdenticalCode,
     /// Paired mode: not at the base revision, so not compared.
     New,
     /// Paired mode: its case changed since the base, so not compared.
@@ -34,7 +40,7 @@ pub enum State {
 impl State {
     /// The state of a record.
     pub fn of(t: &TrialRecord) -> State {
-        let verdict = t.verdict.map(|v| v.verdict);
+        let verdict = t.decided();
         match (t.status, verdict) {
             (_, Some(Verdict::Regressed)) => State::Regressed,
             (Status::Failed, _) => State::Failed,
@@ -42,7 +48,10 @@ impl State {
             _ if t.measurement.as_ref().is_some_and(|m| m.clocks.unreliable) => State::Unreliable,
             (_, Some(Verdict::Inconclusive)) => State::Inconclusive,
             (_, Some(Verdict::Improved)) => State::Improved,
+            (_, Some(Verdict::MachineSlower)) => State::MachineSlower,
+            (_, Some(Verdict::MachineFaster)) => State::MachineFaster,
             (_, Some(Verdict::Unchanged)) => State::Unchanged,
+            (_, Some(Verdict::IdenticalCode)) => State::IdenticalCode,
             (_, None) if t.paired_standing() == Some(Standing::New) => State::New,
             (_, None) if t.paired_standing() == Some(Standing::Changed) => State::Changed,
             (_, None) if t.measurement.is_some() => State::NoBaseline,
@@ -58,7 +67,10 @@ impl State {
             State::Inconclusive => "inconclusive",
             State::Unreliable => "unreliable",
             State::Improved => "improved",
+            State::MachineSlower => "machine-slower",
+            State::MachineFaster => "machine-faster",
             State::Unchanged => "unchanged",
+            State::IdenticalCode => "identical code",
             State::New => "new",
             State::Changed => "changed",
             State::NoBaseline => "no baseline",
@@ -67,9 +79,9 @@ impl State {
         }
     }
 
-    /// Whether the summary lists it first.
+    /// Whether the summary lists it first: up to `machine-slower` (a warning).
     pub fn needs_attention(self) -> bool {
-        self <= State::Unreliable
+        self <= State::MachineSlower
     }
 }
 

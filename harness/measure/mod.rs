@@ -17,6 +17,7 @@
 #![deny(clippy::too_many_lines)]
 
 pub mod contention;
+pub mod counters;
 pub mod memo;
 mod plan;
 mod samples;
@@ -24,5 +25,5 @@ pub mod stop;
 mod timer;
 
 pub use plan::{batch_size, Plan, BATCH_TARGET_SECONDS, FLOOR_FACTOR, INPUT_SETS, MAX_BATCH};
-pub use samples::{Clocks, Footprint, Regime, Resources, Samples};
+pub use samples::{Clocks, Footprint, Regime, Resources, Samples, Unit};
 pub use timer::{Timed, Timer, THROTTLE_FRACTION, UNRELIABLE_FRACTION};

@@ -87,9 +87,81 @@ pub struct Samples {
     pub wall_seconds: f64,
     /// The SM clock while sampling.
     pub clocks: Clocks,
+    /// The allocations the samples were taken on, in order: each a fresh set of the case's
+    /// buffers and timing copies (the unit that carries a kernel's timing mode, measured:
+    /// `docs/measurement.md`). Empty in files written before units were recorded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub units: Vec<Unit>,
+}
+
+/// One allocation's share of a trial's samples.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Unit {
+    /// How many of `Samples::kernel` (in order) it took.
+    pub kernel_samples: usize,
+    /// How many of `Samples::reference` it took.
+    pub reference_samples: usize,
+    /// The kernel's median on it, seconds.
+    pub kernel_median: f64,
 }
 
 impl Samples {
+    /// No samples: what a counters-only request (never timed) returns.
+    pub fn none() -> Samples {
+        Samples {
+            regime: Regime::Cold,
+            batch: [1, 1],
+            launch_floor: 0.0,
+            kernel: Vec::new(),
+            reference: Vec::new(),
+            hit_time_cap: false,
+            wall_seconds: 0.0,
+            clocks: Clocks::default(),
+            units: Vec::new(),
+        }
+    }
+
+    /// Appends the samples of another allocation of the same trial (same regime and plan).
+    pub fn append(&mut self, mut more: Samples) {
+        self.kernel.append(&mut more.kernel);
+        self.reference.append(&mut more.reference);
+        self.hit_time_cap |= more.hit_time_cap;
+        self.wall_seconds += more.wall_seconds;
+        self.clocks.mhz.append(&mut more.clocks.mhz);
+        self.clocks.celsius.append(&mut more.clocks.celsius);
+        self.clocks.discarded_rounds += more.clocks.discarded_rounds;
+        self.clocks.kept_rounds += more.clocks.kept_rounds;
+        self.clocks.unreliable |= more.clocks.unreliable;
+        self.units.append(&mut more.units);
+    }
+
+    /// Marks every sample not yet in a unit as one more unit.
+    pub fn close_unit(&mut self) {
+        let taken: usize = self.units.iter().map(|u| u.kernel_samples).sum();
+        let taken_ref: usize = self.units.iter().map(|u| u.reference_samples).sum();
+        let kernel = &self.kernel[taken.min(self.kernel.len())..];
+        self.units.push(Unit {
+            kernel_samples: kernel.len(),
+            reference_samples: self.reference.len().saturating_sub(taken_ref),
+            kernel_median: Summary::of(kernel).map_or(0.0, |s| s.median),
+        });
+    }
+
+    /// The kernel's samples of each unit (all samples as one unit when none were recorded).
+    pub fn unit_samples(&self) -> Vec<&[f64]> {
+        if self.units.is_empty() {
+            return vec![&self.kernel];
+        }
+        let mut out = Vec::new();
+        let mut at = 0;
+        for u in &self.units {
+            let end = (at + u.kernel_samples).min(self.kernel.len());
+            out.push(&self.kernel[at..end]);
+            at = end;
+        }
+        out
+    }
+
     /// Summary of the kernel's times.
     pub fn kernel_summary(&self) -> Option<Summary> {
         Summary::of(&self.kernel)

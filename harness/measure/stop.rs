@@ -80,6 +80,8 @@ mod tests {
             precision: 0.01,
             max_slowdown: 0.03,
             memory_growth: 0.0,
+            max_instruction_growth: None,
+            max_dram_read_growth: None,
         }
     }
 

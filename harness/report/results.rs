@@ -1,14 +1,24 @@
 //! `Results`: the whole run as one JSON file (`KERNELGATE_RESULTS=path.json`): the device,
 //! every trial with its samples and verdict. The input of `kernelgate compare` and of CI reports.
 
-use crate::baseline::{Fingerprint, Origin, Stored};
+use crate::baseline::{Fingerprint, Stored};
+use crate::code::{CodeChange, TrialCode};
 use crate::device::DeviceInfo;
 use crate::gate::TrialVerdict;
-use crate::measure::Regime;
 use serde::{Deserialize, Serialize};
 
-/// Format of results files.
-pub const FORMAT: u32 = 1;
+pub use super::totals::RunTotals;
+
+pub use super::gate_note::{BaselineRef, GateNote};
+pub use super::skipped::{Identical, Noise, SavedFrom};
+
+/// Format of results files this kernelgate writes (3: each trial carries its code —
+/// `TrialRecord::code`, `base_code`, `code_change` — and a paired run its identical trials).
+pub const FORMAT: u32 = 3;
+
+/// The oldest format this kernelgate reads. Format 1 (no code) reads with the code absent;
+/// there was no format 2 of results files (the number was the baselines').
+pub const OLDEST_FORMAT: u32 = 1;
 
 /// How a trial ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -23,127 +33,6 @@ pub enum Status {
 }
 
 pub use crate::failure::{FailKind, TrialFailure};
-
-/// What the gate made of a measured trial (the verdict itself is [`TrialRecord::verdict`]).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum GateNote {
-    /// No baseline for this trial on this device; `elsewhere` lists devices that have one for
-    /// the suite.
-    NoBaseline {
-        /// Devices with a baseline file for this suite.
-        elsewhere: Vec<Fingerprint>,
-    },
-    /// The baseline was measured in another regime: not comparable.
-    OtherRegime {
-        /// The baseline's regime.
-        regime: Regime,
-    },
-    /// The baseline file cannot be used.
-    BaselineError {
-        /// Why.
-        message: String,
-    },
-    /// The SM clock was throttled, or another process used the GPU, in too many rounds: not
-    /// compared (never a regression).
-    Unreliable {
-        /// Rounds dropped as throttled.
-        discarded: usize,
-        /// All rounds.
-        rounds: usize,
-        /// Rounds dropped because another context held the GPU.
-        #[serde(default)]
-        contended: usize,
-        /// Other processes NVML saw using the GPU while it was timed.
-        #[serde(default)]
-        others: Vec<String>,
-    },
-    /// Compared with its baseline.
-    Compared {
-        /// The baseline it was compared with.
-        baseline: BaselineRef,
-        /// Whether the verdict comes from a second measurement.
-        remeasured: bool,
-        /// Comparisons in the Benjamini–Hochberg family it was decided in.
-        family: usize,
-    },
-    /// Paired mode: compared with the same trial at the base revision, timed interleaved.
-    Paired {
-        /// The base revision, as given.
-        rev: String,
-        /// Its commit (or `folder`).
-        commit: String,
-        /// Whether the verdict comes from a second measurement.
-        remeasured: bool,
-        /// Comparisons in the Benjamini–Hochberg family it was decided in.
-        family: usize,
-    },
-    /// Paired mode: the trial does not exist at the base revision.
-    New,
-    /// Paired mode: the trial's case changed since the base; not compared.
-    Changed {
-        /// What changed.
-        why: String,
-    },
-    /// A re-measure of an inconclusive trial failed; the trial left the family.
-    RemeasureFailed,
-    /// `KERNELGATE_BLESS`: recorded as the new baseline, not judged.
-    Blessed,
-}
-
-/// The stored baseline a trial was compared with, as much as its report needs.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BaselineRef {
-    /// The baseline file.
-    pub path: String,
-    /// Its median time, seconds.
-    pub median: f64,
-    /// Its median speedup over the reference, for other kernels.
-    pub speedup: Option<f64>,
-    /// Its reference kernel.
-    pub reference: String,
-    /// When it was recorded.
-    pub date: String,
-    /// By which kernelgate.
-    pub kernelgate: String,
-    /// Runs pooled into it (`KERNELGATE_BLESS=add`); 1 for a baseline blessed once.
-    #[serde(default = "one_run")]
-    pub runs: usize,
-    /// Their between-run spread factor (largest run median over the smallest; 1 for one run):
-    /// the gate's threshold was `(1 + max_slowdown) × spread`.
-    #[serde(default = "no_spread")]
-    pub spread: f64,
-    /// The physical GPUs (and hosts) it was recorded on, when none of them is the GPU this
-    /// trial ran on; empty when it is, or when either is unknown.
-    #[serde(default)]
-    pub other_gpus: Vec<Origin>,
-}
-
-impl BaselineRef {
-    /// A baseline of one run at `path` with median `median` seconds, recorded on 2026-11-20 by
-    /// kernelgate 0.1.0 with the reference `naive`: for tests of reporters.
-    pub fn for_tests(path: &str, median: f64) -> BaselineRef {
-        BaselineRef {
-            path: path.into(),
-            median,
-            speedup: None,
-            reference: "naive".into(),
-            date: "2026-11-20".into(),
-            kernelgate: "0.1.0".into(),
-            runs: 1,
-            spread: 1.0,
-            other_gpus: Vec::new(),
-        }
-    }
-}
-
-fn one_run() -> usize {
-    1
-}
-
-fn no_spread() -> f64 {
-    1.0
-}
 
 /// A declared limit a measured trial broke, or a change since its baseline that fails it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -188,6 +77,23 @@ pub enum Breach {
         /// Resources that changed with it.
         changes: Vec<ResourceChange>,
     },
+    /// A hardware counter grew over the baseline's (or base's) beyond the suite's gate
+    /// (`max_instruction_growth`, `max_dram_read_growth`): an exact gate, no statistics.
+    CounterGrowth {
+        /// Which counter.
+        counter: crate::measure::counters::Counter,
+        /// The baseline's (or base's) value.
+        old: f64,
+        /// This run's.
+        new: f64,
+        /// The allowed growth, a fraction.
+        allowed: f64,
+    },
+    /// A counter gate could not be applied and `KERNELGATE_REQUIRE_COUNTERS` is set.
+    CountersUnavailable {
+        /// Why the counters were not read.
+        why: String,
+    },
 }
 
 /// Registers or local memory of a launch that changed since the baseline.
@@ -210,55 +116,6 @@ pub struct Commands {
     pub profile: Option<String>,
     /// Re-records its baseline (kernel trials).
     pub rebless: Option<String>,
-}
-
-/// Where a run's time went, and what the clocks did, for its summary lines.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct RunTotals {
-    /// Kernel trials measured (re-measures included).
-    pub trials_measured: usize,
-    /// Seconds compiling, loading and allocating.
-    pub setup_seconds: f64,
-    /// Seconds checking correctness.
-    pub check_seconds: f64,
-    /// Seconds sampling.
-    pub sampled_seconds: f64,
-    /// Kernel time inside the samples.
-    pub kernel_seconds: f64,
-    /// NVRTC compiles.
-    pub compiled: usize,
-    /// Modules from the compile cache.
-    pub cached: usize,
-    /// The last launch floor measured, seconds.
-    pub launch_floor: Option<f64>,
-    /// Trials timed as CUDA-graph replays.
-    pub batched: usize,
-    /// Every SM clock reading, MHz.
-    pub clock_mhz: Vec<f64>,
-    /// Every temperature reading, °C.
-    pub celsius: Vec<f64>,
-    /// Rounds dropped as throttled.
-    pub dropped_rounds: usize,
-    /// Trials marked unreliable.
-    pub unreliable: usize,
-    /// GPU worker processes started.
-    pub worker_starts: usize,
-}
-
-impl RunTotals {
-    /// Counts one measured trial's samples.
-    pub fn add(&mut self, samples: &crate::measure::Samples) {
-        self.trials_measured += 1;
-        self.launch_floor = Some(samples.launch_floor);
-        self.batched += (samples.regime == Regime::Graph) as usize;
-        self.clock_mhz.extend(&samples.clocks.mhz);
-        self.celsius.extend(&samples.clocks.celsius);
-        self.dropped_rounds += samples.clocks.discarded_rounds;
-        self.unreliable += samples.clocks.unreliable as usize;
-        self.sampled_seconds += samples.wall_seconds;
-        self.kernel_seconds +=
-            samples.kernel.iter().sum::<f64>() + samples.reference.iter().sum::<f64>();
-    }
 }
 
 /// Measurements of one trial.
@@ -304,9 +161,36 @@ pub struct Measurement {
     /// was not compared, or in files written before it was recorded.
     #[serde(default)]
     pub baseline_footprint: Option<crate::measure::Footprint>,
-    // Evidence beyond time joins here, both sides like the footprints: the code identity of
-    // issue 17 ("same code" / what changed) and the counters of issue 18. Reporters show them
-    // in `html::compared::evidence` (a row each), `terminal::note` and Markdown's `why`.
+    /// Seconds the trial took on the GPU worker: setup, correctness and sampling (format 3;
+    /// absent in older files). Paired mode estimates the time identical trials saved from it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trial_seconds: Option<f64>,
+    /// The allocations the samples were split over, in order: each one's sample counts, the
+    /// kernel's median on it, and the counters read on it (`docs/measurement.md`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub units: Vec<crate::measure::Unit>,
+    /// The hardware counters of the kernel and what it was timed against, or why they were not
+    /// read; `None` where the run did not ask for them (`KERNELGATE_COUNTERS`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counters: Option<crate::measure::counters::CounterReport>,
+    /// The counters it was compared with: the baseline's (with which were exact across its
+    /// units) or, paired, the base kernel's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_counters: Option<crate::baseline::StoredCounters>,
+    /// What a suite's counter gate (`max_instruction_growth`, `max_dram_read_growth`) could
+    /// not do, in the user's words (`not applied: …`); `None` where it applied or there is none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counter_gate: Option<String>,
+    /// The suite's declared `bytes` where the counters contradict them
+    /// (`measure::counters::WorkMismatch`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub declared_work: Option<crate::measure::counters::WorkMismatch>,
+    /// The counters that changed against those, largest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub counter_changes: Vec<crate::measure::counters::CounterChange>,
+    // The code a trial ran is on the record (`TrialRecord::code`, `code_change`), since an
+    // identical-code trial has no measurement. Reporters show evidence in
+    // `html::compared::evidence` (a row each), `terminal::note` and Markdown's `why`.
 }
 
 /// One trial of the run.
@@ -352,6 +236,18 @@ pub struct TrialRecord {
     /// What a compile trial compiled.
     #[serde(default)]
     pub compiled: Option<Compiled>,
+    /// The code this trial ran (format 3): its kernel's and its reference's code identities
+    /// for the run's architecture, the toolchain, and the trial identity. `None` where it could
+    /// not be had (no NVRTC, a suite that does not compile) and in older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<TrialCode>,
+    /// Paired mode: the same trial's code at the base revision.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_code: Option<TrialCode>,
+    /// What differs between `code` and the code it was compared with: the stored baseline's
+    /// (or that the baseline recorded none), or the base's in paired mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code_change: Option<CodeChange>,
 }
 
 /// What a suite's compile trial did.
@@ -395,6 +291,19 @@ pub struct Results {
     /// Paired mode: trials of the base that the candidate no longer has.
     #[serde(default)]
     pub gone: Vec<String>,
+    /// Paired mode: the trials whose code was identical at the base (format 3): how many were
+    /// skipped, the time that saved (an estimate), and under `KERNELGATE_TIME_IDENTICAL=1` the
+    /// largest change timed among them. `None` outside paired mode and in older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identical: Option<Identical>,
+    /// Paired mode: each changed kernel's SASS against the base's (diff, instruction-mix
+    /// deltas, resources), for the HTML report; empty where none changed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sass: Vec<crate::sass::change::KernelDiff>,
+    /// Why `sass` is missing kernels that changed (no `nvdisasm`, a module that cannot be
+    /// disassembled), when it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sass_note: Option<String>,
     /// Where the run came from: commit, branch, dirty state, start time, suite digests
     /// (top-level fields of the file; absent in files written before they were recorded).
     #[serde(flatten)]
@@ -424,6 +333,15 @@ impl TrialRecord {
             return None;
         }
         self.commands.as_ref()?.rebless.as_deref()
+    }
+
+    /// The verdict reports show: the gate's, or `identical code` for a paired trial decided
+    /// without timing (its code identical at the base).
+    pub fn decided(&self) -> Option<crate::gate::Verdict> {
+        self.verdict.map(|v| v.verdict).or_else(|| {
+            matches!(self.gate, Some(GateNote::IdenticalCode { .. }))
+                .then_some(crate::gate::Verdict::IdenticalCode)
+        })
     }
 
     /// How it stands against the base in paired mode when it was not compared: new, or

@@ -6,7 +6,7 @@
 use super::results::Results;
 use std::path::Path;
 
-use super::results::FORMAT;
+use super::results::{FORMAT, OLDEST_FORMAT};
 
 /// Files written before `ignored` was a field kept an ignored trial's reason in `message`
 /// (with every other trial's prose, which reporters now render from the typed record): move it.
@@ -44,7 +44,7 @@ impl Results {
                 source,
             })?;
         match value.get("format").and_then(|f| f.as_u64()) {
-            Some(f) if f == FORMAT as u64 => {
+            Some(f) if (OLDEST_FORMAT as u64..=FORMAT as u64).contains(&f) => {
                 let results: Results = serde_json::from_value(keep_ignored_reasons(value))
                     .map_err(|source| ResultsError::NotResults {
                         path: path_buf(),
@@ -101,7 +101,7 @@ pub enum ResultsError {
         problem: crate::problems::Problem,
     },
     /// Another format.
-    #[error("`{}` is results format {found}; this kernelgate reads format {FORMAT} (use the kernelgate that wrote it)", .path.display())]
+    #[error("`{}` is results format {found}; this kernelgate reads formats {OLDEST_FORMAT} to {FORMAT} (use the kernelgate that wrote it)", .path.display())]
     Format {
         /// The file.
         path: std::path::PathBuf,

@@ -3,9 +3,7 @@
 //! rendered from the runner's typed record alone. Plain-text reporters (JUnit, annotations)
 //! take the same text; Markdown and HTML render the record their own way.
 
-use super::results::{
-    BaselineRef, Breach, GateNote, ResourceChange, Results, RunTotals, Status, TrialRecord,
-};
+use super::results::{BaselineRef, Breach, GateNote, ResourceChange, Status, TrialRecord};
 use super::{bytes, duration, footprint, TrialLine};
 use crate::device::DeviceInfo;
 use crate::failure::{FailKind, TrialFailure};
@@ -35,7 +33,7 @@ pub fn record_change(r: &TrialRecord) -> String {
 /// verdict is about (`gate::semantics`) — `+8.1% [+6.0%, +10.2%]` in time, or
 /// `speedup vs reference -0.2% [-0.9%, +0.5%]`.
 pub fn verdict_change(v: &TrialVerdict) -> String {
-    match (v.basis, &v.speedup) {
+    match (v.shown_basis(), &v.speedup) {
         (Basis::Speedup, Some(s)) => format!("speedup vs reference {}", speedup_change(s)),
         _ => change(&v.time),
     }
@@ -47,7 +45,8 @@ pub fn verdict_change(v: &TrialVerdict) -> String {
 /// trial was gated with).
 pub fn verdict_aside(v: &TrialVerdict, max_slowdown: f64) -> Option<String> {
     let s = v.speedup.as_ref()?;
-    match v.basis {
+    v.verdict.about()?;
+    match v.shown_basis() {
         Basis::Speedup => Some(format!(
             "time {}, the reference's too: the whole GPU ran slower, not this kernel",
             change(&v.time)
@@ -113,6 +112,24 @@ pub fn note(r: &TrialRecord) -> String {
         } => unreliable(*discarded, *rounds, *contended, others),
         GateNote::RemeasureFailed => "INCONCLUSIVE, and measuring it again failed".into(),
         GateNote::New => "new: not at the base revision, not compared".into(),
+        GateNote::IdenticalCode {
+            commit,
+            timed: false,
+            ..
+        } => format!(
+            "identical code to base {}: not timed, correctness not run (the base passed it)",
+            short(commit)
+        ),
+        GateNote::IdenticalCode { commit, .. } => {
+            let timed = r
+                .verdict
+                .map(|v| format!(": {} (an A/A pair)", change(&v.time)))
+                .unwrap_or_default();
+            format!(
+                "identical code to base {}, timed anyway (KERNELGATE_TIME_IDENTICAL){timed}",
+                short(commit)
+            )
+        }
         GateNote::Changed { why } => format!("changed: {why}; not compared"),
         GateNote::Compared { remeasured, .. } | GateNote::Paired { remeasured, .. } => {
             let Some(verdict) = &r.verdict else {
@@ -134,10 +151,34 @@ pub fn note(r: &TrialRecord) -> String {
                 }
                 _ => change,
             };
-            match verdict.verdict {
+            let why = r
+                .measurement
+                .as_ref()
+                .map(super::counters::explanation)
+                .unwrap_or_default();
+            let matched = r
+                .measurement
+                .as_ref()
+                .map(super::counters::matched)
+                .unwrap_or_default();
+            let text = match verdict.verdict {
                 Verdict::Inconclusive => format!("INCONCLUSIVE {change}{again}{held}: too noisy to tell (KERNELGATE_STRICT=1 fails it)"),
-                Verdict::Regressed => format!("REGRESSED {change}{again}"),
+                Verdict::Regressed => format!("REGRESSED {change}{again}{why}"),
+                Verdict::MachineSlower | Verdict::MachineFaster => format!(
+                    "{} {change}, confirmed in a fresh worker: the same code and launches as the baseline, {matched} — the machine's change, not the code's (KERNELGATE_STRICT_TIME=1 fails a slowdown)",
+                    verdict.verdict
+                ),
+                Verdict::Improved => format!("improved {change}{again}{held}{why}"),
                 v => format!("{v} {change}{again}{held}"),
+            };
+            // A machine verdict already says the code is the baseline's.
+            let machine = matches!(
+                verdict.verdict,
+                Verdict::MachineSlower | Verdict::MachineFaster
+            );
+            match code_note(r) {
+                Some(code) if !machine => format!("{text} · {code}"),
+                _ => text,
             }
         }
     }
@@ -170,6 +211,20 @@ fn unreliable(discarded: usize, rounds: usize, contended: usize, others: &[Strin
         "UNRELIABLE: {}; not gated (its times are not this kernel's alone: re-run when the GPU is free)",
         why.join("; ")
     )
+}
+
+/// What the record says of its code against what it was compared with: `same code as the
+/// baseline`, `changed since base 1a2b3c4: kernel `vec4` (code)`; `None` where it has no code
+/// change (no code, or not compared).
+pub fn code_note(r: &TrialRecord) -> Option<String> {
+    let other = match &r.gate {
+        Some(GateNote::Compared { .. }) => "the baseline".to_string(),
+        Some(GateNote::Paired { commit, .. } | GateNote::IdenticalCode { commit, .. }) => {
+            format!("base {}", short(commit))
+        }
+        _ => return None,
+    };
+    r.code_change.as_ref().map(|c| c.describe(&other))
 }
 
 /// The threshold a trial was gated with (its `max_slowdown`, widened by the spread between a
@@ -225,7 +280,8 @@ pub fn line(r: &TrialRecord, device: Option<&DeviceInfo>) -> String {
         return line;
     }
     let Some(m) = &r.measurement else {
-        return String::new();
+        // A paired trial decided without timing: `identical code to base 1a2b3c4: ...`.
+        return note(r);
     };
     let mut line = match device {
         Some(device) => TrialLine {
@@ -237,6 +293,16 @@ pub fn line(r: &TrialRecord, device: Option<&DeviceInfo>) -> String {
     };
     line.push_str("  │ ");
     line.push_str(&footprint(&m.footprint));
+    if let Some(counters) = super::counters::short(m) {
+        line.push_str(" · ");
+        line.push_str(&counters);
+    }
+    if let Some(gate) = &m.counter_gate {
+        line.push_str(&format!(" · counter gate {gate}"));
+    }
+    if let Some(work) = super::counters::declared_work(m) {
+        line.push_str(&format!(" · warning: {work}"));
+    }
     if !r.resource_changes.is_empty() {
         let changes: Vec<String> = r.resource_changes.iter().map(resource_text).collect();
         line.push_str(&format!(" (since the baseline: {})", changes.join("; ")));
@@ -286,6 +352,22 @@ fn breach_text(b: &Breach) -> String {
             }
             text
         }
+        Breach::CounterGrowth {
+            counter,
+            old,
+            new,
+            allowed,
+        } => format!(
+            "{} grew {} ({} → {}), over the suite's allowed growth of {}% (an exact count: no statistics)",
+            counter.label(),
+            percent(new / old.max(f64::MIN_POSITIVE)),
+            counter.format(*old),
+            counter.format(*new),
+            allowed * 100.0
+        ),
+        Breach::CountersUnavailable { why } => format!(
+            "the suite's counter gate could not be applied (KERNELGATE_REQUIRE_COUNTERS is set): {why}"
+        ),
     }
 }
 
@@ -370,6 +452,7 @@ fn evidence(r: &TrialRecord) -> Option<String> {
     let what = match verdict.verdict {
         Verdict::Regressed => format!("regressed{against}"),
         Verdict::Inconclusive => format!("inconclusive{against} (KERNELGATE_STRICT is set): too noisy to tell whether it is meaningfully slower"),
+        Verdict::MachineSlower => format!("machine-slower{against} (KERNELGATE_STRICT_TIME is set): confirmed slower in a fresh worker with the same code, launches and exact counters"),
         _ => return None,
     };
     let mut out = format!(
@@ -379,6 +462,10 @@ fn evidence(r: &TrialRecord) -> Option<String> {
         change(&verdict.time),
     );
     out.push_str(&trailer.0);
+    let moved = super::counters::explanation(m);
+    if let Some(what) = moved.strip_prefix(" — ") {
+        out.push_str(&format!("\n  counters: {what}"));
+    }
     if remeasured {
         out.push_str(&format!(
             "\n  measured again with {REMEASURE_EFFORT}x the samples after an inconclusive first run"
@@ -415,7 +502,7 @@ pub fn headline(r: &TrialRecord) -> String {
             .and_then(|t| t.lines().next())
             .unwrap_or("failed")
             .to_string(),
-        Status::Passed if r.measurement.is_some() => note(r),
+        Status::Passed if r.measurement.is_some() || r.gate.is_some() => note(r),
         Status::Passed => line(r, None),
     }
 }
@@ -462,93 +549,6 @@ pub fn reasons(r: &TrialRecord) -> Vec<String> {
     parts.extend(r.breaches.iter().map(breach_text));
     parts
 }
-
-/// The run's closing lines: where the time went, the clocks, the launch floor.
-pub fn summary(t: &RunTotals, wall: f64) -> Vec<String> {
-    let mut out = vec![
-        format!(
-            "kernelgate: {} trial(s) measured in {wall:.1} s of wall time: setup {:.1} s, correctness {:.1} s, sampling {:.1} s (kernel time in samples {:.3} s)",
-            t.trials_measured, t.setup_seconds, t.check_seconds, t.sampled_seconds, t.kernel_seconds
-        ),
-        format!(
-            "kernelgate: NVRTC {} compiled, {} from cache; GPU worker started {} time(s)",
-            t.compiled, t.cached, t.worker_starts
-        ),
-    ];
-    if let Some(s) = crate::stats::Summary::of(&t.clock_mhz) {
-        out.push(format!(
-            "kernelgate: SM clock while sampling {:.0} / {:.0} / {:.0} MHz (min / median / max); {} round(s) dropped as throttled; {} trial(s) unreliable",
-            s.min, s.median, s.max, t.dropped_rounds, t.unreliable
-        ));
-    }
-    if let Some(s) = crate::stats::Summary::of(&t.celsius) {
-        out.push(format!(
-            "kernelgate: GPU temperature while sampling {:.0} / {:.0} / {:.0} °C (min / median / max)",
-            s.min, s.median, s.max
-        ));
-    }
-    if let Some(floor) = t.launch_floor {
-        out.push(format!(
-            "kernelgate: launch floor (event-timed empty kernel) {}; {} trial(s) under {}x it timed as CUDA-graph replays",
-            duration(floor),
-            t.batched,
-            crate::measure::FLOOR_FACTOR
-        ));
-    }
-    out
-}
-
-/// The warning for trials that passed though still inconclusive after re-measuring.
-pub fn inconclusive_warning(results: &Results) -> Option<String> {
-    let names: Vec<&str> = results
-        .trials
-        .iter()
-        .filter(|r| {
-            r.status == Status::Passed
-                && matches!(r.gate, Some(GateNote::Compared { .. }))
-                && r.verdict
-                    .is_some_and(|v| v.verdict == Verdict::Inconclusive)
-        })
-        .map(|r| r.name.as_str())
-        .collect();
-    (!names.is_empty()).then(|| {
-        format!(
-            "kernelgate: WARNING: {} trial(s) INCONCLUSIVE even after re-measuring (they passed; KERNELGATE_STRICT=1 fails them): {}",
-            names.len(),
-            names.join(", ")
-        )
-    })
-}
-
-/// Paired mode's closing line: the base, how many trials were compared, and what was not.
-pub fn paired_summary(results: &Results) -> Option<String> {
-    results.base.as_ref()?;
-    let named = |f: &dyn Fn(&GateNote) -> bool| -> Vec<&str> {
-        results
-            .trials
-            .iter()
-            .filter(|t| t.gate.as_ref().is_some_and(f))
-            .map(|t| t.name.as_str())
-            .collect()
-    };
-    let compared = named(&|g| matches!(g, GateNote::Paired { .. })).len();
-    let mut line = format!(
-        "kernelgate: {}: {compared} trial(s) compared",
-        results.mode()
-    );
-    let new = named(&|g| matches!(g, GateNote::New));
-    let changed = named(&|g| matches!(g, GateNote::Changed { .. }));
-    for (what, names) in [("new", new), ("changed", changed)] {
-        if !names.is_empty() {
-            line.push_str(&format!("; {what}: {}", names.join(", ")));
-        }
-    }
-    if !results.gone.is_empty() {
-        line.push_str(&format!("; gone: {}", results.gone.join(", ")));
-    }
-    Some(line)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,11 +3,13 @@
 //! run to its entry (see `baseline::Run`). Entries of trials that did not run are kept as they
 //! were.
 
+use super::code::Codes;
 use super::{Outcome, Planned, Runner};
 use crate::baseline::{
     self, BaselineError, BaselineFile, BaselineStore, Entry, Origin, Run, Stored,
     MAX_STORED_SAMPLES,
 };
+use crate::code::TrialCode;
 use crate::config::Blessing;
 use crate::gate::percent;
 use crate::report::duration;
@@ -15,15 +17,41 @@ use crate::suite::Suite;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// A baseline entry for a measured trial: one run, measured at `origin`.
+/// The runs of a measured trial, measured at `origin`: one per allocation (unit) it was
+/// sampled on; one run of all samples when it recorded no units.
+fn runs(samples: &crate::measure::Samples, origin: &Origin) -> Vec<Run> {
+    let ratios = samples.ratios();
+    if samples.units.is_empty() {
+        return Run::new(origin.clone(), &samples.kernel, &ratios)
+            .into_iter()
+            .collect();
+    }
+    let (mut at, mut at_ratio) = (0, 0);
+    let mut out = Vec::new();
+    for unit in &samples.units {
+        let end = (at + unit.kernel_samples).min(samples.kernel.len());
+        let ratio_end =
+            (at_ratio + unit.reference_samples.min(unit.kernel_samples)).min(ratios.len());
+        out.extend(Run::new(
+            origin.clone(),
+            &samples.kernel[at..end],
+            &ratios[at_ratio..ratio_end],
+        ));
+        (at, at_ratio) = (end, ratio_end);
+    }
+    out
+}
+
+/// A baseline entry for a measured trial of `code`: its runs ([`runs`]), measured at `origin`.
 fn entry(
     suite: &Suite,
     trial: &Planned,
-    samples: &crate::measure::Samples,
-    footprint: &crate::measure::Footprint,
+    measured: &super::Measured,
     origin: Origin,
+    code: Option<TrialCode>,
 ) -> Option<Entry> {
     let (case, kernel) = trial.case_kernel()?;
+    let (samples, footprint) = (&measured.samples, &measured.footprint);
     let time = samples.kernel_summary()?;
     let ratios = samples.ratios();
     Some(Entry {
@@ -38,9 +66,14 @@ fn entry(
         reference: suite.kernels[suite.reference].name.clone(),
         kernelgate: env!("CARGO_PKG_VERSION").to_string(),
         date: baseline::today(),
-        runs: Run::new(origin, &samples.kernel, &ratios)
-            .into_iter()
-            .collect(),
+        runs: runs(samples, &origin),
+        counters: measured
+            .counters
+            .as_ref()
+            .map(|c| c.allocations().iter().map(|a| a.kernel.clone()).collect())
+            .unwrap_or_default(),
+        code,
+        trial_seconds: Some(measured.seconds),
     })
 }
 
@@ -53,11 +86,27 @@ fn add(old: &Entry, new: Entry) -> (Entry, Option<&'static str>) {
     if old.reference != new.reference {
         return (new, Some("the old runs had another reference kernel"));
     }
+    if let (Some(a), Some(b)) = (&old.code, &new.code) {
+        if a.identity != b.identity {
+            return (
+                new,
+                Some("the old runs ran other code (another trial identity)"),
+            );
+        }
+    }
     let mut pooled = old.clone();
     for run in new.runs {
         pooled.add_run(run);
     }
     pooled.footprint = new.footprint;
+    pooled.code = new.code.or(pooled.code);
+    pooled.trial_seconds = new.trial_seconds.or(pooled.trial_seconds);
+    pooled.counters.extend(new.counters);
+    let extra = pooled
+        .counters
+        .len()
+        .saturating_sub(baseline::MAX_COUNTER_READS);
+    pooled.counters.drain(..extra);
     pooled.kernelgate = new.kernelgate;
     pooled.date = new.date;
     (pooled, None)
@@ -68,6 +117,7 @@ fn entries_by_suite(
     run: &Runner,
     plan: &[Planned],
     outcomes: &[Option<Outcome>],
+    codes: &[Codes],
 ) -> BTreeMap<usize, Vec<(String, Entry)>> {
     let device = run.executor.device();
     let mut by_suite: BTreeMap<usize, Vec<(String, Entry)>> = BTreeMap::new();
@@ -80,7 +130,8 @@ fn entries_by_suite(
         }
         let origin = Origin::measured_on(device.as_ref(), m.ordinal);
         let suite = &run.suites[trial.suite];
-        if let Some(e) = entry(suite, trial, &m.samples, &m.footprint, origin) {
+        let code = codes.get(i).and_then(|c| c.code.clone());
+        if let Some(e) = entry(suite, trial, m, origin, code) {
             by_suite
                 .entry(trial.suite)
                 .or_default()
@@ -138,11 +189,12 @@ pub(super) fn bless(
     run: &Runner,
     plan: &[Planned],
     outcomes: &[Option<Outcome>],
+    codes: &[Codes],
     store: &BaselineStore,
 ) -> Vec<String> {
     let suites = run.suites;
     let mut lines = Vec::new();
-    for (s, entries) in entries_by_suite(run, plan, outcomes) {
+    for (s, entries) in entries_by_suite(run, plan, outcomes, codes) {
         let suite = &suites[s];
         let Some(stored) = store.suite(&suite.name) else {
             continue;

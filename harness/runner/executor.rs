@@ -3,6 +3,7 @@
 //! scripted outcomes, so scheduling, re-measuring, blessing and failure handling are tested on
 //! any machine.
 
+use crate::code::SuiteCode;
 use crate::device::DeviceInfo;
 use crate::failure::TrialFailure;
 use crate::measure::{Footprint, Regime, Samples};
@@ -23,6 +24,16 @@ pub struct TrialSpec {
     /// Paired mode: the base revision's kernel to time against (its suite numbered after the
     /// run's own suites).
     pub base: Option<crate::worker::protocol::BaseKernel>,
+    /// A counters-only request: read the hardware counters of the kernel and its counterpart
+    /// on fresh allocations instead of checking and timing it (`worker::counters`). The
+    /// runner sends these after all timing: a worker that has profiled times some kernels
+    /// slower.
+    pub counters: bool,
+    /// Allocations the samples are split over (fresh buffers and copies each).
+    pub units: u32,
+    /// Run it in a fresh worker process (the slot's worker is restarted first): a time change
+    /// is attributed to the machine only after it persists in a new process.
+    pub fresh_worker: bool,
     /// 1 normally; [`crate::gate::REMEASURE_EFFORT`] when re-measuring a trial already checked
     /// (then correctness is not checked again).
     pub effort: u32,
@@ -39,6 +50,10 @@ pub struct Measured {
     pub footprint: Footprint,
     /// Paired mode: the base kernel's.
     pub base_footprint: Option<Footprint>,
+    /// Seconds the trial took in the worker: setup, correctness and sampling.
+    pub seconds: f64,
+    /// The hardware counters, when the spec asked for them.
+    pub counters: Option<crate::measure::counters::CounterReport>,
 }
 
 /// What executing a trial produced.
@@ -78,4 +93,11 @@ pub trait Executor: Sync {
     fn stop(&self);
     /// Where the time went, for the run's summary.
     fn totals(&self) -> RunTotals;
+    /// The code of suite `suite` (numbered as in [`TrialSpec::suite`]: a paired run's base
+    /// suites after its own) for the architecture its trials run on, compiled (through the
+    /// compile cache) and identified in this process — no GPU needed; `None` where it cannot be
+    /// had (no NVRTC, a suite that does not compile: its compile trial says why).
+    fn code(&self, _suite: usize) -> Option<std::sync::Arc<SuiteCode>> {
+        None
+    }
 }

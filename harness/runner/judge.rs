@@ -2,29 +2,15 @@
 //! (same device fingerprint, same regime), and the gate's policy ([`gate::settle`]) decides
 //! them all together, re-measuring inconclusive ones through the executor.
 
+use super::code::Codes;
+use super::judged::Judged;
 use super::{Outcome, Planned, Runner};
 use crate::baseline::{BaselineStore, Entry, Origin};
 use crate::config::Mode;
 use crate::failure::TrialFailure;
-use crate::gate::{self, GateInput, TrialVerdict, REMEASURE_EFFORT};
+use crate::gate::{self, GateInput, REMEASURE_EFFORT};
 use crate::measure::Samples;
 use crate::report::results::{BaselineRef, GateNote};
-
-/// What the gate made of one measured trial.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Judged {
-    /// What it is compared with, for memory and resources: the stored baseline's footprint
-    /// (re-measured or not), or in paired mode the base kernel's.
-    pub baseline_footprint: Option<crate::measure::Footprint>,
-    /// The time samples it was compared with (for reports).
-    pub baseline_samples: Vec<f64>,
-    /// The gate's note.
-    pub gate: GateNote,
-    /// The verdict, when compared.
-    pub verdict: Option<TrialVerdict>,
-    /// Why the re-measure of an inconclusive trial failed; the trial fails with it.
-    pub remeasure_failure: Option<TrialFailure>,
-}
 
 /// A trial whose SM clock was throttled, or whose GPU another process used, in too many rounds
 /// (or that has no samples) is not judged — never a regression; its note says how many rounds
@@ -37,27 +23,6 @@ pub(super) fn unreliable(samples: &Samples) -> Option<GateNote> {
         contended: clocks.contended_rounds,
         others: clocks.others.clone(),
     })
-}
-
-impl Judged {
-    /// Takes the gate's decision: the verdict with the note `note` makes of it, or the failed
-    /// re-measure that took the trial out of the family.
-    pub(super) fn decided(
-        &mut self,
-        decision: Result<gate::Decision, TrialFailure>,
-        note: impl FnOnce(&gate::Decision) -> GateNote,
-    ) {
-        match decision {
-            Ok(d) => {
-                self.verdict = Some(d.verdict);
-                self.gate = note(&d);
-            }
-            Err(f) => {
-                self.gate = GateNote::RemeasureFailed;
-                self.remeasure_failure = Some(f);
-            }
-        }
-    }
 }
 
 /// The gate's input for new samples against a stored entry: its pooled samples, with
@@ -144,13 +109,14 @@ fn note_before(
     }
 }
 
-/// Judges every measured trial in `outcomes` against `store`; re-measured trials get their new
-/// outcome in `outcomes`. One entry per trial of `plan`, `None` where nothing was measured.
+/// Judges every measured trial in `outcomes` against `store` (their code in `codes`, by plan
+/// index, for attribution); re-measured and confirmed trials get their new outcome in
+/// `outcomes`. One entry per trial of `plan`, `None` where nothing was measured.
 pub(super) fn judge(
     run: &Runner,
     plan: &[Planned],
     outcomes: &mut [Option<Outcome>],
-    store: &BaselineStore,
+    (store, codes): (&BaselineStore, &[Codes]),
 ) -> Vec<Option<Judged>> {
     let mut judged: Vec<Option<Judged>> = plan.iter().map(|_| None).collect();
     // (trial index, its baseline entry) of every trial compared, in plan order.
@@ -170,7 +136,10 @@ pub(super) fn judge(
             compared.push((i, old.clone()));
         }
         judged[i] = Some(Judged {
+            baseline_counters: baseline.as_ref().and_then(Entry::stored_counters),
+            same_trial: None,
             baseline_footprint: baseline.as_ref().and_then(|b| b.footprint.clone()),
+            old_code: baseline.as_ref().and_then(|b| b.code.clone()),
             baseline_samples: baseline.map(|b| b.time_samples).unwrap_or_default(),
             gate,
             verdict: None,
@@ -215,6 +184,14 @@ pub(super) fn judge(
             family: d.family,
         });
     }
+    super::attribute::confirm_all(
+        run,
+        (plan, codes),
+        outcomes,
+        &compared,
+        &mut judged,
+        |m, old, i| input(&m.samples, old, max_slowdown(i)),
+    );
     judged
 }
 

@@ -8,9 +8,14 @@
 
 #![deny(clippy::too_many_lines)]
 
+mod attribute;
 mod bless;
+mod code;
+mod count;
 mod executor;
+mod identical;
 mod judge;
+mod judged;
 mod paired;
 mod record;
 mod run;

@@ -2,12 +2,14 @@
 //! verdict, limit breaches, and the commands that re-run, profile and re-bless it. Every
 //! reporter renders these records and nothing else; nothing here writes prose.
 
-use super::judge::Judged;
+use super::code::Codes;
+use super::judged::Judged;
 use super::{Outcome, Planned, Runner};
 use crate::baseline::Stored;
+use crate::code::CodeChange;
 use crate::config::Mode;
 use crate::failure::FailKind;
-use crate::gate::Verdict;
+use crate::gate::{Strictness, Verdict};
 use crate::measure::Footprint;
 use crate::report::results::{
     Breach, Commands, Compiled, GateNote, Measurement, ResourceChange, Status, TrialRecord,
@@ -107,19 +109,14 @@ pub fn memory_growth(suite: &Suite, f: &Footprint, old: Option<&Footprint>) -> O
     })
 }
 
-/// The record of one trial that ran.
-pub(super) fn record(
-    run: &Runner,
-    trial: &Planned,
-    outcome: &Outcome,
-    judged: Option<&Judged>,
-) -> TrialRecord {
+/// A passed trial's record before anything happened to it: its name, place and commands.
+fn blank(run: &Runner, trial: &Planned) -> TrialRecord {
     let suite = &run.suites[trial.suite];
     let line = trial
         .case_kernel()
         .and_then(|(_, k)| suite.kernel_lines.get(k).copied())
         .unwrap_or(1);
-    let mut r = TrialRecord {
+    TrialRecord {
         name: trial.name.clone(),
         suite: suite.name.clone(),
         file: suite.path.display().to_string(),
@@ -136,7 +133,51 @@ pub(super) fn record(
         failure_detail: None,
         commands: Some(commands(&trial.name, suite, trial, run.base.is_some())),
         compiled: None,
+        code: None,
+        base_code: None,
+        code_change: None,
+    }
+}
+
+/// The record of a paired trial that was not timed: its code is identical at the base.
+pub(super) fn identical(run: &Runner, trial: &Planned) -> TrialRecord {
+    let base = run.base.expect("identical code is a paired verdict");
+    TrialRecord {
+        gate: Some(GateNote::IdenticalCode {
+            rev: base.rev.clone(),
+            commit: base.commit.clone(),
+            timed: false,
+        }),
+        ..blank(run, trial)
+    }
+}
+
+/// Sets the record's code, its base's, and what changed since the code it was compared with:
+/// the baseline's (stored mode), or the base's (paired mode).
+pub(super) fn with_code(r: &mut TrialRecord, codes: &Codes, judged: Option<&Judged>) {
+    r.code = codes.code.clone();
+    r.base_code = codes.base.clone();
+    let Some(code) = &codes.code else { return };
+    r.code_change = match (&r.gate, judged) {
+        (Some(GateNote::Compared { .. }), Some(j)) => {
+            Some(CodeChange::between(j.old_code.as_ref(), code))
+        }
+        (Some(GateNote::Paired { .. } | GateNote::IdenticalCode { .. }), _) => codes
+            .base
+            .as_ref()
+            .map(|b| CodeChange::between(Some(b), code)),
+        _ => None,
     };
+}
+
+/// The record of one trial that ran.
+pub(super) fn record(
+    run: &Runner,
+    trial: &Planned,
+    outcome: &Outcome,
+    judged: Option<&Judged>,
+) -> TrialRecord {
+    let mut r = blank(run, trial);
     match outcome {
         Outcome::Compiled {
             sources,
@@ -202,7 +243,136 @@ fn measurement(
             _ => Vec::new(),
         },
         baseline_footprint: judged.and_then(|j| j.baseline_footprint.clone()),
+        trial_seconds: Some(m.seconds),
+        units: samples.units.clone(),
+        counters: m.counters.clone(),
+        baseline_counters: baseline_counters(run, m, judged),
+        counter_changes: counter_changes(m, baseline_counters(run, m, judged).as_ref()),
+        counter_gate: counter_gate_note(run, suite, m, judged),
+        declared_work: suite.cases[case].bytes.and_then(|declared| {
+            let now = m.counters.as_ref()?.collected()?;
+            crate::measure::counters::WorkMismatch::check(declared, &now.kernel)
+        }),
     })
+}
+
+/// The counters a trial is compared with: in paired mode the base kernel's, read on the same
+/// allocations (exact where equal across them); else the stored baseline's.
+fn baseline_counters(
+    run: &Runner,
+    m: &super::Measured,
+    judged: Option<&Judged>,
+) -> Option<crate::baseline::StoredCounters> {
+    use crate::measure::counters::CounterValues;
+    if run.base.is_none() {
+        return judged.and_then(|j| j.baseline_counters.clone());
+    }
+    let base: Vec<&CounterValues> = m
+        .counters
+        .as_ref()?
+        .allocations()
+        .iter()
+        .filter_map(|a| a.against.as_ref())
+        .collect();
+    crate::baseline::StoredCounters::of(base)
+}
+
+/// Why a suite's counter gate could not apply to this trial (`not applied: …`), if it has one.
+fn counter_gate_note(
+    run: &Runner,
+    suite: &crate::suite::Suite,
+    m: &super::Measured,
+    judged: Option<&Judged>,
+) -> Option<String> {
+    use crate::measure::counters::{Counter, CounterReport};
+    if !suite.bench.has_counter_gate() || run.config.mode != Mode::Gate {
+        return None;
+    }
+    match &m.counters {
+        None => Some("not applied: counters were not read (KERNELGATE_COUNTERS=0)".into()),
+        Some(CounterReport::NotCollected { why }) => Some(format!("not applied: {why}")),
+        Some(CounterReport::Collected(_)) => match baseline_counters(run, m, judged) {
+            None => Some("not applied: the baseline holds no counters (re-bless)".into()),
+            Some(old)
+                if suite.bench.max_instruction_growth.is_some()
+                    && !old.stable.contains(&Counter::Instructions) =>
+            {
+                Some(format!(
+                    "not applied to instructions: not exact across the baseline's {} unit(s)",
+                    old.runs
+                ))
+            }
+            Some(_) => None,
+        },
+    }
+}
+
+/// The suite's counter gates against the baseline's (or base's) counters: instructions only
+/// where exact across its units; DRAM reads with at least `DRAM_READ_TOLERANCE`. Under
+/// `KERNELGATE_REQUIRE_COUNTERS`, a gate that cannot apply is a breach too.
+fn counter_breaches(
+    run: &Runner,
+    suite: &crate::suite::Suite,
+    m: &super::Measured,
+    judged: Option<&Judged>,
+) -> Vec<Breach> {
+    use crate::measure::counters::{Counter, CounterReport, DRAM_READ_TOLERANCE};
+    let bench = &suite.bench;
+    if !bench.has_counter_gate() {
+        return Vec::new();
+    }
+    let now = match &m.counters {
+        Some(CounterReport::NotCollected { why }) if run.config.require_counters => {
+            return vec![Breach::CountersUnavailable { why: why.clone() }]
+        }
+        Some(c) => match c.collected() {
+            Some(c) => &c.kernel,
+            None => return Vec::new(),
+        },
+        None => return Vec::new(),
+    };
+    let Some(old) = baseline_counters(run, m, judged) else {
+        return Vec::new();
+    };
+    let gates = [
+        (Counter::Instructions, bench.max_instruction_growth, true),
+        (
+            Counter::DramReadBytes,
+            bench
+                .max_dram_read_growth
+                .map(|g| g.max(DRAM_READ_TOLERANCE)),
+            false,
+        ),
+    ];
+    gates
+        .into_iter()
+        .filter_map(|(counter, allowed, exact)| {
+            let allowed = allowed?;
+            // Exact counters against their one value; the others against the highest of the
+            // baseline's reads (small cases read DRAM differently launch to launch).
+            let (o, n) = (old.highest(counter)?, *now.get(&counter)?);
+            if exact && !old.stable.contains(&counter) {
+                return None;
+            }
+            (n > o * (1.0 + allowed)).then_some(Breach::CounterGrowth {
+                counter,
+                old: o,
+                new: n,
+                allowed,
+            })
+        })
+        .collect()
+}
+
+/// The kernel's counters that changed against `old`, when both were read.
+fn counter_changes(
+    m: &super::Measured,
+    old: Option<&crate::baseline::StoredCounters>,
+) -> Vec<crate::measure::counters::CounterChange> {
+    let (Some(old), Some(now)) = (old, m.counters.as_ref().and_then(|c| c.collected())) else {
+        return Vec::new();
+    };
+    crate::measure::counters::changes(old, &now.kernel)
 }
 
 /// Fills `r` for a trial that was measured: its measurement, resource changes and limit breaches,
@@ -225,6 +395,7 @@ fn measured(
     if gating {
         r.breaches
             .extend(memory_growth(suite, &m.footprint, baseline));
+        r.breaches.extend(counter_breaches(run, suite, m, judged));
     }
     let mut kinds: Vec<FailKind> = Vec::new();
     if !r.breaches.is_empty() {
@@ -249,8 +420,9 @@ fn measured(
     }
 }
 
-/// Whether the gate fails a trial, and how: a regression (or, under `KERNELGATE_STRICT`, an
-/// inconclusive trial), an unusable baseline, or a missing one under
+/// Whether the gate fails a trial, and how: a verdict that fails ([`Verdict::fails`]: a
+/// regression; under `KERNELGATE_STRICT` an inconclusive trial, under `KERNELGATE_STRICT_TIME`
+/// a machine-slower one), an unusable baseline, or a missing one under
 /// `KERNELGATE_REQUIRE_BASELINE`. When blessing, only an unusable baseline fails.
 fn gate_failure(run: &Runner, gate: &GateNote, verdict: Option<Verdict>) -> Option<FailKind> {
     match gate {
@@ -261,9 +433,15 @@ fn gate_failure(run: &Runner, gate: &GateNote, verdict: Option<Verdict>) -> Opti
         {
             Some(FailKind::Infrastructure)
         }
-        GateNote::Compared { .. } | GateNote::Paired { .. } => verdict
-            .filter(|v| v.fails(run.config.strict))
-            .map(|_| FailKind::Performance),
+        GateNote::Compared { .. } | GateNote::Paired { .. } => {
+            let strict = Strictness {
+                inconclusive: run.config.strict,
+                machine_time: run.config.strict_time,
+            };
+            verdict
+                .filter(|v| v.fails(strict))
+                .map(|_| FailKind::Performance)
+        }
         _ => None,
     }
 }

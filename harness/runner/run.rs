@@ -32,6 +32,15 @@ pub struct RunReport {
     pub blessed: Vec<String>,
 }
 
+/// Allocations a trial is sampled on in a run. Measured on H200s (`docs/measurement.md`):
+/// re-allocating a trial's buffers inside one process reproduces the timing modes seen between
+/// processes (`ptx::ptx_vec4::n=1048576` at 3.65 or 3.82 µs, 7 of 24 allocations slow).
+pub const UNITS: u32 = 2;
+
+/// Allocations a trial is sampled on when blessing, each stored as one of the baseline's runs:
+/// with a mode in a quarter of allocations, six miss it with probability 0.75⁶ ≈ 0.18.
+pub const BLESS_UNITS: u32 = 6;
+
 impl Runner<'_> {
     pub(crate) fn progress(&self, text: &str) {
         if self.progress {
@@ -50,7 +59,21 @@ impl Runner<'_> {
                 .unwrap_or(self.suites[trial.suite].check.seed),
             regime,
             base: None,
+            counters: false,
+            units: self.units(effort),
+            fresh_worker: false,
             effort,
+        }
+    }
+
+    /// Allocations a trial's samples are split over: [`UNITS`] normally, [`BLESS_UNITS`] when
+    /// blessing (the baseline must hold every mode a fresh allocation can land in), and one
+    /// more when re-measuring.
+    pub(crate) fn units(&self, effort: u32) -> u32 {
+        match (self.config.mode, effort > 1) {
+            (crate::config::Mode::Bless, _) => BLESS_UNITS,
+            (_, true) => UNITS + 1,
+            (_, false) => UNITS,
         }
     }
 

@@ -14,6 +14,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+mod code;
+mod counters;
 /// Host-aware baselines: `KERNELGATE_BLESS=add` and the other-GPU note.
 mod hosts;
 mod paired;
@@ -47,6 +49,7 @@ fn samples(t: f64, n: usize, spread: f64) -> Samples {
         hit_time_cap: false,
         wall_seconds: 0.01,
         clocks: Default::default(),
+        units: Vec::new(),
     }
 }
 
@@ -56,6 +59,8 @@ fn measured(t: f64, n: usize, spread: f64, pool_peak: u64) -> Outcome {
         samples: samples(t, n, spread),
         footprint: footprint(pool_peak),
         base_footprint: None,
+        seconds: 0.5,
+        counters: None,
     }))
 }
 
@@ -108,6 +113,34 @@ impl Executor for Scripted {
             }
             Kind::Kernel { kernel, .. } => self.names[1 + kernel].clone(),
         };
+        if spec.counters {
+            // A counters-only request (`runner::count`): scripted as `<trial> (counters)`;
+            // unscripted, the counters were not read.
+            let counters = format!("{name} (counters)");
+            self.calls
+                .lock()
+                .unwrap()
+                .push((counters.clone(), spec.effort));
+            return self
+                .script
+                .get(&(counters, spec.effort))
+                .cloned()
+                .unwrap_or_else(|| Outcome::Ignored("no counters scripted".into()));
+        }
+        if spec.fresh_worker {
+            // A confirmation (`runner::attribute`): scripted under the name `<trial> (fresh)`;
+            // unscripted, it cannot run and the first verdict stands.
+            let fresh = format!("{name} (fresh)");
+            self.calls
+                .lock()
+                .unwrap()
+                .push((fresh.clone(), spec.effort));
+            return self
+                .script
+                .get(&(fresh, spec.effort))
+                .cloned()
+                .unwrap_or_else(|| Outcome::Ignored("no confirmation scripted".into()));
+        }
         self.calls.lock().unwrap().push((name.clone(), spec.effort));
         self.script
             .get(&(name.clone(), spec.effort))
@@ -120,8 +153,51 @@ impl Executor for Scripted {
     }
 }
 
+/// The scripted executor that records every spec it is asked to execute and gives suite `i`
+/// the code `codes[i]` (none where `codes` is empty).
+struct Spying {
+    inner: Scripted,
+    codes: Vec<std::sync::Arc<crate::code::SuiteCode>>,
+    specs: Mutex<Vec<TrialSpec>>,
+}
+
+impl Spying {
+    fn new(inner: Scripted, codes: Vec<std::sync::Arc<crate::code::SuiteCode>>) -> Spying {
+        Spying {
+            inner,
+            codes,
+            specs: Mutex::new(Vec::new()),
+        }
+    }
+}
+
+impl Executor for Spying {
+    fn slots(&self) -> usize {
+        1
+    }
+    fn device(&self) -> Option<DeviceInfo> {
+        self.inner.device()
+    }
+    fn execute(&self, slot: usize, spec: &TrialSpec) -> Outcome {
+        self.specs.lock().unwrap().push(spec.clone());
+        self.inner.execute(slot, spec)
+    }
+    fn stop(&self) {}
+    fn totals(&self) -> RunTotals {
+        RunTotals::default()
+    }
+    fn code(&self, suite: usize) -> Option<std::sync::Arc<crate::code::SuiteCode>> {
+        self.codes.get(suite).cloned()
+    }
+}
+
 /// A suite `t` with kernels `naive` (the reference) and `fast`, one case, in a fresh folder.
 fn suite(dir: &Path) -> Suite {
+    suite_with(dir, "")
+}
+
+/// [`suite`] with `extra` TOML appended (a `[bench]` table, say).
+fn suite_with(dir: &Path, extra: &str) -> Suite {
     std::fs::create_dir_all(dir).unwrap();
     std::fs::write(
         dir.join("k.cu"),
@@ -161,11 +237,12 @@ block = [256]
 args = ["x", "y", "1024 as i32"]
 "#;
     let path = dir.join("t.toml");
-    std::fs::write(&path, text).unwrap();
+    std::fs::write(&path, format!("{text}{extra}")).unwrap();
     crate::suite::load_file(&path).unwrap_or_else(|d| panic!("{d:?}"))
 }
 
-fn entry(kernel: &str, t: f64, pool_peak: u64) -> Entry {
+/// A format-1 entry (no code, no runs) of `kernel` at time `t` with a `pool_peak`-byte peak.
+pub(super) fn entry(kernel: &str, t: f64, pool_peak: u64) -> Entry {
     let s = samples(t, 32, 0.01);
     Entry {
         kernel: kernel.into(),
@@ -180,6 +257,9 @@ fn entry(kernel: &str, t: f64, pool_peak: u64) -> Entry {
         kernelgate: "0.1.0".into(),
         date: "2026-11-21".into(),
         runs: Vec::new(),
+        code: None,
+        trial_seconds: None,
+        counters: Vec::new(),
     }
 }
 
@@ -213,7 +293,11 @@ fn config(dir: &Path, mode: Mode) -> Config {
         mode,
         base: None,
         strict: false,
+        time_identical: false,
         require_baseline: false,
+        strict_time: false,
+        counters: crate::config::CounterPolicy::Auto,
+        require_counters: false,
         blessing: crate::config::Blessing::Replace,
         results: None,
         junit: None,
@@ -233,6 +317,24 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
+/// Runs every trial of `plan` in stored mode (no base) through `executor`.
+fn run_all(
+    config: &Config,
+    suites: &[Suite],
+    plan: &[Planned],
+    executor: &dyn Executor,
+) -> RunReport {
+    let runner = Runner {
+        config,
+        suites,
+        executor,
+        progress: false,
+        base: None,
+    };
+    let selected: Vec<usize> = (0..plan.len()).collect();
+    runner.run(plan, &selected)
+}
+
 /// Runs every trial of suite `t` against the script; returns the records and the calls made.
 fn run_script(
     name: &str,
@@ -245,15 +347,7 @@ fn run_script(
     bless_baselines(&config.baselines);
     let plan = plan(&suites);
     let executor = Scripted::new(&plan, script);
-    let runner = Runner {
-        config: &config,
-        suites: &suites,
-        executor: &executor,
-        progress: false,
-        base: None,
-    };
-    let selected: Vec<usize> = (0..plan.len()).collect();
-    let report = runner.run(&plan, &selected);
+    let report = run_all(&config, &suites, &plan, &executor);
     let calls = executor.calls();
     let _ = std::fs::remove_dir_all(&dir);
     (report.results, calls)
@@ -365,9 +459,11 @@ fn a_remeasure_settles_the_verdict() {
         [
             ("t::naive".to_string(), 1),
             ("t::fast".to_string(), 1),
-            ("t::fast".to_string(), REMEASURE_EFFORT)
+            ("t::fast".to_string(), REMEASURE_EFFORT),
+            ("t::fast (fresh)".to_string(), REMEASURE_EFFORT),
+            ("t::fast (counters)".to_string(), 1)
         ],
-        "only the inconclusive trial is measured again"
+        "only the inconclusive trial is measured again (then its regression confirmed)"
     );
     let fast = record(&results, "t::fast");
     assert_eq!(fast.verdict.unwrap().verdict, Verdict::Regressed);

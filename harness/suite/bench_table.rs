@@ -39,6 +39,8 @@ pub(super) fn bench_table(
         precision: DEFAULT_PRECISION,
         max_slowdown: DEFAULT_MAX_SLOWDOWN,
         memory_growth: 0.0,
+        max_instruction_growth: None,
+        max_dram_read_growth: None,
     };
     let Some(rb) = raw.map(|r| r.get_ref()) else {
         return (bench, None, None);
@@ -138,6 +140,20 @@ fn percentages(ctx: &mut Ctx, rb: &RawBench, bench: &mut Bench) {
     ) {
         bench.memory_growth = v;
     }
+    bench.max_instruction_growth = percent(
+        ctx,
+        &rb.max_instruction_growth,
+        |v| v >= 0.0,
+        "max_instruction_growth",
+        "\"1%\"",
+    );
+    bench.max_dram_read_growth = percent(
+        ctx,
+        &rb.max_dram_read_growth,
+        |v| v >= 0.0,
+        "max_dram_read_growth",
+        "\"2%\"",
+    );
     if let Some(p) = rb
         .precision
         .as_ref()

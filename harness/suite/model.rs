@@ -305,9 +305,40 @@ pub struct Bench {
     pub max_slowdown: f64,
     /// Peak memory growth over the baseline that fails (0: any growth fails).
     pub memory_growth: f64,
+    /// Growth of the executed instruction count (warp level) over the baseline's or base's
+    /// that fails, no statistics (`None`: no instruction gate). Applied only where the count
+    /// was exact across the baseline's units.
+    #[serde(default)]
+    pub max_instruction_growth: Option<f64>,
+    /// Growth of DRAM bytes read over the baseline's or base's that fails (`None`: no gate).
+    /// Compared with the highest of the baseline's reads; a value below
+    /// [`crate::measure::counters::DRAM_READ_TOLERANCE`] is raised to it.
+    #[serde(default)]
+    pub max_dram_read_growth: Option<f64>,
 }
 
 impl Bench {
+    /// These settings for one of `units` allocations a trial's samples are split over: the
+    /// sample counts and times divided among them (at least 3 samples and 1 ms each), the
+    /// precision target unchanged.
+    pub fn per_unit(&self, units: u32) -> Bench {
+        let u = units.max(1) as usize;
+        let min_samples = self.min_samples.div_ceil(u).max(3);
+        Bench {
+            min_samples,
+            max_samples: self.max_samples.div_ceil(u).max(min_samples),
+            min_time_ms: self.min_time_ms / u as u64,
+            max_time_ms: (self.max_time_ms / u as u64).max(1),
+            ..self.clone()
+        }
+    }
+
+    /// Whether the suite gates on hardware counters (`max_instruction_growth`,
+    /// `max_dram_read_growth`): its trials read counters in every run.
+    pub fn has_counter_gate(&self) -> bool {
+        self.max_instruction_growth.is_some() || self.max_dram_read_growth.is_some()
+    }
+
     /// These settings with `effort` times the samples and time, and a precision target
     /// `effort` times finer (for re-measuring an inconclusive trial).
     pub fn with_effort(&self, effort: u32) -> Bench {

@@ -147,6 +147,8 @@ pub struct RawBench {
     pub precision: Option<Spanned<String>>,
     pub max_slowdown: Option<Spanned<String>>,
     pub memory_growth: Option<Spanned<String>>,
+    pub max_instruction_growth: Option<Spanned<String>>,
+    pub max_dram_read_growth: Option<Spanned<String>>,
 }
 
 /// `sizes = { n = [..], k = 7 }`: each size with its value and where the value is written, in

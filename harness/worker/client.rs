@@ -44,6 +44,9 @@ pub struct Worker {
     sent: HashSet<usize>,
     /// How many times a worker was started.
     pub starts: usize,
+    /// Whether the live worker has read hardware counters: it must time nothing more (a
+    /// process that has profiled times some kernels slower), so a timed request restarts it.
+    pub profiled: bool,
 }
 
 impl Worker {
@@ -55,6 +58,7 @@ impl Worker {
             device: None,
             sent: HashSet::new(),
             starts: 0,
+            profiled: false,
         }
     }
 
@@ -187,6 +191,7 @@ impl Worker {
 
     /// Ends the worker (if any); the next request starts a fresh one.
     pub fn stop(&mut self) {
+        self.profiled = false;
         if let Some(mut live) = self.live.take() {
             let _ = live.child.kill();
             let _ = live.child.wait();

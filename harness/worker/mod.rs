@@ -5,6 +5,7 @@
 #![deny(clippy::too_many_lines)]
 
 pub mod client;
+mod counters;
 mod footprint;
 mod loaded;
 mod op;
@@ -13,6 +14,7 @@ mod probes;
 pub mod protocol;
 mod session;
 mod trial;
+mod units;
 
 use protocol::{encode_response, Request, Response};
 use session::Session;

@@ -4,13 +4,15 @@
 use super::client::{NoDevice, Worker};
 use super::protocol::TrialRequest;
 use crate::baseline::Fingerprint;
+use crate::code::SuiteCode;
 use crate::config::Config;
 use crate::device::{self, DeviceInfo};
 use crate::failure::TrialFailure;
 use crate::report::results::RunTotals;
 use crate::runner::{Executor, Kind, Measured, Outcome, TrialSpec};
 use crate::suite::Suite;
-use std::sync::{Mutex, MutexGuard};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// `KERNELGATE_DEVICE` lists GPUs of different kinds (fingerprints): the run cannot start.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -30,6 +32,8 @@ pub struct WorkerPool<'a> {
     base: &'a [Suite],
     workers: Vec<Mutex<Worker>>,
     totals: Mutex<RunTotals>,
+    /// Each suite's code, once computed (`None`: it could not be had).
+    codes: Mutex<HashMap<usize, Option<Arc<SuiteCode>>>>,
 }
 
 impl<'a> WorkerPool<'a> {
@@ -46,6 +50,7 @@ impl<'a> WorkerPool<'a> {
                 .map(|d| Mutex::new(Worker::new(*d)))
                 .collect(),
             totals: Mutex::new(RunTotals::default()),
+            codes: Mutex::new(HashMap::new()),
         }
     }
 
@@ -82,6 +87,18 @@ impl<'a> WorkerPool<'a> {
         }
     }
 
+    /// The architecture trials run on: slot `slot`'s GPU's, or `KERNELGATE_ARCH` without one.
+    fn arch(&self, slot: usize) -> String {
+        match device::driver_missing() {
+            None => self
+                .worker(slot)
+                .device()
+                .map(|d| d.arch())
+                .unwrap_or_else(|_| self.config.arch.clone()),
+            Some(_) => self.config.arch.clone(),
+        }
+    }
+
     /// Compiles every kernel of a suite: with a GPU for its architecture, without one for
     /// `KERNELGATE_ARCH`, so compile errors fail CI machines that have NVRTC but no GPU.
     fn compile(&self, suite: &Suite, slot: usize) -> Outcome {
@@ -93,14 +110,7 @@ impl<'a> WorkerPool<'a> {
             }
             return Outcome::Ignored(reason);
         }
-        let arch = match device::driver_missing() {
-            None => self
-                .worker(slot)
-                .device()
-                .map(|d| d.arch())
-                .unwrap_or_else(|_| self.config.arch.clone()),
-            Some(_) => self.config.arch.clone(),
-        };
+        let arch = self.arch(slot);
         let compiled =
             match crate::compile_suite::compile_suite(suite, &arch, Some(&self.config.cache)) {
                 Ok(c) => c,
@@ -150,6 +160,9 @@ impl<'a> WorkerPool<'a> {
             return no_gpu(reason);
         }
         let mut worker = self.worker(slot);
+        if spec.fresh_worker || (worker.profiled && !spec.counters) {
+            worker.stop();
+        }
         let ordinal = worker.ordinal();
         let info = match worker.device() {
             Ok(info) => info,
@@ -161,9 +174,11 @@ impl<'a> WorkerPool<'a> {
             case,
             kernel,
             seed: spec.seed,
-            check: spec.effort <= 1,
+            check: spec.effort <= 1 && !spec.counters,
             regime: spec.regime,
             base: spec.base,
+            counters: spec.counters,
+            units: spec.units,
             effort: spec.effort,
         };
         let mut needed = vec![(spec.suite, suite)];
@@ -183,17 +198,34 @@ impl<'a> WorkerPool<'a> {
             }
         }
         let timeout = self.config.timeout.saturating_mul(spec.effort.max(1));
-        // One measurement at a time on this physical GPU, across every kernelgate process.
+        // One request at a time on this physical GPU, across every kernelgate process: timed
+        // ones, counters-only ones (CUPTI replays the kernel) and fresh-worker confirmations
+        // alike. A worker stopped above (`stop` keeps its device) starts again inside the lock,
+        // so its timer's idle round trip (`measure::contention`) is measured on a quiet GPU.
         let gpu = match take_gpu(self.config, &info) {
             Ok(held) => held,
             Err(e) => return Outcome::Failed(TrialFailure::Harness(e.to_string())),
         };
+        let started = std::time::Instant::now();
         let result = match worker.trial(&needed, request, timeout) {
             Ok(r) => r,
             Err(e) => return Outcome::Failed(e),
         };
         drop(gpu);
+        worker.profiled |= spec.counters;
         drop(worker);
+        self.account(spec, ordinal, result, started.elapsed().as_secs_f64())
+    }
+
+    /// What a worker's `result` for `spec` (on GPU `ordinal`, `elapsed` seconds in all) makes
+    /// of the trial, with its time added to the run's totals.
+    fn account(
+        &self,
+        spec: &TrialSpec,
+        ordinal: i32,
+        result: super::protocol::TrialResult,
+        elapsed: f64,
+    ) -> Outcome {
         let mut totals = self.totals.lock().unwrap_or_else(|e| e.into_inner());
         totals.compiled += result.compiled;
         totals.cached += result.cached;
@@ -201,12 +233,21 @@ impl<'a> WorkerPool<'a> {
         totals.check_seconds += result.check_seconds;
         match result.outcome {
             Ok(data) => {
-                totals.add(&data.samples);
+                if spec.counters {
+                    totals.counter_reads += 1;
+                    totals.counter_seconds += elapsed;
+                } else {
+                    totals.add(&data.samples);
+                }
                 Outcome::Measured(Box::new(Measured {
                     ordinal,
+                    seconds: result.setup_seconds
+                        + result.check_seconds
+                        + data.samples.wall_seconds,
                     samples: data.samples,
                     footprint: data.footprint,
                     base_footprint: data.base_footprint,
+                    counters: data.counters.map(|c| *c),
                 }))
             }
             Err(failure) => Outcome::Failed(failure),
@@ -275,5 +316,34 @@ impl Executor for WorkerPool<'_> {
         t.cached += cached;
         t.worker_starts = (0..self.workers.len()).map(|w| self.worker(w).starts).sum();
         t
+    }
+
+    fn code(&self, suite: usize) -> Option<Arc<SuiteCode>> {
+        if let Some(known) = self
+            .codes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&suite)
+        {
+            return known.clone();
+        }
+        let s = match suite.checked_sub(self.suites.len()) {
+            None => self.suites.get(suite)?,
+            Some(b) => self.base.get(b)?,
+        };
+        let arch = if self.workers.is_empty() {
+            self.config.arch.clone()
+        } else {
+            self.arch(0)
+        };
+        let toolchain = crate::sass::Toolchain::here();
+        let built = SuiteCode::build(s, &arch, Some(&self.config.cache), &toolchain)
+            .ok()
+            .map(Arc::new);
+        self.codes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(suite, built.clone());
+        built
     }
 }

@@ -1,5 +1,6 @@
-//! `probes`: the harness's own kernels the timer needs — an empty kernel (the launch floor) and
-//! a clock probe — compiled and loaded in the worker.
+//! `probes`: the harness's own kernels — an empty kernel (the launch floor), a clock probe, and
+//! a read pass that leaves L2 holding clean lines before a profiled launch — compiled and
+//! loaded in the worker.
 
 use crate::check::failure::Failure;
 use crate::device::compile::{self, CompileRequest};
@@ -25,16 +26,34 @@ extern "C" __global__ void kernelgate_clock(unsigned long long* out, int spins) 
         out[2] = (x == -1.0f);
     }
 }
+
+extern "C" __global__ void kernelgate_read(const uint4* p, unsigned long long n, unsigned* sink) {
+    unsigned acc = 0;
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+         i += (unsigned long long)gridDim.x * blockDim.x) {
+        uint4 v = p[i];
+        acc ^= v.x ^ v.y ^ v.z ^ v.w;
+    }
+    if (acc == 0x9e3779b9u) sink[0] = acc;
+}
 "#;
 
-/// Compiles and loads the probe kernels: (empty, clock).
-pub(super) fn probes(
-    gpu: &Gpu,
-    cache_dir: Option<&std::path::Path>,
-) -> Result<(Function, Function), Failure> {
+/// The probe kernels of a worker.
+pub(super) struct Probes {
+    /// Does nothing: its event-timed duration is the launch floor.
+    pub empty: Function,
+    /// Spins and reports SM cycles and nanoseconds.
+    pub clock: Function,
+    /// Reads a buffer (the L2 flush buffer) so that L2 holds clean lines of it.
+    pub read: Function,
+}
+
+/// Compiles and loads the probe kernels.
+pub(super) fn probes(gpu: &Gpu, cache_dir: Option<&std::path::Path>) -> Result<Probes, Failure> {
     let entries = [
         "kernelgate_empty".to_string(),
         "kernelgate_clock".to_string(),
+        "kernelgate_read".to_string(),
     ];
     let req = CompileRequest {
         path: std::path::Path::new("kernelgate_probes.cu"),
@@ -50,7 +69,9 @@ pub(super) fn probes(
         )))
     })?;
     let module = gpu.load(&c.cubin)?;
-    let empty = module.function(&c.lowered[0])?;
-    let clock = module.function(&c.lowered[1])?;
-    Ok((empty, clock))
+    Ok(Probes {
+        empty: module.function(&c.lowered[0])?,
+        clock: module.function(&c.lowered[1])?,
+        read: module.function(&c.lowered[2])?,
+    })
 }

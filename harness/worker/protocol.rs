@@ -50,6 +50,14 @@ pub struct TrialRequest {
     /// "reference" of the timing loop), on the same inputs. Correctness is checked as without.
     #[serde(default)]
     pub base: Option<BaseKernel>,
+    /// How many allocations (fresh case buffers and timing copies) the samples are split
+    /// over: the unit a timing mode comes with (`docs/measurement.md`). 0 reads as 1.
+    #[serde(default)]
+    pub units: u32,
+    /// Read the hardware counters of the kernel and its counterpart instead of timing them
+    /// (`worker::counters`): a counters-only request, after which the worker times nothing.
+    #[serde(default)]
+    pub counters: bool,
     /// Sampling effort: 1 normally; more when re-measuring an inconclusive trial (samples and
     /// time cap multiplied, precision target divided).
     pub effort: u32,
@@ -87,6 +95,9 @@ pub struct TrialData {
     /// Paired mode: the base kernel's, on the same case.
     #[serde(default)]
     pub base_footprint: Option<Footprint>,
+    /// The hardware counters, when the request asked for them.
+    #[serde(default)]
+    pub counters: Option<Box<crate::measure::counters::CounterReport>>,
 }
 
 /// A trial's result.

@@ -1,20 +1,22 @@
 //! `Session`: the worker's GPU, the modules it has loaded, and the execution of one trial —
 //! compile (through the cache), check correctness, then time.
 
+use super::counters::Profiling;
 use super::loaded::Loaded;
 use super::probes::probes;
 use super::protocol::{BaseKernel, TrialData, TrialRequest, TrialResult};
 use super::trial::Trial;
+use super::units::{case_buffers, count_units, time_units, Expected};
 use crate::check::copies::Copies;
 use crate::check::failure::Failure;
 use crate::check::input_set::InputSet;
 use crate::check::kernels::Kernels;
 use crate::check::reference::References;
 use crate::device::compile;
-use crate::device::{DeviceBuffer, DeviceError, ErrorKind, Gpu};
+use crate::device::Function;
+use crate::device::{DeviceError, Gpu};
 use crate::failure::TrialFailure;
-use crate::measure::{Timer, INPUT_SETS};
-use crate::report::bytes;
+use crate::measure::{Samples, Timer, INPUT_SETS};
 use crate::suite::Suite;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -40,6 +42,10 @@ pub struct Session {
     references: References,
     /// The harness's check kernels (prepare, compare), loaded with the timer.
     kernels: Option<Kernels>,
+    /// The read pass that leaves L2 clean before a profiled launch (a probe kernel).
+    read: Option<Function>,
+    /// Hardware counters (CUPTI), made on first use.
+    profiling: Profiling,
 }
 
 impl Session {
@@ -55,6 +61,8 @@ impl Session {
             cache_dir,
             references: References::default(),
             kernels: None,
+            read: None,
+            profiling: Profiling::default(),
         })
     }
 
@@ -131,8 +139,9 @@ impl Session {
             self.load(b.suite, bs)?;
         }
         if self.timer.is_none() {
-            let (empty, clock) = probes(&self.gpu, self.cache_dir.as_deref())?;
-            self.timer = Some(Timer::new(&self.gpu, empty, clock)?);
+            let probes = probes(&self.gpu, self.cache_dir.as_deref())?;
+            self.timer = Some(Timer::new(&self.gpu, probes.empty, probes.clock)?);
+            self.read = Some(probes.read);
         }
         if self.kernels.is_none() {
             let kernels =
@@ -148,7 +157,7 @@ impl Session {
             kernels: self.kernels.as_ref(),
         };
         trial.shared_memory_fits()?;
-        let bufs = self.case_buffers(suite, req.case)?;
+        let bufs = case_buffers(&self.gpu, suite, req.case)?;
         // The footprint comes from the kernel's first run in this worker, on real inputs, so
         // that the driver's local-memory reservation (kept once made) shows as a drop.
         let first = InputSet::new(req.case, req.seed);
@@ -163,52 +172,35 @@ impl Session {
             .collect();
         let mut sets = vec![first];
         sets.extend(seeds[1..].iter().map(|s| InputSet::new(req.case, *s)));
+        if req.counters {
+            // Counters only (never timed in this worker afterwards: see `count_units`).
+            let copies = Copies::new(&self.gpu, trial.kernels, suite, bufs, sets)?;
+            let timer = self.timer.as_mut().expect("created above");
+            let read = self.read.as_ref().expect("loaded with the timer");
+            let profiling = &mut self.profiling;
+            let counters = count_units(&trial, (timer, read), profiling, copies, &seeds)?;
+            return Ok(TrialData {
+                samples: Samples::none(),
+                footprint,
+                base_footprint,
+                counters: Some(Box::new(counters)),
+            });
+        }
         let expected = trial.check(&mut self.references, &bufs, &sets)?;
         phases.check = clock.elapsed().as_secs_f64();
-        let mut copies = Copies::new(&self.gpu, trial.kernels, suite, bufs, sets)?;
+        let copies = Copies::new(&self.gpu, trial.kernels, suite, bufs, sets)?;
         let timer = self.timer.as_mut().expect("created above");
-        let (samples, plan) = trial.time(timer, &mut copies)?;
-        trial.check_timed(&copies, plan, &samples, (&expected, &seeds))?;
-        // The first measurement only: a re-measure times the same kernel again.
-        if req.check {
-            trial.fresh_inputs(timer, &copies)?;
-        }
-        drop(copies);
+        let expected = Expected {
+            outputs: &expected,
+            seeds: &seeds,
+        };
+        let samples = time_units(&trial, timer, copies, &expected)?;
         self.gpu.synchronize()?;
         Ok(TrialData {
             samples,
             footprint,
             base_footprint,
+            counters: None,
         })
-    }
-
-    /// The case's buffers, from the pool; running out of memory says how much was asked for.
-    fn case_buffers(&self, suite: &Suite, case: usize) -> Result<Vec<DeviceBuffer>, Failure> {
-        let lens = &suite.cases[case].lens;
-        let needed: usize = suite
-            .buffers
-            .iter()
-            .zip(lens)
-            .map(|(b, len)| len * b.dtype.size())
-            .sum();
-        let mut out = Vec::new();
-        for (b, len) in suite.buffers.iter().zip(lens) {
-            match self.gpu.alloc(len * b.dtype.size()) {
-                Ok(buf) => out.push(buf),
-                Err(e) if e.kind() == ErrorKind::OutOfMemory => {
-                    let (free, total) = self.gpu.memory_info().unwrap_or((0, 0));
-                    return Err(Failure::Trial(TrialFailure::OutOfMemory(format!(
-                        "out of memory: the case's buffers need {} in all (`{}` alone {}), the device has {} free of {}",
-                        bytes(needed as u64),
-                        b.name,
-                        bytes((len * b.dtype.size()) as u64),
-                        bytes(free as u64),
-                        bytes(total as u64)
-                    ))));
-                }
-                Err(e) => return Err(e.into()),
-            }
-        }
-        Ok(out)
     }
 }

@@ -4,7 +4,7 @@
 
 use super::footprint::footprint_of;
 use super::loaded::Loaded;
-use super::op::{timed_pair, Which};
+use super::op::{timed_pair, Op, Which};
 use super::protocol::{BaseKernel, TrialRequest};
 use crate::check::copies::Copies;
 use crate::check::failure::Failure;
@@ -128,10 +128,49 @@ impl Trial<'_> {
         }
     }
 
-    /// Plans the timing (warm-up, regime), grows `copies` to what the plan needs, and samples.
-    pub fn time(&self, timer: &mut Timer, copies: &mut Copies) -> Result<(Samples, Plan), Failure> {
+    /// The kernel under test and what it is timed against, as operations over `copies`.
+    pub fn ops<'c>(&'c self, copies: &'c Copies) -> (Op<'c>, Option<Op<'c>>) {
         let (suite, req) = (self.suite, self.req);
-        let bench = suite.bench.with_effort(req.effort);
+        let under_test: Which = (suite, req.case, req.kernel, &self.loaded.functions);
+        timed_pair(under_test, self.against(), copies, self.kernels)
+    }
+
+    /// The timing settings of one of the request's allocations (units).
+    fn bench(&self) -> crate::suite::Bench {
+        let bench = self.suite.bench.with_effort(self.req.effort);
+        bench.per_unit(self.req.units)
+    }
+
+    /// Plans the timing (warm-up, regime) on `copies`, unless `planned` (an earlier unit's plan,
+    /// kept so every unit is timed alike), grows `copies` to what the plan needs, and samples.
+    pub fn time(
+        &self,
+        timer: &mut Timer,
+        copies: &mut Copies,
+        planned: Option<Plan>,
+    ) -> Result<(Samples, Plan), Failure> {
+        let plan = match planned {
+            Some(plan) => plan,
+            None => self.plan(timer, copies)?,
+        };
+        // Cold: the copies made for the input sets (one, when the case does not fit twice).
+        let wanted = if plan.regime == Regime::Graph {
+            plan.copies()
+        } else {
+            copies.len()
+        };
+        copies.grow(self.gpu, self.kernels, wanted)?;
+        let (mut kernel, mut against) = self.ops(copies);
+        let against = against.as_mut().map(|o| o as &mut dyn Timed);
+        let bench = self.bench();
+        let samples = timer.sample(self.gpu, &bench, plan, copies.len(), &mut kernel, against)?;
+        Ok((samples, plan))
+    }
+
+    /// Warms up and chooses the regime and batch (`Timer::plan`); paired, one batch for both.
+    fn plan(&self, timer: &mut Timer, copies: &Copies) -> Result<Plan, Failure> {
+        let (suite, req) = (self.suite, self.req);
+        let bench = self.bench();
         let under_test: Which = (suite, req.case, req.kernel, &self.loaded.functions);
         let plan = {
             let (mut kernel, mut against) =
@@ -143,7 +182,7 @@ impl Trial<'_> {
         // A/A with batches chosen per side from each pilot (16 and 32 launches): the same
         // ~4 µs kernel read 3.8–4.3% slower on one side, every run (a graph's launch cost is
         // spread over its launches).
-        let plan = match self.paired {
+        Ok(match self.paired {
             Some(_) => {
                 let batch = plan.kernel_batch.max(plan.reference_batch);
                 Plan {
@@ -153,19 +192,7 @@ impl Trial<'_> {
                 }
             }
             None => plan,
-        };
-        // Cold: the copies made for the input sets (one, when the case does not fit twice).
-        let wanted = if plan.regime == Regime::Graph {
-            plan.copies()
-        } else {
-            copies.len()
-        };
-        copies.grow(self.gpu, self.kernels, wanted)?;
-        let (mut kernel, mut against) =
-            timed_pair(under_test, self.against(), copies, self.kernels);
-        let against = against.as_mut().map(|o| o as &mut dyn Timed);
-        let samples = timer.sample(self.gpu, &bench, plan, copies.len(), &mut kernel, against)?;
-        Ok((samples, plan))
+        })
     }
 
     /// Times the kernel on the contents it was timed on, then on fresh ones (`measure::memo`),

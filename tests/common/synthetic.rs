@@ -48,6 +48,9 @@ fn record(name: &str, status: Status, failure: Option<TrialFailure>) -> TrialRec
             )),
         }),
         compiled: None,
+        code: None,
+        base_code: None,
+        code_change: None,
     }
 }
 
@@ -209,6 +212,13 @@ pub fn run() -> Results {
                     flops: Some(flops(n)),
                     baseline_samples: if unreliable { vec![] } else { old.clone() },
                     baseline_footprint: None,
+                    trial_seconds: None,
+                    units: vec![],
+                    counters: None,
+                    baseline_counters: None,
+                    counter_changes: vec![],
+                    counter_gate: None,
+                    declared_work: None,
                     reference: (!kernel.reference).then(|| "naive".to_string()),
                 };
                 let mut t = record(&name, Status::Passed, None);
@@ -279,6 +289,9 @@ pub fn run() -> Results {
         totals: None,
         base: None,
         gone: Vec::new(),
+        identical: None,
+        sass: Vec::new(),
+        sass_note: None,
         provenance: Provenance {
             commit: Some("8a8b2565d0c1e2f3a4b5c6d7e8f90a1b2c3d4e5f".into()),
             branch: Some("main".into()),

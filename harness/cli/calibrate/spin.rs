@@ -113,6 +113,10 @@ pub fn ask(
         seed,
         regime,
         base,
+        // Calibration measures time alone.
+        counters: false,
+        units: 1,
+        fresh_worker: false,
         effort,
     }
 }

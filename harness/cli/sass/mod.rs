@@ -14,7 +14,6 @@ use crate::config::Config;
 use crate::exit;
 use crate::sass::disasm::Disassembler;
 use crate::sass::Toolchain;
-use std::collections::HashMap;
 use std::io::Write;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -72,8 +71,7 @@ pub fn sass(request: &Request) -> ExitCode {
         config: &config,
         toolchain: &toolchain,
         filter: request.filter.as_deref(),
-        disassembler,
-        listings: HashMap::new(),
+        listings: crate::sass::listings::Listings::new(disassembler),
         worst: exit::SUCCESS,
         identifying: Duration::ZERO,
     };

@@ -24,15 +24,7 @@ fn run_on(
     let plan = plan(&suites);
     let mut executor = Scripted::new(&plan, script);
     executor.uuid = Some(uuid.to_string());
-    let runner = Runner {
-        base: None,
-        config: &config,
-        suites: &suites,
-        executor: &executor,
-        progress: false,
-    };
-    let selected: Vec<usize> = (0..plan.len()).collect();
-    let report = runner.run(&plan, &selected);
+    let report = run_all(&config, &suites, &plan, &executor);
     (report.results, report.blessed)
 }
 

@@ -1,0 +1,81 @@
+//! `Profiling`: a worker's hardware-counter state — the CUPTI profiler session, made and
+//! enabled on the first counters-only request (or why it could not be) and kept for the rest
+//! of the process — and the collection of one trial's counters: the kernel and what it is
+//! timed against, profiled in one configuration (one range each, every replay pass replaying
+//! both), each launch on input copy 0 put back into its checked starting state, with L2
+//! flushed and left clean (`Timer::clean_l2`) outside the range. A worker that has profiled
+//! times nothing more: the pool restarts it before a timed request (`Worker::profiled`).
+
+use super::op::Op;
+use crate::device::counters::{CounterError, Profiled, Profiler, Session};
+use crate::device::{DeviceError, Function, Gpu};
+use crate::measure::counters::{from_metrics, Counter, TrialCounters};
+use crate::measure::{Timed, Timer};
+use std::cell::RefCell;
+
+/// The worker's profiler, made once.
+#[derive(Default)]
+pub(super) struct Profiling {
+    session: Option<Result<Session, CounterError>>,
+}
+
+/// One operation as CUPTI profiles it.
+struct Pass<'t, 'o> {
+    gpu: &'t Gpu,
+    timer: &'t RefCell<&'t mut Timer>,
+    read: &'t Function,
+    op: &'t mut Op<'o>,
+}
+
+impl Profiled for Pass<'_, '_> {
+    fn prepare(&mut self) -> Result<(), DeviceError> {
+        self.op.prepare(self.gpu, Some(0))?;
+        self.timer.borrow_mut().clean_l2(self.gpu, self.read)
+    }
+    fn launch(&mut self) -> Result<(), DeviceError> {
+        self.op.run(self.gpu, 0)?;
+        self.gpu.synchronize()
+    }
+}
+
+impl Profiling {
+    /// The counters of `kernel` and `against` (what it was timed against), or why they could
+    /// not be read. `ordinal` is the device's, for CUPTI's chip name.
+    pub fn collect(
+        &mut self,
+        (gpu, ordinal): (&Gpu, i32),
+        (timer, read): (&mut Timer, &Function),
+        kernel: &mut Op,
+        against: Option<&mut Op>,
+    ) -> Result<TrialCounters, CounterError> {
+        let session = self.session.get_or_insert_with(|| {
+            Profiler::new(ordinal, &Counter::metrics()).and_then(Profiler::enable)
+        });
+        let session = session.as_mut().map_err(|e| e.clone())?;
+        let timer = RefCell::new(timer);
+        let mut first = Pass {
+            gpu,
+            timer: &timer,
+            read,
+            op: kernel,
+        };
+        let result = match against {
+            Some(op) => {
+                let mut second = Pass {
+                    gpu,
+                    timer: &timer,
+                    read,
+                    op,
+                };
+                session.profile_ops(&mut [&mut first, &mut second])
+            }
+            None => session.profile_ops(&mut [&mut first]),
+        };
+        let values = result?;
+        let mut values = values.iter().map(|v| from_metrics(v));
+        Ok(TrialCounters {
+            kernel: values.next().unwrap_or_default(),
+            against: values.next(),
+        })
+    }
+}

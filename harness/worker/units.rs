@@ -1,0 +1,175 @@
+//! `time_units`: a trial's samples taken on several allocations — the first on the case's own
+//! buffers and copies, each further one on freshly allocated buffers and copies, placed apart by
+//! a spacer allocation of a different size each time — with what every unit timed checked
+//! against the reference; and `count_units`, the counters-only request's reads on fresh
+//! allocations.
+//!
+//! Why: re-allocating a trial's buffers inside one process reproduces the timing modes first
+//! seen between processes (measured on an H200: `ptx::ptx_vec4::n=1048576` at 3.65 or 3.82 µs,
+//! 7 of 24 allocations in the slow mode; `softmax::online::rows=4096,cols=128` 2 of 24 at
+//! +3.5%; the launch floor and the flush buffer's placement made no difference). So the
+//! allocation, not the process, is the unit a baseline must sample.
+
+use super::counters::Profiling;
+use super::trial::Trial;
+use crate::check::copies::Copies;
+use crate::check::failure::Failure;
+use crate::check::input_set::InputSet;
+use crate::check::reference::Outputs;
+use crate::device::{DeviceBuffer, ErrorKind, Function, Gpu};
+use crate::failure::TrialFailure;
+use crate::measure::counters::{CounterReport, TrialCounters};
+use crate::measure::{Plan, Samples, Timer};
+use crate::report::bytes;
+use crate::suite::Suite;
+
+/// Allocations a counters-only request reads counters on: two, so that a counter that
+/// differs between allocations shows as unstable.
+pub const COUNTER_UNITS: u32 = 2;
+
+/// What every unit is checked against: the reference's outputs per input set, and the seeds.
+pub(super) struct Expected<'a> {
+    pub outputs: &'a [Outputs],
+    pub seeds: &'a [u64],
+}
+
+/// Times `trial` on `req.units` allocations, the first on `copies`; returns the pooled samples,
+/// one [`crate::measure::Unit`] per allocation.
+pub(super) fn time_units(
+    trial: &Trial,
+    timer: &mut Timer,
+    copies: Copies,
+    expected: &Expected,
+) -> Result<Samples, Failure> {
+    let units = trial.req.units.max(1);
+    let mut spacers: Vec<DeviceBuffer> = Vec::new();
+    let mut copies = Some(copies);
+    let mut pooled: Option<Samples> = None;
+    let mut plan: Option<Plan> = None;
+    for u in 0..units {
+        let mut here = match copies.take() {
+            Some(c) => c,
+            None => {
+                spacers.push(trial.gpu.alloc_plain(spacer_bytes(u))?);
+                fresh_copies(trial, expected.seeds)?
+            }
+        };
+        let (mut samples, p) = trial.time(timer, &mut here, plan)?;
+        plan = Some(p);
+        trial.check_timed(&here, p, &samples, (expected.outputs, expected.seeds))?;
+        // The first measurement's first unit only: a re-measure times the same kernel again,
+        // and a further unit would only repeat the question on other buffers.
+        if u == 0 && trial.req.check {
+            trial.fresh_inputs(timer, &here)?;
+        }
+        samples.close_unit();
+        drop(here);
+        match pooled.as_mut() {
+            Some(all) => all.append(samples),
+            None => pooled = Some(samples),
+        }
+    }
+    drop(spacers);
+    pooled
+        .ok_or_else(|| Failure::Trial(TrialFailure::Harness("a trial was timed on no unit".into())))
+}
+
+/// Reads the counters of `trial` (its kernel and what it is timed against) on
+/// [`COUNTER_UNITS`] allocations, the first on `copies`: the counters-only request, which never
+/// times (a process that has profiled times some kernels slower: seen on an H200,
+/// `reduce::two_pass::n=65536` +33% after CUPTI had profiled in the same worker).
+pub(super) fn count_units(
+    trial: &Trial,
+    (timer, read): (&mut Timer, &Function),
+    profiling: &mut Profiling,
+    copies: Copies,
+    seeds: &[u64],
+) -> Result<CounterReport, Failure> {
+    let mut spacers: Vec<DeviceBuffer> = Vec::new();
+    let mut copies = Some(copies);
+    let mut read_on: Vec<TrialCounters> = Vec::new();
+    for u in 0..COUNTER_UNITS {
+        let here = match copies.take() {
+            Some(c) => c,
+            None => {
+                spacers.push(trial.gpu.alloc_plain(spacer_bytes(u))?);
+                fresh_copies(trial, seeds)?
+            }
+        };
+        let device = (trial.gpu, trial.gpu.info.ordinal);
+        let (mut kernel, mut against) = trial.ops(&here);
+        match profiling.collect(device, (timer, read), &mut kernel, against.as_mut()) {
+            Ok(c) => read_on.push(c),
+            // What earlier allocations read stands; none read says why.
+            Err(e) if read_on.is_empty() => {
+                return Ok(CounterReport::NotCollected { why: e.to_string() })
+            }
+            Err(_) => break,
+        }
+    }
+    Ok(CounterReport::Collected(read_on))
+}
+
+/// The spacer before unit `u`: 1 to 61 MiB, a different size for each unit, so the fresh
+/// buffers do not land where the last unit's were freed.
+fn spacer_bytes(u: u32) -> usize {
+    (1 + (u as usize * 37) % 61) << 20
+}
+
+/// A fresh allocation of the case's buffers holding the trial's input sets, as timing copies.
+fn fresh_copies(trial: &Trial, seeds: &[u64]) -> Result<Copies, Failure> {
+    let (gpu, suite, case) = (trial.gpu, trial.suite, trial.req.case);
+    let bufs = case_buffers(gpu, suite, case)?;
+    let sets: Vec<InputSet> = seeds.iter().map(|s| InputSet::new(case, *s)).collect();
+    sets[0].upload(gpu, trial.kernels, suite, &bufs)?;
+    Copies::new(gpu, trial.kernels, suite, bufs, sets)
+}
+
+/// The case's buffers, from the pool; running out of memory says how much was asked for.
+pub(super) fn case_buffers(
+    gpu: &Gpu,
+    suite: &Suite,
+    case: usize,
+) -> Result<Vec<DeviceBuffer>, Failure> {
+    let lens = &suite.cases[case].lens;
+    let needed: usize = suite
+        .buffers
+        .iter()
+        .zip(lens)
+        .map(|(b, len)| len * b.dtype.size())
+        .sum();
+    let mut out = Vec::new();
+    for (b, len) in suite.buffers.iter().zip(lens) {
+        match gpu.alloc(len * b.dtype.size()) {
+            Ok(buf) => out.push(buf),
+            Err(e) if e.kind() == ErrorKind::OutOfMemory => {
+                let (free, total) = gpu.memory_info().unwrap_or((0, 0));
+                return Err(Failure::Trial(TrialFailure::OutOfMemory(format!(
+                    "out of memory: the case's buffers need {} in all (`{}` alone {}), the device has {} free of {}",
+                    bytes(needed as u64),
+                    b.name,
+                    bytes((len * b.dtype.size()) as u64),
+                    bytes(free as u64),
+                    bytes(total as u64)
+                ))));
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_unit_gets_its_own_spacer_size() {
+        let sizes: Vec<usize> = (1..8).map(spacer_bytes).collect();
+        let mut unique = sizes.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), sizes.len(), "{sizes:?}");
+        assert!(sizes.iter().all(|s| *s >= 1 << 20 && *s <= 61 << 20));
+    }
+}
