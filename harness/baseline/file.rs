@@ -355,9 +355,11 @@ mod tests {
         assert_eq!(e.time_samples, [4.4e-6, 4.5e-6, 4.6e-6]);
         // Blessed again with code, it is format 3 and the code reads back.
         let code: crate::code::TrialCode = serde_json::from_str(
-            r#"{"identity": "ab12", "arch": "sm_90", "toolchain": {"kernelgate": "0.1.0"},
+            r#"{"identity": "ab12000000000000000000000000000000000000000000000000000000000000",
+                "arch": "sm_90", "toolchain": {"kernelgate": "0.1.0"},
                 "kernels": [{"role": "kernel", "kernel": "vec4", "entries": []}],
-                "parts": {"launches": "1", "inputs": "2", "check": "3", "bench": "4"}}"#,
+                "parts": {"launches": "0000000000000001", "inputs": "0000000000000002",
+                          "check": "0000000000000003", "bench": "0000000000000004"}}"#,
         )
         .unwrap();
         let entry = file.trials.get_mut("saxpy::vec4::n=4096").unwrap();
@@ -366,7 +368,7 @@ mod tests {
         save(&p, &file).unwrap();
         let text = std::fs::read_to_string(&p).unwrap();
         assert!(text.contains("\"format\": 3,"), "{text}");
-        assert!(text.contains("\"identity\": \"ab12\""), "{text}");
+        assert!(text.contains("\"identity\": \"ab1200"), "{text}");
         // Issue 18 adds `counters` to each run: a file that has them still reads.
         let with_counters = text.replace(
             "\"date\": \"2026-11-21\",\n          \"gpu\"",

@@ -2,10 +2,12 @@
 //! [`super::load`] applies where a run reads the file and `kernelgate lint` applies to every
 //! file in the folder. Every value the gate computes with must be usable: each entry has runs,
 //! each run at least one time sample, and every sample, median and interval end is a positive,
-//! finite number. Seen before this: a baseline with `"runs": []` loaded, and the gate panicked
-//! on its empty samples.
+//! finite number; format 3's code is hashes of their length, its trial time and counter reads
+//! are counts ([`crate::code::valid`], [`crate::measure::counters_valid`]). Seen before this: a
+//! baseline with `"runs": []` loaded, and the gate panicked on its empty samples.
 
 use super::entry::{BaselineFile, Entry};
+use crate::measure::counters_valid::check_values;
 use crate::problems::{key, Problem, Problems};
 use std::path::Path;
 
@@ -65,4 +67,14 @@ fn check_entry(p: &mut Problems, place: &str, e: &Entry) {
     // Format 1 kept the samples in the entry itself.
     p.seconds_samples(format!("{place}.time_samples"), &e.time_samples, 0);
     p.samples(format!("{place}.speedup_samples"), &e.speedup_samples, 0);
+    // Format 3: the code it was blessed with, the time that took, its counter reads.
+    if let Some(code) = &e.code {
+        crate::code::valid::check(p, &format!("{place}.code"), code);
+    }
+    if let Some(s) = e.trial_seconds {
+        p.non_negative(format!("{place}.trial_seconds"), s);
+    }
+    for (i, read) in e.counters.iter().enumerate() {
+        check_values(p, &format!("{place}.counters[{i}]"), read);
+    }
 }

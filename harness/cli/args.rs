@@ -133,8 +133,17 @@ mod tests {
         assert!(error(&["history", "--last", "0"]).contains("not a positive count"));
         assert!(error(&["merge", "out.json"]).contains("IN.json"));
         // bisect: three arguments, no option.
-        let bisect = Cli::try_parse_from(["kernelgate", "bisect", "v1", "HEAD", "saxpy::vec4::n=4096"]);
-        assert!(matches!(bisect, Ok(Cli { command: Command::Bisect(_) })), "{bisect:?}");
+        let bisect =
+            Cli::try_parse_from(["kernelgate", "bisect", "v1", "HEAD", "saxpy::vec4::n=4096"]);
+        assert!(
+            matches!(
+                bisect,
+                Ok(Cli {
+                    command: Command::Bisect(_)
+                })
+            ),
+            "{bisect:?}"
+        );
         let e = error(&["bisect", "v1", "HEAD"]);
         assert!(e.contains("<TRIAL>"), "{e}");
         let e = error(&["bisect", "--good", "v1", "HEAD", "t"]);

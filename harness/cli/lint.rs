@@ -220,4 +220,110 @@ mod tests {
         let e = check_file(Path::new("README.md")).unwrap_err().to_string();
         assert!(e.contains("not a file kernelgate reads"), "{e}");
     }
+
+    /// Every committed results fixture and baseline reads (format 3's code, units and counters
+    /// among them); a damaged value of format 3 is refused at its place.
+    #[test]
+    fn format_3_files_read_and_their_damaged_fields_are_named() {
+        let baselines = std::fs::read_dir("baselines")
+            .unwrap()
+            .flatten()
+            .find(|d| d.path().is_dir())
+            .unwrap()
+            .path();
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&baselines)
+            .unwrap()
+            .flatten()
+            .map(|d| d.path())
+            .collect();
+        files.extend(
+            std::fs::read_dir("tests/fixtures/results")
+                .unwrap()
+                .flatten()
+                .map(|d| d.path())
+                .filter(|p| p.extension().is_some_and(|e| e == "json")),
+        );
+        for f in &files {
+            if let Err(e) = check_file(f) {
+                panic!("{}: {e}", f.display());
+            }
+        }
+        let dir = std::env::temp_dir().join(format!("kernelgate-lint-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let damaged = |file: &Path, name: &str, edit: &dyn Fn(&mut serde_json::Value)| {
+            let mut v: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+            edit(&mut v);
+            let path = dir.join(name);
+            std::fs::write(&path, serde_json::to_string(&v).unwrap()).unwrap();
+            check_file(&path).unwrap_err().to_string()
+        };
+        let paired = Path::new("tests/fixtures/results/h200-paired-block.json");
+        let measured = |v: &mut serde_json::Value| -> usize {
+            let trials = v["trials"].as_array().unwrap();
+            trials
+                .iter()
+                .position(|t| t["measurement"]["counters"].is_object())
+                .unwrap()
+        };
+        let e = damaged(paired, "r1.json", &|v| {
+            let i = measured(v);
+            v["trials"][i]["measurement"]["counters"]["collected"][0]["kernel"]["occupancy"] =
+                5.0.into();
+        });
+        assert!(
+            e.contains(".measurement.counters.collected[0].kernel.occupancy` is 5; write a number from 0 to 1"),
+            "{e}"
+        );
+        let e = damaged(paired, "r2.json", &|v| {
+            let i = measured(v);
+            v["trials"][i]["base_code"]["identity"] = "".into();
+        });
+        assert!(
+            e.contains(".base_code.identity` is ``; write 64 lower-case hex digits"),
+            "{e}"
+        );
+        let e = damaged(paired, "r3.json", &|v| {
+            let i = measured(v);
+            v["trials"][i]["measurement"]["counter_changes"][0]["new"] = (-3.0).into();
+        });
+        assert!(
+            e.contains(".measurement.counter_changes[0].new` is -3"),
+            "{e}"
+        );
+        let e = damaged(paired, "r4.json", &|v| {
+            v["identical"]["saved_seconds"] = (-1.0).into();
+        });
+        assert!(e.contains("`identical.saved_seconds` is -1"), "{e}");
+        let saxpy = baselines.join("saxpy.json");
+        let e = damaged(&saxpy, "saxpy.json", &|v| {
+            let (_, entry) = v["trials"]
+                .as_object_mut()
+                .unwrap()
+                .iter_mut()
+                .next()
+                .unwrap();
+            entry["counters"][1]["instructions"] = (-928.0).into();
+        });
+        assert!(
+            e.contains(".counters[1].instructions` is -928; write a number from 0 to 1e18"),
+            "{e}"
+        );
+        let e = damaged(&saxpy, "saxpy.json", &|v| {
+            let (_, entry) = v["trials"]
+                .as_object_mut()
+                .unwrap()
+                .iter_mut()
+                .next()
+                .unwrap();
+            entry["code"]["kernels"][0]["entries"][0]["hash"] = "96b2".into();
+        });
+        assert!(
+            e.contains(
+                ".code.kernels[0].entries[0].hash` is `96b2`; write 64 lower-case hex digits"
+            ),
+            "{e}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -9,6 +9,7 @@
 //! - `suite_code`: `SuiteCode`, a suite compiled and identified for one architecture.
 //! - `trial`: `trial_code`, the one pure function from a trial to its identity.
 //! - `change`: `CodeChange`, what differs, in types and in words.
+//! - `valid`: a stored `TrialCode` checked where its file is read.
 
 mod change;
 mod suite_code;
@@ -16,6 +17,7 @@ mod trial;
 #[cfg(test)]
 pub(crate) mod trial_tests;
 mod types;
+pub mod valid;
 
 pub use change::{Change, CodeChange, KernelPart, ToolchainChange};
 pub use suite_code::{entry_sass, file_digest, CodeError, SuiteCode};

@@ -91,17 +91,23 @@ fn load(dir: &Path, text: &str) -> Suite {
     crate::suite::load_text(&dir.join("t.toml"), text).unwrap_or_else(|d| panic!("{d:?}"))
 }
 
+/// `text` as `len` hex digits, as a stored hash is written: its bytes' hex, padded with 0s.
+fn made_up_hash(text: &str, len: usize) -> String {
+    let hex: String = text.bytes().map(|b| format!("{b:02x}")).collect();
+    format!("{hex:0>len$}")[..len].to_string()
+}
+
 /// A made-up identity per entry: `hash` from the kernel's name and `salt`.
 fn identity(name: &str, salt: &str) -> KernelIdentity {
     KernelIdentity {
-        hash: format!("{name}{salt}"),
+        hash: made_up_hash(&format!("{name}{salt}"), 64),
         arch: "sm_90".into(),
         name: name.into(),
         from: CodeSource::Cubin,
         parts: Some(Parts {
-            code: format!("c{salt}"),
-            data: "d".into(),
-            attributes: "a".into(),
+            code: made_up_hash(&format!("c{salt}"), 16),
+            data: made_up_hash("d", 16),
+            attributes: made_up_hash("a", 16),
         }),
         resources: None,
     }

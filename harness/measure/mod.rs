@@ -18,6 +18,7 @@
 
 pub mod contention;
 pub mod counters;
+pub mod counters_valid;
 pub mod memo;
 mod plan;
 mod samples;

@@ -70,8 +70,7 @@ fn short(commit: &str) -> &str {
 }
 
 fn needs_attention(t: &TrialRecord) -> bool {
-    t.status == Status::Failed
-        || t.verdict.is_some_and(|v| v.verdict.needs_attention())
+    t.status == Status::Failed || t.verdict.is_some_and(|v| v.verdict.needs_attention())
 }
 
 /// The summary.

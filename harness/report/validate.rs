@@ -2,12 +2,15 @@
 //! `report`, `history import` read results through [`super::results::Results::load`], which
 //! applies it, and `kernelgate lint FILE.json` applies the same. Every value a command computes
 //! with must be usable: a timed trial has at least one time sample, and every sample, median,
-//! interval end, ratio and rate is a finite number of the right sign. Seen before this:
-//! `"time_samples": []` panicked `kernelgate compare` (the median of nothing).
+//! interval end, ratio and rate is a finite number of the right sign; format 3's code is hashes
+//! of their length and its counters are counts ([`crate::code::valid`],
+//! [`crate::measure::counters_valid`]). Seen before this: `"time_samples": []` panicked
+//! `kernelgate compare` (the median of nothing).
 
-use super::results::{GateNote, Measurement, Results, TrialRecord};
+use super::results::{Breach, GateNote, Measurement, Results, TrialRecord};
 use crate::gate::Comparison;
-use crate::problems::{Problem, Problems};
+use crate::measure::counters_valid as counters;
+use crate::problems::{Problem, Problems, MAX_SECONDS};
 
 /// The first problem in `results`, if any.
 pub fn validate(results: &Results) -> Result<(), Problem> {
@@ -30,6 +33,14 @@ pub fn validate(results: &Results) -> Result<(), Problem> {
         }
         finite_all(&mut p, &format!("{at}.clock_mhz"), &t.clock_mhz);
         finite_all(&mut p, &format!("{at}.celsius"), &t.celsius);
+    }
+    if let Some(i) = &results.identical {
+        if let Some(s) = i.saved_seconds {
+            p.non_negative("identical.saved_seconds", s);
+        }
+        if let Some(n) = &i.noise {
+            check_comparison(&mut p, "identical.noise.change", &n.change);
+        }
     }
     match p.first() {
         None => Ok(()),
@@ -68,6 +79,22 @@ fn check_trial(p: &mut Problems, at: &str, t: &TrialRecord) {
         check_comparison(p, &format!("{at}.verdict.time"), &v.time);
         if let Some(s) = &v.speedup {
             check_comparison(p, &format!("{at}.verdict.speedup"), s);
+        }
+    }
+    for (name, code) in [("code", &t.code), ("base_code", &t.base_code)] {
+        if let Some(code) = code {
+            crate::code::valid::check(p, &format!("{at}.{name}"), code);
+        }
+    }
+    for (i, b) in t.breaches.iter().enumerate() {
+        if let Breach::CounterGrowth {
+            old, new, allowed, ..
+        } = b
+        {
+            let at = format!("{at}.breaches[{i}]");
+            p.non_negative(format!("{at}.old"), *old);
+            p.non_negative(format!("{at}.new"), *new);
+            p.non_negative(format!("{at}.allowed"), *allowed);
         }
     }
     if let Some(GateNote::Compared { baseline, .. }) = &t.gate {
@@ -110,4 +137,31 @@ fn check_measurement(p: &mut Problems, at: &str, m: &Measurement) {
     }
     finite_all(p, &format!("{at}.clocks.mhz"), &m.clocks.mhz);
     finite_all(p, &format!("{at}.clocks.celsius"), &m.clocks.celsius);
+    check_evidence(p, at, m);
+}
+
+/// Format 3's evidence beside the times: the trial's time in the worker, its units, its
+/// counters and what they were compared with.
+fn check_evidence(p: &mut Problems, at: &str, m: &Measurement) {
+    if let Some(s) = m.trial_seconds {
+        p.non_negative(format!("{at}.trial_seconds"), s);
+    }
+    for (i, u) in m.units.iter().enumerate() {
+        let median = u.kernel_median;
+        p.within(
+            format!("{at}.units[{i}].kernel_median"),
+            median,
+            (0.0, MAX_SECONDS),
+        );
+    }
+    if let Some(c) = &m.counters {
+        counters::check_report(p, &format!("{at}.counters"), c);
+    }
+    if let Some(c) = &m.baseline_counters {
+        counters::check_stored(p, &format!("{at}.baseline_counters"), c);
+    }
+    counters::check_changes(p, &format!("{at}.counter_changes"), &m.counter_changes);
+    if let Some(w) = &m.declared_work {
+        counters::check_work(p, &format!("{at}.declared_work"), w);
+    }
 }

@@ -112,7 +112,10 @@ pub(super) fn confirm_all(
         let confirmed = gate::decide(&[input(&m, old, *i)])[0];
         j.verdict = Some(confirmed);
         let code = codes.get(*i).and_then(|c| c.code.as_ref());
-        j.same_trial = confirmed.verdict.changed().then(|| same_trial(old, &m, code));
+        j.same_trial = confirmed
+            .verdict
+            .changed()
+            .then(|| same_trial(old, &m, code));
         outcomes[*i] = Some(Outcome::Measured(m));
     }
 }
