@@ -36,7 +36,7 @@ cargo test
 cargo run --quiet --bin kernelgate -- lint
 # `kernelgate sass --base` on two real revisions: in a throwaway repository, one kernel's code
 # changes (saxpy_vec4: one addend negated) and another source only in a comment (affine.cu);
-# exactly the first is listed, with a short diff.
+# exactly the first is listed, with a short diff. Then paired mode on them (below).
 demo=target/sass-demo
 rm -rf "$demo"
 mkdir -p "$demo/suites/saxpy" "$demo/suites/affine"
@@ -59,11 +59,22 @@ if [ "$changed" != "changed  saxpy::vec4 (sm_90)" ] || ! grep -q '1 changed, 3 u
   echo "ci/test.sh: kernelgate sass --base should list exactly saxpy::vec4, with a diff of 1 to 4 lines" >&2
   exit 1
 fi
+# Paired mode on the same two revisions, without a GPU: every trial whose whole resolved trial
+# (code, launches, inputs, settings) is the base's is `identical code` and not run (saxpy's
+# naive and affine's, 8), and only saxpy::vec4's four trials are left to time (ignored here).
+paired_out=$(KERNELGATE_SUITES="$demo/suites" KERNELGATE_BASE=HEAD~1 cargo run --quiet --bin kernelgate -- run)
+echo "$paired_out"
+if ! grep -q ': 0 trial(s) compared, 8 identical code' <<<"$paired_out" \
+  || [ "$(grep -c 'identical code to base' <<<"$paired_out")" -ne 8 ] \
+  || [ "$(grep -E '^test saxpy::vec4::' <<<"$paired_out" | grep -c 'identical code')" -ne 0 ]; then
+  echo "ci/test.sh: paired mode should skip the 8 identical trials and leave saxpy::vec4's" >&2
+  exit 1
+fi
 # The HTML report from the committed results file, checked: written, every trial in it, no
 # script, nothing fetched from elsewhere (tests/html_report.rs checks the structure in depth).
 # example.json is synthetic (every kind of trial); h200-run.json is a real run on an H200;
 # h200-paired.json a paired run derived from it (tests/fixtures/results/README.md).
-for results in tests/fixtures/results/example.json tests/fixtures/results/h200-run.json tests/fixtures/results/h200-paired.json; do
+for results in tests/fixtures/results/example.json tests/fixtures/results/h200-run.json tests/fixtures/results/h200-paired.json tests/fixtures/results/h200-paired-block.json; do
   report=target/kernelgate-report.html
   cargo run --quiet --bin kernelgate -- report "$results" --html "$report"
   trials=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["trials"]))' "$results")

@@ -9,12 +9,12 @@ use std::time::Duration;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
     /// A `KERNELGATE_*` name kernelgate does not read (a typo would be ignored otherwise).
-    #[error("unknown variable `{name}`: did you mean `{closest}`? (kernelgate reads only the KERNELGATE_* variables listed in the README; `kernelgate help run` lists them)")]
+    #[error("unknown variable `{name}`: {suggestion} (kernelgate reads only the KERNELGATE_* variables listed in the README; `kernelgate help run` lists them)")]
     Unknown {
         /// The variable.
         name: String,
-        /// The known variable closest to it.
-        closest: &'static str,
+        /// `did you mean `KERNELGATE_X`?`, or that it is none kernelgate reads.
+        suggestion: String,
     },
     /// A value that does not fit the variable.
     #[error("`{name}={value}` {problem}")]
@@ -138,6 +138,10 @@ pub struct Config {
     pub base: Option<String>,
     /// `KERNELGATE_STRICT=1`: a trial still inconclusive after re-measuring fails.
     pub strict: bool,
+    /// `KERNELGATE_TIME_IDENTICAL=1`: in paired mode, time the trials whose code is identical
+    /// at the base anyway (an A/A test whose largest change the run prints as its noise),
+    /// instead of skipping them.
+    pub time_identical: bool,
     /// `KERNELGATE_REQUIRE_BASELINE=1`: a trial without a comparable baseline fails.
     pub require_baseline: bool,
     /// `KERNELGATE_STRICT_TIME=1`: a time change attributed to the machine
@@ -170,6 +174,9 @@ pub struct Config {
     /// `KERNELGATE_PROFILE=1`: profile inside sampling (prepare, flush, launch, sync,
     /// readback), with events a plain run does not record.
     pub profile: bool,
+    /// `KERNELGATE_LOCK_DIR`: where the per-GPU locks live (default: the system's temporary
+    /// folder); containers sharing a GPU must share it (`crate::lock`).
+    pub lock_dir: PathBuf,
 }
 
 /// Every `KERNELGATE_*` variable kernelgate reads; any other is a mistake (a misspelled
@@ -192,6 +199,7 @@ pub const KNOWN: &[&str] = &[
     "KERNELGATE_HISTORY",
     "KERNELGATE_HTML",
     "KERNELGATE_JUNIT",
+    "KERNELGATE_LOCK_DIR",
     "KERNELGATE_MARKDOWN",
     "KERNELGATE_PROFILE",
     "KERNELGATE_REPORTS",
@@ -206,6 +214,7 @@ pub const KNOWN: &[&str] = &[
     "KERNELGATE_STRICT_TIME",
     "KERNELGATE_SUITES",
     "KERNELGATE_TIMEOUT",
+    "KERNELGATE_TIME_IDENTICAL",
     "KERNELGATE_WORKER",
 ];
 
@@ -220,32 +229,17 @@ pub fn unknown_variable<'a>(names: impl IntoIterator<Item = &'a str>) -> Result<
     let Some(name) = unknown.first() else {
         return Ok(());
     };
-    let closest = KNOWN
-        .iter()
-        .min_by_key(|k| edit_distance(name, k))
-        .expect("KNOWN is not empty");
+    // Compared without the prefix they all share, which would make every name look close.
+    let bare = |n: &'static str| n.trim_start_matches("KERNELGATE_");
+    let known = KNOWN.iter().map(|k| bare(k));
+    let suggestion = match crate::suggest::closest(name.trim_start_matches("KERNELGATE_"), known) {
+        Some(k) => format!("did you mean `KERNELGATE_{k}`?"),
+        None => "it is not one".into(),
+    };
     Err(ConfigError::Unknown {
         name: name.to_string(),
-        closest,
+        suggestion,
     })
-}
-
-/// Levenshtein distance, by bytes.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b = b.as_bytes();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.bytes().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let next = (diagonal + usize::from(ca != *cb))
-                .min(row[j] + 1)
-                .min(row[j + 1] + 1);
-            diagonal = row[j + 1];
-            row[j + 1] = next;
-        }
-    }
-    row[b.len()]
 }
 
 /// Whether `arch` names a real GPU architecture: `sm_` and two or three digits, optionally
@@ -323,15 +317,6 @@ fn flag(name: &'static str) -> Result<bool, ConfigError> {
     }
 }
 
-fn number<T: std::str::FromStr>(name: &'static str, what: &str) -> Result<Option<T>, ConfigError> {
-    var(name)
-        .map(|v| {
-            v.parse::<T>()
-                .map_err(|_| invalid(name, &v, format!("is not {what}")))
-        })
-        .transpose()
-}
-
 impl Config {
     /// Reads every `KERNELGATE_*` variable; a malformed one is an error naming it.
     pub fn from_env() -> Result<Config, ConfigError> {
@@ -343,14 +328,7 @@ impl Config {
             .collect();
         unknown_variable(names.iter().map(String::as_str))?;
         let arch = archs_of(var("KERNELGATE_ARCH").as_deref().unwrap_or("sm_90"))?.swap_remove(0);
-        let timeout = number::<u64>("KERNELGATE_TIMEOUT", "a number of seconds")?.unwrap_or(120);
-        if timeout == 0 {
-            return Err(invalid(
-                "KERNELGATE_TIMEOUT",
-                "0",
-                "leaves no time for any trial",
-            ));
-        }
+        let timeout = timeout(var("KERNELGATE_TIMEOUT").as_deref())?;
         let seed = match var("KERNELGATE_SEED") {
             Some(v) => Some(parse_seed(&v).ok_or_else(|| {
                 invalid("KERNELGATE_SEED", &v, "is not a seed (decimal or 0x hex)")
@@ -372,7 +350,7 @@ impl Config {
             shard: var("KERNELGATE_SHARD").map(|v| shard(&v)).transpose()?,
             require_gpu: flag("KERNELGATE_REQUIRE_GPU")?,
             require_nvrtc: flag("KERNELGATE_REQUIRE_NVRTC")?,
-            timeout: Duration::from_secs(timeout),
+            timeout,
             arch,
             cache: var("KERNELGATE_CACHE")
                 .map(PathBuf::from)
@@ -385,6 +363,7 @@ impl Config {
             },
             base: var("KERNELGATE_BASE"),
             strict: flag("KERNELGATE_STRICT")?,
+            time_identical: flag("KERNELGATE_TIME_IDENTICAL")?,
             require_baseline: flag("KERNELGATE_REQUIRE_BASELINE")?,
             strict_time: flag("KERNELGATE_STRICT_TIME")?,
             counters: counter_policy(var("KERNELGATE_COUNTERS").as_deref())?,
@@ -400,6 +379,7 @@ impl Config {
                 || flag("KERNELGATE_ANNOTATIONS")?,
             allow_empty: flag("KERNELGATE_ALLOW_EMPTY")?,
             profile: flag("KERNELGATE_PROFILE")?,
+            lock_dir: crate::lock::lock_dir(),
         })
     }
 
@@ -424,6 +404,27 @@ impl Config {
 /// Whether this looks like a CI run (`CI` set to anything but empty, `0` or `false`).
 pub fn in_ci() -> bool {
     var("CI").is_some_and(|v| v != "0" && !v.eq_ignore_ascii_case("false"))
+}
+
+/// The longest `KERNELGATE_TIMEOUT`: a day. Times are multiplied by re-measure efforts and
+/// trial counts; a bound keeps every product far from overflowing (seen: 10^17 s panicked).
+pub const MAX_TIMEOUT_SECONDS: u64 = 86_400;
+
+/// `KERNELGATE_TIMEOUT`'s value: whole seconds from 1 to [`MAX_TIMEOUT_SECONDS`] (default 120).
+fn timeout(value: Option<&str>) -> Result<Duration, ConfigError> {
+    let Some(v) = value else {
+        return Ok(Duration::from_secs(120));
+    };
+    let what = format!("a number of seconds from 1 to {MAX_TIMEOUT_SECONDS} (a day)");
+    match v.trim().parse::<u64>() {
+        Ok(s) if (1..=MAX_TIMEOUT_SECONDS).contains(&s) => Ok(Duration::from_secs(s)),
+        Ok(0) => Err(invalid(
+            "KERNELGATE_TIMEOUT",
+            v,
+            "leaves no time for any trial",
+        )),
+        _ => Err(invalid("KERNELGATE_TIMEOUT", v, format!("is not {what}"))),
+    }
 }
 
 fn devices(text: &str) -> Result<Vec<i32>, ConfigError> {
@@ -535,7 +536,13 @@ mod tests {
             .to_string();
         assert!(e.contains("did you mean `KERNELGATE_SUITES`?"), "{e}");
         assert_eq!(unknown_variable(KNOWN.iter().copied()), Ok(()));
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        let e = unknown_variable(["KERNELGATE_FROBNICATE"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("unknown variable `KERNELGATE_FROBNICATE`: it is not one"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -563,6 +570,19 @@ mod tests {
             blessing(Some("append")).unwrap_err().to_string(),
             "`KERNELGATE_BLESS=append` is not 1, add or 0 (1 replaces the baselines, add adds this run to them)"
         );
+    }
+
+    #[test]
+    fn the_timeout_is_bounded() {
+        assert_eq!(timeout(None), Ok(Duration::from_secs(120)));
+        assert_eq!(timeout(Some("30")), Ok(Duration::from_secs(30)));
+        assert_eq!(
+            timeout(Some("100000000000000000")).unwrap_err().to_string(),
+            "`KERNELGATE_TIMEOUT=100000000000000000` is not a number of seconds from 1 to 86400 (a day)"
+        );
+        assert!(timeout(Some("0")).is_err());
+        assert!(timeout(Some("1e3")).is_err());
+        assert!(timeout(Some("86400")).is_ok());
     }
 
     #[test]

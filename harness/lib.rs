@@ -5,8 +5,10 @@
 //! checks each against its suite's reference kernel, and times it with CUDA events.
 
 pub mod baseline;
+pub mod bisect;
 pub mod check;
 pub mod cli;
+pub mod code;
 pub mod compile_suite;
 pub mod config;
 pub mod device;
@@ -17,16 +19,19 @@ pub mod failure;
 pub mod gate;
 pub mod history;
 pub mod html;
+pub mod lock;
 pub mod measure;
 pub mod mix;
 pub mod nextest;
 pub mod npy;
 pub mod paired;
 pub mod plan;
+pub mod problems;
 pub mod report;
 pub mod runner;
 pub mod sass;
 pub mod stats;
+pub mod suggest;
 pub mod suite;
 pub mod usage;
 pub mod worker;

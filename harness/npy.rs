@@ -120,8 +120,14 @@ pub fn parse(bytes: &[u8]) -> Result<NpyArray, NpyError> {
             t.npy_descr() == Some(descr) || (t.size() == 1 && descr == "<u1" && *t == DType::U8)
         })
         .ok_or_else(|| NpyError::Type(descr.to_string()))?;
-    let count: usize = shape.iter().product();
-    let want = count * dtype.size();
+    // A shape whose size overflows is bad input (seen in fuzzing: a flipped digit), not a panic.
+    let want = shape
+        .iter()
+        .try_fold(dtype.size(), |n, d| n.checked_mul(*d))
+        .ok_or_else(|| NpyError::Shape {
+            what: "shape",
+            text: format!("{shape:?} (larger than memory)"),
+        })?;
     let body = &bytes[end..];
     if body.len() != want {
         return Err(NpyError::Size {
@@ -213,6 +219,17 @@ fn parse_shape(text: &str) -> Result<Vec<usize>, NpyError> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_shape_larger_than_memory_is_an_error() {
+        let header =
+            "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999, 99999999999999), }";
+        let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+        bytes.extend((header.len() as u16).to_le_bytes());
+        bytes.extend(header.as_bytes());
+        let e = super::parse(&bytes).unwrap_err().to_string();
+        assert!(e.contains("larger than memory"), "{e}");
+    }
+
     use super::*;
 
     #[test]

@@ -1,70 +1,58 @@
-//! `usage`: the `kernelgate` command's help texts — `--help`, `help <command>`, `<command>
-//! --help` — and its version. Options are environment variables (libtest rejects unknown
-//! flags), so `help run` lists them; the README's tables say the same at more length.
+//! `usage`: what each `kernelgate` command does, in prose — the long descriptions clap shows
+//! under `help <command>` and `<command> --help` (the usage lines and option lists come from
+//! the commands' clap definitions, `cli::args`, so they cannot drift from the parser) — and the
+//! version. `run`'s options are environment variables (libtest rejects unknown flags), so its
+//! description lists them; the README's tables say the same at more length.
 
 /// `kernelgate --version`.
 pub fn version() -> String {
     format!("kernelgate {}", env!("CARGO_PKG_VERSION"))
 }
 
-/// `kernelgate --help`: the commands.
-pub const OVERVIEW: &str = "\
-kernelgate: benchmark-regression tests for CUDA kernels
+/// A value a command's option cannot take (clap prints it beside the option).
+#[derive(Debug, thiserror::Error)]
+pub enum BadValue {
+    /// Not a count above 0 (`--reps`, `--last`).
+    #[error("`{0}` is not a positive count")]
+    Count(String),
+    /// Not a duration (`--durations`).
+    #[error("`{0}` is not a duration up to 1 s such as 5us or 1ms")]
+    Duration(String),
+    /// Not a percentage (`--max-slowdown`).
+    #[error("`{0}` is not a percentage (write 2%)")]
+    Percent(String),
+}
 
-usage: kernelgate <command> [arguments]
+/// A count above 0, as an option's value.
+pub fn positive_count(text: &str) -> Result<usize, BadValue> {
+    text.parse()
+        .ok()
+        .filter(|n| *n > 0)
+        .ok_or_else(|| BadValue::Count(text.into()))
+}
 
-commands:
-  run [LIBTEST ARGS]          run the suites, as `cargo test --test perf` does
-  lint                        validate every suite and baseline, compile every kernel (no GPU)
-  compare [--all] OLD.json NEW.json
-                              the gate between two results files (KERNELGATE_RESULTS)
-  merge OUT.json IN.json...   join the results files of shards
-  report RESULTS.json... --html OUT.html
-                              the HTML report of results files (no GPU)
-  history [FILTER | import FILES... | --check]
-                              the run history in SQLite: trends in commit order, drift
-  calibrate [--reps N] [--out FILE.md] [--suites DIR] [--durations LIST]
-                              accuracy, false alarms, sensitivity and cost, on a GPU
-  sass [FILTER] [--json] [--base REV|FOLDER]
-                              the kernels' SASS and code identities; with --base, the kernels
-                              whose code changed, with a diff (no GPU)
-  help <command>              what a command does and takes
+/// After `kernelgate --help`'s list of commands.
+pub const AFTER: &str =
+    "Harness options are KERNELGATE_* variables (`kernelgate help run` lists them). \
+`kernelgate help <command>` says what a command does.";
 
-options: --help, --version; harness options are KERNELGATE_* variables (`kernelgate help run`)";
-
-/// The help of one command, or `None` for an unknown one.
-pub fn command(name: &str) -> Option<&'static str> {
-    Some(match name {
-        "run" => RUN,
-        "lint" => LINT,
-        "compare" => {
-            "\
-usage: kernelgate compare [--all] [--allow-device] OLD.json NEW.json
-
+/// `kernelgate compare`'s description.
+pub const COMPARE: &str = "\
 Applies the gate to two results files (written with KERNELGATE_RESULTS) and prints a table
 of the trials that changed: a verdict other than unchanged, timed on one side only or in
 another regime, or ended otherwise (passed, then failed). Each file's commit, branch, start
 time and mode are read from the file. Warns when the runs differ in mode (stored against
 paired) or in their suite files.
 
-options:
-  --all            list every trial, unchanged and unmeasured ones too
-  --allow-device   compare files from different devices (otherwise exit 2)
+Exit 0: no regression; 1: a regression; 2: bad input, or files from different devices.";
 
-Exit 0: no regression; 1: a regression; 2: bad input, or files from different devices."
-        }
-        "merge" => {
-            "\
-usage: kernelgate merge OUT.json IN.json...
-
+/// `kernelgate merge`'s description.
+pub const MERGE: &str = "\
 Joins the results files of shards (KERNELGATE_SHARD=k/n, one per runner) into one, and
-decides the gate over all of them together. Exit 0: passed; 1: a trial failed; 2: bad input."
-        }
-        "calibrate" => {
-            "\
-usage: kernelgate calibrate [--reps N] [--out FILE.md] [--durations 5us,20us,100us,1ms]
-       kernelgate calibrate --suites DIR [--reps N] [--out FILE.md]
+decides the gate over all of them together. Exit 0: passed; 1: a trial failed; 2: bad input.";
 
+/// `kernelgate calibrate`'s description.
+pub const CALIBRATE: &str = "\
 On a GPU, prints one Markdown report (docs/calibration.md says how to read it):
   accuracy      kernelgate's median beside CuPy events and Nsight Compute (where installed)
   sensitivity   kernels of each duration (--durations) made 0 (A/A), 1, 2, 3, 5% slower, each
@@ -77,33 +65,22 @@ N times, each in a fresh worker: its false alarms, and the smallest slowdown det
 at the suite's max_slowdown, estimated by resampling the measured per-round ratios (an
 estimate from measured noise, not a planted slowdown).
 
-options:
-  --reps N            repetitions (default 20)
-  --out FILE.md       also write the report there
-  --suites DIR        calibrate the suites in DIR
-  --durations LIST    sensitivity kernel durations (default 5us,20us,100us,1ms; at most 1s)
 KERNELGATE_DEVICE (its first ordinal) and KERNELGATE_TIMEOUT apply, KERNELGATE_SEED with
---suites. Progress goes to stderr. Exit 0: done; 2: no GPU, bad arguments or a failed measurement."
-        }
-        "report" => {
-            "\
-usage: kernelgate report RESULTS.json... --html OUT.html
+--suites. Progress goes to stderr. Exit 0: done; 2: no GPU, bad arguments or a failed measurement.";
 
+/// `kernelgate report`'s description.
+pub const REPORT: &str = "\
 Renders results files (KERNELGATE_RESULTS) as one self-contained HTML page: what needs
 attention first, time against size per kernel, distributions against the baseline, memory and
-resources, the device. Exit 0: written; 2: bad input."
-        }
-        "history" => {
-            "\
-usage: kernelgate history [FILTER] [--last N] [--html OUT.html] [--db FILE]
-       kernelgate history import RESULTS.json... [--commit SHA] [--branch NAME]
-                                 [--mode stored|paired] [--db FILE]
-       kernelgate history --check [--since COMMIT|DATE] [--max-slowdown 2%] [FILTER] [--db FILE]
+resources, the device. Exit 0: written; 2: bad input.";
 
-The run history in SQLite. Runs are read in commit order along the first-parent history of
-the repository in the current directory (`git rev-list --first-parent HEAD`) where it knows
-their commit, by start time otherwise: a run of an old commit imported late takes its place.
-Graph and cold timings of a trial are separate trends; a switch is shown, never drift.
+/// `kernelgate history`'s description.
+pub const HISTORY: &str = "\
+The run history in SQLite (--db FILE, or KERNELGATE_HISTORY). Runs are read in commit order
+along the first-parent history of the repository in the current directory
+(`git rev-list --first-parent HEAD`) where it knows their commit, by start time otherwise: a
+run of an old commit imported late takes its place. Graph and cold timings of a trial are
+separate trends; a switch is shown, never drift.
 
   (no command)     a table per trial and regime over the last runs (verdicts: · unchanged,
                    + improved, R regressed, ? inconclusive, F failed, - not compared) and the
@@ -113,28 +90,18 @@ Graph and cold timings of a trial are separate trends; a switch is shown, never 
   --check          level shifts by change-point detection (E-divisive means); exit 1 when a
                    trial moved beyond its max_slowdown, naming the commits between
 
-options:
-  --db FILE            the history (default KERNELGATE_HISTORY)
-  FILTER               only trials whose name contains it
-  --last N             the table covers the last N runs (default 10)
-  --html OUT.html      where the trend page goes
-  --commit SHA         import: the commit, for files that record none (older kernelgate)
-  --branch NAME        import: the branch, for files that record none
-  --mode stored|paired import: the mode, overriding what the file says
-  --since COMMIT|DATE  --check: from the run of that commit (a prefix) or date on
-  --max-slowdown 2%    --check: one threshold for every trial instead of each suite's
+Exit 0: done, no drift; 1: drift (--check); 2: bad input.";
 
-Exit 0: done, no drift; 1: drift (--check); 2: bad input."
-        }
-        "sass" => SASS,
-        "help" => "usage: kernelgate help <command>",
-        _ => return None,
-    })
-}
+/// `kernelgate history import`'s description.
+pub const HISTORY_IMPORT: &str = "\
+Appends results files (KERNELGATE_RESULTS) to the history; each keeps the commit, branch,
+start time and mode it records (--commit, --branch and --mode fill in for files that record
+none).";
 
-const RUN: &str = "\
-usage: kernelgate run [FILTER] [--list] [--exact] [--ignored] [--format json] [-- ...]
-       cargo test --test perf -- [the same]
+/// `kernelgate run`'s description: what it does, its libtest arguments and every variable.
+pub const RUN: &str = "\
+kernelgate run [FILTER] [--list] [--exact] [--ignored] [--format json] [-- ...]
+cargo test --test perf -- [the same]
 
 Runs every suite: compile, check correctness against the reference kernel, time, compare with
 the stored baseline. Trials are named suite::kernel::case; FILTER selects by substring.
@@ -143,7 +110,9 @@ options (environment variables):
   KERNELGATE_SUITES=DIR          suite files (default suites)
   KERNELGATE_BASELINES=DIR       stored baselines (default baselines)
   KERNELGATE_BASE=REV            paired mode: time every trial against its version at git REV
-                                 (or a folder of the base's suites), interleaved, not baselines
+                                 (or a folder of the base's suites), interleaved, not baselines;
+                                 trials whose code is identical at REV are skipped, not timed
+  KERNELGATE_TIME_IDENTICAL=1    paired mode: time identical-code trials anyway (an A/A test)
   KERNELGATE_BLESS=1             record the trials that ran and passed as the new baselines
   KERNELGATE_BLESS=add           add this run to the baselines (another GPU or host), keeping the spread
   KERNELGATE_DEVICE=0[,1...]     GPU ordinals to spread the trials over
@@ -159,7 +128,9 @@ options (environment variables):
   KERNELGATE_ARCH=sm_90          NVRTC target when no GPU says which (a list for `sass`)
   KERNELGATE_CUDA_INCLUDE=DIRS   CUDA headers (cuda_fp16.h, cub/) when not found by itself
   KERNELGATE_CACHE=DIR           compile cache (default target/kernelgate-cache)
-  KERNELGATE_TIMEOUT=SECONDS     per trial, before its worker is stopped (default 120)
+  KERNELGATE_TIMEOUT=SECONDS     per trial, before its worker is stopped (default 120, at most 86400)
+  KERNELGATE_LOCK_DIR=DIR        where the per-GPU locks live (default: the temp folder; share
+                                 it between containers that share a GPU)
   KERNELGATE_SEED=N              override every suite's first input seed
   KERNELGATE_PROFILE=1           profile inside sampling (prepare, flush, launch, sync, readback)
   KERNELGATE_RESULTS=FILE.json   write the whole run as JSON
@@ -178,23 +149,19 @@ An unknown KERNELGATE_* variable is an error naming the closest known one.
 exit codes: 0 passed; 1 performance (a regression or a limit); 101 correctness (a wrong output,
 a fault, a time-out); 2 infrastructure or bad input (suite file, variable, arguments).";
 
-const SASS: &str = "\
-usage: kernelgate sass [FILTER] [--json]
-       kernelgate sass --base REV|FOLDER [FILTER]
-
+/// `kernelgate sass`'s description.
+pub const SASS: &str = "\
 Without a GPU: compiles the suites' kernels with NVRTC (through the compile cache) and prints
 the SASS of every kernel whose suite::kernel name contains FILTER, addresses and encodings
 stripped, branch targets as labels, with its code identity (a hash of the machine code, the
 constant data and the attributes it runs with; docs/sass.md) and its registers, shared, local
 and stack bytes.
 
-options:
-  --json               the code identities as JSON instead of the SASS (no nvdisasm needed)
-  --base REV|FOLDER    compare with a git revision (extracted with git archive, the working
-                       tree untouched) or a folder of the base's suites: list the kernels
-                       whose code identity differs, each with its resource changes, its
-                       instruction-mix deltas by class and a diff of its SASS; new and gone
-                       kernels named, unchanged ones counted
+With --base, a git revision (extracted with git archive, the working tree untouched) or a
+folder of the base's suites: the kernels whose code identity differs are listed, each with its
+resource changes, its instruction-mix deltas by class and a diff of its SASS; new and gone
+kernels named, unchanged ones counted.
+
 KERNELGATE_SUITES, KERNELGATE_CACHE and KERNELGATE_ARCH apply; KERNELGATE_ARCH may be a list
 (sm_90,sm_100): each architecture in turn. Needs NVRTC, and nvdisasm (PATH, $CUDA_HOME/bin,
 /usr/local/cuda/bin, or the PyPI wheel nvidia-cuda-nvdisasm under target/cuda-tools).
@@ -202,12 +169,34 @@ KERNELGATE_SUITES, KERNELGATE_CACHE and KERNELGATE_ARCH apply; KERNELGATE_ARCH m
 exit codes: 0 done; 1 a kernel does not compile; 2 bad input (no NVRTC or nvdisasm, an
 unusable base or module).";
 
-const LINT: &str = "\
-usage: kernelgate lint
+/// `kernelgate bisect`'s description.
+pub const BISECT: &str = "\
+Finds the first commit after GOOD, up to BAD along first parents, at which TRIAL (a name as
+`kernelgate run -- --list` prints it) regressed against GOOD. Each probed commit's suites are
+taken out of git (git archive, the working tree untouched) and the trial is timed in paired
+mode against GOOD's, interleaved in one GPU worker, judged by the paired gate. A commit whose
+trial identity (its kernels' code, launches, inputs and settings; docs/sass.md) equals GOOD's
+or an already probed commit's is decided without timing; a commit that stays inconclusive
+after one re-measure, or whose suites do not load or compile, is skipped and listed. Prints
+the commit, its change with its 95% interval, what changed in the trial since its parent, and
+its SASS diff against its parent (when nvdisasm is found).
 
+Every commit is run by this kernelgate: a regression of the harness or the driver is out of
+its reach. KERNELGATE_SUITES, KERNELGATE_CACHE, KERNELGATE_DEVICE, KERNELGATE_SEED and
+KERNELGATE_TIMEOUT apply; KERNELGATE_BASE and KERNELGATE_BLESS are refused.
+
+exit codes: 0 the first regressed commit found; 1 not pinned down (BAD did not regress
+against GOOD, or skipped commits hide which it is: the candidates are listed); 2 bad input
+(a revision git does not know, GOOD not an ancestor of BAD, the trial missing or broken at
+either end) or no GPU to time on.";
+
+/// `kernelgate lint`'s description.
+pub const LINT: &str = "\
 Validates every suite file (errors at file:line:col) and every stored baseline file, and,
 where NVRTC can be loaded, compiles every kernel for KERNELGATE_ARCH and applies
-fp64 = \"forbid\". Needs no GPU.
+fp64 = \"forbid\". Needs no GPU. With FILE arguments, checks those files instead, each with
+the validator kernelgate applies where it reads it: a suite (.toml), a golden or input .npy, a
+results or baseline file (.json), a run history (SQLite).
 
 exit codes: 0 all valid; 1 a kernel does not compile or breaks fp64 = \"forbid\"; 2 bad input.";
 
@@ -216,22 +205,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_command_of_the_overview_has_help_and_run_lists_every_variable() {
-        for name in [
-            "run",
-            "lint",
-            "compare",
-            "merge",
-            "report",
-            "history",
-            "calibrate",
-            "sass",
-            "help",
-        ] {
-            assert!(OVERVIEW.contains(&format!("  {name}")), "{name}");
-            assert!(command(name).is_some(), "{name}");
-        }
-        assert_eq!(command("frobnicate"), None);
+    fn run_lists_every_variable() {
         // Every variable a user sets is listed (the worker's and CI's own are not options).
         for v in crate::config::KNOWN {
             if !["KERNELGATE_WORKER", "KERNELGATE_REPORTS"].contains(v) {
@@ -242,13 +216,5 @@ mod tests {
             }
         }
         assert!(version().starts_with("kernelgate 0."));
-        let history = command("history").unwrap();
-        for option in [
-            "--last", "--commit", "--branch", "--mode", "--since", "--db", "--html",
-        ] {
-            assert!(history.contains(option), "`help history` omits {option}");
-        }
-        let compare = command("compare").unwrap();
-        assert!(compare.contains("--all") && compare.contains("--allow-device"));
     }
 }

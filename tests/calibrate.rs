@@ -27,7 +27,12 @@ fn calibrate(args: &[&str]) -> (Option<i32>, String, String) {
 fn help_names_every_option() {
     let (code, out, _) = calibrate(&["--help"]);
     assert_eq!(code, Some(0));
-    for option in ["--reps N", "--out FILE.md", "--suites DIR", "--durations"] {
+    for option in [
+        "--reps <N>",
+        "--out <FILE.md>",
+        "--suites <DIR>",
+        "--durations <LIST>",
+    ] {
         assert!(out.contains(option), "{option} missing from:\n{out}");
     }
     assert!(out.contains("not a planted slowdown"), "{out}");
@@ -39,16 +44,20 @@ fn a_bad_argument_is_named_with_the_usage() {
     assert_eq!(code, Some(2), "{out}{err}");
     assert_eq!(
         err,
-        "error: calibration failed: --reps `0` is not a positive count (usage: kernelgate calibrate [--reps N] [--out FILE.md] [--suites DIR] [--durations 5us,20us,100us,1ms])\n"
+        "error: invalid value '0' for '--reps <N>': `0` is not a positive count\n\nFor more information, try '--help'.\n"
     );
     let (code, _, err) = calibrate(&["--durations", "5us,fast"]);
     assert_eq!(code, Some(2));
     assert!(
         err.starts_with(
-            "error: calibration failed: --durations: `fast` is not a duration up to 1 s such as 5us or 1ms"
+            "error: invalid value '5us,fast' for '--durations <LIST>': `fast` is not a duration up to 1 s such as 5us or 1ms"
         ),
         "{err}"
     );
+    // A misspelt option: the one meant.
+    let (code, _, err) = calibrate(&["--rep", "3"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("a similar argument exists: '--reps'"), "{err}");
 }
 
 #[test]

@@ -133,6 +133,23 @@ fn a_bad_variable_is_named() {
         err.contains("`KERNELGATE_DEVICE=first` is not a device ordinal"),
         "{err}"
     );
+    // Seen before issue 20: this time-out, under nextest's variables, overflowed a `Duration`
+    // and panicked (exit 101).
+    let o = kernelgate(
+        &["run", "--exact", "saxpy::vec4::n=4096"],
+        &[
+            ("KERNELGATE_TIMEOUT", "100000000000000000"),
+            ("NEXTEST_EXECUTION_MODE", "process-per-test"),
+            ("NEXTEST_RUN_ID", "robust-timeout"),
+            ("NEXTEST_TEST_NAME", "saxpy::vec4::n=4096"),
+        ],
+    );
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("is not a number of seconds from 1 to 86400 (a day)"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -194,6 +211,32 @@ fn help_version_and_a_double_dash_before_libtest_arguments() {
     );
     let o = kernelgate(&["--help"], &[]);
     assert!(text(&o).0.contains("help <command>"), "{}", text(&o).0);
+    // A misspelt flag or command: exit 2 with the one meant.
+    let o = kernelgate(&["--verison"], &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o)
+            .1
+            .contains("a similar argument exists: '--version'"),
+        "{}",
+        text(&o).1
+    );
+    // A misspelt variable, in a command that reads no harness options too.
+    let o = kernelgate(
+        &["history", "--check"],
+        &[("KERNELGATE_HISTROY", "h.sqlite")],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o).1.contains("did you mean `KERNELGATE_HISTORY`?"),
+        "{}",
+        text(&o).1
+    );
+    let o = kernelgate(&["histroy", "--check"], &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o)
+        .1
+        .contains("a similar subcommand exists: 'history'"));
     for args in [&["help", "run"][..], &["run", "--help"][..]] {
         let o = kernelgate(args, &[]);
         let (out, _) = text(&o);
@@ -203,13 +246,37 @@ fn help_version_and_a_double_dash_before_libtest_arguments() {
     }
     let o = kernelgate(&["help", "frobnicate"], &[]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(text(&o).1.contains("no command `frobnicate`"));
+    assert!(text(&o).1.contains("unrecognized subcommand 'frobnicate'"));
     // `kernelgate run -- --list` lists, as `cargo test --test perf -- --list` does.
     let o = kernelgate(&["run", "--", "--list"], &[]);
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{err}");
     assert!(out.contains("saxpy::vec4::n=4096: test"), "{out}");
     assert!(!out.contains("running"), "listed, not run: {out}");
+}
+
+#[test]
+fn the_whole_of_cub_under_nvrtc_says_which_header_to_include() {
+    if kernelgate::device::nvrtc_missing().is_some() {
+        eprintln!("skipped: no NVRTC here (ci/test.sh installs it)");
+        return;
+    }
+    let o = kernelgate(
+        &["lint"],
+        &[("KERNELGATE_SUITES", "tests/fixtures/cub_host")],
+    );
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}{err}");
+    assert!(
+        err.contains(
+            "hint: `<cstdint>` is a C++ standard library header, which NVRTC does not have"
+        ) || err.contains("hint: a header declares `__host__` functions"),
+        "{err}"
+    );
+    assert!(
+        err.contains("#include <cub/block/block_reduce.cuh>"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -50,6 +50,7 @@ fn record(name: &str, median: f64, rng: &mut rand_chacha::ChaCha8Rng) -> TrialRe
             flops: None,
             baseline_samples: vec![],
             baseline_footprint: None,
+            trial_seconds: None,
             units: vec![],
             counters: None,
             baseline_counters: None,
@@ -64,6 +65,9 @@ fn record(name: &str, median: f64, rng: &mut rand_chacha::ChaCha8Rng) -> TrialRe
         failure_detail: None,
         commands: None,
         compiled: None,
+        code: None,
+        base_code: None,
+        code_change: None,
     }
 }
 
@@ -78,6 +82,9 @@ fn results(trials: Vec<TrialRecord>) -> Results {
         totals: None,
         base: None,
         gone: Vec::new(),
+        identical: None,
+        sass: Vec::new(),
+        sass_note: None,
         provenance: Default::default(),
     }
 }

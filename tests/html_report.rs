@@ -409,7 +409,215 @@ fn report_command_bad_input_exits_2() {
     let out = run(&["report", FIXTURE]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr)
-        .contains("say where to write the report with `--html OUT.html`"));
+        .contains("the following required arguments were not provided:\n  --html <OUT.html>"));
     let out = run(&["report", FIXTURE, FIXTURE, "--html", "/dev/null"]);
     assert_eq!(out.status.code(), Some(2), "one trial twice");
+}
+
+/// A made-up trial code with identity `identity`.
+fn trial_code(identity: &str) -> kernelgate::code::TrialCode {
+    serde_json::from_value(serde_json::json!({
+        "identity": identity, "arch": "sm_90", "toolchain": {"kernelgate": "0.1.0"},
+        "kernels": [{"role": "kernel", "kernel": "vec4", "entries": []}],
+        "parts": {"launches": "1", "inputs": "2", "check": "3", "bench": "4"}
+    }))
+    .unwrap()
+}
+
+/// The paired run with `affine` identical at the base (not timed) and `saxpy::vec4`'s code
+/// changed, its SASS diff carried in the file (`sass_note`: why there is no SASS, if so).
+fn paired_with_code(sass_note: Option<&str>) -> Results {
+    use kernelgate::code::{Change, CodeChange, KernelPart, Role};
+    use kernelgate::report::results::{GateNote, Identical, SavedFrom};
+    use kernelgate::sass::change::{EntryDiff, KernelDiff, SassText};
+    use kernelgate::sass::mix::MixDelta;
+    let mut results = Results::load(PAIRED.as_ref()).unwrap();
+    let mut skipped = 0;
+    for t in &mut results.trials {
+        if t.suite == "affine" && t.compiled.is_none() {
+            t.gate = Some(GateNote::IdenticalCode {
+                rev: "origin/main".into(),
+                commit: paired::BASE.into(),
+                timed: false,
+            });
+            t.measurement = None;
+            t.verdict = None;
+            t.code = Some(trial_code("aa11"));
+            t.base_code = t.code.clone();
+            t.code_change = Some(CodeChange::Same {
+                toolchain: Vec::new(),
+            });
+            skipped += 1;
+        } else if t.name.starts_with("saxpy::vec4::") {
+            t.code = Some(trial_code("bb22"));
+            t.base_code = Some(trial_code("cc33"));
+            t.code_change = Some(CodeChange::Changed {
+                changes: vec![
+                    Change::Kernel {
+                        role: Role::Kernel,
+                        kernel: "vec4".into(),
+                        parts: vec![KernelPart::Code],
+                    },
+                    Change::Launches,
+                ],
+                toolchain: Vec::new(),
+            });
+        }
+    }
+    results.identical = Some(Identical {
+        skipped,
+        timed: 0,
+        saved_seconds: Some(12.5),
+        saved_from: Some(SavedFrom::ThisRun),
+        noise: None,
+    });
+    let sass = match sass_note {
+        None => SassText::Diff {
+            text: "--- base\n+++ head\n@@ -1,3 +1,3 @@\n LDG.E.128 R8, desc[UR4][R2.64]\n-FFMA R11, R11, UR6, R15\n+FFMA R11, R11, UR6, -R15\n STG.E.128 desc[UR4][R4.64], R8\n".into(),
+        },
+        Some(why) => SassText::Unavailable { why: why.into() },
+    };
+    results.sass = vec![KernelDiff {
+        suite: "saxpy".into(),
+        kernel: "vec4".into(),
+        arch: "sm_90".into(),
+        launches: None,
+        launched: 1,
+        entries: vec![EntryDiff {
+            name: "saxpy_vec4".into(),
+            was: None,
+            hashes: ["96b2e151c37b7bba".into(), "0054c2919da3aaaa".into()],
+            what: "code".into(),
+            resources: Some("regs 18 → 24".into()),
+            mix: vec![MixDelta {
+                class: "FP32".into(),
+                old: 4,
+                new: 5,
+            }],
+            sass,
+        }],
+    }];
+    results.sass_note = sass_note.map(str::to_string);
+    results
+}
+
+#[test]
+fn identical_trials_and_the_changed_kernels_sass_diff_are_shown() {
+    let results = paired_with_code(None);
+    let html = render(&results);
+    check_structure(&results, &html);
+    let doc = Html::parse_document(&html);
+    let text = |e: &scraper::ElementRef| e.text().collect::<String>();
+    let summary = text(&select(&doc, "#summary")[0]);
+    assert!(
+        summary.contains("identical code 4")
+            && summary.contains("4 trial(s) skipped as identical code (not timed, correctness not run: the base passed it), about 12.50 s of GPU time saved (an estimate, from the time per trial this run took to time the others)"),
+        "{summary}"
+    );
+    let anchor_id = "sass-saxpy--vec4";
+    let diff = select(&doc, &format!("#{anchor_id}"));
+    assert_eq!(diff.len(), 1, "one diff per changed kernel");
+    let diff = &diff[0];
+    assert_eq!(
+        diff.select(&Selector::parse("pre.diff .del").unwrap())
+            .map(|e| text(&e))
+            .collect::<Vec<_>>(),
+        ["-FFMA R11, R11, UR6, R15"]
+    );
+    assert_eq!(
+        diff.select(&Selector::parse("pre.diff .add").unwrap())
+            .map(|e| text(&e))
+            .collect::<Vec<_>>(),
+        ["+FFMA R11, R11, UR6, -R15"]
+    );
+    assert!(text(diff).contains("regs 18 → 24"));
+    let mix = text(
+        &diff
+            .select(&Selector::parse("table.mix").unwrap())
+            .next()
+            .unwrap(),
+    );
+    assert!(mix.contains("FP32") && mix.contains("+1"), "{mix}");
+    // The regressed trial's evidence links to it and says what changed.
+    let figure = &select(&doc, &format!("#{}", anchor("cmp", paired::REGRESSED)))[0];
+    let links: Vec<&str> = figure
+        .select(&Selector::parse("p.code a").unwrap())
+        .filter_map(|a| a.value().attr("href"))
+        .collect();
+    assert_eq!(links, [format!("#{anchor_id}").as_str()]);
+    let code = text(
+        &figure
+            .select(&Selector::parse("p.code").unwrap())
+            .next()
+            .unwrap(),
+    );
+    assert!(
+        code.starts_with("Code: changed since base c7b4c3e: kernel `vec4` (code), launches"),
+        "{code}"
+    );
+    let identity = figure
+        .select(&Selector::parse("table.evidence tr.differs").unwrap())
+        .map(|r| text(&r))
+        .find(|r| r.starts_with("trial identity"));
+    assert_eq!(
+        identity.as_deref(),
+        Some("trial identity (code, launches, inputs, settings)cc33bb22")
+    );
+    // An identical trial's row says so, with no figures.
+    let row = select(&doc, &format!("#{}", anchor("t", "affine::naive::n=65536")))[0];
+    let row = scraper::ElementRef::wrap(
+        row.ancestors()
+            .find(|a| a.value().as_element().is_some_and(|e| e.name() == "tr"))
+            .unwrap(),
+    )
+    .unwrap();
+    assert!(
+        text(&row).contains("identical code to base c7b4c3e: not timed"),
+        "{}",
+        text(&row)
+    );
+}
+
+#[test]
+fn without_nvdisasm_the_report_says_why_there_is_no_sass() {
+    let why = "no `nvdisasm` found (looked in PATH, /usr/local/cuda/bin)";
+    let results = paired_with_code(Some(why));
+    let html = render(&results);
+    check_structure(&results, &html);
+    let doc = Html::parse_document(&html);
+    let section: String = select(&doc, &format!("#{}", anchor("suite", "saxpy")))[0]
+        .text()
+        .collect();
+    assert!(
+        section.contains(&format!("SASS diffs are missing: {why}")),
+        "{section}"
+    );
+    assert!(section.contains(&format!("No SASS: {why}")), "{section}");
+    assert!(select(&doc, "pre.diff").is_empty());
+}
+
+#[test]
+fn markdown_and_junit_say_identical_code_too() {
+    let results = paired_with_code(None);
+    let md = kernelgate::report::markdown::render(&results);
+    let head = md.lines().next().unwrap();
+    assert!(head.contains(", 4 identical code, "), "{head}");
+    assert!(md.contains("4 trial(s) skipped as identical code"), "{md}");
+    assert!(
+        md.contains("| `affine::naive::n=65536` | – | – | – | identical code | – |"),
+        "{md}"
+    );
+    let regressed = md
+        .lines()
+        .find(|l| l.starts_with(&format!("| `{}` | **regressed**", paired::REGRESSED)))
+        .unwrap();
+    assert!(
+        regressed.contains("; changed since base c7b4c3e: kernel `vec4` (code), launches |"),
+        "{regressed}"
+    );
+    let xml = kernelgate::report::junit::render(&results);
+    assert!(
+        xml.contains(r#"<property name="kernelgate.identical.skipped" value="4"/>"#),
+        "{xml}"
+    );
 }

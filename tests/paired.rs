@@ -145,3 +145,50 @@ fn a_folder_of_suites_can_be_the_base() {
     );
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
 }
+
+#[test]
+fn trials_whose_code_is_identical_at_the_base_are_skipped_without_a_gpu() {
+    // The candidate only adds a comment to saxpy.cu: every trial's identity is the base's.
+    if !repo::nvrtc_or_skip() {
+        return;
+    }
+    let dir = repository("identical");
+    let results = dir.join("results.json");
+    let o = kernelgate(
+        &dir,
+        &["run"],
+        &[
+            ("KERNELGATE_BASE", "HEAD~1"),
+            ("KERNELGATE_RESULTS", results.to_str().unwrap()),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let said = text(&o);
+    let line = said
+        .lines()
+        .find(|l| l.starts_with("test saxpy::vec4::n=4096 "))
+        .unwrap();
+    assert!(line.contains(" ... identical code to base "), "{line}");
+    assert!(
+        said.contains("0 trial(s) compared, 8 identical code"),
+        "{said}"
+    );
+    assert!(
+        said.contains("kernelgate: 8 trial(s) skipped as identical code (not timed, correctness not run: the base passed it)"),
+        "{said}"
+    );
+    let r = kernelgate::report::results::Results::load(&results).unwrap();
+    assert_eq!(r.format, 3);
+    assert_eq!(r.identical.as_ref().map(|i| i.skipped), Some(8));
+    let vec4 = r
+        .trials
+        .iter()
+        .find(|t| t.name == "saxpy::vec4::n=4096")
+        .unwrap();
+    let (code, base) = (
+        vec4.code.as_ref().unwrap(),
+        vec4.base_code.as_ref().unwrap(),
+    );
+    assert_eq!(code.identity, base.identity);
+    assert_eq!(code.kernels.len(), 2, "the kernel and its reference");
+}

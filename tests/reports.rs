@@ -52,6 +52,7 @@ fn measured(median: f64, speedup: Option<f64>) -> Measurement {
         flops: None,
         baseline_samples: vec![],
         baseline_footprint: None,
+        trial_seconds: None,
         units: vec![],
         counters: None,
         baseline_counters: None,
@@ -73,6 +74,7 @@ fn verdict(v: Verdict, slowdown: f64) -> TrialVerdict {
         verdict: v,
         time: c,
         speedup: None,
+        basis: Default::default(),
     }
 }
 
@@ -94,6 +96,9 @@ fn trial(name: &str, status: Status, failure: Option<FailKind>) -> TrialRecord {
         failure_detail: None,
         commands: None,
         compiled: None,
+        code: None,
+        base_code: None,
+        code_change: None,
     }
 }
 
@@ -180,6 +185,9 @@ fn run() -> Results {
         totals: None,
         base: None,
         gone: Vec::new(),
+        identical: None,
+        sass: Vec::new(),
+        sass_note: None,
         provenance: Default::default(),
     }
 }
@@ -364,4 +372,62 @@ fn markdown_of_a_paired_run_names_new_changed_and_gone() {
     assert!(annotations::render(&results)
         .iter()
         .all(|l| !l.contains("KERNELGATE_BLESS")));
+}
+
+/// The machine's verdicts: `machine-slower` passes yet needs attention (a warning) in every
+/// report; `machine-faster` passes quietly; both are counted by name.
+#[test]
+fn the_machines_verdicts_are_counted_and_machine_slower_is_a_warning() {
+    let mut results = run();
+    let mut slower = trial("saxpy::scalar::n=4096", Status::Passed, None);
+    slower.measurement = Some(measured(54e-6, Some(1.0)));
+    slower.verdict = Some(verdict(Verdict::MachineSlower, 1.05));
+    slower.gate = compared(51.4e-6);
+    let mut faster = trial("saxpy::scalar::n=8192", Status::Passed, None);
+    faster.measurement = Some(measured(90e-6, Some(1.0)));
+    faster.verdict = Some(verdict(Verdict::MachineFaster, 0.95));
+    faster.gate = compared(94.7e-6);
+    results.trials.extend([slower, faster]);
+    let text = markdown::render(&results);
+    let head = text.lines().next().unwrap();
+    assert!(
+        head.contains(" improved, 1 machine-slower, 1 machine-faster, "),
+        "{head}"
+    );
+    let attention = text.split("### Needs attention").nth(1).unwrap();
+    let attention = attention.split("\n\n").nth(1).unwrap();
+    assert!(
+        attention.contains("| `saxpy::scalar::n=4096` | machine-slower | +5.0% ["),
+        "{attention}"
+    );
+    assert!(!attention.contains("n=8192"), "{attention}");
+    assert!(
+        !markdown::render(&run()).contains("machine-"),
+        "no count where there is none"
+    );
+    let warning = kernelgate::report::closing::machine_warning(&results).unwrap();
+    assert!(
+        warning.starts_with("kernelgate: WARNING: 1 trial(s) machine-slower")
+            && warning.ends_with(": saxpy::scalar::n=4096"),
+        "{warning}"
+    );
+    let html = kernelgate::html::render(&results);
+    assert!(
+        html.contains(r#"<span class="badge machine-slower">machine-slower</span> 1"#)
+            && html.contains(r#"<span class="badge machine-faster">machine-faster</span> 1"#),
+        "both counted in the summary"
+    );
+    let summary = html.split("<h3>Needs attention</h3>").nth(1).unwrap();
+    let summary = summary.split("</section>").next().unwrap();
+    assert!(summary.contains("machine-slower") && !summary.contains("machine-faster"));
+    // JUnit: both pass, saying why.
+    let xml = junit::render(&results);
+    let case = xml
+        .split("<testcase ")
+        .find(|c| c.contains("saxpy::scalar::n=4096"))
+        .unwrap();
+    assert!(
+        !case.contains("<failure") && case.contains("machine-slower +5.0%"),
+        "{case}"
+    );
 }

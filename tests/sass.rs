@@ -20,8 +20,8 @@ fn tools() -> Option<String> {
         eprintln!("skipped: {why}");
         None
     };
-    if let Some(why) = kernelgate::device::nvrtc_missing() {
-        return missing(why);
+    if !repo::nvrtc_or_skip() {
+        return None;
     }
     let tool = match kernelgate::sass::disasm::Disassembler::find() {
         Ok(t) => t,
@@ -239,7 +239,8 @@ fn bad_arguments_bases_and_a_missing_disassembler_are_exit_2() {
     let o = kernelgate(here, &["sass", "--jason"], &[]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
-        text(&o).contains("unknown option `--jason`"),
+        text(&o).contains("unexpected argument '--jason' found")
+            && text(&o).contains("a similar argument exists: '--json'"),
         "{}",
         text(&o)
     );

@@ -14,11 +14,12 @@ pub struct Checked {
     pub errors: Vec<String>,
 }
 
-/// Reads every `<device>/<suite>.json` under `dir` (a missing folder holds none). A file
-/// fails when it is not a kernelgate baseline of a format this kernelgate reads, when its
-/// `suite` differs from its file name, or when an entry's (or one of its runs') samples are
-/// empty or not positive and finite.
-pub fn check_dir(dir: &Path) -> Checked {
+/// Reads every `<device>/<suite>.json` under `dir` (a missing folder holds none) through
+/// [`load`], which validates what it reads ([`super::validate`]): a file fails when it is not a
+/// kernelgate baseline of a format this kernelgate reads, when its `suite` differs from its
+/// file name, or when a value the gate computes with is unusable — exactly what a run refuses.
+/// With `suites`, only those suites' files (on every device) are read: what a run of them reads.
+pub fn check_dir(dir: &Path, suites: Option<&[&str]>) -> Checked {
     let mut out = Checked::default();
     let Ok(devices) = std::fs::read_dir(dir) else {
         return out;
@@ -30,52 +31,20 @@ pub fn check_dir(dir: &Path) -> Checked {
         .filter_map(|d| std::fs::read_dir(d).ok())
         .flat_map(|files| files.flatten().map(|f| f.path()))
         .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .filter(|p| {
+            let stem = p.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+            suites.is_none_or(|names| names.contains(&stem))
+        })
         .collect();
     paths.sort();
     for path in paths {
         match load(&path) {
-            Ok(Some(file)) => match problems(&path, &file) {
-                None => out.files.push((path, file)),
-                Some(e) => out.errors.push(e),
-            },
+            Ok(Some(file)) => out.files.push((path, file)),
             Ok(None) => {}
             Err(e) => out.errors.push(e.to_string()),
         }
     }
     out
-}
-
-/// What makes a parsed file unusable, if anything.
-fn problems(path: &Path, file: &BaselineFile) -> Option<String> {
-    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
-    if file.suite != stem {
-        return Some(format!(
-            "baseline `{}` holds suite `{}`: the file must be named `{}.json`",
-            path.display(),
-            file.suite,
-            file.suite
-        ));
-    }
-    let bad = |v: &f64| !(v.is_finite() && *v > 0.0);
-    for (name, e) in &file.trials {
-        let runs_bad = e.runs.iter().any(|r| {
-            r.time_samples.is_empty()
-                || r.time_samples.iter().any(bad)
-                || r.speedup_samples.iter().any(bad)
-                || bad(&r.median)
-        });
-        if e.time_samples.is_empty()
-            || e.time_samples.iter().any(bad)
-            || e.speedup_samples.iter().any(bad)
-            || runs_bad
-        {
-            return Some(format!(
-                "baseline `{}`, trial `{name}`: samples must be positive, finite numbers and not none; restore the file from version control, or re-record it with KERNELGATE_BLESS=1",
-                path.display()
-            ));
-        }
-    }
-    None
 }
 
 #[cfg(test)]
@@ -84,7 +53,7 @@ mod tests {
 
     #[test]
     fn the_committed_baselines_are_valid_and_a_broken_one_is_named() {
-        let checked = check_dir(Path::new("baselines"));
+        let checked = check_dir(Path::new("baselines"), None);
         assert!(checked.errors.is_empty(), "{:?}", checked.errors);
         assert!(checked.files.len() >= 7, "{}", checked.files.len());
 
@@ -97,11 +66,18 @@ mod tests {
         std::fs::write(device.join("renamed.json"), &text).unwrap();
         text.truncate(text.len() / 2);
         std::fs::write(device.join("torn.json"), &text).unwrap();
-        let checked = check_dir(&tmp);
+        let only = check_dir(&tmp, Some(&["renamed"]));
+        assert_eq!(
+            (only.files.len(), only.errors.len()),
+            (0, 1),
+            "{:?}",
+            only.errors
+        );
+        let checked = check_dir(&tmp, None);
         assert_eq!(checked.files.len(), 1);
         assert_eq!(checked.errors.len(), 2, "{:?}", checked.errors);
         assert!(
-            checked.errors[0].contains("must be named"),
+            checked.errors[0].contains("a suite's baseline is named after it"),
             "{:?}",
             checked.errors
         );
@@ -112,7 +88,7 @@ mod tests {
     #[test]
     fn a_run_with_a_broken_sample_is_named() {
         let tmp = std::env::temp_dir().join(format!("kg-baseline-runs-{}", std::process::id()));
-        let (good, _) = &check_dir(Path::new("baselines")).files[0];
+        let (good, _) = &check_dir(Path::new("baselines"), None).files[0];
         let mut file = super::super::file::load(good).unwrap().unwrap();
         let (name, entry) = file.trials.iter_mut().next().unwrap();
         let name = name.clone();
@@ -121,13 +97,36 @@ mod tests {
         entry.add_run(run);
         let path = tmp.join("some-gpu").join(format!("{}.json", file.suite));
         super::super::file::save(&path, &file).unwrap();
-        let checked = check_dir(&tmp);
+        let checked = check_dir(&tmp, None);
         assert_eq!(checked.errors.len(), 1, "{:?}", checked.errors);
-        assert!(
-            checked.errors[0].contains(&format!("trial `{name}`: samples must be positive")),
-            "{:?}",
-            checked.errors
+        let runs = file.trials[&name].runs.len();
+        assert_eq!(
+            checked.errors[0],
+            format!(
+                "baseline `{}`: `trials.{name:?}.runs[{}].time_samples[0]` is -1; a sample is a positive number of seconds, at most 8.64e4; restore the file from version control, or delete it and bless again (KERNELGATE_BLESS=1)",
+                path.display(),
+                runs - 1
+            )
         );
+        // An entry whose runs are gone, and a run without samples, are named the same way.
+        let trial = |v: &mut serde_json::Value| v["trials"][&name].clone();
+        for (field, place) in [
+            ("runs", "runs` is empty"),
+            ("time_samples", "runs[0].time_samples` holds 0 sample(s)"),
+        ] {
+            let mut v: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            let mut t = trial(&mut v);
+            match field {
+                "runs" => t["runs"] = serde_json::json!([]),
+                _ => t["runs"][0][field] = serde_json::json!([]),
+            }
+            v["trials"][&name] = t;
+            std::fs::write(&path, v.to_string()).unwrap();
+            let e = super::super::file::load(&path).unwrap_err().to_string();
+            assert!(e.contains(place), "{e}");
+            super::super::file::save(&path, &file).unwrap();
+        }
         std::fs::remove_dir_all(&tmp).unwrap();
     }
 }

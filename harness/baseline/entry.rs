@@ -7,11 +7,14 @@ use crate::stats::Summary;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// The format this kernelgate writes (2: entries keep their runs, with GPU and host).
-pub const FORMAT: u32 = 2;
+/// The format this kernelgate writes (3: entries carry the code the trial ran, its trial
+/// identity, and the seconds it took; 2: entries keep their runs, with GPU and host).
+pub const FORMAT: u32 = 3;
 
 /// The oldest format this kernelgate reads. Format 1 (no runs: one set of samples per entry)
-/// is read as one run of unknown GPU and host, and written back as format 2 when blessed.
+/// is read as one run of unknown GPU and host; formats 1 and 2 read with no code (a verdict
+/// against them says the baseline recorded none); all are written back as format 3 when
+/// blessed.
 pub const OLDEST_FORMAT: u32 = 1;
 
 /// A median with its interval, as stored.
@@ -64,9 +67,18 @@ pub struct Entry {
     /// Date recorded, `YYYY-MM-DD` (UTC).
     pub date: String,
     /// The runs pooled into it, oldest first (at most `MAX_RUNS`; empty only in memory,
-    /// before [`Entry::ensure_runs`]).
+    /// before [`Entry::ensure_runs`]). Every run ran `code` (a run of other code replaces them).
     #[serde(default)]
     pub runs: Vec<Run>,
+    /// The code the trial ran when blessed (format 3): its kernels' code identities for the
+    /// device's architecture, the toolchain, the trial identity; `None` in older files and
+    /// where it could not be had. A verdict against the entry says "same code" or what changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<crate::code::TrialCode>,
+    /// Seconds the trial took in the worker when blessed (setup, correctness, sampling;
+    /// format 3): paired mode estimates the time identical trials save from it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trial_seconds: Option<f64>,
     /// The kernel's hardware counters, each read on a fresh allocation of the case by a bless
     /// (format 3; `KERNELGATE_BLESS=add` adds its own, the oldest dropped beyond
     /// [`MAX_COUNTER_READS`]); a counter equal in all of them is exact for this trial.
@@ -77,16 +89,7 @@ pub struct Entry {
 /// The most counter reads an entry keeps.
 pub const MAX_COUNTER_READS: usize = 8;
 
-/// A baseline entry's counters: what its runs read, and which were exact across them.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct StoredCounters {
-    /// The latest run's values.
-    pub values: crate::measure::counters::CounterValues,
-    /// The counters equal in every run that read counters.
-    pub stable: std::collections::BTreeSet<crate::measure::counters::Counter>,
-    /// How many runs read counters.
-    pub runs: usize,
-}
+pub use crate::measure::counters::StoredCounters;
 
 /// A suite's baselines on one device.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -159,12 +162,7 @@ impl Entry {
     /// bit-identical across all reads (`measure::counters::stable`: none with fewer than two).
     /// `None` when none were read.
     pub fn stored_counters(&self) -> Option<StoredCounters> {
-        let latest = self.counters.last()?.clone();
-        Some(StoredCounters {
-            stable: crate::measure::counters::stable(&self.counters),
-            runs: self.counters.len(),
-            values: latest,
-        })
+        StoredCounters::of(&self.counters)
     }
 
     /// The between-run spread factor of this entry's time ([`spread`] of its run medians).
@@ -221,6 +219,8 @@ pub(super) mod tests {
             kernelgate: "0.1.0".into(),
             date: "2026-11-21".into(),
             runs: Vec::new(),
+            code: None,
+            trial_seconds: None,
             counters: Vec::new(),
         }
     }
@@ -247,6 +247,8 @@ pub(super) mod tests {
             kernelgate: "0.1.0".into(),
             date: run.date.clone(),
             runs: vec![run],
+            code: None,
+            trial_seconds: None,
             counters: Vec::new(),
         };
         e.pool();

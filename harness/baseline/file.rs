@@ -1,5 +1,6 @@
 //! `load`, `save`: reading and writing baseline files — the format check on read (with
-//! advice), the migration of format 1 (entries without runs) to format 2, and atomic writes.
+//! advice), the migration of formats 1 (entries without runs) and 2 (entries without code) to
+//! format 3, and atomic writes.
 
 use super::entry::{BaselineFile, FORMAT, OLDEST_FORMAT};
 use super::fingerprint::Fingerprint;
@@ -46,6 +47,14 @@ pub enum BaselineError {
         path: PathBuf,
         /// Its format.
         found: u64,
+    },
+    /// Parsed, but a value the gate cannot use: the place, and what to write.
+    #[error("baseline `{}`: {problem}; restore the file from version control, or delete it and bless again (KERNELGATE_BLESS=1)", .path.display())]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// The place and what is wrong there.
+        problem: String,
     },
     /// The right format number, the wrong contents.
     #[error("baseline `{path}` does not match format {format}: {message}")]
@@ -113,6 +122,12 @@ pub fn load(path: &Path) -> Result<Option<BaselineFile>, BaselineError> {
                 })?;
             for entry in file.trials.values_mut() {
                 entry.ensure_runs();
+            }
+            super::valid::validate(path, &file).map_err(|problem| BaselineError::Invalid {
+                path: path_buf(),
+                problem: problem.to_string(),
+            })?;
+            for entry in file.trials.values_mut() {
                 entry.pool();
             }
             file.format = FORMAT;
@@ -148,7 +163,10 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{name}.tmp{}", std::process::id()));
+    // Unique per process and per write, so two writers (threads too) never share one.
+    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = path.with_file_name(format!(".{name}.tmp{}-{n}", std::process::id()));
     let result = (|| {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(bytes)?;
@@ -189,6 +207,23 @@ mod tests {
     use crate::baseline::runs::Origin;
     use std::collections::BTreeMap;
 
+    /// A format-1 file as kernelgate 0.1.0 wrote it (shortened).
+    const V1: &str = r#"{
+  "device": {"compute_capability": "9.0", "cuda": "13.0", "driver": "580.159.04", "memory_gib": 140, "name": "NVIDIA H200", "sm_count": 132},
+  "format": 1,
+  "suite": "saxpy",
+  "trials": {
+    "saxpy::vec4::n=4096": {
+      "case": "n=4096", "date": "2026-11-21", "footprint": null, "kernel": "vec4",
+      "kernelgate": "0.1.0", "reference": "naive", "regime": "cold",
+      "speedup": {"high": 1.21, "low": 1.19, "median": 1.2},
+      "speedup_samples": [1.2, 1.19, 1.21],
+      "time": {"high": 4.6e-6, "low": 4.4e-6, "median": 4.5e-6},
+      "time_samples": [4.4e-6, 4.5e-6, 4.6e-6]
+    }
+  }
+}"#;
+
     #[test]
     fn save_load_round_trip_and_diff_friendly_text() {
         let dir = std::env::temp_dir().join(format!("kg-baseline-{}", std::process::id()));
@@ -210,7 +245,7 @@ mod tests {
         }
         assert_eq!(load(&p).unwrap(), Some(expected));
         let text = std::fs::read_to_string(&p).unwrap();
-        assert!(text.contains("\"format\": 2,"), "{text}");
+        assert!(text.contains("\"format\": 3,"), "{text}");
         assert_eq!(
             text.matches("\"time_samples\"").count(),
             2,
@@ -266,27 +301,11 @@ mod tests {
     }
 
     #[test]
-    fn format_1_is_read_as_one_run_and_written_as_format_2() {
+    fn format_1_is_read_as_one_run_and_written_as_format_3() {
         let dir = std::env::temp_dir().join(format!("kg-format1-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let p = dir.join("saxpy.json");
-        // A format-1 file as kernelgate 0.1.0 wrote it (shortened).
-        let v1 = r#"{
-  "device": {"compute_capability": "9.0", "cuda": "13.0", "driver": "580.159.04", "memory_gib": 140, "name": "NVIDIA H200", "sm_count": 132},
-  "format": 1,
-  "suite": "saxpy",
-  "trials": {
-    "saxpy::vec4::n=4096": {
-      "case": "n=4096", "date": "2026-11-21", "footprint": null, "kernel": "vec4",
-      "kernelgate": "0.1.0", "reference": "naive", "regime": "cold",
-      "speedup": {"high": 1.21, "low": 1.19, "median": 1.2},
-      "speedup_samples": [1.2, 1.19, 1.21],
-      "time": {"high": 4.6e-6, "low": 4.4e-6, "median": 4.5e-6},
-      "time_samples": [4.4e-6, 4.5e-6, 4.6e-6]
-    }
-  }
-}"#;
-        std::fs::write(&p, v1).unwrap();
+        std::fs::write(&p, V1).unwrap();
         let file = load(&p).unwrap().unwrap();
         let e = &file.trials["saxpy::vec4::n=4096"];
         assert_eq!(
@@ -302,16 +321,67 @@ mod tests {
         assert_eq!((run.median, run.speedup), (4.5e-6, Some(1.2)));
         assert_eq!(run.date, "2026-11-21");
         assert_eq!(e.spread(), 1.0);
-        // Written back (as a bless would) it is format 2, and reads back the same.
+        // Written back (as a bless would) it is format 3, and reads back the same.
         save(&p, &file).unwrap();
         let text = std::fs::read_to_string(&p).unwrap();
-        assert!(text.contains("\"format\": 2,"), "{text}");
+        assert!(text.contains("\"format\": 3,"), "{text}");
         assert!(text.contains("\"gpu\": null,"), "{text}");
         assert!(
             text.contains("\"time_samples\": [4.4e-6, 4.5e-6, 4.6e-6]"),
             "{text}"
         );
         assert_eq!(load(&p).unwrap(), Some(file));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn format_2_reads_without_code_and_format_3_keeps_code_and_room_for_counters() {
+        let dir = std::env::temp_dir().join(format!("kg-format3-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("saxpy.json");
+        // A format-2 entry: runs with GPU and host, no code.
+        let v2 = V1.replace("\"format\": 1", "\"format\": 2").replace(
+            "\"speedup_samples\": [1.2, 1.19, 1.21],\n      \"time\": {\"high\": 4.6e-6, \"low\": 4.4e-6, \"median\": 4.5e-6},\n      \"time_samples\": [4.4e-6, 4.5e-6, 4.6e-6]",
+            "\"time\": {\"high\": 4.6e-6, \"low\": 4.4e-6, \"median\": 4.5e-6},\n      \"runs\": [{\"gpu\": \"GPU-8c1f3f2e\", \"host\": \"h200-07\", \"date\": \"2026-11-21\", \"kernelgate\": \"0.1.0\", \"median\": 4.5e-6, \"speedup\": 1.2, \"time_samples\": [4.4e-6, 4.5e-6, 4.6e-6], \"speedup_samples\": [1.2, 1.19, 1.21]}]",
+        );
+        assert!(
+            v2.contains("\"runs\"") && !v2.contains("\"format\": 1"),
+            "{v2}"
+        );
+        std::fs::write(&p, v2).unwrap();
+        let mut file = load(&p).unwrap().unwrap();
+        let e = &file.trials["saxpy::vec4::n=4096"];
+        assert_eq!((&e.code, e.trial_seconds), (&None, None));
+        assert_eq!(e.time_samples, [4.4e-6, 4.5e-6, 4.6e-6]);
+        // Blessed again with code, it is format 3 and the code reads back.
+        let code: crate::code::TrialCode = serde_json::from_str(
+            r#"{"identity": "ab12000000000000000000000000000000000000000000000000000000000000",
+                "arch": "sm_90", "toolchain": {"kernelgate": "0.1.0"},
+                "kernels": [{"role": "kernel", "kernel": "vec4", "entries": []}],
+                "parts": {"launches": "0000000000000001", "inputs": "0000000000000002",
+                          "check": "0000000000000003", "bench": "0000000000000004"}}"#,
+        )
+        .unwrap();
+        let entry = file.trials.get_mut("saxpy::vec4::n=4096").unwrap();
+        entry.code = Some(code.clone());
+        entry.trial_seconds = Some(0.42);
+        save(&p, &file).unwrap();
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert!(text.contains("\"format\": 3,"), "{text}");
+        assert!(text.contains("\"identity\": \"ab1200"), "{text}");
+        // Issue 18 adds `counters` to each run: a file that has them still reads.
+        let with_counters = text.replace(
+            "\"date\": \"2026-11-21\",\n          \"gpu\"",
+            "\"counters\": {\"dram_bytes\": 4096},\n          \"date\": \"2026-11-21\",\n          \"gpu\"",
+        );
+        assert_ne!(with_counters, text, "{text}");
+        std::fs::write(&p, with_counters).unwrap();
+        let again = load(&p).unwrap().unwrap();
+        assert_eq!(again.trials["saxpy::vec4::n=4096"].code, Some(code));
+        assert_eq!(
+            again.trials["saxpy::vec4::n=4096"].trial_seconds,
+            Some(0.42)
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

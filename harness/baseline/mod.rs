@@ -12,6 +12,7 @@ mod fingerprint;
 mod json;
 mod runs;
 mod store;
+mod valid;
 
 pub use date::{now_rfc3339, rfc3339, today};
 pub use entry::{
@@ -21,5 +22,6 @@ pub use file::{load, path, recorded_elsewhere, save, write_atomically, BaselineE
 pub use fingerprint::Fingerprint;
 pub use runs::{host_name, spread, thin, Origin, Run, MAX_RUNS, MAX_STORED_SAMPLES};
 pub use store::{BaselineStore, SuiteBaseline};
+pub use valid::validate;
 
 pub use json::pretty as pretty_json;

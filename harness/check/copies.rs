@@ -182,6 +182,37 @@ impl Copies {
         &self.copies[c % self.copies.len()]
     }
 
+    /// Writes the seeded buffers of copy `c` — inputs and in-outs whose `init` draws from the
+    /// seed — from a fresh set of `seed` (contents no launch has seen), or from the copy's own
+    /// set again (`None`). False when no buffer is seeded: every set has the same contents.
+    pub fn write_seeded(
+        &self,
+        gpu: &Gpu,
+        kernels: Option<&Kernels>,
+        suite: &Suite,
+        c: usize,
+        seed: Option<u64>,
+    ) -> Result<bool, Failure> {
+        let own = &self.sets[c % self.sets.len()];
+        let fresh;
+        let set = match seed {
+            Some(s) => {
+                fresh = InputSet::new(own.case, s);
+                &fresh
+            }
+            None => own,
+        };
+        let mut any = false;
+        for (i, b) in suite.buffers.iter().enumerate() {
+            let seeded = suite.init(own.case, i).is_some_and(|init| init.is_seeded());
+            if b.role != Role::Output && seeded {
+                set.write(gpu, kernels, suite, i, &self.copy(c)[i])?;
+                any = true;
+            }
+        }
+        Ok(any)
+    }
+
     /// Bytes of one copy.
     pub fn bytes_each(&self) -> usize {
         self.copies[0].iter().map(|b| b.bytes).sum()

@@ -6,8 +6,9 @@ use crate::npy::NpyError;
 use std::path::PathBuf;
 
 /// A suite's input that could not be made: a `.npy` file (an init or a golden output) that
-/// cannot be read, or changed since the suite was loaded. The suite's files are at fault, not
-/// the kernel: a harness/config error (exit 2), never a wrong result.
+/// cannot be read, or changed since the suite was loaded; or a buffer declared an output that
+/// the reference reads before writing. The suite's files are at fault, not the kernel: a
+/// harness/config error (exit 2), never a wrong result.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum InputError {
     /// A buffer's `.npy` init cannot be read.
@@ -33,6 +34,23 @@ pub enum InputError {
         path: PathBuf,
         /// What is wrong with it.
         source: NpyError,
+    },
+    /// The reference's output depends on what the buffer held before it ran
+    /// (`check::poison`): an in-out buffer declared as an output.
+    #[error("output `{buffer}` depends on what it held before the reference kernel `{kernel}` ran: started as every byte 0xFF it ends {} at index {index}, started as every byte 0x00 it ends {} ({differ} of {len} elements differ). The kernel reads it before writing it, or leaves part of it unwritten, as a kernel accumulating into it (`atomicAdd`, `+=`) does. Declare it `role = \"inout\"` with its starting value as `init`, e.g. `init = {{ constant = 0 }}` (docs/suites.md, \"Accumulating kernels\")", .values[0], .values[1])]
+    ReadsOutput {
+        /// The buffer.
+        buffer: String,
+        /// The reference kernel.
+        kernel: String,
+        /// The first element that differs.
+        index: usize,
+        /// How many differ.
+        differ: usize,
+        /// Elements compared.
+        len: usize,
+        /// Its value after each start: from 0xFF, from 0x00.
+        values: [String; 2],
     },
     /// A golden file no longer has the length the suite was loaded with.
     #[error("golden `{}` changed since the suite was loaded", .path.display())]

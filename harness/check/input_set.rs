@@ -50,9 +50,9 @@ impl InputSet {
     fn on_device(&self, suite: &Suite, kernels: Option<&Kernels>, i: usize) -> bool {
         let b = &suite.buffers[i];
         kernels.is_some()
-            && b.init
-                .as_ref()
-                .and_then(|init| form(init, b.dtype))
+            && suite
+                .init(self.case, i)
+                .and_then(|init| form(&init, b.dtype))
                 .is_some()
     }
 
@@ -67,11 +67,11 @@ impl InputSet {
         buf: &DeviceBuffer,
     ) -> Result<(), Failure> {
         let b = &suite.buffers[i];
-        let Some(init) = &b.init else {
+        let Some(init) = suite.init(self.case, i) else {
             gpu.fill(buf, 0xFF)?;
             return Ok(());
         };
-        if let (Some(k), Some(f)) = (kernels, form(init, b.dtype)) {
+        if let (Some(k), Some(f)) = (kernels, form(&init, b.dtype)) {
             let n = suite.cases[self.case].lens[i];
             fill(k, gpu, (buf, n, b.dtype), f, stream(self.seed, i))?;
             return Ok(());

@@ -38,9 +38,11 @@ pub fn generate_buffer(
     i: usize,
 ) -> Result<Option<HostData>, InputError> {
     let b = &suite.buffers[i];
-    let Some(init) = &b.init else { return Ok(None) };
+    let Some(init) = suite.init(case, i) else {
+        return Ok(None);
+    };
     let len = suite.cases[case].lens[i];
-    let data = fill(init, b.dtype, len, stream(seed, i)).map_err(|e| match e {
+    let data = fill(&init, b.dtype, len, stream(seed, i)).map_err(|e| match e {
         Unusable::Npy(source) => InputError::Npy {
             buffer: b.name.clone(),
             source,

@@ -5,17 +5,20 @@
 //! outputs' check, the vacuous-tolerance test (`check::vacuous_device`) — so they are
 //! downloaded only when a check fails and its message (or dump) needs them on the host
 //! (issue 22: each case's first trial transferred every output of the reference, per seed).
+//! The first time a case's reference runs, it runs again with its outputs started from
+//! another poison (`check::poison`), compared with the outputs just kept (on the device where
+//! they are kept there): an output that depends on what it held before is an error, before
+//! anything is compared.
 
 use super::failure::Failure;
 use super::input_set::InputSet;
 use super::kernels::Kernels;
+pub use super::reference_outputs::{Outputs, ReferenceOutputs};
 use super::run::{download_outputs, run_checked};
 use super::vacuous::{vacuous, Vacuous};
 use super::vacuous_device::vacuous_on_device;
 use crate::device::{DeviceBuffer, Function, Gpu};
-use crate::dtype::{DType, HostData};
 use crate::suite::{Role, Suite};
-use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::rc::Rc;
@@ -29,67 +32,6 @@ pub const CAPACITY_BYTES: usize = 4 << 30;
 /// made again when wanted. Small next to a GPU's memory, so that the timing copies made later
 /// still fit. An output set larger than this alone is downloaded instead.
 pub const DEVICE_CAPACITY_BYTES: usize = 1 << 30;
-
-/// What the reference left in every buffer for one input set (`Some` for outputs and
-/// in-outs): on the device where it was kept there, on the host once something asked.
-pub struct ReferenceOutputs {
-    host: OnceCell<Vec<Option<HostData>>>,
-    device: Option<Vec<Option<DeviceBuffer>>>,
-    dtypes: Vec<DType>,
-}
-
-/// The reference's outputs for one input set, shared by the trials that check against them
-/// (within the worker's one thread: device buffers belong to its context).
-pub type Outputs = Rc<ReferenceOutputs>;
-
-impl ReferenceOutputs {
-    /// Outputs kept on the device only.
-    fn on_device(dtypes: Vec<DType>, device: Vec<Option<DeviceBuffer>>) -> ReferenceOutputs {
-        ReferenceOutputs {
-            host: OnceCell::new(),
-            device: Some(device),
-            dtypes,
-        }
-    }
-
-    /// Outputs on the host only.
-    pub fn on_host(host: Vec<Option<HostData>>) -> ReferenceOutputs {
-        ReferenceOutputs {
-            host: OnceCell::from(host),
-            device: None,
-            dtypes: Vec::new(),
-        }
-    }
-
-    /// The outputs on the device, where they were kept there.
-    pub fn device(&self) -> Option<&[Option<DeviceBuffer>]> {
-        self.device.as_deref()
-    }
-
-    /// Whether they have been downloaded (or were never on the device).
-    pub fn on_host_already(&self) -> bool {
-        self.host.get().is_some()
-    }
-
-    /// The outputs on the host: downloaded from the device the first time something needs
-    /// them (a failing check's message, a dump, a golden file).
-    pub fn host(&self, gpu: &Gpu) -> Result<&[Option<HostData>], Failure> {
-        if let Some(h) = self.host.get() {
-            return Ok(h);
-        }
-        let mut out = Vec::new();
-        for (i, d) in self.device.iter().flatten().enumerate() {
-            out.push(match d {
-                Some(b) => Some(HostData {
-                    dtype: self.dtypes[i],
-                    bytes: gpu.download(b)?,
-                }),
-                None => None,
-            });
-        }
-        Ok(self.host.get_or_init(|| out))
-    }
-}
 
 /// One cached run of the reference.
 struct Entry {
@@ -107,6 +49,8 @@ pub struct References {
     /// The case whose outputs the device copies are of: only one case's are kept, so that
     /// device memory is not held for cases the worker has moved past.
     device_case: Option<(PathBuf, usize)>,
+    /// The cases whose reference already ran under the second poison (`check::poison`).
+    poisoned_twice: std::collections::HashSet<(PathBuf, usize)>,
 }
 
 impl References {
@@ -127,6 +71,22 @@ impl References {
             let r = suite.reference;
             run_checked(gpu, suite, case, r, funcs, bufs, inputs, kernels)?;
             let entry = self.entry(gpu, suite, case, kernels, bufs)?;
+            // Once per case: do the outputs depend on what they held before? (`bufs` then
+            // hold the second run's outputs, the same as the first's when they do not.) Marked
+            // done only when they do not, so every trial of a failing case fails.
+            let this_case = (suite.path.clone(), case);
+            if !self.poisoned_twice.contains(&this_case) {
+                super::poison::poison_twice(
+                    gpu,
+                    suite,
+                    case,
+                    funcs,
+                    bufs,
+                    (inputs, kernels),
+                    &entry.outputs,
+                )?;
+                self.poisoned_twice.insert(this_case);
+            }
             self.entries.insert(key.clone(), entry);
         }
         let entry = &self.entries[&key];
@@ -165,7 +125,7 @@ impl References {
             self.device_case = this_case;
             // Device copies of other cases (or past the capacity) go; so do the entries that
             // had no other copy.
-            self.entries.retain(|_, e| e.outputs.device.is_none());
+            self.entries.retain(|_, e| e.outputs.device().is_none());
             self.device_bytes = 0;
         }
         let tolerances = |i: usize| suite.check.tolerances.get(&i).copied();
@@ -191,7 +151,7 @@ impl References {
         }
         let outputs = download_outputs(gpu, suite, bufs)?;
         if self.bytes + size > CAPACITY_BYTES {
-            self.entries.retain(|_, e| e.outputs.device.is_some());
+            self.entries.retain(|_, e| e.outputs.device().is_some());
             self.bytes = 0;
         }
         self.bytes += size;

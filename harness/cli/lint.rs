@@ -1,13 +1,17 @@
 //! `lint`: validates every suite and every stored baseline file and, where NVRTC can be
 //! loaded, compiles every kernel and applies the instruction-mix gate (`mix`) — on any
-//! machine, no GPU needed. Errors name the file and line.
+//! machine, no GPU needed. Errors name the file and line. `kernelgate lint FILE...` checks the
+//! files named instead, each with the validator that applies where kernelgate reads it.
 
 use crate::config::Config;
-
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// The `kernelgate lint` command.
-pub fn lint() -> ExitCode {
+/// The `kernelgate lint` command: the suites and baselines, or the `files` named.
+pub fn lint(files: &[PathBuf]) -> ExitCode {
+    if !files.is_empty() {
+        return lint_files(files);
+    }
     let config = match Config::from_env() {
         Ok(c) => c,
         Err(e) => {
@@ -20,17 +24,10 @@ pub fn lint() -> ExitCode {
         Err(code) => return code,
     };
     // Every stored baseline parsed and validated, so GPU-less CI catches a broken one.
-    let baselines = crate::baseline::check::check_dir(&config.baselines);
-    for e in &baselines.errors {
-        eprintln!("error: {e}");
-    }
-    if !baselines.errors.is_empty() {
-        eprintln!(
-            "kernelgate lint: {} unusable baseline file(s)",
-            baselines.errors.len()
-        );
-        return crate::exit::code(crate::exit::BAD_INPUT);
-    }
+    let baselines = match super::suites::check_baselines(&config, None, "kernelgate lint", "") {
+        Ok(n) => n,
+        Err(code) => return code,
+    };
     let kernels: usize = suites.iter().map(|s| s.kernels.len()).sum();
     let cases: usize = suites.iter().map(|s| s.cases.len()).sum();
     if let Some(reason) = crate::device::nvrtc_missing() {
@@ -38,7 +35,7 @@ pub fn lint() -> ExitCode {
             eprintln!("error: {reason} (KERNELGATE_REQUIRE_NVRTC is set)");
             return crate::exit::code(crate::exit::BAD_INPUT);
         }
-        println!("kernelgate lint: {} suite(s), {kernels} kernel(s), {cases} case(s), {} baseline file(s) valid; not compiled: {reason}", suites.len(), baselines.files.len());
+        println!("kernelgate lint: {} suite(s), {kernels} kernel(s), {cases} case(s), {} baseline file(s) valid; not compiled: {reason}", suites.len(), baselines);
         return ExitCode::SUCCESS;
     }
     let mut failed = 0;
@@ -70,7 +67,7 @@ pub fn lint() -> ExitCode {
     println!(
         "kernelgate lint: {} suite(s), {kernels} kernel(s), {cases} case(s), {} baseline file(s) valid; {sources} source(s) compiled for {}{}",
         suites.len(),
-        baselines.files.len(),
+        baselines,
         config.arch,
         if failed > 0 { format!("; {failed} suite(s) do not compile") } else { String::new() }
     );
@@ -83,5 +80,250 @@ pub fn lint() -> ExitCode {
         crate::exit::code(crate::exit::COMPILE_ERROR)
     } else {
         ExitCode::SUCCESS
+    }
+}
+
+/// What kind of file kernelgate reads `path` as, by its name and first bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Suite,
+    Npy,
+    Results,
+    Baseline,
+    History,
+}
+
+/// Why a file named to `kernelgate lint` is unusable: its kind's own error.
+#[derive(Debug, thiserror::Error)]
+enum FileError {
+    #[error("cannot read `{}`: {source}", .path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("`{}`: not a file kernelgate reads (a suite .toml, a golden or input .npy, a results or baseline .json, a history .sqlite)", .0.display())]
+    Unknown(PathBuf),
+    #[error(transparent)]
+    Suite(#[from] crate::error::LoadError),
+    #[error("`{}`: {source}", .path.display())]
+    Npy {
+        path: PathBuf,
+        source: crate::npy::NpyError,
+    },
+    #[error(transparent)]
+    Results(#[from] crate::report::results_file::ResultsError),
+    #[error(transparent)]
+    Baseline(#[from] crate::baseline::BaselineError),
+    #[error(transparent)]
+    History(#[from] crate::history::HistoryError),
+}
+
+fn kind(path: &Path) -> Result<Kind, FileError> {
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+    let head = std::fs::read(path).map_err(|source| FileError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    Ok(match ext {
+        "toml" => Kind::Suite,
+        "npy" => Kind::Npy,
+        _ if head.starts_with(b"SQLite format 3\0") => Kind::History,
+        "json" => {
+            // A results file lists its trials; a baseline maps them by name.
+            let v: serde_json::Value = serde_json::from_slice(&head).unwrap_or_default();
+            if v.get("trials").is_some_and(serde_json::Value::is_array) {
+                Kind::Results
+            } else {
+                Kind::Baseline
+            }
+        }
+        _ => return Err(FileError::Unknown(path.to_path_buf())),
+    })
+}
+
+/// Checks one file with its kind's validator: the message of the first problem.
+fn check_file(path: &Path) -> Result<Kind, FileError> {
+    let kind = kind(path)?;
+    match kind {
+        Kind::Suite => {
+            crate::suite::load_file(path)
+                .map_err(|diagnostics| crate::error::LoadError { diagnostics })?;
+        }
+        Kind::Npy => {
+            crate::npy::read(path).map_err(|source| FileError::Npy {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        }
+        Kind::Results => {
+            crate::report::results::Results::load(path)?;
+        }
+        Kind::Baseline => {
+            crate::baseline::load(path)?;
+        }
+        Kind::History => crate::history::History::open_read_only(path)?.validate()?,
+    }
+    Ok(kind)
+}
+
+/// `kernelgate lint FILE...`: every file checked; exit 2 when one is unusable.
+fn lint_files(files: &[PathBuf]) -> ExitCode {
+    let mut bad = 0;
+    for f in files {
+        match check_file(f) {
+            Ok(kind) => println!(
+                "kernelgate lint: `{}` is a valid {kind:?} file",
+                f.display()
+            ),
+            Err(FileError::Suite(e)) => {
+                bad += 1;
+                // Each diagnostic is its own `error: file:line:col: ...` line.
+                eprintln!("{e}");
+            }
+            Err(e) => {
+                bad += 1;
+                eprintln!("error: {e}");
+            }
+        }
+    }
+    if bad > 0 {
+        eprintln!("kernelgate lint: {bad} of {} file(s) unusable", files.len());
+        return crate::exit::code(crate::exit::BAD_INPUT);
+    }
+    ExitCode::SUCCESS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_file_is_read_as_its_kind() {
+        let kinds: Vec<Result<Kind, FileError>> = [
+            "suites/saxpy.toml",
+            "suites/conv2d/golden.npy",
+            "tests/fixtures/results/example.json",
+        ]
+        .iter()
+        .map(|p| check_file(Path::new(p)))
+        .collect();
+        let kinds: Vec<Kind> = kinds.into_iter().map(Result::unwrap).collect();
+        assert_eq!(kinds, [Kind::Suite, Kind::Npy, Kind::Results]);
+        let baseline = std::fs::read_dir("baselines")
+            .unwrap()
+            .flatten()
+            .find(|d| d.path().is_dir())
+            .unwrap()
+            .path()
+            .join("saxpy.json");
+        assert_eq!(check_file(&baseline).unwrap(), Kind::Baseline);
+        let e = check_file(Path::new("README.md")).unwrap_err().to_string();
+        assert!(e.contains("not a file kernelgate reads"), "{e}");
+    }
+
+    /// Every committed results fixture and baseline reads (format 3's code, units and counters
+    /// among them); a damaged value of format 3 is refused at its place.
+    #[test]
+    fn format_3_files_read_and_their_damaged_fields_are_named() {
+        let baselines = std::fs::read_dir("baselines")
+            .unwrap()
+            .flatten()
+            .find(|d| d.path().is_dir())
+            .unwrap()
+            .path();
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&baselines)
+            .unwrap()
+            .flatten()
+            .map(|d| d.path())
+            .collect();
+        files.extend(
+            std::fs::read_dir("tests/fixtures/results")
+                .unwrap()
+                .flatten()
+                .map(|d| d.path())
+                .filter(|p| p.extension().is_some_and(|e| e == "json")),
+        );
+        for f in &files {
+            if let Err(e) = check_file(f) {
+                panic!("{}: {e}", f.display());
+            }
+        }
+        let dir = std::env::temp_dir().join(format!("kernelgate-lint-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let damaged = |file: &Path, name: &str, edit: &dyn Fn(&mut serde_json::Value)| {
+            let mut v: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+            edit(&mut v);
+            let path = dir.join(name);
+            std::fs::write(&path, serde_json::to_string(&v).unwrap()).unwrap();
+            check_file(&path).unwrap_err().to_string()
+        };
+        let paired = Path::new("tests/fixtures/results/h200-paired-block.json");
+        let measured = |v: &mut serde_json::Value| -> usize {
+            let trials = v["trials"].as_array().unwrap();
+            trials
+                .iter()
+                .position(|t| t["measurement"]["counters"].is_object())
+                .unwrap()
+        };
+        let e = damaged(paired, "r1.json", &|v| {
+            let i = measured(v);
+            v["trials"][i]["measurement"]["counters"]["collected"][0]["kernel"]["occupancy"] =
+                5.0.into();
+        });
+        assert!(
+            e.contains(".measurement.counters.collected[0].kernel.occupancy` is 5; write a number from 0 to 1"),
+            "{e}"
+        );
+        let e = damaged(paired, "r2.json", &|v| {
+            let i = measured(v);
+            v["trials"][i]["base_code"]["identity"] = "".into();
+        });
+        assert!(
+            e.contains(".base_code.identity` is ``; write 64 lower-case hex digits"),
+            "{e}"
+        );
+        let e = damaged(paired, "r3.json", &|v| {
+            let i = measured(v);
+            v["trials"][i]["measurement"]["counter_changes"][0]["new"] = (-3.0).into();
+        });
+        assert!(
+            e.contains(".measurement.counter_changes[0].new` is -3"),
+            "{e}"
+        );
+        let e = damaged(paired, "r4.json", &|v| {
+            v["identical"]["saved_seconds"] = (-1.0).into();
+        });
+        assert!(e.contains("`identical.saved_seconds` is -1"), "{e}");
+        let saxpy = baselines.join("saxpy.json");
+        let e = damaged(&saxpy, "saxpy.json", &|v| {
+            let (_, entry) = v["trials"]
+                .as_object_mut()
+                .unwrap()
+                .iter_mut()
+                .next()
+                .unwrap();
+            entry["counters"][1]["instructions"] = (-928.0).into();
+        });
+        assert!(
+            e.contains(".counters[1].instructions` is -928; write a number from 0 to 1e18"),
+            "{e}"
+        );
+        let e = damaged(&saxpy, "saxpy.json", &|v| {
+            let (_, entry) = v["trials"]
+                .as_object_mut()
+                .unwrap()
+                .iter_mut()
+                .next()
+                .unwrap();
+            entry["code"]["kernels"][0]["entries"][0]["hash"] = "96b2".into();
+        });
+        assert!(
+            e.contains(
+                ".code.kernels[0].entries[0].hash` is `96b2`; write 64 lower-case hex digits"
+            ),
+            "{e}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -2,7 +2,8 @@
 
 use crate::exit;
 use crate::report::merge::merge;
-use crate::report::results::{Results, ResultsError};
+use crate::report::results::Results;
+use crate::report::results_file::ResultsError;
 use std::path::{Path, PathBuf};
 
 /// The `kernelgate merge OUT.json IN.json...` command; returns the exit code (0, or 2 for

@@ -6,7 +6,7 @@ use crate::config::{self, Config, Mode};
 use crate::exit;
 use crate::nextest::{self, Invocation};
 use crate::report::results::{Results, Status};
-use crate::report::terminal;
+use crate::report::{closing, terminal};
 use crate::runner::{plan, Planned, Runner};
 use crate::suite::Suite;
 use crate::worker::client::WORKER_ENV;
@@ -16,9 +16,10 @@ use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 use std::time::Instant;
 
-/// The perf binary's entry point: `tests/perf.rs` calls this and nothing else.
+/// The perf binary's entry point: `tests/perf.rs` calls this and nothing else. A panic is a
+/// harness error, exit 2 ([`exit::guard`]).
 pub fn main() -> ExitCode {
-    run(std::env::args())
+    exit::guard(|| run(std::env::args()))
 }
 
 /// Runs the suites with libtest arguments `args` (the first is the program name), or serves
@@ -56,6 +57,18 @@ pub fn run(args: impl Iterator<Item = String>) -> ExitCode {
         Ok(s) => s,
         Err(code) => return code,
     };
+    // The stored baselines this run reads, validated before anything runs (paired mode reads
+    // none).
+    if config.base.is_none() {
+        if let Err(code) = super::suites::check_baselines(
+            &config,
+            Some(&suites),
+            "kernelgate",
+            "; nothing was run",
+        ) {
+            return code;
+        }
+    }
     // Paired mode: the base revision's suites, loaded and validated before anything runs.
     let base = match &config.base {
         None => None,
@@ -189,15 +202,26 @@ pub fn run(args: impl Iterator<Item = String>) -> ExitCode {
             println!("kernelgate: {line}");
         }
         if config.mode == Mode::Gate {
-            if let Some(w) = terminal::inconclusive_warning(&results) {
+            let warnings = [
+                closing::inconclusive_warning(&results),
+                closing::machine_warning(&results),
+            ];
+            for w in warnings.into_iter().flatten() {
                 println!("{w}");
             }
         }
-        if let Some(line) = terminal::paired_summary(&results) {
+        if let Some(line) = closing::paired_summary(&results) {
             println!("{line}");
         }
+        for line in results
+            .identical
+            .iter()
+            .flat_map(crate::report::identical::lines)
+        {
+            println!("kernelgate: {line}");
+        }
         if let Some(totals) = &results.totals {
-            for line in terminal::summary(totals, start.elapsed().as_secs_f64()) {
+            for line in closing::summary(totals, start.elapsed().as_secs_f64()) {
                 println!("{line}");
             }
         }

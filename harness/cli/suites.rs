@@ -33,3 +33,28 @@ pub(crate) fn load_suites(
     }
     Ok(suites)
 }
+
+/// Every stored baseline file under `config.baselines` — of `suites` only, when given (what a
+/// run of them reads), else all (`lint`) — read and validated, each problem printed; `Err` is
+/// the exit code. A run checks before anything is measured, so a broken file is exit 2 at once,
+/// not after the GPU work (and also without a GPU).
+pub(crate) fn check_baselines(
+    config: &crate::config::Config,
+    suites: Option<&[crate::suite::Suite]>,
+    what: &str,
+    then: &str,
+) -> Result<usize, ExitCode> {
+    let names: Option<Vec<&str>> = suites.map(|s| s.iter().map(|s| s.name.as_str()).collect());
+    let checked = crate::baseline::check::check_dir(&config.baselines, names.as_deref());
+    for e in &checked.errors {
+        eprintln!("error: {e}");
+    }
+    if checked.errors.is_empty() {
+        return Ok(checked.files.len());
+    }
+    eprintln!(
+        "{what}: {} unusable baseline file(s){then}",
+        checked.errors.len()
+    );
+    Err(exit::code(exit::BAD_INPUT))
+}

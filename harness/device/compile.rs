@@ -277,7 +277,9 @@ fn compile_uncached(req: &CompileRequest) -> Result<Compiled, CompileError> {
         .map(|l| c_chars_to_string(&l))
         .unwrap_or_default();
     if status.is_err() {
-        let log = match super::headers::missing_header_hint(&log, cuda) {
+        let hint = super::headers::host_only_hint(&log)
+            .or_else(|| super::headers::missing_header_hint(&log, cuda));
+        let log = match hint {
             Some(hint) => format!("{log}\nhint: {hint}"),
             None => log,
         };

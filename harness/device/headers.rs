@@ -148,6 +148,64 @@ fn wheels(include: &Path) -> String {
     names.join(" ")
 }
 
+/// C and C++ standard library headers: NVRTC has none (it compiles device code only).
+const HOST_HEADERS: &[&str] = &[
+    "cstdint",
+    "cstddef",
+    "cstdlib",
+    "cstring",
+    "cstdio",
+    "cmath",
+    "climits",
+    "cassert",
+    "iostream",
+    "ostream",
+    "sstream",
+    "string",
+    "vector",
+    "memory",
+    "algorithm",
+    "utility",
+    "type_traits",
+    "limits",
+    "new",
+    "iterator",
+    "functional",
+    "tuple",
+    "array",
+    "atomic",
+    "stdint.h",
+    "stdlib.h",
+    "stdio.h",
+    "string.h",
+    "math.h",
+    "assert.h",
+];
+
+/// For NVRTC's log: when the source pulled in host code — a C++ standard header NVRTC does not
+/// have, or a function marked `__host__` (device-wide CUB algorithms, Thrust) — what to include
+/// instead. Seen: `#include <cub/cub.cuh>` fails with `cannot open source file "cstdint"` or
+/// "A function explicitly marked as a __host__ function is not allowed in JIT mode".
+pub fn host_only_hint(log: &str) -> Option<String> {
+    const MARK: &str = "cannot open source file \"";
+    let std_header = log.find(MARK).and_then(|at| {
+        let at = at + MARK.len();
+        let header = &log[at..at + log[at..].find('"')?];
+        HOST_HEADERS.contains(&header).then_some(header)
+    });
+    let host_function = log.contains("__host__ function is not allowed in JIT mode");
+    if std_header.is_none() && !host_function {
+        return None;
+    }
+    let what = match std_header {
+        Some(h) => format!("`<{h}>` is a C++ standard library header, which NVRTC does not have"),
+        None => "a header declares `__host__` functions, which NVRTC cannot compile".into(),
+    };
+    Some(format!(
+        "{what}: kernels are compiled with NVRTC, device code only. `<cub/cub.cuh>`, `<cub/device/...>` and Thrust pull in host code (the device-wide algorithms launch kernels from the host): include the block- or warp-level header you use instead, e.g. `#include <cub/block/block_reduce.cuh>` or `<cub/warp/warp_reduce.cuh>`, and `<cuda/std/cstdint>` for fixed-width integer types (docs/suites.md, \"CUDA's headers\")"
+    ))
+}
+
 /// For NVRTC's log: when it could not open a CUDA header, which wheel or variable provides
 /// it. `None` when the log names no missing header.
 pub fn missing_header_hint(log: &str, found: &CudaHeaders) -> Option<String> {
@@ -254,5 +312,18 @@ mod tests {
             .unwrap()
             .contains("include_dirs"));
         assert_eq!(missing_header_hint("error: expected a `;`", &none), None);
+        let log = "t.cu(1): catastrophic error: cannot open source file \"cstdint\"";
+        let hint = host_only_hint(log).unwrap();
+        assert!(
+            hint.starts_with("`<cstdint>` is a C++ standard library header"),
+            "{hint}"
+        );
+        assert!(hint.contains("cub/block/block_reduce.cuh"), "{hint}");
+        let log =
+            "error: A function explicitly marked as a __host__ function is not allowed in JIT mode";
+        assert!(host_only_hint(log)
+            .unwrap()
+            .contains("declares `__host__` functions"));
+        assert_eq!(host_only_hint("cannot open source file \"mine.cuh\""), None);
     }
 }

@@ -4,6 +4,17 @@
 use nvml_wrapper::enum_wrappers::device::TemperatureSensor;
 use nvml_wrapper::Nvml;
 
+/// A process NVML saw using the GPU's SMs: its pid, its name when known, its SM utilization (%).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Active {
+    /// Process id, as NVML reports it (the host's, inside a container).
+    pub pid: u32,
+    /// Its name, where NVML or `/proc` says.
+    pub name: Option<String>,
+    /// SM utilization in its samples, percent.
+    pub sm_util: u32,
+}
+
 /// NVML, and the UUID of the GPU to read (NVML and CUDA may number devices differently).
 pub struct Thermal {
     nvml: Nvml,
@@ -23,6 +34,37 @@ impl Thermal {
             nvml,
             uuid: uuid.to_string(),
         })
+    }
+
+    /// The processes that used this GPU's SMs since `since_us` (CPU time, microseconds since
+    /// the Unix epoch), with their names where NVML or `/proc` says; `None` where NVML does not
+    /// report per-process utilization (some GPUs, some containers).
+    pub fn active_processes(&self, since_us: u64) -> Option<Vec<Active>> {
+        let device = self.nvml.device_by_uuid(self.uuid.as_str()).ok()?;
+        let samples = match device.process_utilization_stats(since_us) {
+            Ok(s) => s,
+            // No sample since then: nobody, this worker included, was seen.
+            Err(nvml_wrapper::error::NvmlError::NotFound) => Vec::new(),
+            Err(_) => return None,
+        };
+        let mut out: Vec<Active> = Vec::new();
+        for s in samples {
+            match out.iter_mut().find(|a| a.pid == s.pid) {
+                Some(a) => a.sm_util = a.sm_util.max(s.sm_util),
+                None => out.push(Active {
+                    pid: s.pid,
+                    name: self
+                        .nvml
+                        .sys_process_name(s.pid, 64)
+                        .ok()
+                        .or_else(|| std::fs::read_to_string(format!("/proc/{}/comm", s.pid)).ok())
+                        .map(|n| n.trim().to_string())
+                        .filter(|n| !n.is_empty()),
+                    sm_util: s.sm_util,
+                }),
+            }
+        }
+        Some(out)
     }
 
     /// The GPU's core temperature, °C.

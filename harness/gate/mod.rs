@@ -1,15 +1,18 @@
-//! `gate`: pure policy over samples — the [`Verdict`] of one trial against its baseline or base
+//! `gate`: pure policy over samples — the set of verdicts and what each means ([`semantics`]),
+//! the [`Verdict`] of one trial against its baseline or base
 //! ([`verdict`]: the two-sample and paired tests, Benjamini–Hochberg over the run, the
 //! `max_slowdown` rule) and the one re-measure rule ([`settle`]). It knows nothing of kernels,
 //! files or the GPU, and is tested with synthetic samples.
 
 #![deny(clippy::too_many_lines)]
 
+mod semantics;
 mod settle;
 mod verdict;
 
+pub use semantics::{combine, Basis, Comparison, Strictness, Verdict, FDR};
 pub use settle::{settle, Decision, REMEASURE_EFFORT};
 pub use verdict::{
-    combine, compare_larger_worse, compare_paired, compare_smaller_worse, decide, percent,
-    with_spread, Comparison, GateInput, TrialVerdict, Verdict, FDR,
+    compare_larger_worse, compare_paired, compare_smaller_worse, decide, percent, with_spread,
+    GateInput, TrialVerdict,
 };

@@ -2,7 +2,8 @@
 //! the inconclusive ones once more with [`REMEASURE_EFFORT`] times the samples, and decide again,
 //! all together. The run, `calibrate` and the tests all go through here.
 
-use super::verdict::{decide, GateInput, TrialVerdict, Verdict};
+use super::semantics::Verdict;
+use super::verdict::{decide, GateInput, TrialVerdict};
 
 /// How much harder an inconclusive trial is measured the second time (samples and time cap
 /// multiplied, precision target divided).

@@ -1,5 +1,6 @@
-//! `Verdict`: whether a trial got slower than its stored baseline, decided with the two-sample
-//! tests of `stats` on log-times.
+//! `decide`: whether a trial got slower than its stored baseline or base, decided with the
+//! two-sample (or paired) tests of `stats` on log-times; the labels and what each means are
+//! [`super::semantics`]'s.
 //!
 //! A quantity (a kernel's time, or its speedup over the reference) is compared as a *slowdown
 //! factor* `s` = new time / old time (for speedups: old speedup / new speedup), estimated by
@@ -26,67 +27,12 @@
 //!
 //! A kernel other than the reference regresses only when its time *and* its speedup over the
 //! reference regressed: a slowdown that hits the reference equally (a slower card of the
-//! same model, clocks, temperature) is not the kernel's. The reference's own trial is judged by
-//! its time.
+//! same model, clocks, temperature) is not the kernel's ([`super::semantics::combine`]). The
+//! reference's own trial is judged by its time.
 
+use super::semantics::{combine, Basis, Comparison};
 use crate::stats::twosample::{benjamini_hochberg, mann_whitney, shift};
 use serde::{Deserialize, Serialize};
-use std::fmt;
-
-/// False discovery rate of the regression test across one run.
-pub const FDR: f64 = 0.05;
-
-/// The gate's decision for one quantity or one trial.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Verdict {
-    /// No meaningful change.
-    Unchanged,
-    /// Significantly and meaningfully faster.
-    Improved,
-    /// Significantly and meaningfully slower: fails.
-    Regressed,
-    /// Too noisy to tell whether it is meaningfully slower.
-    Inconclusive,
-    /// Significantly and meaningfully slower than the stored baseline, with the same code,
-    /// launches, inputs, kernelgate and driver and every exact counter equal, after a
-    /// re-measure in a fresh worker: the machine's change, not the code's. Passes (a warning),
-    /// fails under `KERNELGATE_STRICT_TIME=1`.
-    #[serde(rename = "machine-slower")]
-    MachineSlower,
-    /// Faster than the stored baseline with nothing of the trial changed (see
-    /// `MachineSlower`): the machine's.
-    #[serde(rename = "machine-faster")]
-    MachineFaster,
-}
-
-impl fmt::Display for Verdict {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Verdict::Unchanged => "unchanged",
-            Verdict::Improved => "improved",
-            Verdict::Regressed => "regressed",
-            Verdict::Inconclusive => "inconclusive",
-            Verdict::MachineSlower => "machine-slower",
-            Verdict::MachineFaster => "machine-faster",
-        })
-    }
-}
-
-/// One quantity compared between baseline and now.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Comparison {
-    /// Slowdown factor estimate (> 1: worse).
-    pub slowdown: f64,
-    /// Lower end of its 95% interval.
-    pub low: f64,
-    /// Upper end.
-    pub high: f64,
-    /// Mann–Whitney two-sided p-value.
-    pub p: f64,
-    /// p after Benjamini–Hochberg across the run.
-    pub p_adjusted: f64,
-}
 
 /// Compares `old` with `new` samples of a quantity where larger is worse (times).
 pub fn compare_larger_worse(old: &[f64], new: &[f64]) -> Comparison {
@@ -111,36 +57,6 @@ fn comparison(x: &[f64], y: &[f64]) -> Comparison {
         high: s.high.exp(),
         p,
         p_adjusted: p,
-    }
-}
-
-impl Comparison {
-    /// The verdict for this quantity with `max_slowdown` (e.g. 0.03).
-    pub fn verdict(&self, max_slowdown: f64) -> Verdict {
-        let t = 1.0 + max_slowdown;
-        let significant = self.p_adjusted < FDR;
-        if significant && self.low > t {
-            Verdict::Regressed
-        } else if significant && self.high < 1.0 / t {
-            Verdict::Improved
-        } else if self.high > t {
-            Verdict::Inconclusive
-        } else {
-            Verdict::Unchanged
-        }
-    }
-}
-
-/// Combines a trial's time verdict with its speedup verdict (absent for the reference).
-pub fn combine(time: Verdict, speedup: Option<Verdict>) -> Verdict {
-    use Verdict::*;
-    let Some(speedup) = speedup else { return time };
-    let slower = |v| matches!(v, Regressed | Inconclusive);
-    match (time, speedup) {
-        (Regressed, Regressed) => Regressed,
-        (t, s) if slower(t) && slower(s) => Inconclusive,
-        (Improved, Improved | Unchanged) | (Unchanged, Improved) => Improved,
-        _ => Unchanged,
     }
 }
 
@@ -181,11 +97,35 @@ pub fn compare_paired(ratios: &[f64]) -> Comparison {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct TrialVerdict {
     /// The decision.
-    pub verdict: Verdict,
+    pub verdict: super::semantics::Verdict,
     /// The time comparison.
     pub time: Comparison,
     /// The speedup comparison, for kernels other than the reference.
     pub speedup: Option<Comparison>,
+    /// Which of the two the verdict is about: the one every report prints beside its label
+    /// ([`super::semantics`]; files written before it was recorded: the time).
+    #[serde(default)]
+    pub basis: Basis,
+}
+
+impl TrialVerdict {
+    /// Which comparison is printed beside the label: [`TrialVerdict::basis`], unless the
+    /// verdict is about no interval (`identical code`: an A/A pair's time is its evidence) or
+    /// there is no speedup to show.
+    pub fn shown_basis(&self) -> Basis {
+        match (self.verdict.about(), self.basis, &self.speedup) {
+            (Some(_), Basis::Speedup, Some(_)) => Basis::Speedup,
+            _ => Basis::Time,
+        }
+    }
+
+    /// The comparison printed beside its label ([`TrialVerdict::shown_basis`]).
+    pub fn shown(&self) -> &Comparison {
+        match (self.shown_basis(), &self.speedup) {
+            (Basis::Speedup, Some(s)) => s,
+            _ => &self.time,
+        }
+    }
 }
 
 /// Decides every trial of a run together: the p-values of all comparisons form one family
@@ -221,13 +161,17 @@ pub fn decide(inputs: &[GateInput]) -> Vec<TrialVerdict> {
     comparisons
         .into_iter()
         .zip(inputs)
-        .map(|((time, speedup), g)| TrialVerdict {
-            verdict: combine(
+        .map(|((time, speedup), g)| {
+            let (verdict, basis) = combine(
                 time.verdict(g.max_slowdown),
                 speedup.map(|s| s.verdict(g.max_slowdown)),
-            ),
-            time,
-            speedup,
+            );
+            TrialVerdict {
+                verdict,
+                time,
+                speedup,
+                basis,
+            }
         })
         .collect()
 }
@@ -247,6 +191,7 @@ pub fn percent(factor: f64) -> String {
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
+    use crate::gate::semantics::Verdict;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
     use rand_distr::{Distribution, LogNormal};
@@ -271,35 +216,6 @@ pub(super) mod tests {
     pub(crate) const N: usize = 16;
 
     #[test]
-    fn verdict_rules() {
-        let c = |low, high, p| Comparison {
-            slowdown: (low + high) / 2.0,
-            low,
-            high,
-            p,
-            p_adjusted: p,
-        };
-        assert_eq!(c(1.05, 1.08, 0.001).verdict(0.03), Verdict::Regressed);
-        assert_eq!(
-            c(1.05, 1.08, 0.2).verdict(0.03),
-            Verdict::Inconclusive,
-            "not significant after BH"
-        );
-        assert_eq!(
-            c(1.01, 1.05, 0.001).verdict(0.03),
-            Verdict::Inconclusive,
-            "interval straddles t"
-        );
-        assert_eq!(
-            c(1.005, 1.02, 0.001).verdict(0.03),
-            Verdict::Unchanged,
-            "real but below max_slowdown"
-        );
-        assert_eq!(c(0.90, 0.95, 0.001).verdict(0.03), Verdict::Improved);
-        assert_eq!(c(0.99, 1.01, 0.6).verdict(0.03), Verdict::Unchanged);
-    }
-
-    #[test]
     fn the_spread_widens_the_threshold() {
         assert!((with_spread(0.03, 1.0) - 0.03).abs() < 1e-12);
         assert!(
@@ -319,31 +235,6 @@ pub(super) mod tests {
             c.verdict(with_spread(0.03, 1.04)),
             Verdict::Inconclusive,
             "+5% is within 3% on top of a 4% spread between runs"
-        );
-    }
-
-    #[test]
-    fn time_and_speedup_combine() {
-        use Verdict::*;
-        assert_eq!(
-            combine(Regressed, None),
-            Regressed,
-            "the reference: time alone"
-        );
-        assert_eq!(combine(Regressed, Some(Regressed)), Regressed);
-        assert_eq!(
-            combine(Regressed, Some(Unchanged)),
-            Unchanged,
-            "the reference slowed as much"
-        );
-        assert_eq!(combine(Regressed, Some(Inconclusive)), Inconclusive);
-        assert_eq!(combine(Inconclusive, Some(Inconclusive)), Inconclusive);
-        assert_eq!(combine(Unchanged, Some(Improved)), Improved);
-        assert_eq!(combine(Improved, Some(Unchanged)), Improved);
-        assert_eq!(
-            combine(Unchanged, Some(Regressed)),
-            Unchanged,
-            "the reference got faster"
         );
     }
 

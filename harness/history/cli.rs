@@ -26,12 +26,64 @@ pub const EXIT_DRIFT: u8 = crate::exit::DRIFT;
 /// Bad input: arguments, an unreadable or newer history, an unreadable results file.
 pub const EXIT_BAD_INPUT: u8 = crate::exit::BAD_INPUT;
 
-const USAGE: &str = "usage: kernelgate history import RESULTS.json... [--commit SHA] [--branch NAME] [--mode stored|paired]
-       kernelgate history [FILTER] [--last N] [--html OUT.html]
-       kernelgate history --check [--since COMMIT|DATE] [--max-slowdown 2%] [FILTER]
-       (the history file: --db PATH, or KERNELGATE_HISTORY; `kernelgate help history` says more)";
+/// `kernelgate history`'s command line, as clap parses it.
+#[derive(Debug, clap::Args)]
+pub struct HistoryArgs {
+    #[command(subcommand)]
+    import: Option<Import>,
+    /// Only trials whose name contains it
+    filter: Option<String>,
+    /// The history (default KERNELGATE_HISTORY)
+    #[arg(long, value_name = "FILE", global = true)]
+    db: Option<PathBuf>,
+    /// The table covers the last N runs
+    #[arg(long, value_name = "N", default_value_t = 10, value_parser = crate::usage::positive_count)]
+    last: usize,
+    /// Where the trend page goes (default beside the database)
+    #[arg(long, value_name = "OUT.html")]
+    html: Option<PathBuf>,
+    /// Level shifts by change-point detection; exit 1 on drift
+    #[arg(long)]
+    check: bool,
+    /// --check: from the run of that commit (a prefix) or date on
+    #[arg(long, value_name = "COMMIT|DATE", requires = "check")]
+    since: Option<String>,
+    /// --check: one threshold for every trial instead of each suite's (2%)
+    #[arg(long, value_name = "PERCENT", value_parser = percentage, requires = "check")]
+    max_slowdown: Option<f64>,
+}
 
-/// Parsed arguments.
+/// `kernelgate history import`.
+#[derive(Debug, clap::Subcommand)]
+enum Import {
+    /// Append results files to the history
+    #[command(long_about = crate::usage::HISTORY_IMPORT)]
+    Import {
+        /// Results files (KERNELGATE_RESULTS)
+        #[arg(required = true, value_name = "RESULTS.json")]
+        files: Vec<PathBuf>,
+        /// The commit, for files that record none (older kernelgate)
+        #[arg(long, value_name = "SHA")]
+        commit: Option<String>,
+        /// The branch, for files that record none
+        #[arg(long, value_name = "NAME")]
+        branch: Option<String>,
+        /// The mode, overriding what the file says
+        #[arg(long, value_parser = ["stored", "paired"])]
+        mode: Option<String>,
+    },
+}
+
+fn percentage(text: &str) -> Result<f64, crate::usage::BadValue> {
+    text.trim_end_matches('%')
+        .parse::<f64>()
+        .ok()
+        .filter(|x| x.is_finite() && *x >= 0.0)
+        .map(|x| x / 100.0)
+        .ok_or_else(|| crate::usage::BadValue::Percent(text.into()))
+}
+
+/// What the history commands use, from the command line (and KERNELGATE_HISTORY).
 #[derive(Debug, Default)]
 struct Args {
     db: Option<PathBuf>,
@@ -47,104 +99,59 @@ struct Args {
     max_slowdown: Option<f64>,
 }
 
-fn parse(args: &[String]) -> Result<Args, HistoryError> {
-    let usage = |m: String| HistoryError::Usage(m);
-    let mut a = Args {
-        last: 10,
-        ..Args::default()
-    };
-    let mut it = args.iter().peekable();
-    if it.peek().map(|s| s.as_str()) == Some("import") {
-        it.next();
-        a.import = Some(Vec::new());
-    }
-    while let Some(arg) = it.next() {
-        let mut value = |name: &str| {
-            it.next()
-                .cloned()
-                .ok_or_else(|| usage(format!("`{name}` needs a value")))
+impl From<&HistoryArgs> for Args {
+    fn from(h: &HistoryArgs) -> Args {
+        let mut a = Args {
+            db: h.db.clone().or_else(|| {
+                std::env::var_os("KERNELGATE_HISTORY")
+                    .filter(|v| !v.is_empty())
+                    .map(PathBuf::from)
+            }),
+            filter: h.filter.clone().unwrap_or_default(),
+            last: h.last,
+            html: h.html.clone(),
+            check: h.check,
+            since: h.since.clone(),
+            max_slowdown: h.max_slowdown,
+            ..Args::default()
         };
-        match arg.as_str() {
-            "--db" => a.db = Some(value("--db")?.into()),
-            "--commit" => a.commit = Some(value("--commit")?),
-            "--branch" => a.branch = Some(value("--branch")?),
-            "--mode" => a.mode = Some(value("--mode")?),
-            "--html" => a.html = Some(value("--html")?.into()),
-            "--since" => a.since = Some(value("--since")?),
-            "--check" => a.check = true,
-            "--last" => {
-                let v = value("--last")?;
-                a.last = v
-                    .parse()
-                    .ok()
-                    .filter(|n| *n > 0)
-                    .ok_or_else(|| usage(format!("`--last {v}` is not a positive count")))?;
-            }
-            "--max-slowdown" => {
-                let v = value("--max-slowdown")?;
-                let number = v
-                    .trim_end_matches('%')
-                    .parse::<f64>()
-                    .ok()
-                    .filter(|x| *x >= 0.0);
-                a.max_slowdown = Some(
-                    number.ok_or_else(|| {
-                        usage(format!(
-                            "`--max-slowdown {v}` is not a percentage (write 2%)"
-                        ))
-                    })? / 100.0,
-                );
-            }
-            flag if flag.starts_with("--") => {
-                return Err(usage(format!("unknown option `{flag}`")))
-            }
-            other => match &mut a.import {
-                Some(files) => files.push(other.into()),
-                None if a.filter.is_empty() => a.filter = other.to_string(),
-                None => {
-                    return Err(usage(format!(
-                        "one filter only (`{}` and `{other}`)",
-                        a.filter
-                    )))
-                }
-            },
+        if let Some(Import::Import {
+            files,
+            commit,
+            branch,
+            mode,
+        }) = &h.import
+        {
+            a.import = Some(files.clone());
+            (a.commit, a.branch, a.mode) = (commit.clone(), branch.clone(), mode.clone());
         }
+        a
     }
-    if a.db.is_none() {
-        a.db = std::env::var_os("KERNELGATE_HISTORY")
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from);
-    }
-    Ok(a)
 }
 
 /// `kernelgate history ...`; exit code 0, `EXIT_DRIFT` (1) or `EXIT_BAD_INPUT` (2).
-pub fn command(args: &[String]) -> ExitCode {
-    match run(args) {
+pub fn command(args: &HistoryArgs) -> ExitCode {
+    match run(&Args::from(args)) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
             eprintln!("error: {e}");
             if matches!(e, HistoryError::Usage(_)) {
-                eprintln!("{USAGE}");
+                eprintln!("(`kernelgate help history` says what it takes)");
             }
             ExitCode::from(EXIT_BAD_INPUT)
         }
     }
 }
 
-fn run(args: &[String]) -> Result<u8, HistoryError> {
-    let a = parse(args)?;
+fn run(a: &Args) -> Result<u8, HistoryError> {
     let db = a.db.clone().ok_or_else(|| {
         HistoryError::Usage("which history? (`--db PATH` or KERNELGATE_HISTORY)".into())
     })?;
     if let Some(files) = &a.import {
-        if files.is_empty() {
-            return Err(HistoryError::Usage("`import` takes results files".into()));
-        }
         let mut history = History::open(&db)?;
         for f in files {
             let results = Results::load(f)?;
-            let info = imported(&results, &a, f);
+            let info = imported(&results, a, f);
             let id = history.append(&results, &info)?;
             println!(
                 "kernelgate: run {id} ({} trials, commit {}, {}) from {}",
@@ -163,6 +170,7 @@ fn run(args: &[String]) -> Result<u8, HistoryError> {
         )));
     }
     let history = History::open(&db)?;
+    history.validate()?;
     let mut runs = history.runs()?;
     let ordered = super::order::order(&mut runs, &super::order::first_parent());
     let found = trends(&runs, &history.points(&a.filter)?, &Options::default());
@@ -178,7 +186,7 @@ fn run(args: &[String]) -> Result<u8, HistoryError> {
         );
     }
     if a.check {
-        return check(&a, &runs, &found, &switches);
+        return check(a, &runs, &found, &switches);
     }
     print!("{}", table(&runs, &found, a.last));
     for s in &switches {
@@ -258,6 +266,8 @@ fn verdict_marks(t: &Trend, from: usize) -> String {
                 Some("inconclusive") => '?',
                 Some("improved") => '+',
                 Some("unchanged") => '·',
+                Some("machine-slower" | "machine-faster") => 'm',
+                Some("identical code") => '=',
                 _ => '-',
             };
             (p.run, mark)
@@ -389,5 +399,48 @@ fn check(
             trends.len()
         );
         Ok(EXIT_DRIFT)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gate::Verdict;
+    use crate::history::drift::TrendPoint;
+
+    #[test]
+    fn every_verdict_has_its_mark() {
+        let verdicts = [
+            Some(Verdict::Unchanged),
+            Some(Verdict::Improved),
+            Some(Verdict::Regressed),
+            Some(Verdict::Inconclusive),
+            Some(Verdict::MachineSlower),
+            Some(Verdict::MachineFaster),
+            Some(Verdict::IdenticalCode),
+            None,
+        ];
+        let trend = Trend {
+            name: "s::k::n=1".into(),
+            suite: "s".into(),
+            device: "GPU".into(),
+            regime: Some("graph".into()),
+            points: verdicts
+                .iter()
+                .enumerate()
+                .map(|(run, v)| TrendPoint {
+                    run,
+                    median: 1e-6,
+                    // As the history stores it: the verdict's word.
+                    verdict: v.map(|v| v.to_string()),
+                    failed: v.is_some_and(|v| v.fails(crate::gate::Strictness::default())),
+                })
+                .collect(),
+            failures: vec![verdicts.len()],
+            max_slowdown: 0.03,
+            change_points: Vec::new(),
+        };
+        assert_eq!(verdict_marks(&trend, 0), "·+R?mm=-F");
+        assert_eq!(verdict_marks(&trend, 4), "mm=-F");
     }
 }

@@ -23,9 +23,17 @@ pub enum HistoryError {
         /// The newest this kernelgate knows (`SCHEMA_VERSION`).
         known: u32,
     },
+    /// A value the history commands cannot use: the place, and what is wrong.
+    #[error("history `{}`: {problem} (a history is written by kernelgate: restore it from a backup, or start a new one with `kernelgate history import`)", path.display())]
+    Invalid {
+        /// The history file.
+        path: PathBuf,
+        /// The place and what is wrong there.
+        problem: String,
+    },
     /// A results file to import could not be read.
     #[error(transparent)]
-    Results(#[from] crate::report::results::ResultsError),
+    Results(#[from] crate::report::results_file::ResultsError),
     /// The trend page could not be written.
     #[error(transparent)]
     Write(#[from] crate::baseline::WriteError),

@@ -16,7 +16,7 @@ mod run_info;
 pub mod store;
 mod trend;
 
-pub use cli::{command, EXIT_BAD_INPUT, EXIT_DRIFT};
+pub use cli::{command, HistoryArgs, EXIT_BAD_INPUT, EXIT_DRIFT};
 pub use error::HistoryError;
 pub use run_info::{mode_of, RunInfo};
 pub use store::{History, Point, Run, SCHEMA_VERSION};
@@ -49,6 +49,9 @@ mod tests {
             totals: None,
             base: None,
             gone: Vec::new(),
+            identical: None,
+            sass: Vec::new(),
+            sass_note: None,
             provenance: Default::default(),
         };
         assert_eq!(mode_of(&results), "stored");

@@ -138,16 +138,7 @@ impl History {
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(sql)?;
-        let found: u32 = tx
-            .pragma_query_value(None, "user_version", |r| r.get(0))
-            .map_err(sql)?;
-        if found > SCHEMA_VERSION {
-            return Err(HistoryError::NewerSchema {
-                path: path.to_path_buf(),
-                found,
-                known: SCHEMA_VERSION,
-            });
-        }
+        let found = schema_version(&tx, path)?;
         for (v, migration) in MIGRATIONS.iter().enumerate().skip(found as usize) {
             tx.execute_batch(migration).map_err(sql)?;
             tx.pragma_update(None, "user_version", v as u32 + 1)
@@ -286,9 +277,167 @@ impl History {
     }
 }
 
-/// A value as JSON (plain data: cannot fail).
+/// The schema version of the history at `path`: an error when it is newer than this kernelgate
+/// knows.
+fn schema_version(conn: &Connection, path: &Path) -> Result<u32, HistoryError> {
+    let found: u32 = conn
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .map_err(|source| HistoryError::Sqlite {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    if found > SCHEMA_VERSION {
+        return Err(HistoryError::NewerSchema {
+            path: path.to_path_buf(),
+            found,
+            known: SCHEMA_VERSION,
+        });
+    }
+    Ok(found)
+}
+
+/// A value as JSON (plain data; a value JSON cannot hold is stored as `null`).
 fn json<T: serde::Serialize>(value: &T) -> String {
-    serde_json::to_string(value).expect("plain data serializes")
+    serde_json::to_string(value).unwrap_or_else(|_| "null".into())
+}
+
+impl History {
+    /// Opens an existing history to read it, without creating or migrating anything
+    /// (`kernelgate lint FILE`); its schema must be one this kernelgate knows.
+    pub fn open_read_only(path: &Path) -> Result<History, HistoryError> {
+        let sql = |source| HistoryError::Sqlite {
+            path: path.to_path_buf(),
+            source,
+        };
+        let conn = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .map_err(sql)?;
+        let found = schema_version(&conn, path)?;
+        if found < SCHEMA_VERSION {
+            return Err(HistoryError::Invalid {
+                path: path.to_path_buf(),
+                problem: format!("schema version {found} is older than {SCHEMA_VERSION} (any `kernelgate history` command migrates it)"),
+            });
+        }
+        Ok(History {
+            conn,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Checks every value the history commands compute with — the one check of a history, used
+    /// where it is read and by `kernelgate lint FILE`: a timed trial's median and interval are
+    /// positive numbers, `max_slowdown` a fraction, the samples a JSON list of positive
+    /// numbers, status, verdict and regime words kernelgate writes, every run dated.
+    pub fn validate(&self) -> Result<(), HistoryError> {
+        use crate::problems::Problems;
+        let mut p = Problems::default();
+        let mut stmt = self
+            .conn
+            .prepare("SELECT rowid, date, commit_sha, branch, mode, device FROM runs")
+            .map_err(self.sql())?;
+        let mut rows = stmt.query([]).map_err(self.sql())?;
+        while let Some(r) = rows.next().map_err(self.sql())? {
+            let at = format!("runs row {}", r.get::<_, i64>(0).unwrap_or(0));
+            for (c, name) in ["date", "commit_sha", "branch", "mode", "device"]
+                .iter()
+                .enumerate()
+            {
+                if !matches!(r.get_ref(c + 1), Ok(rusqlite::types::ValueRef::Text(t)) if !t.is_empty())
+                {
+                    p.add(
+                        format!("{at}, column {name}"),
+                        "is not text; kernelgate writes a word there",
+                    );
+                }
+            }
+        }
+        let mut stmt = self
+            .conn
+            .prepare("SELECT rowid, name, status, verdict, median, low, high, max_slowdown, samples, regime FROM trials")
+            .map_err(self.sql())?;
+        let mut rows = stmt.query([]).map_err(self.sql())?;
+        while let Some(r) = rows.next().map_err(self.sql())? {
+            let at = format!("trials row {}", r.get::<_, i64>(0).unwrap_or(0));
+            check_trial_row(&mut p, &at, r);
+        }
+        match p.first() {
+            None => Ok(()),
+            Some(problem) => Err(HistoryError::Invalid {
+                path: self.path.clone(),
+                problem: problem.to_string(),
+            }),
+        }
+    }
+}
+
+/// One row of `trials` checked (see [`History::validate`]).
+fn check_trial_row(p: &mut crate::problems::Problems, at: &str, r: &rusqlite::Row) {
+    use rusqlite::types::ValueRef;
+    let word = |i: usize, allowed: &[&str], null: bool| match r.get_ref(i) {
+        Ok(ValueRef::Null) => null,
+        Ok(ValueRef::Text(t)) => allowed.is_empty() || allowed.iter().any(|a| a.as_bytes() == t),
+        _ => false,
+    };
+    let checks: [(&str, bool, &str); 4] = [
+        ("name", word(1, &[], false), "a trial name"),
+        (
+            "status",
+            word(2, &["passed", "failed", "ignored"], false),
+            "passed, failed or ignored",
+        ),
+        (
+            "verdict",
+            word(
+                3,
+                &["unchanged", "improved", "regressed", "inconclusive"],
+                true,
+            ),
+            "a verdict or NULL",
+        ),
+        (
+            "regime",
+            word(9, &["cold", "graph"], true),
+            "cold, graph or NULL",
+        ),
+    ];
+    for (name, ok, what) in checks {
+        if !ok {
+            p.add(
+                format!("{at}, column {name}"),
+                format!("holds something else than {what}"),
+            );
+        }
+    }
+    let number = |i: usize| match r.get_ref(i) {
+        Ok(ValueRef::Null) => Ok(None),
+        Ok(ValueRef::Real(v)) => Ok(Some(v)),
+        Ok(ValueRef::Integer(v)) => Ok(Some(v as f64)),
+        _ => Err(()),
+    };
+    for (i, name) in [(4, "median"), (5, "low"), (6, "high")] {
+        match number(i) {
+            Ok(Some(v)) => p.seconds(format!("{at}, column {name}"), v),
+            Ok(None) => {}
+            Err(()) => p.add(format!("{at}, column {name}"), "is not a number"),
+        }
+    }
+    match number(7) {
+        Ok(Some(v)) => p.within(format!("{at}, column max_slowdown"), v, (0.0, 100.0)),
+        Ok(None) => {}
+        Err(()) => p.add(format!("{at}, column max_slowdown"), "is not a number"),
+    }
+    let samples = match r.get_ref(8) {
+        Ok(ValueRef::Text(t)) => serde_json::from_slice::<Option<Vec<f64>>>(t).ok(),
+        _ => None,
+    };
+    match samples {
+        Some(Some(s)) => p.seconds_samples(format!("{at}, column samples"), &s, 0),
+        Some(None) => {}
+        None => p.add(
+            format!("{at}, column samples"),
+            "is not a JSON list of numbers (or null)",
+        ),
+    }
 }
 
 #[cfg(test)]

@@ -120,8 +120,15 @@ pub fn log_ticks(range: &Range<f64>) -> Vec<f64> {
     }
     let inside = |mantissas: &[f64]| -> Vec<f64> {
         let mut out = Vec::new();
-        let mut k = lo.log10().floor() as i32 - 1;
-        while 10f64.powi(k) <= hi * 10.0 {
+        // Decades from below `lo` to above `hi`, bounded: `hi * 10` overflows to infinity for
+        // the largest doubles, which `powi` reaches too (seen: a results file holding 1e308
+        // hung `kernelgate report`).
+        let first = lo.log10().floor().max(-400.0) as i32 - 1;
+        let last = hi.log10().ceil().min(400.0) as i32 + 1;
+        for k in first..=last {
+            if 10f64.powi(k) > hi * 10.0 {
+                break;
+            }
             for m in mantissas {
                 // Written as the decimal it is (5e-7, not 4.9999999999999996e-7).
                 let v: f64 = format!("{m}e{k}").parse().unwrap_or(m * 10f64.powi(k));
@@ -129,7 +136,6 @@ pub fn log_ticks(range: &Range<f64>) -> Vec<f64> {
                     out.push(v);
                 }
             }
-            k += 1;
         }
         out
     };
@@ -210,6 +216,14 @@ pub fn label_of(v: f64, ticks: &[f64], labels: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ticks_over_the_whole_double_range_end() {
+        // Seen: a results file holding 1e308 hung `kernelgate report` here.
+        let ticks = log_ticks(&(1e-6..1e308));
+        assert!(!ticks.is_empty() && ticks.len() <= 400, "{}", ticks.len());
+        assert!(log_ticks(&(f64::MIN_POSITIVE..f64::MAX)).len() <= 700);
+    }
 
     fn distinct(labels: &[String]) -> bool {
         let mut s = labels.to_vec();

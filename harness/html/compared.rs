@@ -9,6 +9,7 @@ use super::plots::chart;
 use super::strips::{self, Sides};
 use super::trial::State;
 use super::view::View;
+use crate::code::CodeChange;
 use crate::measure::Footprint;
 use crate::report::results::{GateNote, TrialRecord};
 use crate::report::terminal::record_change as change;
@@ -66,8 +67,8 @@ fn footprint_rows(f: &Footprint) -> Vec<(String, String)> {
 /// The evidence rows of a compared trial: its median time on both sides, then its launches'
 /// resources and peak memory (where the results file recorded the other side's footprint).
 ///
-/// Issue 17 adds a `code` row here (same code / changed, with a link to the SASS diff) from
-/// the record's code identity; issue 18 adds one row per hardware counter, both sides.
+/// With the record's code, a row of the trial identities (the figure links the SASS diffs
+/// below it, `code::code_line`); issue 18 adds one row per hardware counter, both sides.
 pub fn evidence(t: &TrialRecord) -> Vec<Evidence> {
     let Some(m) = &t.measurement else {
         return Vec::new();
@@ -83,6 +84,20 @@ pub fn evidence(t: &TrialRecord) -> Vec<Evidence> {
         old: old_time.map(duration).unwrap_or_else(|| "–".into()),
         new: duration(m.time.median),
     }];
+    if let Some(code) = &t.code {
+        // The other side's identity: the base's, or (stored) whether the baseline's matched.
+        let old = match (&t.base_code, &t.code_change) {
+            (Some(b), _) => b.short().to_string(),
+            (None, Some(c)) if c.is_same() => code.short().to_string(),
+            (None, Some(CodeChange::Changed { .. })) => "another".into(),
+            _ => "–".into(),
+        };
+        out.push(Evidence {
+            what: "trial identity (code, launches, inputs, settings)".into(),
+            old,
+            new: code.short().to_string(),
+        });
+    }
     let new = footprint_rows(&m.footprint);
     let old = m.baseline_footprint.as_ref().map(footprint_rows);
     for (what, value) in new {
@@ -97,7 +112,33 @@ pub fn evidence(t: &TrialRecord) -> Vec<Evidence> {
             new: value,
         });
     }
+    out.extend(counter_rows(m));
     out
+}
+
+/// One row per hardware counter read on this side (`measurement.counters`), against the
+/// baseline's or base's; an exact counter (equal in every read of the other side) is marked.
+fn counter_rows(m: &crate::report::results::Measurement) -> Vec<Evidence> {
+    use crate::measure::counters::Counter;
+    let Some(now) = m.counters.as_ref().and_then(|c| c.collected()) else {
+        return Vec::new();
+    };
+    let old = m.baseline_counters.as_ref();
+    Counter::ALL
+        .iter()
+        .filter_map(|c| {
+            let new = now.kernel.get(c)?;
+            let exact = old.is_some_and(|o| o.stable.contains(c));
+            Some(Evidence {
+                what: format!("{}{}", c.label(), if exact { " (exact)" } else { "" }),
+                old: old
+                    .and_then(|o| o.values.get(c))
+                    .map(|v| c.format(*v))
+                    .unwrap_or_else(|| "–".into()),
+                new: c.format(*new),
+            })
+        })
+        .collect()
 }
 
 /// The evidence table, the rows that differ first and marked.
@@ -164,7 +205,7 @@ pub fn comparisons(view: &View, trials: &[&TrialRecord]) -> String {
             ""
         };
         out.push_str(&format!(
-            r#"<figure class="compared" id="{}">{svg}<figcaption>{} {}: change {} against {} (95% interval), threshold +{:.1}% ({why}).{missing}</figcaption>{}</figure>"#,
+            r#"<figure class="compared" id="{}">{svg}<figcaption>{} {}: change {} against {} (95% interval), threshold +{:.1}% ({why}).{missing}</figcaption>{}{}</figure>"#,
             anchor("cmp", &t.name),
             badge(State::of(t).word()),
             esc(&t.name),
@@ -172,6 +213,7 @@ pub fn comparisons(view: &View, trials: &[&TrialRecord]) -> String {
             view.against(),
             100.0 * limit,
             evidence_table(&sides, &evidence(t)),
+            super::code::code_line(view, t),
         ));
         out.push('\n');
     }

@@ -11,6 +11,7 @@
 //! the device.
 
 pub mod axes;
+mod code;
 mod compared;
 pub mod page;
 pub mod plots;
@@ -21,7 +22,8 @@ mod summary;
 pub mod trial;
 mod view;
 
-use crate::report::results::{Results, ResultsError};
+use crate::report::results::Results;
+use crate::report::results_file::ResultsError;
 use page::{esc, table};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -138,36 +140,29 @@ pub fn write(path: &Path, results: &Results) -> Result<(), crate::baseline::Writ
     crate::baseline::write_atomically(path, render(results).as_bytes())
 }
 
+/// `kernelgate report`'s command line.
+#[derive(Debug, clap::Args)]
+pub struct ReportArgs {
+    /// Results files (KERNELGATE_RESULTS), joined as `merge` joins them
+    #[arg(required = true, value_name = "RESULTS.json")]
+    inputs: Vec<PathBuf>,
+    /// Where to write the report
+    #[arg(long, value_name = "OUT.html", required = true)]
+    html: PathBuf,
+}
+
 /// `kernelgate report RESULTS.json... --html OUT.html`: joins the results files (as `merge`
 /// does) and writes the report; exit code 0, or 2 for bad input.
-pub fn command(args: &[String]) -> ExitCode {
+pub fn command(args: &ReportArgs) -> ExitCode {
     let bad = |msg: String| {
-        eprintln!("error: {msg}\nusage: kernelgate report RESULTS.json... --html OUT.html");
+        eprintln!("error: {msg}");
         crate::exit::code(crate::exit::BAD_INPUT)
     };
-    let mut inputs: Vec<PathBuf> = Vec::new();
-    let mut out: Option<PathBuf> = None;
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--html" => match it.next() {
-                Some(p) => out = Some(p.into()),
-                None => return bad("`--html` needs a file name".into()),
-            },
-            flag if flag.starts_with("--") => return bad(format!("unknown option `{flag}`")),
-            file => inputs.push(file.into()),
-        }
-    }
-    let Some(out) = out else {
-        return bad("say where to write the report with `--html OUT.html`".into());
-    };
-    if inputs.is_empty() {
-        return bad("give at least one results file".into());
-    }
+    let (inputs, out) = (&args.inputs, &args.html);
     let loaded: Result<Vec<Results>, ResultsError> =
         inputs.iter().map(|p| Results::load(p)).collect();
     let merged = loaded.and_then(|r| crate::report::merge::merge(&r));
-    match merged.and_then(|r| Ok(write(&out, &r)?)) {
+    match merged.and_then(|r| Ok(write(out, &r)?)) {
         Ok(()) => {
             println!("kernelgate: wrote {}", out.display());
             ExitCode::SUCCESS

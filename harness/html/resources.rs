@@ -69,7 +69,9 @@ pub fn resources(view: &View, trials: &[&TrialRecord]) -> String {
                 num(format!(
                     "{} of {}",
                     m.clocks.discarded_rounds,
-                    m.clocks.discarded_rounds + m.clocks.kept_rounds
+                    m.clocks
+                        .discarded_rounds
+                        .saturating_add(m.clocks.kept_rounds)
                 )),
                 esc(&format!("{} ×{}", m.regime, m.batch[0])),
             ]);

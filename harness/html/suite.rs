@@ -290,12 +290,13 @@ pub fn suite_section(view: &View, suite: &str, trials: &[&TrialRecord]) -> Strin
         None => String::new(),
     };
     format!(
-        "<section class=\"suite\" id=\"{}\">\n<h2>suite <code>{}</code></h2>\n{paired}{}{}{}{}</section>\n",
+        "<section class=\"suite\" id=\"{}\">\n<h2>suite <code>{}</code></h2>\n{paired}{}{}{}{}{}</section>\n",
         anchor("suite", suite),
         esc(suite),
         sweep_charts(view, suite, trials),
         trials_table(view, trials),
         super::compared::comparisons(view, trials),
+        super::code::code_changes(view, suite),
         super::resources::resources(view, trials),
     )
 }

@@ -7,7 +7,7 @@ use super::page::{anchor, badge, esc, table};
 use super::trial::{commands, kernel_and_case, State};
 use super::view::View;
 use crate::report::results::{GateNote, TrialRecord};
-use crate::report::terminal::{change, headline};
+use crate::report::terminal::{headline, verdict_change};
 
 /// Trials of one kernel in one state (and, for failures, of one kind).
 struct Group<'a> {
@@ -67,14 +67,21 @@ fn why(view: &View, t: &TrialRecord) -> String {
             Some(v),
             None,
         ) => {
+            // What moved in the hardware counters, where they were read on both sides.
+            let counters = t
+                .measurement
+                .as_ref()
+                .map(crate::report::counters::explanation)
+                .unwrap_or_default();
             format!(
-                "{} against {}: Benjamini–Hochberg over {family} comparisons, max_slowdown {}",
+                "{} against {}: Benjamini–Hochberg over {family} comparisons, max_slowdown {}{}",
                 v.verdict,
                 view.against(),
                 t.measurement
                     .as_ref()
                     .map(|m| format!("{}%", 100.0 * m.max_slowdown))
-                    .unwrap_or_else(|| "–".into())
+                    .unwrap_or_else(|| "–".into()),
+                esc(&counters)
             )
         }
         _ => esc(&headline(t)),
@@ -133,6 +140,13 @@ pub fn summary(view: &View) -> String {
         "<span>{} trials</span></p>\n",
         results.trials.len()
     ));
+    for line in results
+        .identical
+        .iter()
+        .flat_map(crate::report::identical::lines)
+    {
+        out.push_str(&format!("<p class=\"identical\">{}</p>\n", esc(&line)));
+    }
     if !results.gone.is_empty() {
         let names: Vec<String> = results
             .gone
@@ -148,7 +162,7 @@ pub fn summary(view: &View) -> String {
     }
     let groups = groups(&results.trials);
     if groups.is_empty() {
-        out.push_str("<p>Nothing needs attention: no trial failed, regressed, was inconclusive or unreliable.</p>\n");
+        out.push_str("<p>Nothing needs attention: no trial failed, regressed, was inconclusive, unreliable or machine-slower.</p>\n");
         out.push_str("</section>\n");
         return out;
     }
@@ -166,8 +180,8 @@ pub fn summary(view: &View) -> String {
                     Some(format!(
                         "<span class=\"change\"><code>{}</code> {} <span class=\"p\">p = {:.1e}</span></span>",
                         esc(case),
-                        esc(&change(&v.time)),
-                        v.time.p_adjusted
+                        esc(&verdict_change(v)),
+                        v.shown().p_adjusted
                     ))
                 })
                 .collect();

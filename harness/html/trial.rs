@@ -23,6 +23,8 @@ pub enum State {
     Improved,
     /// No meaningful change.
     Unchanged,
+    /// Paired mode: identical code at the base (not timed, or timed as an A/A pair).
+    IdenticalCode,
     /// Paired mode: not at the base revision, so not compared.
     New,
     /// Paired mode: its case changed since the base, so not compared.
@@ -38,7 +40,7 @@ pub enum State {
 impl State {
     /// The state of a record.
     pub fn of(t: &TrialRecord) -> State {
-        let verdict = t.verdict.map(|v| v.verdict);
+        let verdict = t.decided();
         match (t.status, verdict) {
             (_, Some(Verdict::Regressed)) => State::Regressed,
             (Status::Failed, _) => State::Failed,
@@ -49,6 +51,7 @@ impl State {
             (_, Some(Verdict::MachineSlower)) => State::MachineSlower,
             (_, Some(Verdict::MachineFaster)) => State::MachineFaster,
             (_, Some(Verdict::Unchanged)) => State::Unchanged,
+            (_, Some(Verdict::IdenticalCode)) => State::IdenticalCode,
             (_, None) if t.paired_standing() == Some(Standing::New) => State::New,
             (_, None) if t.paired_standing() == Some(Standing::Changed) => State::Changed,
             (_, None) if t.measurement.is_some() => State::NoBaseline,
@@ -60,13 +63,14 @@ impl State {
     pub fn word(self) -> &'static str {
         match self {
             State::Failed => "failed",
-            State::Regressed => "regressed",
-            State::Inconclusive => "inconclusive",
+            State::Regressed => Verdict::Regressed.label(),
+            State::Inconclusive => Verdict::Inconclusive.label(),
             State::Unreliable => "unreliable",
-            State::Improved => "improved",
-            State::MachineSlower => "machine-slower",
-            State::MachineFaster => "machine-faster",
-            State::Unchanged => "unchanged",
+            State::Improved => Verdict::Improved.label(),
+            State::MachineSlower => Verdict::MachineSlower.label(),
+            State::MachineFaster => Verdict::MachineFaster.label(),
+            State::Unchanged => Verdict::Unchanged.label(),
+            State::IdenticalCode => Verdict::IdenticalCode.label(),
             State::New => "new",
             State::Changed => "changed",
             State::NoBaseline => "no baseline",
@@ -75,9 +79,9 @@ impl State {
         }
     }
 
-    /// Whether the summary lists it first.
+    /// Whether the summary lists it first: up to `machine-slower` (a warning).
     pub fn needs_attention(self) -> bool {
-        self <= State::Unreliable
+        self <= State::MachineSlower
     }
 }
 

@@ -16,7 +16,10 @@
 
 #![deny(clippy::too_many_lines)]
 
+pub mod contention;
 pub mod counters;
+pub mod counters_valid;
+pub mod memo;
 mod plan;
 pub mod profile;
 mod samples;

@@ -20,7 +20,8 @@ pub struct SamplingProfile {
     pub launch: f64,
     /// Host: queueing the rounds (the API calls for prepares, flushes, events and launches).
     pub submit: f64,
-    /// Host: waiting for the GPU to finish the queued rounds and the clock probe.
+    /// Host: waiting for the GPU to finish the queued rounds and the clock probe, then the
+    /// host's round trip to the idle GPU (`measure::contention`).
     pub sync: f64,
     /// Host: reading the events and deciding whether to stop.
     pub readback: f64,

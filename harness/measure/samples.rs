@@ -202,8 +202,17 @@ pub struct Clocks {
     pub discarded_rounds: usize,
     /// Rounds kept.
     pub kept_rounds: usize,
-    /// Too many rounds were throttled: the trial's times are not to be trusted or gated.
+    /// Too many rounds were throttled or contended, or another process used the GPU: the
+    /// trial's times are not to be trusted or gated.
     pub unreliable: bool,
+    /// Rounds dropped because another context held the GPU (`measure::contention`), counted
+    /// apart from the throttled ones in `discarded_rounds`.
+    #[serde(default)]
+    pub contended_rounds: usize,
+    /// Other processes NVML saw using the GPU's SMs while the trial was timed (`pid 4242
+    /// (python3)`); empty where NVML cannot tell.
+    #[serde(default)]
+    pub others: Vec<String>,
 }
 
 impl Clocks {

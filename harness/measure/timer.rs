@@ -64,12 +64,17 @@ pub struct Timer {
     thermal: Option<crate::device::thermal::Thermal>,
     /// The sampling profile's events and figures, under `KERNELGATE_PROFILE=1`.
     splits: Option<Splits>,
+    /// The empty kernel, for the host's round trip to the GPU between rounds.
+    empty: Function,
+    /// That round trip when the worker started, seconds (`measure::contention`).
+    latency: f64,
 }
 
 impl Timer {
     /// Creates events and a flush buffer twice the L2's size, and measures the launch floor
-    /// with `empty`, a kernel that does nothing; `clock` reads the SM clock.
-    pub fn new(gpu: &Gpu, empty: &Function, clock: Function) -> Result<Timer, DeviceError> {
+    /// and the host's round trip with `empty`, a kernel that does nothing; `clock` reads the SM
+    /// clock.
+    pub fn new(gpu: &Gpu, empty: Function, clock: Function) -> Result<Timer, DeviceError> {
         let events = (0..2 * ROUNDS)
             .map(|_| Ok((gpu.event()?, gpu.event()?)))
             .collect::<Result<_, DeviceError>>()?;
@@ -94,6 +99,8 @@ impl Timer {
                 .uuid()
                 .and_then(|u| crate::device::thermal::Thermal::open(&u)),
             splits: None,
+            empty,
+            latency: 0.0,
         };
         let dims = LaunchDims {
             grid: [1; 3],
@@ -101,18 +108,22 @@ impl Timer {
             shared: 0,
         };
         for _ in 0..20 {
-            gpu.launch(empty, dims, &[])?;
+            gpu.launch(&timer.empty, dims, &[])?;
         }
         let mut times = Vec::new();
         for _ in 0..100 {
             let (s, e) = &timer.events[0];
             gpu.record(s)?;
-            gpu.launch(empty, dims, &[])?;
+            gpu.launch(&timer.empty, dims, &[])?;
             gpu.record(e)?;
             gpu.synchronize()?;
             times.push(elapsed_ms(s, e)? as f64 / 1e3);
         }
         timer.floor = Summary::of(&times).map(|s| s.median).unwrap_or(0.0);
+        let trips = (0..20)
+            .map(|_| timer.round_trip(gpu))
+            .collect::<Result<Vec<f64>, DeviceError>>()?;
+        timer.latency = Summary::of(&trips).map(|s| s.median).unwrap_or(0.0);
         for _ in 0..3 {
             timer.read_clock(gpu)?;
         }
@@ -141,47 +152,6 @@ impl Timer {
         if let Some(s) = self.splits.as_mut() {
             *figure(&mut s.totals) += since.elapsed().as_secs_f64();
         }
-    }
-
-    /// Runs the clock probe and returns the SM clock in MHz (0 when it cannot tell).
-    fn read_clock(&mut self, gpu: &Gpu) -> Result<f64, DeviceError> {
-        self.queue_clock(gpu)?;
-        self.clock_result(gpu)
-    }
-
-    /// Queues the clock probe behind whatever the stream holds.
-    fn queue_clock(&self, gpu: &Gpu) -> Result<(), DeviceError> {
-        let dims = LaunchDims {
-            grid: [1; 3],
-            block: [32, 1, 1],
-            shared: 0,
-        };
-        let spins = PROBE_SPINS.to_le_bytes();
-        gpu.launch(
-            &self.clock,
-            dims,
-            &[
-                crate::device::KernelArg::Buffer(&self.clock_out),
-                crate::device::KernelArg::Scalar(&spins),
-            ],
-        )
-    }
-
-    /// Waits for the queued clock probe (and everything before it) and returns its reading,
-    /// MHz.
-    fn clock_result(&mut self, gpu: &Gpu) -> Result<f64, DeviceError> {
-        gpu.download_into(&self.clock_out, &mut self.clock_host)?;
-        let raw = &self.clock_host;
-        let word =
-            |i: usize| u64::from_le_bytes(raw[8 * i..8 * i + 8].try_into().expect("8 bytes"));
-        let (cycles, ns) = (word(0), word(1));
-        let mhz = if ns > 0 {
-            cycles as f64 / ns as f64 * 1e3
-        } else {
-            0.0
-        };
-        self.max_mhz = self.max_mhz.max(mhz);
-        Ok(mhz)
     }
 
     /// The launch floor, seconds.
@@ -259,6 +229,27 @@ impl Timer {
             None => op.run(gpu, copy)?,
         }
         gpu.record(end)
+    }
+
+    /// One single-launch sample of `op` on input copy `copy`, prepared and (as `bench` says)
+    /// after an L2 flush, as a cold sample is taken; seconds.
+    pub fn sample_on(
+        &mut self,
+        gpu: &Gpu,
+        bench: &Bench,
+        op: &mut dyn Timed,
+        copy: usize,
+    ) -> Result<f64, DeviceError> {
+        op.prepare(gpu, Some(copy))?;
+        if bench.l2_flush {
+            self.flush_l2(gpu)?;
+        }
+        let (start, end) = &self.events[0];
+        gpu.record(start)?;
+        op.run(gpu, copy)?;
+        gpu.record(end)?;
+        gpu.synchronize()?;
+        Ok(elapsed_ms(start, end)? as f64 / 1e3)
     }
 
     /// Warms both kernels up, then chooses the regime from a few single-launch samples.
@@ -346,6 +337,9 @@ impl Timer {
         mut reference: Option<&mut dyn Timed>,
     ) -> Result<Samples, DeviceError> {
         let start = Instant::now();
+        let since_us = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_micros() as u64);
         let mut out = Samples {
             regime: plan.regime,
             batch: [plan.kernel_batch, plan.reference_batch],
@@ -375,9 +369,12 @@ impl Timer {
             self.host_time(at, |p| &mut p.submit);
             let at = Instant::now();
             let mhz = self.clock_result(gpu)?;
+            // The GPU is idle for us now: the host's round trip to it says whether another
+            // context holds it (it then waits for that context's time slice).
+            let trip = self.round_trip(gpu)?;
             self.host_time(at, |p| &mut p.sync);
             let at = Instant::now();
-            let next = if self.clock_held(mhz, &mut out.clocks) {
+            let next = if self.clock_held(mhz, trip, &mut out.clocks) {
                 self.read_rounds(round, plan, reference.is_some(), &mut out)?;
                 let reference = reference.is_some().then_some(out.reference.as_slice());
                 stop::after_kept(bench, &out.kernel, reference, start.elapsed())
@@ -400,9 +397,17 @@ impl Timer {
             self.queue(gpu, bench, kernel, kernel_graph.as_ref(), copies, 0)?;
         }
         gpu.synchronize()?;
-        let rounds = out.clocks.kept_rounds + out.clocks.discarded_rounds;
-        out.clocks.unreliable =
-            out.clocks.discarded_rounds as f64 > UNRELIABLE_FRACTION * rounds as f64;
+        let c = &mut out.clocks;
+        if let Some(active) = self
+            .thermal
+            .as_ref()
+            .and_then(|t| t.active_processes(since_us))
+        {
+            c.others = super::contention::others(&active, std::process::id());
+        }
+        let dropped = c.discarded_rounds + c.contended_rounds;
+        let rounds = c.kept_rounds + dropped;
+        c.unreliable = dropped as f64 > UNRELIABLE_FRACTION * rounds as f64 || !c.others.is_empty();
         out.wall_seconds = start.elapsed().as_secs_f64();
         self.sampled = true;
         Ok(out)
@@ -439,22 +444,6 @@ impl Timer {
             }
         }
         Ok(())
-    }
-
-    /// Records the SM clock read after a group of rounds (`mhz`) into `clocks`: whether it held
-    /// (the rounds are kept) or was throttled (they are counted as discarded).
-    fn clock_held(&mut self, mhz: f64, clocks: &mut Clocks) -> bool {
-        clocks.mhz.push(mhz);
-        if let Some(c) = self.thermal.as_ref().and_then(|t| t.celsius()) {
-            clocks.celsius.push(c);
-        }
-        if mhz > 0.0 && mhz < THROTTLE_FRACTION * self.max_mhz {
-            // Throttled: these rounds are not the kernel's time.
-            clocks.discarded_rounds += ROUNDS;
-            return false;
-        }
-        clocks.kept_rounds += ROUNDS;
-        true
     }
 
     /// Reads the event pairs of the rounds queued from `round` on into `out`, as seconds per
@@ -512,6 +501,9 @@ fn capture(
     gpu.capture(|gpu| (0..launches).try_for_each(|j| op.run(gpu, j % copies)))
         .map(Some)
 }
+
+#[path = "timer_clock.rs"]
+mod clock;
 
 #[cfg(test)]
 mod tests {

@@ -43,6 +43,10 @@ pub fn listed_ignored(config: &Config, trial: &Planned) -> bool {
 /// the per-trial time-out. A process that dies frees the lock at once, so this limit is only
 /// met when the one running the trials hangs past every time-out of its own.
 pub fn wait_limit(config: &Config, trials: usize) -> Duration {
-    config.timeout * (1 + crate::gate::REMEASURE_EFFORT) * (trials.max(1) as u32)
-        + Duration::from_secs(60)
+    let trials = u32::try_from(trials.max(1)).unwrap_or(u32::MAX);
+    config
+        .timeout
+        .saturating_mul(1 + crate::gate::REMEASURE_EFFORT)
+        .saturating_mul(trials)
+        .saturating_add(Duration::from_secs(60))
 }

@@ -120,3 +120,58 @@ pub fn extract(
     std::fs::write(&done, commit)
         .map_err(|e| fail(format!("cannot write `{}`: {e}", done.display())))
 }
+
+/// Whether `ancestor` is an ancestor of `commit` (or the same commit).
+pub fn is_ancestor(top: &Path, ancestor: &str, commit: &str) -> Result<bool, PairedError> {
+    let o = git(top, &["merge-base", "--is-ancestor", ancestor, commit])?;
+    Ok(o.status.success())
+}
+
+/// The commits after `good` up to `bad` along `bad`'s first parents, oldest first, each with
+/// its subject line.
+pub fn first_parents(
+    top: &Path,
+    good: &str,
+    bad: &str,
+) -> Result<Vec<(String, String)>, PairedError> {
+    let range = format!("{good}..{bad}");
+    let o = git(
+        top,
+        &[
+            "log",
+            "--first-parent",
+            "--reverse",
+            "--format=%H%x00%s",
+            &range,
+        ],
+    )?;
+    if !o.status.success() {
+        return Err(PairedError::Git {
+            what: format!(
+                "git log {range} failed: {}",
+                String::from_utf8_lossy(&o.stderr).trim()
+            ),
+        });
+    }
+    Ok(String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .filter_map(|l| {
+            let (id, subject) = l.split_once('\0')?;
+            Some((id.to_string(), subject.to_string()))
+        })
+        .collect())
+}
+
+/// The first parent of `commit`, when it has one.
+pub fn parent(top: &Path, commit: &str) -> Result<Option<String>, PairedError> {
+    let o = git(
+        top,
+        &["rev-parse", "--verify", "--quiet", &format!("{commit}^")],
+    )?;
+    Ok(o.status.success().then(|| stdout(&o)))
+}
+
+/// The subject line of `commit`.
+pub fn subject(top: &Path, commit: &str) -> Result<String, PairedError> {
+    Ok(stdout(&git(top, &["log", "-1", "--format=%s", commit])?))
+}

@@ -8,6 +8,7 @@ mod error;
 mod git;
 
 pub use error::PairedError;
+pub use git::{first_parents, is_ancestor, parent, resolve, subject};
 
 use crate::plan::Planned;
 use crate::suite::Suite;

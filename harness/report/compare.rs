@@ -214,8 +214,8 @@ pub fn table(rows: &[&Row]) -> String {
                     r.name.clone(),
                     time(r.old),
                     time(r.new),
-                    crate::report::terminal::change(&v.time),
-                    format!("{:.2e}", v.time.p_adjusted),
+                    crate::report::terminal::verdict_change(v),
+                    format!("{:.2e}", v.shown().p_adjusted),
                     v.verdict.to_string(),
                 ],
                 None => [

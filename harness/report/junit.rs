@@ -65,6 +65,21 @@ pub fn render(results: &Results) -> String {
         properties.push(Property::new("kernelgate.base", b.rev.as_str()));
         properties.push(Property::new("kernelgate.base.commit", b.commit.as_str()));
     }
+    if let Some(i) = &results.identical {
+        properties.push(Property::new(
+            "kernelgate.identical.skipped",
+            i.skipped.to_string(),
+        ));
+        if let Some(s) = i.saved_seconds {
+            properties.push(Property::new(
+                "kernelgate.identical.saved_seconds",
+                format!("{s:.1}"),
+            ));
+        }
+        for line in super::identical::lines(i) {
+            properties.push(Property::new("kernelgate.identical", line));
+        }
+    }
     let p = &results.provenance;
     for (name, value) in [
         ("kernelgate.commit", &p.commit),

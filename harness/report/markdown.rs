@@ -1,11 +1,11 @@
 //! `markdown`: a summary for people (`KERNELGATE_MARKDOWN=path`, and `$GITHUB_STEP_SUMMARY`
-//! when set): what needs attention first — failed, regressed, inconclusive and improved trials —
-//! then every trial. GitHub caps a step summary at 1 MiB; this stays under `MAX_BYTES`.
+//! when set): what needs attention first — failed, regressed, inconclusive, improved and
+//! machine-slower trials — then every trial. GitHub caps a step summary at 1 MiB; this stays under `MAX_BYTES`.
 
 use super::results::{GateNote, Results, Standing, Status, TrialRecord};
 use super::{bytes, duration};
 use crate::gate::Verdict;
-use crate::report::terminal::{headline, record_change as change};
+use crate::report::terminal::{code_note, headline, record_change as change};
 use crate::stats::Summary;
 
 /// The size the summary is kept under.
@@ -20,11 +20,11 @@ fn cell(text: &str) -> String {
 }
 
 fn verdict(t: &TrialRecord) -> String {
-    match (t.status, &t.verdict, &t.measurement) {
-        (_, Some(v), _) if v.verdict == Verdict::Regressed => "**regressed**".into(),
+    match (t.status, t.decided(), &t.measurement) {
+        (_, Some(Verdict::Regressed), _) => "**regressed**".into(),
         (Status::Failed, _, _) => "**failed**".into(),
         (Status::Ignored, _, _) => "ignored".into(),
-        (_, Some(v), _) => v.verdict.to_string(),
+        (_, Some(v), _) => v.to_string(),
         (_, None, Some(_)) => t
             .paired_standing()
             .map_or("no baseline", Standing::word)
@@ -48,15 +48,19 @@ fn why(t: &TrialRecord) -> String {
             .map(|s| (s.median, format!("base `{}`", short(commit)))),
         _ => None,
     };
-    match (compared, &t.verdict, &t.measurement) {
+    let why = match (compared, &t.verdict, &t.measurement) {
         (Some((old, against)), Some(v), Some(m)) if t.failure_detail.is_none() => format!(
             "{} → {} per run against {}; p = {:.1e} after Benjamini–Hochberg",
             duration(old),
             duration(m.time.median),
             cell(&against),
-            v.time.p_adjusted
+            v.shown().p_adjusted
         ),
-        _ => cell(&headline(t)),
+        _ => return cell(&headline(t)),
+    };
+    match code_note(t) {
+        Some(code) => format!("{why}; {}", cell(&code)),
+        None => why,
     }
 }
 
@@ -66,13 +70,7 @@ fn short(commit: &str) -> &str {
 }
 
 fn needs_attention(t: &TrialRecord) -> bool {
-    t.status == Status::Failed
-        || t.verdict.is_some_and(|v| {
-            matches!(
-                v.verdict,
-                Verdict::Regressed | Verdict::Inconclusive | Verdict::Improved
-            )
-        })
+    t.status == Status::Failed || t.verdict.is_some_and(|v| v.verdict.needs_attention())
 }
 
 /// The summary.
@@ -87,15 +85,23 @@ pub fn render(results: &Results) -> String {
     let standing = |s: Standing| count(&|t| t.paired_standing() == Some(s));
     let paired = match results.base {
         Some(_) => format!(
-            ", {} new, {} changed, {} gone",
+            ", {} identical code, {} new, {} changed, {} gone",
+            count(&|t| t.decided() == Some(Verdict::IdenticalCode)),
             standing(Standing::New),
             standing(Standing::Changed),
             results.gone.len()
         ),
         None => String::new(),
     };
+    // The machine's verdicts are counted where there are any (stored mode, with counters).
+    let machine: String = [Verdict::MachineSlower, Verdict::MachineFaster]
+        .into_iter()
+        .map(|v| (count(&is(v)), v))
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, v)| format!(", {n} {v}"))
+        .collect();
     let mut out = format!(
-        "## kernelgate: {} failed, {} regressed, {} inconclusive, {} improved, {} unchanged, {} ignored{paired}\n\n{device} · {} · {}kernelgate {} · {}\n\n",
+        "## kernelgate: {} failed, {} regressed, {} inconclusive, {} improved{machine}, {} unchanged, {} ignored{paired}\n\n{device} · {} · {}kernelgate {} · {}\n\n",
         count(&|t| t.status == Status::Failed),
         count(&is(Verdict::Regressed)),
         count(&is(Verdict::Inconclusive)),
@@ -111,6 +117,9 @@ pub fn render(results: &Results) -> String {
         results.kernelgate,
         results.date
     );
+    for line in results.identical.iter().flat_map(super::identical::lines) {
+        out.push_str(&format!("{}\n\n", cell(&line)));
+    }
     let attention: Vec<&TrialRecord> = results
         .trials
         .iter()

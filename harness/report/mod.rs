@@ -8,15 +8,21 @@ use results::Measurement;
 use std::fmt;
 
 pub mod annotations;
+pub mod closing;
 pub mod compare;
 pub mod counters;
+mod gate_note;
+pub mod identical;
 pub mod junit;
 pub mod markdown;
 pub mod merge;
 pub mod provenance;
 pub mod results;
+pub mod results_file;
+mod skipped;
 pub mod terminal;
 pub mod totals;
+pub mod validate;
 
 /// Formats seconds with a unit that keeps three or four significant digits.
 pub fn duration(seconds: f64) -> String {
@@ -229,6 +235,7 @@ mod tests {
             reference: Some("naive".into()),
             baseline_samples: Vec::new(),
             baseline_footprint: None,
+            trial_seconds: None,
             units: Vec::new(),
             counters: None,
             baseline_counters: None,

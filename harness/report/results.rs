@@ -1,17 +1,24 @@
 //! `Results`: the whole run as one JSON file (`KERNELGATE_RESULTS=path.json`): the device,
 //! every trial with its samples and verdict. The input of `kernelgate compare` and of CI reports.
 
-use crate::baseline::{Fingerprint, Origin, Stored};
+use crate::baseline::{Fingerprint, Stored};
+use crate::code::{CodeChange, TrialCode};
 use crate::device::DeviceInfo;
 use crate::gate::TrialVerdict;
-use crate::measure::Regime;
 use serde::{Deserialize, Serialize};
 
 pub use super::totals::RunTotals;
-use std::path::Path;
 
-/// Format of results files.
-pub const FORMAT: u32 = 1;
+pub use super::gate_note::{BaselineRef, GateNote};
+pub use super::skipped::{Identical, Noise, SavedFrom};
+
+/// Format of results files this kernelgate writes (3: each trial carries its code —
+/// `TrialRecord::code`, `base_code`, `code_change` — and a paired run its identical trials).
+pub const FORMAT: u32 = 3;
+
+/// The oldest format this kernelgate reads. Format 1 (no code) reads with the code absent;
+/// there was no format 2 of results files (the number was the baselines').
+pub const OLDEST_FORMAT: u32 = 1;
 
 /// How a trial ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -26,120 +33,6 @@ pub enum Status {
 }
 
 pub use crate::failure::{FailKind, TrialFailure};
-
-/// What the gate made of a measured trial (the verdict itself is [`TrialRecord::verdict`]).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum GateNote {
-    /// No baseline for this trial on this device; `elsewhere` lists devices that have one for
-    /// the suite.
-    NoBaseline {
-        /// Devices with a baseline file for this suite.
-        elsewhere: Vec<Fingerprint>,
-    },
-    /// The baseline was measured in another regime: not comparable.
-    OtherRegime {
-        /// The baseline's regime.
-        regime: Regime,
-    },
-    /// The baseline file cannot be used.
-    BaselineError {
-        /// Why.
-        message: String,
-    },
-    /// The SM clock was throttled in too many rounds: not compared.
-    Unreliable {
-        /// Rounds dropped as throttled.
-        discarded: usize,
-        /// All rounds.
-        rounds: usize,
-    },
-    /// Compared with its baseline.
-    Compared {
-        /// The baseline it was compared with.
-        baseline: BaselineRef,
-        /// Whether the verdict comes from a second measurement.
-        remeasured: bool,
-        /// Comparisons in the Benjamini–Hochberg family it was decided in.
-        family: usize,
-    },
-    /// Paired mode: compared with the same trial at the base revision, timed interleaved.
-    Paired {
-        /// The base revision, as given.
-        rev: String,
-        /// Its commit (or `folder`).
-        commit: String,
-        /// Whether the verdict comes from a second measurement.
-        remeasured: bool,
-        /// Comparisons in the Benjamini–Hochberg family it was decided in.
-        family: usize,
-    },
-    /// Paired mode: the trial does not exist at the base revision.
-    New,
-    /// Paired mode: the trial's case changed since the base; not compared.
-    Changed {
-        /// What changed.
-        why: String,
-    },
-    /// A re-measure of an inconclusive trial failed; the trial left the family.
-    RemeasureFailed,
-    /// `KERNELGATE_BLESS`: recorded as the new baseline, not judged.
-    Blessed,
-}
-
-/// The stored baseline a trial was compared with, as much as its report needs.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BaselineRef {
-    /// The baseline file.
-    pub path: String,
-    /// Its median time, seconds.
-    pub median: f64,
-    /// Its median speedup over the reference, for other kernels.
-    pub speedup: Option<f64>,
-    /// Its reference kernel.
-    pub reference: String,
-    /// When it was recorded.
-    pub date: String,
-    /// By which kernelgate.
-    pub kernelgate: String,
-    /// Runs pooled into it (`KERNELGATE_BLESS=add`); 1 for a baseline blessed once.
-    #[serde(default = "one_run")]
-    pub runs: usize,
-    /// Their between-run spread factor (largest run median over the smallest; 1 for one run):
-    /// the gate's threshold was `(1 + max_slowdown) × spread`.
-    #[serde(default = "no_spread")]
-    pub spread: f64,
-    /// The physical GPUs (and hosts) it was recorded on, when none of them is the GPU this
-    /// trial ran on; empty when it is, or when either is unknown.
-    #[serde(default)]
-    pub other_gpus: Vec<Origin>,
-}
-
-impl BaselineRef {
-    /// A baseline of one run at `path` with median `median` seconds, recorded on 2026-11-20 by
-    /// kernelgate 0.1.0 with the reference `naive`: for tests of reporters.
-    pub fn for_tests(path: &str, median: f64) -> BaselineRef {
-        BaselineRef {
-            path: path.into(),
-            median,
-            speedup: None,
-            reference: "naive".into(),
-            date: "2026-11-20".into(),
-            kernelgate: "0.1.0".into(),
-            runs: 1,
-            spread: 1.0,
-            other_gpus: Vec::new(),
-        }
-    }
-}
-
-fn one_run() -> usize {
-    1
-}
-
-fn no_spread() -> f64 {
-    1.0
-}
 
 /// A declared limit a measured trial broke, or a change since its baseline that fails it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -268,6 +161,10 @@ pub struct Measurement {
     /// was not compared, or in files written before it was recorded.
     #[serde(default)]
     pub baseline_footprint: Option<crate::measure::Footprint>,
+    /// Seconds the trial took on the GPU worker: setup, correctness and sampling (format 3;
+    /// absent in older files). Paired mode estimates the time identical trials saved from it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trial_seconds: Option<f64>,
     /// The allocations the samples were split over, in order: each one's sample counts, the
     /// kernel's median on it, and the counters read on it (`docs/measurement.md`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -291,9 +188,9 @@ pub struct Measurement {
     /// The counters that changed against those, largest first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub counter_changes: Vec<crate::measure::counters::CounterChange>,
-    // Evidence beyond time joins here, both sides like the footprints: the code identity of
-    // issue 17 ("same code" / what changed). Reporters show it in `html::compared::evidence`
-    // (a row each), `terminal::note` and Markdown's `why`.
+    // The code a trial ran is on the record (`TrialRecord::code`, `code_change`), since an
+    // identical-code trial has no measurement. Reporters show evidence in
+    // `html::compared::evidence` (a row each), `terminal::note` and Markdown's `why`.
 }
 
 /// One trial of the run.
@@ -339,6 +236,18 @@ pub struct TrialRecord {
     /// What a compile trial compiled.
     #[serde(default)]
     pub compiled: Option<Compiled>,
+    /// The code this trial ran (format 3): its kernel's and its reference's code identities
+    /// for the run's architecture, the toolchain, and the trial identity. `None` where it could
+    /// not be had (no NVRTC, a suite that does not compile) and in older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<TrialCode>,
+    /// Paired mode: the same trial's code at the base revision.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_code: Option<TrialCode>,
+    /// What differs between `code` and the code it was compared with: the stored baseline's
+    /// (or that the baseline recorded none), or the base's in paired mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code_change: Option<CodeChange>,
 }
 
 /// What a suite's compile trial did.
@@ -382,6 +291,19 @@ pub struct Results {
     /// Paired mode: trials of the base that the candidate no longer has.
     #[serde(default)]
     pub gone: Vec<String>,
+    /// Paired mode: the trials whose code was identical at the base (format 3): how many were
+    /// skipped, the time that saved (an estimate), and under `KERNELGATE_TIME_IDENTICAL=1` the
+    /// largest change timed among them. `None` outside paired mode and in older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identical: Option<Identical>,
+    /// Paired mode: each changed kernel's SASS against the base's (diff, instruction-mix
+    /// deltas, resources), for the HTML report; empty where none changed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sass: Vec<crate::sass::change::KernelDiff>,
+    /// Why `sass` is missing kernels that changed (no `nvdisasm`, a module that cannot be
+    /// disassembled), when it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sass_note: Option<String>,
     /// Where the run came from: commit, branch, dirty state, start time, suite digests
     /// (top-level fields of the file; absent in files written before they were recorded).
     #[serde(flatten)]
@@ -395,21 +317,6 @@ pub struct BaseRevision {
     pub rev: String,
     /// Its commit (or `folder` for a folder of suites).
     pub commit: String,
-}
-
-/// Files written before `ignored` was a field kept an ignored trial's reason in `message`
-/// (with every other trial's prose, which reporters now render from the typed record): move it.
-fn keep_ignored_reasons(mut value: serde_json::Value) -> serde_json::Value {
-    if let Some(trials) = value.get_mut("trials").and_then(|t| t.as_array_mut()) {
-        for t in trials.iter_mut().filter_map(|t| t.as_object_mut()) {
-            let message = t.remove("message");
-            let ignored = t.get("status").and_then(|s| s.as_str()) == Some("ignored");
-            if let (Some(m), true, false) = (message, ignored, t.contains_key("ignored")) {
-                t.insert("ignored".into(), m);
-            }
-        }
-    }
-    value
 }
 
 impl TrialRecord {
@@ -426,6 +333,15 @@ impl TrialRecord {
             return None;
         }
         self.commands.as_ref()?.rebless.as_deref()
+    }
+
+    /// The verdict reports show: the gate's, or `identical code` for a paired trial decided
+    /// without timing (its code identical at the base).
+    pub fn decided(&self) -> Option<crate::gate::Verdict> {
+        self.verdict.map(|v| v.verdict).or_else(|| {
+            matches!(self.gate, Some(GateNote::IdenticalCode { .. }))
+                .then_some(crate::gate::Verdict::IdenticalCode)
+        })
     }
 
     /// How it stands against the base in paired mode when it was not compared: new, or
@@ -489,92 +405,4 @@ impl Results {
     pub fn worst_failure(&self) -> Option<FailKind> {
         self.trials.iter().filter_map(|r| r.failure).max()
     }
-
-    /// Writes the file atomically.
-    pub fn save(&self, path: &Path) -> Result<(), ResultsError> {
-        let value = serde_json::to_value(self).map_err(crate::baseline::WriteError::from)?;
-        crate::baseline::write_atomically(path, crate::baseline::pretty_json(&value).as_bytes())?;
-        Ok(())
-    }
-
-    /// Reads a results file, checking its format.
-    pub fn load(path: &Path) -> Result<Results, ResultsError> {
-        let path_buf = || path.to_path_buf();
-        let text = std::fs::read_to_string(path).map_err(|source| ResultsError::Read {
-            path: path_buf(),
-            source,
-        })?;
-        let value: serde_json::Value =
-            serde_json::from_str(&text).map_err(|source| ResultsError::NotJson {
-                path: path_buf(),
-                source,
-            })?;
-        match value.get("format").and_then(|f| f.as_u64()) {
-            Some(f) if f == FORMAT as u64 => serde_json::from_value(keep_ignored_reasons(value))
-                .map_err(|source| ResultsError::NotResults {
-                    path: path_buf(),
-                    source,
-                }),
-            Some(found) => Err(ResultsError::Format {
-                path: path_buf(),
-                found,
-            }),
-            None => Err(ResultsError::NoFormat { path: path_buf() }),
-        }
-    }
-}
-
-/// Why results files cannot be read, joined or written; each names the file.
-#[derive(Debug, thiserror::Error)]
-pub enum ResultsError {
-    /// The file cannot be read.
-    #[error("cannot read `{}`: {source}", .path.display())]
-    Read {
-        /// The file.
-        path: std::path::PathBuf,
-        /// The OS's reason.
-        source: std::io::Error,
-    },
-    /// Not JSON.
-    #[error("`{}` is not valid JSON: {source}", .path.display())]
-    NotJson {
-        /// The file.
-        path: std::path::PathBuf,
-        /// The parser's reason.
-        source: serde_json::Error,
-    },
-    /// JSON of this format, but not results.
-    #[error("`{}` is not a kernelgate results file: {source}", .path.display())]
-    NotResults {
-        /// The file.
-        path: std::path::PathBuf,
-        /// The parser's reason.
-        source: serde_json::Error,
-    },
-    /// Another format.
-    #[error("`{}` is results format {found}; this kernelgate reads format {FORMAT} (use the kernelgate that wrote it)", .path.display())]
-    Format {
-        /// The file.
-        path: std::path::PathBuf,
-        /// Its format.
-        found: u64,
-    },
-    /// No `format` at all.
-    #[error("`{}` is not a kernelgate results file (no `format`)", .path.display())]
-    NoFormat {
-        /// The file.
-        path: std::path::PathBuf,
-    },
-    /// Merging: no file given.
-    #[error("nothing to merge")]
-    NothingToMerge,
-    /// Merging: shards of different kinds of GPU.
-    #[error("the shards ran on different kinds of GPU ({0} and {1}): merge results of one kind")]
-    OtherGpus(String, String),
-    /// Merging: a trial in two files.
-    #[error("trial `{0}` is in two of the files (were two shards given the same k/n?)")]
-    TrialTwice(String),
-    /// The file (or a report made from it) could not be written.
-    #[error(transparent)]
-    Write(#[from] crate::baseline::WriteError),
 }

@@ -3,13 +3,13 @@
 //! rendered from the runner's typed record alone. Plain-text reporters (JUnit, annotations)
 //! take the same text; Markdown and HTML render the record their own way.
 
-use super::results::{
-    BaselineRef, Breach, GateNote, ResourceChange, Results, RunTotals, Status, TrialRecord,
-};
+use super::results::{BaselineRef, Breach, GateNote, ResourceChange, Status, TrialRecord};
 use super::{bytes, duration, footprint, TrialLine};
 use crate::device::DeviceInfo;
 use crate::failure::{FailKind, TrialFailure};
-use crate::gate::{percent, with_spread, Comparison, Verdict, REMEASURE_EFFORT};
+use crate::gate::{
+    percent, with_spread, Basis, Comparison, TrialVerdict, Verdict, REMEASURE_EFFORT,
+};
 
 /// "change [low, high]": a comparison's estimate and interval, as signed percentages.
 pub fn change(c: &Comparison) -> String {
@@ -21,11 +21,42 @@ pub fn change(c: &Comparison) -> String {
     )
 }
 
-/// A trial's change in time with its interval, or `–` when it was not compared.
+/// A trial's change with its interval — the one its verdict is about — or `–` when it was not
+/// compared.
 pub fn record_change(r: &TrialRecord) -> String {
     r.verdict
-        .map(|v| change(&v.time))
+        .map(|v| verdict_change(&v))
         .unwrap_or_else(|| "–".into())
+}
+
+/// The interval every report prints beside a verdict's label: the change of the comparison the
+/// verdict is about (`gate::semantics`) — `+8.1% [+6.0%, +10.2%]` in time, or
+/// `speedup vs reference -0.2% [-0.9%, +0.5%]`.
+pub fn verdict_change(v: &TrialVerdict) -> String {
+    match (v.shown_basis(), &v.speedup) {
+        (Basis::Speedup, Some(s)) => format!("speedup vs reference {}", speedup_change(s)),
+        _ => change(&v.time),
+    }
+}
+
+/// What a verdict's label leaves out, said after it: when it is about the time and the speedup
+/// over the reference moved on its own, `speedup vs reference +x% [..]`; when it is about the
+/// speedup, the time's change and why it did not decide (`max_slowdown`: the threshold the
+/// trial was gated with).
+pub fn verdict_aside(v: &TrialVerdict, max_slowdown: f64) -> Option<String> {
+    let s = v.speedup.as_ref()?;
+    v.verdict.about()?;
+    match v.shown_basis() {
+        Basis::Speedup => Some(format!(
+            "time {}, the reference's too: the whole GPU ran slower, not this kernel",
+            change(&v.time)
+        )),
+        Basis::Time => {
+            let moved = s.verdict(max_slowdown);
+            (moved != Verdict::Unchanged && moved != v.verdict)
+                .then(|| format!("speedup vs reference {}", speedup_change(s)))
+        }
+    }
 }
 
 /// A speedup comparison as the change in speedup: its slowdown factor `s` is old/new, so the
@@ -73,37 +104,47 @@ pub fn note(r: &TrialRecord) -> String {
             format!("baseline measured in the `{regime}` regime, not comparable — re-bless")
         }
         GateNote::BaselineError { message } => format!("baseline unusable: {message}"),
-        GateNote::Unreliable { discarded, rounds } => format!(
-            "UNRELIABLE: the SM clock was throttled in {discarded} of {rounds} rounds; not gated"
-        ),
+        GateNote::Unreliable {
+            discarded,
+            rounds,
+            contended,
+            others,
+        } => unreliable(*discarded, *rounds, *contended, others),
         GateNote::RemeasureFailed => "INCONCLUSIVE, and measuring it again failed".into(),
         GateNote::New => "new: not at the base revision, not compared".into(),
+        GateNote::IdenticalCode {
+            commit,
+            timed: false,
+            ..
+        } => format!(
+            "identical code to base {}: not timed, correctness not run (the base passed it)",
+            short(commit)
+        ),
+        GateNote::IdenticalCode { commit, .. } => {
+            let timed = r
+                .verdict
+                .map(|v| format!(": {} (an A/A pair)", change(&v.time)))
+                .unwrap_or_default();
+            format!(
+                "identical code to base {}, timed anyway (KERNELGATE_TIME_IDENTICAL){timed}",
+                short(commit)
+            )
+        }
         GateNote::Changed { why } => format!("changed: {why}; not compared"),
         GateNote::Compared { remeasured, .. } | GateNote::Paired { remeasured, .. } => {
             let Some(verdict) = &r.verdict else {
                 return String::new();
             };
             let (max_slowdown, origin) = stored_threshold(r);
-            let t = &verdict.time;
-            let change = format!("{}{origin}", change(t));
+            let change = format!("{}{origin}", verdict_change(verdict));
             let again = if *remeasured {
                 ", after re-measuring"
             } else {
                 ""
             };
-            // Slower in time, yet not regressed: say why, or the line reads as nonsense.
-            let held = match &verdict.speedup {
-                Some(s)
-                    if t.verdict(max_slowdown) == Verdict::Regressed
-                        && verdict.verdict != Verdict::Regressed =>
-                {
-                    format!(
-                        " in time, but its speedup over the reference held ({}): the reference slowed as much, so the whole GPU ran slower",
-                        speedup_change(s)
-                    )
-                }
-                _ => String::new(),
-            };
+            let held = verdict_aside(verdict, max_slowdown)
+                .map(|a| format!(" ({a})"))
+                .unwrap_or_default();
             let change = match gate {
                 GateNote::Paired { commit, .. } => {
                     format!("{change} vs base {} (paired)", short(commit))
@@ -120,7 +161,7 @@ pub fn note(r: &TrialRecord) -> String {
                 .as_ref()
                 .map(super::counters::matched)
                 .unwrap_or_default();
-            match verdict.verdict {
+            let text = match verdict.verdict {
                 Verdict::Inconclusive => format!("INCONCLUSIVE {change}{again}{held}: too noisy to tell (KERNELGATE_STRICT=1 fails it)"),
                 Verdict::Regressed => format!("REGRESSED {change}{again}{why}"),
                 Verdict::MachineSlower | Verdict::MachineFaster => format!(
@@ -129,9 +170,61 @@ pub fn note(r: &TrialRecord) -> String {
                 ),
                 Verdict::Improved => format!("improved {change}{again}{held}{why}"),
                 v => format!("{v} {change}{again}{held}"),
+            };
+            // A machine verdict already says the code is the baseline's.
+            let machine = matches!(
+                verdict.verdict,
+                Verdict::MachineSlower | Verdict::MachineFaster
+            );
+            match code_note(r) {
+                Some(code) if !machine => format!("{text} · {code}"),
+                _ => text,
             }
         }
     }
+}
+
+/// Why a trial's times were not gated: throttled rounds, rounds another context held the GPU
+/// in, the other processes NVML saw.
+fn unreliable(discarded: usize, rounds: usize, contended: usize, others: &[String]) -> String {
+    let mut why = Vec::new();
+    if discarded > 0 {
+        why.push(format!(
+            "the SM clock was throttled in {discarded} of {rounds} rounds"
+        ));
+    }
+    if contended > 0 {
+        why.push(format!(
+            "another process held the GPU in {contended} of {rounds} rounds"
+        ));
+    }
+    if !others.is_empty() {
+        why.push(format!(
+            "{} used the GPU while it was timed",
+            others.join(", ")
+        ));
+    }
+    if why.is_empty() {
+        why.push("it has no samples".into());
+    }
+    format!(
+        "UNRELIABLE: {}; not gated (its times are not this kernel's alone: re-run when the GPU is free)",
+        why.join("; ")
+    )
+}
+
+/// What the record says of its code against what it was compared with: `same code as the
+/// baseline`, `changed since base 1a2b3c4: kernel `vec4` (code)`; `None` where it has no code
+/// change (no code, or not compared).
+pub fn code_note(r: &TrialRecord) -> Option<String> {
+    let other = match &r.gate {
+        Some(GateNote::Compared { .. }) => "the baseline".to_string(),
+        Some(GateNote::Paired { commit, .. } | GateNote::IdenticalCode { commit, .. }) => {
+            format!("base {}", short(commit))
+        }
+        _ => return None,
+    };
+    r.code_change.as_ref().map(|c| c.describe(&other))
 }
 
 /// The threshold a trial was gated with (its `max_slowdown`, widened by the spread between a
@@ -187,7 +280,8 @@ pub fn line(r: &TrialRecord, device: Option<&DeviceInfo>) -> String {
         return line;
     }
     let Some(m) = &r.measurement else {
-        return String::new();
+        // A paired trial decided without timing: `identical code to base 1a2b3c4: ...`.
+        return note(r);
     };
     let mut line = match device {
         Some(device) => TrialLine {
@@ -358,6 +452,7 @@ fn evidence(r: &TrialRecord) -> Option<String> {
     let what = match verdict.verdict {
         Verdict::Regressed => format!("regressed{against}"),
         Verdict::Inconclusive => format!("inconclusive{against} (KERNELGATE_STRICT is set): too noisy to tell whether it is meaningfully slower"),
+        Verdict::MachineSlower => format!("machine-slower{against} (KERNELGATE_STRICT_TIME is set): confirmed slower in a fresh worker with the same code, launches and exact counters"),
         _ => return None,
     };
     let mut out = format!(
@@ -407,7 +502,7 @@ pub fn headline(r: &TrialRecord) -> String {
             .and_then(|t| t.lines().next())
             .unwrap_or("failed")
             .to_string(),
-        Status::Passed if r.measurement.is_some() => note(r),
+        Status::Passed if r.measurement.is_some() || r.gate.is_some() => note(r),
         Status::Passed => line(r, None),
     }
 }
@@ -454,96 +549,17 @@ pub fn reasons(r: &TrialRecord) -> Vec<String> {
     parts.extend(r.breaches.iter().map(breach_text));
     parts
 }
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// The run's closing lines: where the time went, the clocks, the launch floor.
-pub fn summary(t: &RunTotals, wall: f64) -> Vec<String> {
-    let mut out = vec![
-        format!(
-            "kernelgate: {} trial(s) measured in {wall:.1} s of wall time: setup {:.1} s, correctness {:.1} s, sampling {:.1} s (kernel time in samples {:.3} s)",
-            t.trials_measured, t.setup_seconds, t.check_seconds, t.sampled_seconds, t.kernel_seconds
-        ),
-        format!(
-            "kernelgate: NVRTC {} compiled, {} from cache; GPU worker started {} time(s)",
-            t.compiled, t.cached, t.worker_starts
-        ),
-    ];
-    if t.counter_reads > 0 {
-        out.push(format!(
-            "kernelgate: hardware counters read for {} trial(s) in {:.1} s (after all timing)",
-            t.counter_reads, t.counter_seconds
-        ));
+    #[test]
+    fn an_unreliable_trial_says_who_else_used_the_gpu() {
+        assert_eq!(
+            unreliable(0, 40, 16, &["pid 4242 (python3)".into()]),
+            "UNRELIABLE: another process held the GPU in 16 of 40 rounds; pid 4242 (python3) used the GPU while it was timed; not gated (its times are not this kernel's alone: re-run when the GPU is free)"
+        );
+        assert!(unreliable(12, 40, 0, &[])
+            .starts_with("UNRELIABLE: the SM clock was throttled in 12 of 40 rounds; not gated"));
     }
-    if let Some(s) = crate::stats::Summary::of(&t.clock_mhz) {
-        out.push(format!(
-            "kernelgate: SM clock while sampling {:.0} / {:.0} / {:.0} MHz (min / median / max); {} round(s) dropped as throttled; {} trial(s) unreliable",
-            s.min, s.median, s.max, t.dropped_rounds, t.unreliable
-        ));
-    }
-    if let Some(s) = crate::stats::Summary::of(&t.celsius) {
-        out.push(format!(
-            "kernelgate: GPU temperature while sampling {:.0} / {:.0} / {:.0} °C (min / median / max)",
-            s.min, s.median, s.max
-        ));
-    }
-    if let Some(floor) = t.launch_floor {
-        out.push(format!(
-            "kernelgate: launch floor (event-timed empty kernel) {}; {} trial(s) under {}x it timed as CUDA-graph replays",
-            duration(floor),
-            t.batched,
-            crate::measure::FLOOR_FACTOR
-        ));
-    }
-    out.extend(t.profile_lines());
-    out
-}
-
-/// The warning for trials that passed though still inconclusive after re-measuring.
-pub fn inconclusive_warning(results: &Results) -> Option<String> {
-    let names: Vec<&str> = results
-        .trials
-        .iter()
-        .filter(|r| {
-            r.status == Status::Passed
-                && matches!(r.gate, Some(GateNote::Compared { .. }))
-                && r.verdict
-                    .is_some_and(|v| v.verdict == Verdict::Inconclusive)
-        })
-        .map(|r| r.name.as_str())
-        .collect();
-    (!names.is_empty()).then(|| {
-        format!(
-            "kernelgate: WARNING: {} trial(s) INCONCLUSIVE even after re-measuring (they passed; KERNELGATE_STRICT=1 fails them): {}",
-            names.len(),
-            names.join(", ")
-        )
-    })
-}
-
-/// Paired mode's closing line: the base, how many trials were compared, and what was not.
-pub fn paired_summary(results: &Results) -> Option<String> {
-    results.base.as_ref()?;
-    let named = |f: &dyn Fn(&GateNote) -> bool| -> Vec<&str> {
-        results
-            .trials
-            .iter()
-            .filter(|t| t.gate.as_ref().is_some_and(f))
-            .map(|t| t.name.as_str())
-            .collect()
-    };
-    let compared = named(&|g| matches!(g, GateNote::Paired { .. })).len();
-    let mut line = format!(
-        "kernelgate: {}: {compared} trial(s) compared",
-        results.mode()
-    );
-    let new = named(&|g| matches!(g, GateNote::New));
-    let changed = named(&|g| matches!(g, GateNote::Changed { .. }));
-    for (what, names) in [("new", new), ("changed", changed)] {
-        if !names.is_empty() {
-            line.push_str(&format!("; {what}: {}", names.join(", ")));
-        }
-    }
-    if !results.gone.is_empty() {
-        line.push_str(&format!("; gone: {}", results.gone.join(", ")));
-    }
-    Some(line)
 }

@@ -7,16 +7,13 @@
 //! was exact across the baseline's units equal; otherwise it stays a regression (or an
 //! improvement), and the record names the counters that moved.
 
+use super::code::Codes;
 use super::judged::Judged;
 use super::{Outcome, Planned, Runner};
 use crate::baseline::{Entry, StoredCounters};
+use crate::code::{CodeChange, TrialCode};
 use crate::gate::{self, GateInput, TrialVerdict, Verdict, REMEASURE_EFFORT};
 use crate::measure::counters::changes;
-
-/// Whether a decided verdict is a time change worth attributing.
-fn changed(v: Verdict) -> bool {
-    matches!(v, Verdict::Regressed | Verdict::Improved)
-}
 
 /// What attribution concluded for one trial, from its confirming measurement.
 pub(super) fn conclude(
@@ -25,7 +22,7 @@ pub(super) fn conclude(
     old: Option<&StoredCounters>,
     now: Option<&crate::measure::counters::TrialCounters>,
 ) -> TrialVerdict {
-    if !changed(confirmed.verdict) || !same_trial {
+    if !confirmed.verdict.changed() || !same_trial {
         return confirmed;
     }
     let (Some(old), Some(now)) = (old, now) else {
@@ -35,29 +32,34 @@ pub(super) fn conclude(
     if old.stable.is_empty() {
         return confirmed;
     }
-    let moved = changes(&old.values, &now.kernel, &old.stable);
+    let moved = changes(old, &now.kernel);
     if moved.iter().any(|c| c.stable) {
         return confirmed;
     }
-    let verdict = match confirmed.verdict {
-        Verdict::Regressed => Verdict::MachineSlower,
-        _ => Verdict::MachineFaster,
-    };
-    TrialVerdict {
-        verdict,
-        ..confirmed
+    // A change about the speedup moved with the reference: never the machine's alone.
+    match confirmed.verdict.machine(confirmed.basis) {
+        Some(verdict) => TrialVerdict {
+            verdict,
+            ..confirmed
+        },
+        None => confirmed,
     }
 }
 
-/// Whether the measured trial is the baseline's trial: the same kernelgate, the same launches
-/// and resources (registers, shared and local memory, block shape, occupancy) and the same
-/// double-precision use.
-pub(super) fn same_trial(old: &Entry, m: &super::Measured) -> bool {
-    old.kernelgate == env!("CARGO_PKG_VERSION")
+/// Whether the measured trial, of `code`, is the baseline's trial: the baseline entry's trial
+/// identity equal to this run's (the check that makes a verdict say "same code as the
+/// baseline": every kernel's code, the launches, inputs, check and bench settings, the
+/// toolchain's identity), the same kernelgate, and the same launches and resources (registers,
+/// shared and local memory, block shape, occupancy). A baseline without code (formats 1 and 2)
+/// or a run without it is never the same trial: no machine attribution.
+pub(super) fn same_trial(old: &Entry, m: &super::Measured, code: Option<&TrialCode>) -> bool {
+    let same_code = code.is_some_and(|c| CodeChange::between(old.code.as_ref(), c).is_same());
+    same_code
+        && old.kernelgate == env!("CARGO_PKG_VERSION")
         && old
             .footprint
             .as_ref()
-            .is_some_and(|f| f.launches == m.footprint.launches && f.fp64 == m.footprint.fp64)
+            .is_some_and(|f| f.launches == m.footprint.launches)
 }
 
 /// Measures `trial` once more as `spec` says, in a fresh worker: the confirmation of a time
@@ -82,10 +84,11 @@ pub(super) fn confirm(
 /// Confirms every compared trial (`compared`: plan index and baseline entry) whose verdict in
 /// `judged` is a time change: one more measurement each, in a fresh worker; its outcome
 /// replaces the trial's and its verdict is decided again. A confirmed change of the same trial
-/// is marked for attribution once counters are read ([`attribute_all`]).
+/// (its code in `codes`, by plan index: [`same_trial`]) is marked for attribution once
+/// counters are read ([`attribute_all`]).
 pub(super) fn confirm_all(
     run: &Runner,
-    plan: &[Planned],
+    (plan, codes): (&[Planned], &[Codes]),
     outcomes: &mut [Option<Outcome>],
     compared: &[(usize, Entry)],
     judged: &mut [Option<Judged>],
@@ -98,7 +101,7 @@ pub(super) fn confirm_all(
         let Some(j) = judged[*i].as_mut() else {
             continue;
         };
-        let Some(first) = j.verdict.filter(|v| changed(v.verdict)) else {
+        let Some(first) = j.verdict.filter(|v| v.verdict.changed()) else {
             continue;
         };
         let spec = run.spec(&plan[*i], REMEASURE_EFFORT, Some(old.regime));
@@ -108,7 +111,11 @@ pub(super) fn confirm_all(
         };
         let confirmed = gate::decide(&[input(&m, old, *i)])[0];
         j.verdict = Some(confirmed);
-        j.same_trial = changed(confirmed.verdict).then(|| same_trial(old, &m));
+        let code = codes.get(*i).and_then(|c| c.code.as_ref());
+        j.same_trial = confirmed
+            .verdict
+            .changed()
+            .then(|| same_trial(old, &m, code));
         outcomes[*i] = Some(Outcome::Measured(m));
     }
 }
@@ -146,20 +153,20 @@ mod tests {
             verdict: v,
             time: c,
             speedup: None,
+            basis: crate::gate::Basis::Time,
         }
     }
 
     fn stored(instructions: f64) -> StoredCounters {
-        StoredCounters {
-            values: [
+        let read = |written: f64| {
+            [
                 (Counter::Instructions, instructions),
-                (Counter::DramWriteBytes, 10.0),
+                (Counter::DramWriteBytes, written),
             ]
             .into_iter()
-            .collect(),
-            stable: [Counter::Instructions].into_iter().collect(),
-            runs: 2,
-        }
+            .collect()
+        };
+        StoredCounters::of(&[read(10.0), read(12.0)]).unwrap()
     }
 
     fn now(instructions: f64) -> TrialCounters {
@@ -239,5 +246,94 @@ mod tests {
             Some(&now(5e5)),
         );
         assert_eq!(v.verdict, Verdict::Unchanged);
+    }
+
+    /// A trial's code with trial identity `identity`.
+    fn code(identity: &str) -> TrialCode {
+        let part = "0123456789abcdef".to_string();
+        TrialCode {
+            identity: identity.into(),
+            arch: "sm_90".into(),
+            toolchain: crate::sass::Toolchain {
+                nvrtc: Some("13.0".into()),
+                driver: None,
+                kernelgate: env!("CARGO_PKG_VERSION").into(),
+            },
+            kernels: Vec::new(),
+            parts: crate::code::TrialParts {
+                launches: part.clone(),
+                inputs: part.clone(),
+                check: part.clone(),
+                bench: part,
+            },
+        }
+    }
+
+    /// A footprint of one launch with `registers` per thread.
+    fn footprint(registers: i32) -> crate::measure::Footprint {
+        crate::measure::Footprint {
+            launches: vec![crate::measure::Resources {
+                entry: "fast".into(),
+                registers,
+                static_shared: 0,
+                dynamic_shared: 0,
+                local_bytes: 0,
+                max_threads: 1024,
+                block_threads: 256,
+                blocks_per_sm: 8,
+            }],
+            ..Default::default()
+        }
+    }
+
+    /// A baseline entry of this kernelgate with code `identity` (none: `None`), 32 registers.
+    fn entry(identity: Option<&str>) -> Entry {
+        let mut e = crate::runner::tests::entry("fast", 10e-6, 0);
+        e.kernelgate = env!("CARGO_PKG_VERSION").into();
+        e.code = identity.map(code);
+        e.footprint = Some(footprint(32));
+        e
+    }
+
+    /// A measurement with `registers` per thread.
+    fn measured(registers: i32) -> super::super::Measured {
+        super::super::Measured {
+            ordinal: 0,
+            samples: crate::measure::Samples::none(),
+            footprint: footprint(registers),
+            base_footprint: None,
+            seconds: 0.5,
+            counters: None,
+        }
+    }
+
+    #[test]
+    fn the_same_trial_is_the_same_identity_kernelgate_and_launches() {
+        let now = code("a".repeat(64).as_str());
+        let same = entry(Some(&"a".repeat(64)));
+        assert!(same_trial(&same, &measured(32), Some(&now)));
+        let other = entry(Some(&"b".repeat(64)));
+        assert!(
+            !same_trial(&other, &measured(32), Some(&now)),
+            "another trial identity: the code's change"
+        );
+        assert!(
+            !same_trial(&entry(None), &measured(32), Some(&now)),
+            "a baseline without code (format 1 or 2) is never the same trial"
+        );
+        assert!(
+            !same_trial(&same, &measured(32), None),
+            "a run without code is never the same trial"
+        );
+        assert!(
+            !same_trial(&same, &measured(40), Some(&now)),
+            "other resources"
+        );
+        let mut older = same.clone();
+        older.kernelgate = "0.0.1".into();
+        assert!(
+            !same_trial(&older, &measured(32), Some(&now)),
+            "another kernelgate"
+        );
     }
 }

@@ -3,16 +3,19 @@
 //! run to its entry (see `baseline::Run`). Entries of trials that did not run are kept as they
 //! were.
 
+use super::code::Codes;
 use super::{Outcome, Planned, Runner};
 use crate::baseline::{
     self, BaselineError, BaselineFile, BaselineStore, Entry, Origin, Run, Stored,
     MAX_STORED_SAMPLES,
 };
+use crate::code::TrialCode;
 use crate::config::Blessing;
 use crate::gate::percent;
 use crate::report::duration;
 use crate::suite::Suite;
 use std::collections::BTreeMap;
+use std::path::Path;
 
 /// The runs of a measured trial, measured at `origin`: one per allocation (unit) it was
 /// sampled on; one run of all samples when it recorded no units.
@@ -39,10 +42,16 @@ fn runs(samples: &crate::measure::Samples, origin: &Origin) -> Vec<Run> {
     out
 }
 
-/// A baseline entry for a measured trial: its runs ([`runs`]), measured at `origin`.
-fn entry(suite: &Suite, trial: &Planned, m: &super::Measured, origin: Origin) -> Option<Entry> {
-    let (samples, footprint) = (&m.samples, &m.footprint);
+/// A baseline entry for a measured trial of `code`: its runs ([`runs`]), measured at `origin`.
+fn entry(
+    suite: &Suite,
+    trial: &Planned,
+    measured: &super::Measured,
+    origin: Origin,
+    code: Option<TrialCode>,
+) -> Option<Entry> {
     let (case, kernel) = trial.case_kernel()?;
+    let (samples, footprint) = (&measured.samples, &measured.footprint);
     let time = samples.kernel_summary()?;
     let ratios = samples.ratios();
     Some(Entry {
@@ -58,11 +67,13 @@ fn entry(suite: &Suite, trial: &Planned, m: &super::Measured, origin: Origin) ->
         kernelgate: env!("CARGO_PKG_VERSION").to_string(),
         date: baseline::today(),
         runs: runs(samples, &origin),
-        counters: m
+        counters: measured
             .counters
             .as_ref()
             .map(|c| c.allocations().iter().map(|a| a.kernel.clone()).collect())
             .unwrap_or_default(),
+        code,
+        trial_seconds: Some(measured.seconds),
     })
 }
 
@@ -75,11 +86,21 @@ fn add(old: &Entry, new: Entry) -> (Entry, Option<&'static str>) {
     if old.reference != new.reference {
         return (new, Some("the old runs had another reference kernel"));
     }
+    if let (Some(a), Some(b)) = (&old.code, &new.code) {
+        if a.identity != b.identity {
+            return (
+                new,
+                Some("the old runs ran other code (another trial identity)"),
+            );
+        }
+    }
     let mut pooled = old.clone();
     for run in new.runs {
         pooled.add_run(run);
     }
     pooled.footprint = new.footprint;
+    pooled.code = new.code.or(pooled.code);
+    pooled.trial_seconds = new.trial_seconds.or(pooled.trial_seconds);
     pooled.counters.extend(new.counters);
     let extra = pooled
         .counters
@@ -96,6 +117,7 @@ fn entries_by_suite(
     run: &Runner,
     plan: &[Planned],
     outcomes: &[Option<Outcome>],
+    codes: &[Codes],
 ) -> BTreeMap<usize, Vec<(String, Entry)>> {
     let device = run.executor.device();
     let mut by_suite: BTreeMap<usize, Vec<(String, Entry)>> = BTreeMap::new();
@@ -108,7 +130,8 @@ fn entries_by_suite(
         }
         let origin = Origin::measured_on(device.as_ref(), m.ordinal);
         let suite = &run.suites[trial.suite];
-        if let Some(e) = entry(suite, trial, m, origin) {
+        let code = codes.get(i).and_then(|c| c.code.clone());
+        if let Some(e) = entry(suite, trial, m, origin, code) {
             by_suite
                 .entry(trial.suite)
                 .or_default()
@@ -158,51 +181,35 @@ fn merge(old: Option<&Entry>, new: Entry, blessing: Blessing) -> (Entry, String)
     }
 }
 
-/// Writes the baselines of every measured trial into the files `store` read at the start of
-/// the run; returns one line per trial (or per problem).
+/// Writes the baselines of every measured trial into their suites' files on `store`'s device:
+/// each file is read, merged and written inside the lock of its folder (`crate::lock`), so
+/// concurrent blesses — other processes, other hosts sharing the folder — lose no run. Returns
+/// one line per trial (or per problem).
 pub(super) fn bless(
     run: &Runner,
     plan: &[Planned],
     outcomes: &[Option<Outcome>],
+    codes: &[Codes],
     store: &BaselineStore,
 ) -> Vec<String> {
     let suites = run.suites;
-    let fingerprint = store.device.clone();
     let mut lines = Vec::new();
-    for (s, entries) in entries_by_suite(run, plan, outcomes) {
+    for (s, entries) in entries_by_suite(run, plan, outcomes, codes) {
         let suite = &suites[s];
         let Some(stored) = store.suite(&suite.name) else {
             continue;
         };
         let path = stored.path.clone();
-        let fresh = || BaselineFile {
-            format: baseline::FORMAT,
-            suite: suite.name.clone(),
-            device: fingerprint.clone(),
-            trials: BTreeMap::new(),
-        };
-        let mut file = match &stored.file {
-            Ok(Some(f)) => f.clone(),
-            Ok(None) => fresh(),
-            Err(e @ BaselineError::Older { .. }) => {
-                lines.push(format!("replacing an older-format baseline: {e}"));
-                fresh()
-            }
+        let _held = match lock_folder(run, &path) {
+            Ok(held) => held,
             Err(e) => {
                 lines.push(format!("not blessed, suite `{}`: {e}", suite.name));
                 continue;
             }
         };
-        file.format = baseline::FORMAT;
-        file.device = fingerprint.clone();
-        let mut changes = Vec::new();
-        for (name, new) in entries {
-            let (new, change) = merge(file.trials.get(&name), new, run.config.blessing);
-            changes.push(format!("blessed {name}: {change}"));
-            file.trials.insert(name, new);
-        }
-        match baseline::save(&path, &file) {
-            Ok(()) => {
+        // Read again inside the lock: what another process blessed since this run started.
+        match write_merged(run, suite, &store.device, &path, entries) {
+            Ok(changes) => {
                 lines.extend(changes);
                 lines.push(format!("wrote {}", path.display()));
             }
@@ -210,4 +217,68 @@ pub(super) fn bless(
         }
     }
     lines
+}
+
+/// The lock of the folder that holds baseline `path`, waiting (and saying for whom) while
+/// another process blesses into it.
+fn lock_folder(run: &Runner, path: &Path) -> Result<crate::lock::Held, crate::lock::LockError> {
+    let folder = path.parent().unwrap_or(Path::new("."));
+    // The folder's real path names the lock: make it first, so every process sees the same.
+    let _ = std::fs::create_dir_all(folder);
+    let lock = crate::lock::folder_lock_path(&run.config.lock_dir, folder);
+    let what = format!("the baselines in `{}`", folder.display());
+    crate::lock::acquire(&lock, &what, BLESS_WAIT, &mut |holder, _| {
+        eprintln!("kernelgate: {what} are being written by {holder}; waiting for it")
+    })
+}
+
+/// How long a bless waits for another process writing the same baselines folder (a write
+/// takes milliseconds; this is for one stuck in between).
+const BLESS_WAIT: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// Why a suite's baseline was not written.
+#[derive(Debug, thiserror::Error)]
+enum NotBlessed {
+    /// The file there cannot be used (and is not of an older format, which is replaced).
+    #[error(transparent)]
+    Unusable(#[from] BaselineError),
+    /// It could not be written.
+    #[error(transparent)]
+    Write(#[from] crate::baseline::WriteError),
+}
+
+/// Reads the baseline at `path` (as it is now), merges `entries` into it as the run's
+/// blessing says and writes it; the lines that say what changed.
+fn write_merged(
+    run: &Runner,
+    suite: &Suite,
+    device: &crate::baseline::Fingerprint,
+    path: &Path,
+    entries: Vec<(String, Entry)>,
+) -> Result<Vec<String>, NotBlessed> {
+    let mut changes = Vec::new();
+    let fresh = || BaselineFile {
+        format: baseline::FORMAT,
+        suite: suite.name.clone(),
+        device: device.clone(),
+        trials: BTreeMap::new(),
+    };
+    let mut file = match baseline::load(path) {
+        Ok(Some(f)) => f,
+        Ok(None) => fresh(),
+        Err(e @ BaselineError::Older { .. }) => {
+            changes.push(format!("replacing an older-format baseline: {e}"));
+            fresh()
+        }
+        Err(e) => return Err(e.into()),
+    };
+    file.format = baseline::FORMAT;
+    file.device = device.clone();
+    for (name, new) in entries {
+        let (new, change) = merge(file.trials.get(&name), new, run.config.blessing);
+        changes.push(format!("blessed {name}: {change}"));
+        file.trials.insert(name, new);
+    }
+    baseline::save(path, &file)?;
+    Ok(changes)
 }

@@ -34,7 +34,7 @@ impl Runner<'_> {
                 });
                 self.config.mode == Mode::Bless
                     || remeasured
-                    || matches!(verdict, Some(Verdict::Regressed | Verdict::Improved))
+                    || verdict.is_some_and(Verdict::changed)
                     || self.suites[trial.suite].bench.has_counter_gate()
             }
         }

@@ -3,6 +3,7 @@
 //! scripted outcomes, so scheduling, re-measuring, blessing and failure handling are tested on
 //! any machine.
 
+use crate::code::SuiteCode;
 use crate::device::DeviceInfo;
 use crate::failure::TrialFailure;
 use crate::measure::{Footprint, Regime, Samples};
@@ -49,6 +50,8 @@ pub struct Measured {
     pub footprint: Footprint,
     /// Paired mode: the base kernel's.
     pub base_footprint: Option<Footprint>,
+    /// Seconds the trial took in the worker: setup, correctness and sampling.
+    pub seconds: f64,
     /// The hardware counters, when the spec asked for them.
     pub counters: Option<crate::measure::counters::CounterReport>,
 }
@@ -90,4 +93,11 @@ pub trait Executor: Sync {
     fn stop(&self);
     /// Where the time went, for the run's summary.
     fn totals(&self) -> RunTotals;
+    /// The code of suite `suite` (numbered as in [`TrialSpec::suite`]: a paired run's base
+    /// suites after its own) for the architecture its trials run on, compiled (through the
+    /// compile cache) and identified in this process — no GPU needed; `None` where it cannot be
+    /// had (no NVRTC, a suite that does not compile: its compile trial says why).
+    fn code(&self, _suite: usize) -> Option<std::sync::Arc<SuiteCode>> {
+        None
+    }
 }

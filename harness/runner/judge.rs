@@ -2,6 +2,7 @@
 //! (same device fingerprint, same regime), and the gate's policy ([`gate::settle`]) decides
 //! them all together, re-measuring inconclusive ones through the executor.
 
+use super::code::Codes;
 use super::judged::Judged;
 use super::{Outcome, Planned, Runner};
 use crate::baseline::{BaselineStore, Entry, Origin};
@@ -11,13 +12,16 @@ use crate::gate::{self, GateInput, REMEASURE_EFFORT};
 use crate::measure::Samples;
 use crate::report::results::{BaselineRef, GateNote};
 
-/// A trial whose SM clock was throttled in too many rounds (or that has no samples) is not
-/// judged; its note says how many rounds were dropped.
+/// A trial whose SM clock was throttled, or whose GPU another process used, in too many rounds
+/// (or that has no samples) is not judged — never a regression; its note says how many rounds
+/// were dropped and who else used the GPU.
 pub(super) fn unreliable(samples: &Samples) -> Option<GateNote> {
     let clocks = &samples.clocks;
     (clocks.unreliable || samples.kernel.is_empty()).then(|| GateNote::Unreliable {
         discarded: clocks.discarded_rounds,
-        rounds: clocks.discarded_rounds + clocks.kept_rounds,
+        rounds: clocks.discarded_rounds + clocks.contended_rounds + clocks.kept_rounds,
+        contended: clocks.contended_rounds,
+        others: clocks.others.clone(),
     })
 }
 
@@ -105,13 +109,14 @@ fn note_before(
     }
 }
 
-/// Judges every measured trial in `outcomes` against `store`; re-measured trials get their new
-/// outcome in `outcomes`. One entry per trial of `plan`, `None` where nothing was measured.
+/// Judges every measured trial in `outcomes` against `store` (their code in `codes`, by plan
+/// index, for attribution); re-measured and confirmed trials get their new outcome in
+/// `outcomes`. One entry per trial of `plan`, `None` where nothing was measured.
 pub(super) fn judge(
     run: &Runner,
     plan: &[Planned],
     outcomes: &mut [Option<Outcome>],
-    store: &BaselineStore,
+    (store, codes): (&BaselineStore, &[Codes]),
 ) -> Vec<Option<Judged>> {
     let mut judged: Vec<Option<Judged>> = plan.iter().map(|_| None).collect();
     // (trial index, its baseline entry) of every trial compared, in plan order.
@@ -134,6 +139,7 @@ pub(super) fn judge(
             baseline_counters: baseline.as_ref().and_then(Entry::stored_counters),
             same_trial: None,
             baseline_footprint: baseline.as_ref().and_then(|b| b.footprint.clone()),
+            old_code: baseline.as_ref().and_then(|b| b.code.clone()),
             baseline_samples: baseline.map(|b| b.time_samples).unwrap_or_default(),
             gate,
             verdict: None,
@@ -178,9 +184,14 @@ pub(super) fn judge(
             family: d.family,
         });
     }
-    super::attribute::confirm_all(run, plan, outcomes, &compared, &mut judged, |m, old, i| {
-        input(&m.samples, old, max_slowdown(i))
-    });
+    super::attribute::confirm_all(
+        run,
+        (plan, codes),
+        outcomes,
+        &compared,
+        &mut judged,
+        |m, old, i| input(&m.samples, old, max_slowdown(i)),
+    );
     judged
 }
 

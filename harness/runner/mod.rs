@@ -10,8 +10,10 @@
 
 mod attribute;
 mod bless;
+mod code;
 mod count;
 mod executor;
+mod identical;
 mod judge;
 mod judged;
 mod paired;

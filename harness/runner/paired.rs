@@ -2,16 +2,19 @@
 //! trial at the base revision (the timing loop's "reference" slot held the base kernel), so
 //! its per-round ratios candidate / base carry no machine effect; the gate's policy
 //! ([`gate::settle`]) decides them all together with the Wilcoxon signed-rank test and the
-//! Hodges–Lehmann centre of the log-ratios, re-measuring inconclusive ones.
+//! Hodges–Lehmann centre of the log-ratios, re-measuring inconclusive ones. A trial whose code
+//! is identical at the base and was timed anyway (`KERNELGATE_TIME_IDENTICAL=1`) is an A/A pair:
+//! decided in a family of its own, its verdict `identical code` with the change it measured.
 
+use super::code::Codes;
 use super::judge::{remeasure, remeasure_when_gating, unreliable};
 use super::judged::Judged;
 use super::{Outcome, Planned, Runner};
 use crate::failure::TrialFailure;
-use crate::gate::{self, GateInput, REMEASURE_EFFORT};
+use crate::gate::{self, GateInput, TrialVerdict, Verdict, REMEASURE_EFFORT};
 use crate::measure::Samples;
 use crate::paired::Pairing;
-use crate::report::results::GateNote;
+use crate::report::results::{GateNote, Noise};
 
 /// The gate's input for a paired trial: per-round ratios candidate / base.
 fn input(samples: &Samples, max_slowdown: f64) -> GateInput {
@@ -24,22 +27,82 @@ fn input(samples: &Samples, max_slowdown: f64) -> GateInput {
     }
 }
 
-/// Judges every measured trial in `outcomes` against its base; `pairing` is per plan index.
+/// The A/A pairs (trials identical at the base, timed anyway) decided as a family of their own:
+/// each one's verdict is `identical code` with the change it measured; the noise is the largest
+/// change among them, with how many the gate would have called regressed or improved.
+fn identical_pairs(
+    outcomes: &[Option<Outcome>],
+    pairs: &[usize],
+    max_slowdown: impl Fn(usize) -> f64,
+) -> (Vec<TrialVerdict>, Option<(usize, Noise)>) {
+    let inputs: Vec<GateInput> = pairs
+        .iter()
+        .filter_map(|&i| match &outcomes[i] {
+            Some(Outcome::Measured(m)) => Some(input(&m.samples, max_slowdown(i))),
+            _ => None,
+        })
+        .collect();
+    let would = gate::decide(&inputs);
+    let count = |v: Verdict| would.iter().filter(|w| w.verdict == v).count();
+    let largest = would.iter().enumerate().max_by(|(_, a), (_, b)| {
+        a.time
+            .slowdown
+            .ln()
+            .abs()
+            .total_cmp(&b.time.slowdown.ln().abs())
+    });
+    let noise = largest.map(|(k, v)| {
+        (
+            pairs[k],
+            Noise {
+                trial: String::new(),
+                change: v.time,
+                regressed: count(Verdict::Regressed),
+                improved: count(Verdict::Improved),
+            },
+        )
+    });
+    let verdicts = would
+        .iter()
+        .map(|w| TrialVerdict {
+            verdict: Verdict::IdenticalCode,
+            // An A/A pair's evidence is its time (`gate::semantics`).
+            basis: crate::gate::Basis::Time,
+            ..*w
+        })
+        .collect();
+    (verdicts, noise)
+}
+
+/// Judges every measured trial in `outcomes` against its base; `pairing` and `codes` are per
+/// plan index. Returns each trial's judgement, and the noise the A/A pairs measured (with the
+/// plan index of the trial that showed it).
 pub(super) fn judge_paired(
     run: &Runner,
     plan: &[Planned],
     outcomes: &mut [Option<Outcome>],
-    pairing: &[Option<Pairing>],
-) -> Vec<Option<Judged>> {
+    (pairing, codes): (&[Option<Pairing>], &[Codes]),
+) -> (Vec<Option<Judged>>, Option<(usize, Noise)>) {
     let base = run.base.expect("paired mode has a base");
     let mut judged: Vec<Option<Judged>> = plan.iter().map(|_| None).collect();
     let mut compared: Vec<usize> = Vec::new();
+    let mut pairs: Vec<usize> = Vec::new();
     for (i, _) in plan.iter().enumerate() {
         let Some(Outcome::Measured(m)) = &outcomes[i] else {
             continue;
         };
         let gate = match (unreliable(&m.samples), &pairing[i]) {
             (Some(note), _) => note,
+            (None, Some(Pairing::Paired { .. }))
+                if codes[i].identical() && !m.samples.reference.is_empty() =>
+            {
+                pairs.push(i);
+                GateNote::IdenticalCode {
+                    rev: base.rev.clone(),
+                    commit: base.commit.clone(),
+                    timed: true,
+                }
+            }
             (None, Some(Pairing::Paired { .. })) if !m.samples.reference.is_empty() => {
                 compared.push(i);
                 // Filled in once the gate has decided.
@@ -56,12 +119,19 @@ pub(super) fn judge_paired(
             gate,
             verdict: None,
             remeasure_failure: None,
+            old_code: codes[i].base.clone(),
         });
     }
-    if compared.is_empty() {
-        return judged;
-    }
     let max_slowdown = |i: usize| run.suites[plan[i].suite].bench.max_slowdown;
+    let (verdicts, noise) = identical_pairs(outcomes, &pairs, max_slowdown);
+    for (&i, v) in pairs.iter().zip(verdicts) {
+        if let Some(j) = judged[i].as_mut() {
+            j.verdict = Some(v);
+        }
+    }
+    if compared.is_empty() {
+        return (judged, noise);
+    }
     let inputs: Vec<GateInput> = compared
         .iter()
         .map(|&i| match &outcomes[i] {
@@ -87,31 +157,52 @@ pub(super) fn judge_paired(
             family: d.family,
         });
     }
-    // A regression is confirmed in a fresh worker, with counters: the line then names what
-    // moved against the base (the machine cancels in paired mode, so it is never attributed).
-    if run.config.mode == crate::config::Mode::Gate {
-        for &i in &compared {
-            let Some(j) = judged[i].as_mut() else {
-                continue;
-            };
-            if j.verdict.map(|v| v.verdict) != Some(gate::Verdict::Regressed) {
-                continue;
-            }
-            let spec = run.spec_paired(&plan[i], &pairing[i], REMEASURE_EFFORT);
-            let regressed = gate::Verdict::Regressed;
-            // Not fresh for a reason of its own: the machine cancels in paired mode.
-            if let Some(m) = super::attribute::confirm(run, &plan[i], spec, regressed) {
-                j.verdict = Some(gate::decide(&[input(&m.samples, max_slowdown(i))])[0]);
-                outcomes[i] = Some(Outcome::Measured(m));
-            }
-        }
-    }
-    // A re-measured trial's base footprint and samples are its new run's.
-    for &i in &compared {
+    confirm_regressions(run, (plan, pairing), outcomes, &compared, &mut judged);
+    with_latest_base(outcomes, &compared, &mut judged);
+    (judged, noise)
+}
+
+/// A re-measured (or confirmed) trial among `compared`: its base footprint and samples are its
+/// latest run's.
+fn with_latest_base(
+    outcomes: &[Option<Outcome>],
+    compared: &[usize],
+    judged: &mut [Option<Judged>],
+) {
+    for &i in compared {
         if let (Some(Outcome::Measured(m)), Some(j)) = (&outcomes[i], judged[i].as_mut()) {
             j.baseline_footprint = m.base_footprint.clone();
             j.baseline_samples = m.samples.reference.clone();
         }
     }
-    judged
+}
+
+/// Confirms every paired regression among `compared` (plan indices) in a fresh worker: the
+/// confirming run replaces the trial's outcome and is decided again. Its counters are read
+/// later, so its line names what moved against the base; the machine cancels in paired mode,
+/// so nothing is attributed to it.
+fn confirm_regressions(
+    run: &Runner,
+    (plan, pairing): (&[Planned], &[Option<Pairing>]),
+    outcomes: &mut [Option<Outcome>],
+    compared: &[usize],
+    judged: &mut [Option<Judged>],
+) {
+    if run.config.mode != crate::config::Mode::Gate {
+        return;
+    }
+    let max_slowdown = |i: usize| run.suites[plan[i].suite].bench.max_slowdown;
+    for &i in compared {
+        let Some(j) = judged[i].as_mut() else {
+            continue;
+        };
+        if j.verdict.map(|v| v.verdict) != Some(Verdict::Regressed) {
+            continue;
+        }
+        let spec = run.spec_paired(&plan[i], &pairing[i], REMEASURE_EFFORT);
+        if let Some(m) = super::attribute::confirm(run, &plan[i], spec, Verdict::Regressed) {
+            j.verdict = Some(gate::decide(&[input(&m.samples, max_slowdown(i))])[0]);
+            outcomes[i] = Some(Outcome::Measured(m));
+        }
+    }
 }

@@ -2,12 +2,14 @@
 //! verdict, limit breaches, and the commands that re-run, profile and re-bless it. Every
 //! reporter renders these records and nothing else; nothing here writes prose.
 
+use super::code::Codes;
 use super::judged::Judged;
 use super::{Outcome, Planned, Runner};
 use crate::baseline::Stored;
+use crate::code::CodeChange;
 use crate::config::Mode;
 use crate::failure::FailKind;
-use crate::gate::Verdict;
+use crate::gate::{Strictness, Verdict};
 use crate::measure::Footprint;
 use crate::report::results::{
     Breach, Commands, Compiled, GateNote, Measurement, ResourceChange, Status, TrialRecord,
@@ -107,19 +109,14 @@ pub fn memory_growth(suite: &Suite, f: &Footprint, old: Option<&Footprint>) -> O
     })
 }
 
-/// The record of one trial that ran.
-pub(super) fn record(
-    run: &Runner,
-    trial: &Planned,
-    outcome: &Outcome,
-    judged: Option<&Judged>,
-) -> TrialRecord {
+/// A passed trial's record before anything happened to it: its name, place and commands.
+fn blank(run: &Runner, trial: &Planned) -> TrialRecord {
     let suite = &run.suites[trial.suite];
     let line = trial
         .case_kernel()
         .and_then(|(_, k)| suite.kernel_lines.get(k).copied())
         .unwrap_or(1);
-    let mut r = TrialRecord {
+    TrialRecord {
         name: trial.name.clone(),
         suite: suite.name.clone(),
         file: suite.path.display().to_string(),
@@ -136,7 +133,51 @@ pub(super) fn record(
         failure_detail: None,
         commands: Some(commands(&trial.name, suite, trial, run.base.is_some())),
         compiled: None,
+        code: None,
+        base_code: None,
+        code_change: None,
+    }
+}
+
+/// The record of a paired trial that was not timed: its code is identical at the base.
+pub(super) fn identical(run: &Runner, trial: &Planned) -> TrialRecord {
+    let base = run.base.expect("identical code is a paired verdict");
+    TrialRecord {
+        gate: Some(GateNote::IdenticalCode {
+            rev: base.rev.clone(),
+            commit: base.commit.clone(),
+            timed: false,
+        }),
+        ..blank(run, trial)
+    }
+}
+
+/// Sets the record's code, its base's, and what changed since the code it was compared with:
+/// the baseline's (stored mode), or the base's (paired mode).
+pub(super) fn with_code(r: &mut TrialRecord, codes: &Codes, judged: Option<&Judged>) {
+    r.code = codes.code.clone();
+    r.base_code = codes.base.clone();
+    let Some(code) = &codes.code else { return };
+    r.code_change = match (&r.gate, judged) {
+        (Some(GateNote::Compared { .. }), Some(j)) => {
+            Some(CodeChange::between(j.old_code.as_ref(), code))
+        }
+        (Some(GateNote::Paired { .. } | GateNote::IdenticalCode { .. }), _) => codes
+            .base
+            .as_ref()
+            .map(|b| CodeChange::between(Some(b), code)),
+        _ => None,
     };
+}
+
+/// The record of one trial that ran.
+pub(super) fn record(
+    run: &Runner,
+    trial: &Planned,
+    outcome: &Outcome,
+    judged: Option<&Judged>,
+) -> TrialRecord {
+    let mut r = blank(run, trial);
     match outcome {
         Outcome::Compiled {
             sources,
@@ -202,6 +243,7 @@ fn measurement(
             _ => Vec::new(),
         },
         baseline_footprint: judged.and_then(|j| j.baseline_footprint.clone()),
+        trial_seconds: Some(m.seconds),
         units: samples.units.clone(),
         counters: m.counters.clone(),
         baseline_counters: baseline_counters(run, m, judged),
@@ -221,7 +263,7 @@ fn baseline_counters(
     m: &super::Measured,
     judged: Option<&Judged>,
 ) -> Option<crate::baseline::StoredCounters> {
-    use crate::measure::counters::{stable, CounterValues};
+    use crate::measure::counters::CounterValues;
     if run.base.is_none() {
         return judged.and_then(|j| j.baseline_counters.clone());
     }
@@ -232,11 +274,7 @@ fn baseline_counters(
         .iter()
         .filter_map(|a| a.against.as_ref())
         .collect();
-    Some(crate::baseline::StoredCounters {
-        values: (*base.last()?).clone(),
-        stable: stable(base.iter().copied()),
-        runs: base.len(),
-    })
+    crate::baseline::StoredCounters::of(base)
 }
 
 /// Why a suite's counter gate could not apply to this trial (`not applied: …`), if it has one.
@@ -310,7 +348,9 @@ fn counter_breaches(
         .into_iter()
         .filter_map(|(counter, allowed, exact)| {
             let allowed = allowed?;
-            let (o, n) = (*old.values.get(&counter)?, *now.get(&counter)?);
+            // Exact counters against their one value; the others against the highest of the
+            // baseline's reads (small cases read DRAM differently launch to launch).
+            let (o, n) = (old.highest(counter)?, *now.get(&counter)?);
             if exact && !old.stable.contains(&counter) {
                 return None;
             }
@@ -332,7 +372,7 @@ fn counter_changes(
     let (Some(old), Some(now)) = (old, m.counters.as_ref().and_then(|c| c.collected())) else {
         return Vec::new();
     };
-    crate::measure::counters::changes(&old.values, &now.kernel, &old.stable)
+    crate::measure::counters::changes(old, &now.kernel)
 }
 
 /// Fills `r` for a trial that was measured: its measurement, resource changes and limit breaches,
@@ -380,8 +420,9 @@ fn measured(
     }
 }
 
-/// Whether the gate fails a trial, and how: a regression (or, under `KERNELGATE_STRICT`, an
-/// inconclusive trial), an unusable baseline, or a missing one under
+/// Whether the gate fails a trial, and how: a verdict that fails ([`Verdict::fails`]: a
+/// regression; under `KERNELGATE_STRICT` an inconclusive trial, under `KERNELGATE_STRICT_TIME`
+/// a machine-slower one), an unusable baseline, or a missing one under
 /// `KERNELGATE_REQUIRE_BASELINE`. When blessing, only an unusable baseline fails.
 fn gate_failure(run: &Runner, gate: &GateNote, verdict: Option<Verdict>) -> Option<FailKind> {
     match gate {
@@ -392,12 +433,15 @@ fn gate_failure(run: &Runner, gate: &GateNote, verdict: Option<Verdict>) -> Opti
         {
             Some(FailKind::Infrastructure)
         }
-        GateNote::Compared { .. } | GateNote::Paired { .. } => match verdict {
-            Some(Verdict::Regressed) => Some(FailKind::Performance),
-            Some(Verdict::MachineSlower) if run.config.strict_time => Some(FailKind::Performance),
-            Some(Verdict::Inconclusive) if run.config.strict => Some(FailKind::Performance),
-            _ => None,
-        },
+        GateNote::Compared { .. } | GateNote::Paired { .. } => {
+            let strict = Strictness {
+                inconclusive: run.config.strict,
+                machine_time: run.config.strict_time,
+            };
+            verdict
+                .filter(|v| v.fails(strict))
+                .map(|_| FailKind::Performance)
+        }
         _ => None,
     }
 }

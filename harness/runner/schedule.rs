@@ -2,7 +2,7 @@
 //! them together (stored baselines or the paired base), bless when asked, and record one
 //! [`TrialRecord`] per trial.
 
-use super::{bless, judge, paired, record};
+use super::{bless, code, identical, judge, paired, record};
 use super::{Outcome, Planned, RunReport, Runner};
 use crate::baseline::{BaselineStore, Fingerprint};
 use crate::config::Mode;
@@ -11,7 +11,8 @@ use std::sync::Mutex;
 
 impl Runner<'_> {
     /// Runs the trials of `plan` at the indices in `selected`, judges and (when asked) blesses
-    /// them, and returns their records in plan order.
+    /// them, and returns their records in plan order. In paired mode a trial whose code is
+    /// identical at the base is not run (unless `KERNELGATE_TIME_IDENTICAL`).
     pub fn run(&self, plan: &[Planned], selected: &[usize]) -> RunReport {
         let any_kernel = selected.iter().any(|&i| plan[i].case_kernel().is_some());
         let pairing: Option<Vec<Option<crate::paired::Pairing>>> = self.base.map(|b| {
@@ -20,17 +21,21 @@ impl Runner<'_> {
                 .collect()
         });
         let store = if any_kernel && pairing.is_none() {
-            self.executor.device().map(|info| {
-                BaselineStore::open(
-                    &self.config.baselines,
-                    &Fingerprint::of(&info),
-                    self.suites.iter().map(|s| s.name.as_str()),
-                )
-            })
+            self.store()
         } else {
             None
         };
-        let mut outcomes = self.execute_all(plan, selected, store.as_ref(), pairing.as_deref());
+        let codes = code::trial_codes(self, plan, selected, pairing.as_deref());
+        let identical: Vec<bool> = codes
+            .iter()
+            .map(|c| pairing.is_some() && c.identical())
+            .collect();
+        let timed: Vec<usize> = selected
+            .iter()
+            .copied()
+            .filter(|&i| !identical[i] || self.config.time_identical)
+            .collect();
+        let mut outcomes = self.execute_all(plan, &timed, store.as_ref(), pairing.as_deref());
         let any_measured = outcomes
             .iter()
             .any(|o| matches!(o, Some(Outcome::Measured(_))));
@@ -41,31 +46,30 @@ impl Runner<'_> {
         let judging = std::time::Instant::now();
         let executed = |t: &results::RunTotals| t.trials_seconds + t.counter_seconds;
         let before = executed(&self.executor.totals());
+        let mut noise = None;
         if let (true, Some(pairing)) = (device.is_some(), &pairing) {
-            judged = paired::judge_paired(self, plan, &mut outcomes, pairing);
+            (judged, noise) = paired::judge_paired(self, plan, &mut outcomes, (pairing, &codes));
             self.count(plan, &mut outcomes, &judged, Some(pairing));
         } else if let (true, Some(store)) = (device.is_some(), &store) {
-            judged = judge::judge(self, plan, &mut outcomes, store);
+            judged = judge::judge(self, plan, &mut outcomes, (store, &codes));
             self.count(plan, &mut outcomes, &judged, None);
             super::attribute::attribute_all(&outcomes, &mut judged);
             if self.config.mode == Mode::Bless {
-                blessed = bless::bless(self, plan, &outcomes, store);
+                blessed = bless::bless(self, plan, &outcomes, &codes, store);
             }
         }
         let mut totals = self.executor.totals();
         totals.judge_seconds =
             (judging.elapsed().as_secs_f64() - (executed(&totals) - before)).max(0.0);
         self.executor.stop();
-        let trials: Vec<TrialRecord> = plan
-            .iter()
-            .zip(&outcomes)
-            .zip(&judged)
-            .filter_map(|((trial, outcome), judged)| {
-                outcome
-                    .as_ref()
-                    .map(|o| record::record(self, trial, o, judged.as_ref()))
-            })
-            .collect();
+        let trials = self.records(plan, &outcomes, &judged, &codes, &identical);
+        let identical = pairing.as_ref().map(|_| {
+            identical::summary(self, &trials, noise.map(|(i, n)| (plan[i].name.clone(), n)))
+        });
+        let (sass, sass_note) = match &pairing {
+            Some(pairing) => identical::sass_diffs(self, plan, pairing, &trials),
+            None => (Vec::new(), None),
+        };
         RunReport {
             results: Results {
                 format: results::FORMAT,
@@ -83,10 +87,47 @@ impl Runner<'_> {
                     .base
                     .map(|b| crate::paired::gone(self.suites, b))
                     .unwrap_or_default(),
+                identical,
+                sass,
+                sass_note,
                 provenance: Default::default(),
             },
             blessed,
         }
+    }
+
+    /// The stored baselines of the run's suites for the device trials run on, when it is known.
+    pub(super) fn store(&self) -> Option<BaselineStore> {
+        self.executor.device().map(|info| {
+            BaselineStore::open(
+                &self.config.baselines,
+                &Fingerprint::of(&info),
+                self.suites.iter().map(|s| s.name.as_str()),
+            )
+        })
+    }
+
+    /// One record per trial that ran or was decided without running (identical code), in
+    /// plan order, with its code.
+    fn records(
+        &self,
+        plan: &[Planned],
+        outcomes: &[Option<Outcome>],
+        judged: &[Option<super::judged::Judged>],
+        codes: &[code::Codes],
+        identical: &[bool],
+    ) -> Vec<TrialRecord> {
+        (0..plan.len())
+            .filter_map(|i| {
+                let mut r = match &outcomes[i] {
+                    Some(o) => record::record(self, &plan[i], o, judged[i].as_ref()),
+                    None if identical[i] => record::identical(self, &plan[i]),
+                    None => return None,
+                };
+                record::with_code(&mut r, &codes[i], judged[i].as_ref());
+                Some(r)
+            })
+            .collect()
     }
 
     /// Runs the selected trials: in order on one GPU; with several, each slot takes the next

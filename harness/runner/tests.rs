@@ -14,8 +14,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-/// Host-aware baselines: `KERNELGATE_BLESS=add` and the other-GPU note.
+mod code;
 mod counters;
+/// Host-aware baselines: `KERNELGATE_BLESS=add` and the other-GPU note.
 mod hosts;
 mod paired;
 
@@ -58,6 +59,7 @@ fn measured(t: f64, n: usize, spread: f64, pool_peak: u64) -> Outcome {
         samples: samples(t, n, spread),
         footprint: footprint(pool_peak),
         base_footprint: None,
+        seconds: 0.5,
         counters: None,
     }))
 }
@@ -151,6 +153,44 @@ impl Executor for Scripted {
     }
 }
 
+/// The scripted executor that records every spec it is asked to execute and gives suite `i`
+/// the code `codes[i]` (none where `codes` is empty).
+struct Spying {
+    inner: Scripted,
+    codes: Vec<std::sync::Arc<crate::code::SuiteCode>>,
+    specs: Mutex<Vec<TrialSpec>>,
+}
+
+impl Spying {
+    fn new(inner: Scripted, codes: Vec<std::sync::Arc<crate::code::SuiteCode>>) -> Spying {
+        Spying {
+            inner,
+            codes,
+            specs: Mutex::new(Vec::new()),
+        }
+    }
+}
+
+impl Executor for Spying {
+    fn slots(&self) -> usize {
+        1
+    }
+    fn device(&self) -> Option<DeviceInfo> {
+        self.inner.device()
+    }
+    fn execute(&self, slot: usize, spec: &TrialSpec) -> Outcome {
+        self.specs.lock().unwrap().push(spec.clone());
+        self.inner.execute(slot, spec)
+    }
+    fn stop(&self) {}
+    fn totals(&self) -> RunTotals {
+        RunTotals::default()
+    }
+    fn code(&self, suite: usize) -> Option<std::sync::Arc<crate::code::SuiteCode>> {
+        self.codes.get(suite).cloned()
+    }
+}
+
 /// A suite `t` with kernels `naive` (the reference) and `fast`, one case, in a fresh folder.
 fn suite(dir: &Path) -> Suite {
     suite_with(dir, "")
@@ -201,7 +241,8 @@ args = ["x", "y", "1024 as i32"]
     crate::suite::load_file(&path).unwrap_or_else(|d| panic!("{d:?}"))
 }
 
-fn entry(kernel: &str, t: f64, pool_peak: u64) -> Entry {
+/// A format-1 entry (no code, no runs) of `kernel` at time `t` with a `pool_peak`-byte peak.
+pub(super) fn entry(kernel: &str, t: f64, pool_peak: u64) -> Entry {
     let s = samples(t, 32, 0.01);
     Entry {
         kernel: kernel.into(),
@@ -216,6 +257,8 @@ fn entry(kernel: &str, t: f64, pool_peak: u64) -> Entry {
         kernelgate: "0.1.0".into(),
         date: "2026-11-21".into(),
         runs: Vec::new(),
+        code: None,
+        trial_seconds: None,
         counters: Vec::new(),
     }
 }
@@ -250,6 +293,7 @@ fn config(dir: &Path, mode: Mode) -> Config {
         mode,
         base: None,
         strict: false,
+        time_identical: false,
         require_baseline: false,
         strict_time: false,
         counters: crate::config::CounterPolicy::Auto,
@@ -264,6 +308,7 @@ fn config(dir: &Path, mode: Mode) -> Config {
         html: None,
         history: None,
         profile: false,
+        lock_dir: dir.join("locks"),
     }
 }
 
@@ -271,6 +316,24 @@ fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("kernelgate-runner-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     dir
+}
+
+/// Runs every trial of `plan` in stored mode (no base) through `executor`.
+fn run_all(
+    config: &Config,
+    suites: &[Suite],
+    plan: &[Planned],
+    executor: &dyn Executor,
+) -> RunReport {
+    let runner = Runner {
+        config,
+        suites,
+        executor,
+        progress: false,
+        base: None,
+    };
+    let selected: Vec<usize> = (0..plan.len()).collect();
+    runner.run(plan, &selected)
 }
 
 /// Runs every trial of suite `t` against the script; returns the records and the calls made.
@@ -285,15 +348,7 @@ fn run_script(
     bless_baselines(&config.baselines);
     let plan = plan(&suites);
     let executor = Scripted::new(&plan, script);
-    let runner = Runner {
-        config: &config,
-        suites: &suites,
-        executor: &executor,
-        progress: false,
-        base: None,
-    };
-    let selected: Vec<usize> = (0..plan.len()).collect();
-    let report = runner.run(&plan, &selected);
+    let report = run_all(&config, &suites, &plan, &executor);
     let calls = executor.calls();
     let _ = std::fs::remove_dir_all(&dir);
     (report.results, calls)

@@ -3,6 +3,7 @@
 //! the deltas between two listings. Static: instructions in the code, not executed (a loop body
 //! counts once), which is what a code change changes.
 
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -225,11 +226,39 @@ impl Mix {
     }
 }
 
-/// `global load 128-bit 1 → 0 (-1), global load 32-bit 0 → 4 (+4)`; empty when none differ.
-pub fn describe(deltas: &[(Class, u32, u32)]) -> String {
+/// One instruction class whose static count moved.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MixDelta {
+    /// The class, as `mix` names it (`global load 128-bit`, `FP64`).
+    pub class: String,
+    /// Its count in the base.
+    pub old: u32,
+    /// Its count in the head.
+    pub new: u32,
+}
+
+impl MixDelta {
+    /// The deltas `Mix::deltas` found, named.
+    pub fn of(deltas: &[(Class, u32, u32)]) -> Vec<MixDelta> {
+        deltas
+            .iter()
+            .map(|(c, old, new)| MixDelta {
+                class: c.to_string(),
+                old: *old,
+                new: *new,
+            })
+            .collect()
+    }
+}
+
+/// `global load 128-bit 1 → 0 (-1), global load 32-bit 0 → 4 (+4)`; empty when none.
+pub fn describe_mix(deltas: &[MixDelta]) -> String {
     deltas
         .iter()
-        .map(|(c, b, h)| format!("{c} {b} → {h} ({:+})", i64::from(*h) - i64::from(*b)))
+        .map(|d| {
+            let change = i64::from(d.new) - i64::from(d.old);
+            format!("{} {} → {} ({change:+})", d.class, d.old, d.new)
+        })
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -318,7 +347,7 @@ mod tests {
             "EXIT",
         ]));
         assert_eq!(
-            describe(&base.deltas(&head)),
+            describe_mix(&MixDelta::of(&base.deltas(&head))),
             "global load 32-bit 0 → 2 (+2), global load 128-bit 1 → 0 (-1)"
         );
         assert!(base.deltas(&base).is_empty());

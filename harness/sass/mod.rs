@@ -10,6 +10,7 @@
 //! - `ptx`: the identity of a PTX entry when no GPU has compiled it.
 //! - `disasm`, `diff`, `mix`: `nvdisasm`'s listing, normalised; a unified diff; the mix.
 
+pub mod change;
 pub mod diff;
 pub mod disasm;
 pub mod elf;
@@ -18,6 +19,7 @@ pub mod fatbin;
 pub mod identity;
 mod image;
 mod info;
+pub mod listings;
 pub mod mix;
 pub mod ptx;
 pub mod reach;
@@ -30,6 +32,7 @@ use serde::{Deserialize, Serialize};
 pub use error::SassError;
 pub use identity::identify_cubin;
 pub use image::Module;
+pub(crate) use types::Fields;
 pub use types::{CodeSource, KernelIdentity, Parts, Resources};
 
 /// The toolchain a set of identities was made with, stored beside the hashes (not in them), so

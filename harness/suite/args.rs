@@ -169,8 +169,13 @@ pub fn parse(
 fn unknown_name(name: &str, buffers: &BTreeMap<String, usize>, sizes: &[String]) -> String {
     let mut known: Vec<String> = buffers.keys().map(|b| format!("`{b}`")).collect();
     known.extend(sizes.iter().map(|s| format!("`{s} as i32`")));
+    let names = buffers
+        .keys()
+        .map(String::as_str)
+        .chain(sizes.iter().map(String::as_str));
+    let hint = crate::suggest::did_you_mean(name, names);
     format!(
-        "`{name}` is neither a buffer nor a size (write one of {}, or a typed literal such as `2.0f32`)",
+        "`{name}` is neither a buffer nor a size{hint} (write one of {}, or a typed literal such as `2.0f32`)",
         if known.is_empty() {
             "nothing: none declared".to_string()
         } else {

@@ -2,7 +2,7 @@
 //! `init` (checked against its type), and its length expression over the sizes.
 
 use super::ctx::{element_type, expr, is_ident, Ctx};
-use super::decls::Located;
+use super::decls::{InitBounds, Located};
 use super::expr::Expr;
 use super::init::parse_init;
 use super::schema::RawBuffer;
@@ -22,6 +22,8 @@ pub(super) struct Buffers {
     pub by_name: BTreeMap<String, usize>,
     /// (buffer, element count of its .npy file, where the file was named)
     pub npy_checks: Vec<(usize, usize, usize)>,
+    /// Inits with a bound over the sizes, resolved per case.
+    pub init_bounds: Vec<InitBounds>,
     /// (buffer, start, step, element type, where the init was written)
     pub iotas: Vec<(usize, f64, f64, DType, usize)>,
 }
@@ -40,15 +42,31 @@ pub(super) fn buffer_tables(
         lens: Vec::new(),
         by_name: BTreeMap::new(),
         npy_checks: Vec::new(),
+        init_bounds: Vec::new(),
         iotas: Vec::new(),
     };
+    let mut unknown_role = false;
     for rb in raw {
         let b = rb.get_ref();
         let name = b.name.get_ref().clone();
-        check_name(ctx, b, &out.by_name, sizes);
+        let first = |i: usize| raw[i].get_ref().name.span().start;
+        check_name(ctx, b, (&out.by_name, &first), sizes);
         let dtype = element_type(ctx, &b.dtype).unwrap_or(DType::F32);
-        let role = role(ctx, b, rb.span().start);
-        let init = init(ctx, dir, b, role, dtype, &mut out);
+        let Some(role) = role(ctx, b, rb.span().start) else {
+            // An unknown role says nothing about what the buffer needs: no more errors from it
+            // (seen: `role = "in-out"` also drew "needs an init" and "no output").
+            unknown_role = true;
+            out.lens.extend(expr(ctx, &b.len, sizes));
+            out.by_name.entry(name.clone()).or_insert(out.list.len());
+            out.list.push(Buffer {
+                name,
+                dtype,
+                role: Role::Inout,
+                init: None,
+            });
+            continue;
+        };
+        let init = init(ctx, (dir, sizes), b, role, dtype, &mut out);
         out.lens.extend(expr(ctx, &b.len, sizes));
         out.by_name.entry(name.clone()).or_insert(out.list.len());
         out.list.push(Buffer {
@@ -60,7 +78,7 @@ pub(super) fn buffer_tables(
     }
     if out.list.is_empty() {
         ctx.error(suite_at, "the suite declares no buffers (add `[[buffer]]` tables; kernels need outputs to check)");
-    } else if !out.list.iter().any(|b| b.role.is_output()) {
+    } else if !unknown_role && !out.list.iter().any(|b| b.role.is_output()) {
         ctx.error(
             suite_at,
             "no buffer has role \"output\" or \"inout\": nothing could be checked",
@@ -70,7 +88,12 @@ pub(super) fn buffer_tables(
 }
 
 /// A buffer's name: a plain identifier, not another buffer's, not a size's.
-fn check_name(ctx: &mut Ctx, b: &RawBuffer, seen: &BTreeMap<String, usize>, sizes: &[String]) {
+fn check_name(
+    ctx: &mut Ctx,
+    b: &RawBuffer,
+    (seen, first): (&BTreeMap<String, usize>, &dyn Fn(usize) -> usize),
+    sizes: &[String],
+) {
     let name = b.name.get_ref();
     let at = b.name.span().start;
     if !is_ident(name) || name.contains('-') {
@@ -78,11 +101,8 @@ fn check_name(ctx: &mut Ctx, b: &RawBuffer, seen: &BTreeMap<String, usize>, size
             at,
             format!("buffer name `{name}` must be letters, digits or `_`"),
         );
-    } else if seen.contains_key(name) {
-        ctx.error(
-            at,
-            format!("buffer `{name}` is declared twice (rename one)"),
-        );
+    } else if let Some(&i) = seen.get(name) {
+        ctx.twice(&format!("buffer `{name}`"), first(i), at, "rename one");
     } else if sizes.contains(name) {
         ctx.error(
             at,
@@ -91,9 +111,9 @@ fn check_name(ctx: &mut Ctx, b: &RawBuffer, seen: &BTreeMap<String, usize>, size
     }
 }
 
-/// `role = "input" | "output" | "inout"`, input when absent.
-fn role(ctx: &mut Ctx, b: &RawBuffer, table_at: usize) -> Role {
-    match b.role.as_ref().map(|r| r.get_ref().as_str()) {
+/// `role = "input" | "output" | "inout"`, input when absent; `None` (recorded) when unknown.
+fn role(ctx: &mut Ctx, b: &RawBuffer, table_at: usize) -> Option<Role> {
+    Some(match b.role.as_ref().map(|r| r.get_ref().as_str()) {
         None | Some("input") => Role::Input,
         Some("output") => Role::Output,
         Some("inout") => Role::Inout,
@@ -101,18 +121,21 @@ fn role(ctx: &mut Ctx, b: &RawBuffer, table_at: usize) -> Role {
             let at = b.role.as_ref().map(|r| r.span().start).unwrap_or(table_at);
             ctx.error(
                 at,
-                format!("unknown role `{other}` (use \"input\", \"output\" or \"inout\")"),
+                format!(
+                    "unknown role `{other}`{} (use \"input\", \"output\" or \"inout\")",
+                    crate::suggest::did_you_mean(other, ["input", "output", "inout"])
+                ),
             );
-            Role::Input
+            return None;
         }
-    }
+    })
 }
 
 /// The buffer's `init`: required for what kernels read, refused for outputs (they are
 /// poisoned), checked against `dtype`; iotas and .npy lengths noted in `out` for the cases.
 fn init(
     ctx: &mut Ctx,
-    dir: &Path,
+    (dir, sizes): (&Path, &[String]),
     b: &RawBuffer,
     role: Role,
     dtype: DType,
@@ -130,9 +153,16 @@ fn init(
             None
         }
         (None, Role::Output) => None,
-        (Some(i), _) => parse_init(ctx, dir, i, dtype, index, &mut out.npy_checks),
+        (Some(i), _) => parse_init(
+            ctx,
+            (dir, sizes),
+            i,
+            (dtype, index),
+            (&mut out.npy_checks, &mut out.init_bounds),
+        ),
     };
-    if let (Some(init), Some(raw)) = (&init, &b.init) {
+    let fixed = !out.init_bounds.iter().any(|ib| ib.buffer == index);
+    if let (Some(init), Some(raw), true) = (&init, &b.init, fixed) {
         super::values::check_init(ctx, raw.span().start, init, dtype);
         if let Init::Iota { start, step } = *init {
             out.iotas
@@ -193,15 +223,16 @@ mod tests {
             "{m:?}"
         );
         assert!(
-            m[2].starts_with("8:8: buffer `x` is declared twice"),
+            m[2].starts_with("4:8: buffer `x` is declared here and again at line 8"),
             "{m:?}"
         );
-        assert!(m[3].starts_with("11:8: unknown role `out`"), "{m:?}");
-        assert!(m[4].starts_with("10:8: unknown size `m`"), "{m:?}");
         assert!(
-            m[5].starts_with("1:1: no buffer has role \"output\""),
+            m[3].starts_with("8:8: buffer `x` is declared again here, first at line 4"),
             "{m:?}"
         );
+        // An unknown role draws no follow-on errors (an init, no output).
+        assert!(m[4].starts_with("11:8: unknown role `out`"), "{m:?}");
+        assert!(m[5].starts_with("10:8: unknown size `m`"), "{m:?}");
         let (_, m) = read("");
         assert!(
             m[0].starts_with("1:1: the suite declares no buffers"),

@@ -162,6 +162,7 @@ fn case(ctx: &mut Ctx, decls: &Decls, sizes: BTreeMap<String, i64>, label: Strin
     };
     let bytes = amount(ctx, &decls.bytes, "bytes");
     let flops = amount(ctx, &decls.flops, "flops");
+    let init_bounds = init_bounds(ctx, decls, &sizes, &label);
     Case {
         label,
         sizes,
@@ -170,7 +171,65 @@ fn case(ctx: &mut Ctx, decls: &Decls, sizes: BTreeMap<String, i64>, label: Strin
         scratch_lens,
         bytes,
         flops,
+        init_bounds,
     }
+}
+
+/// Per buffer, the bounds of a `random` init written over the sizes, evaluated for this case
+/// and checked as numbers would be at load: whole and `min <= max` for `int`, `min < max` for
+/// `uniform`, both inside the element type. Empty when no bound is written over the sizes.
+fn init_bounds(
+    ctx: &mut Ctx,
+    decls: &Decls,
+    sizes: &BTreeMap<String, i64>,
+    label: &str,
+) -> Vec<Option<[f64; 2]>> {
+    if decls.init_bounds.is_empty() {
+        return Vec::new();
+    }
+    let mut out = vec![None; decls.buffer_types.len()];
+    for ib in &decls.init_bounds {
+        let [min, max] = [0, 1].map(|k| match &ib.bounds[k] {
+            Ok(v) => Some(*v),
+            Err(e) => eval(
+                ctx,
+                e,
+                sizes,
+                label,
+                (i64::MIN, i64::MAX),
+                "the init's bound",
+            )
+            .map(|v| v as f64),
+        });
+        let (Some(min), Some(max)) = (min, max) else {
+            continue;
+        };
+        let (lo, hi) = ib.dtype.range();
+        let inside = |v: f64| v >= lo && v <= hi;
+        let ordered = if ib.integers { min <= max } else { min < max };
+        let whole = !ib.integers || (min.fract() == 0.0 && max.fract() == 0.0);
+        if !(ordered && whole && inside(min) && inside(max)) {
+            let kind = if ib.integers { "int" } else { "uniform" };
+            let order = if ib.integers {
+                "min <= max"
+            } else {
+                "min < max"
+            };
+            ctx.error(
+                ib.at,
+                format!(
+                    "random = \"{kind}\" needs {order} within `{}` (got {min} and {max}{})",
+                    ib.dtype,
+                    in_case(label)
+                ),
+            );
+            continue;
+        }
+        if let Some(slot) = out.get_mut(ib.buffer) {
+            *slot = Some([min, max]);
+        }
+    }
+    out
 }
 
 /// Bytes of buffers of these lengths and element types; `None` past `u64`.
@@ -223,10 +282,9 @@ fn kernel(
             .and_then(|(a, b)| a.checked_add(b));
         if need.is_none_or(|n| n > budget) {
             let need = need.map_or("more than 2^64".to_string(), |n| n.to_string());
-            // A warning, not an error: a budget breach fails that case's trials with the
-            // measured peak, and the rest of the suite still runs (the `tests/fixtures/memory`
-            // suite sweeps past its budget on purpose).
-            ctx.warn(at, format!("the buffers and scratch of a case take {need} bytes{}, over memory_budget ({budget} bytes): its trials will fail (raise the budget or shrink the sizes)", in_case(label)));
+            // An error at the budget: every trial of the case would fail on the GPU with what
+            // is known here (seen before, as a warning: a run whose every trial failed).
+            ctx.error(at, format!("the buffers and scratch of a case take {need} bytes{}, over memory_budget ({budget} bytes): raise the budget or shrink the sizes", in_case(label)));
         }
     }
     let steps = k

@@ -149,20 +149,7 @@ fn golden(
     check: &Check,
     npy_checks: &mut Vec<(usize, usize, usize)>,
 ) -> Option<std::path::PathBuf> {
-    let random = |b: &Buffer| {
-        matches!(
-            b.init,
-            Some(
-                Init::Uniform { .. }
-                    | Init::Normal { .. }
-                    | Init::Integers { .. }
-                    | Init::HeavyTailed { .. }
-                    | Init::Special { .. }
-                    | Init::Equal { .. }
-                    | Init::Sorted(_)
-            )
-        )
-    };
+    let random = |b: &Buffer| b.init.as_ref().is_some_and(Init::is_seeded);
     if let Some(b) = buffers.iter().find(|b| b.role != Role::Output && random(b)) {
         ctx.error(name.span().start, format!("golden outputs need fixed inputs, but `{}` is random (give it `init = {{ npy = \"...\" }}`)", b.name));
     }

@@ -15,6 +15,9 @@ pub struct Ctx<'a> {
     pub text: &'a str,
     pub diagnostics: Vec<Diagnostic>,
     pub warnings: Vec<Diagnostic>,
+    /// The suites folder (its real path) when the file is loaded as one of a folder's: every
+    /// file a suite reads must be inside it.
+    pub root: Option<PathBuf>,
 }
 
 impl<'a> Ctx<'a> {
@@ -25,6 +28,7 @@ impl<'a> Ctx<'a> {
             text,
             diagnostics: Vec::new(),
             warnings: Vec::new(),
+            root: None,
         }
     }
 
@@ -37,6 +41,21 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// Records a name declared twice: an error at each declaration, each naming the other's
+    /// line (`what`: `buffer `x``).
+    pub fn twice(&mut self, what: &str, first: usize, second: usize, fix: &str) {
+        let line = |at: usize| crate::error::line_col(self.text, at).0;
+        let (l1, l2) = (line(first), line(second));
+        self.error(
+            first,
+            format!("{what} is declared here and again at line {l2} ({fix})"),
+        );
+        self.error(
+            second,
+            format!("{what} is declared again here, first at line {l1} ({fix})"),
+        );
+    }
+
     /// Records something that could not be checked; the suite still loads.
     pub fn warn(&mut self, at: usize, message: impl Into<String>) {
         let d = Diagnostic::at(self.path, self.text, at, message);
@@ -46,16 +65,33 @@ impl<'a> Ctx<'a> {
     }
 }
 
-/// The element type named at `raw`; an unknown name is an error listing the types.
+/// The element type named at `raw`; an unknown name is an error listing the types, with the
+/// one meant for a misspelling or a C type's name (`float` is `f32`).
 pub(super) fn element_type(ctx: &mut Ctx, raw: &Spanned<String>) -> Option<DType> {
-    let t = DType::parse(raw.get_ref());
+    let name = raw.get_ref();
+    let t = DType::parse(name);
     if t.is_none() {
+        let c_name = match name.trim() {
+            "float" => Some("f32"),
+            "double" => Some("f64"),
+            "half" | "__half" => Some("f16"),
+            "bfloat16" | "__nv_bfloat16" => Some("bf16"),
+            "int" | "int32_t" => Some("i32"),
+            "unsigned" | "unsigned int" | "uint32_t" => Some("u32"),
+            "long long" | "int64_t" => Some("i64"),
+            "unsigned char" | "uint8_t" | "char" => Some("u8"),
+            _ => None,
+        };
+        let names = crate::dtype::ALL.map(|t| t.name());
+        let hint = match c_name {
+            Some(k) => format!(" (did you mean `{k}`?)"),
+            None => crate::suggest::did_you_mean(name, names.iter().copied()),
+        };
         ctx.error(
             raw.span().start,
             format!(
-                "unknown type `{}` (use one of {})",
-                raw.get_ref(),
-                crate::dtype::ALL.map(|t| t.name()).join(", ")
+                "unknown type `{name}`{hint} (use one of {})",
+                names.join(", ")
             ),
         );
     }
@@ -95,7 +131,11 @@ pub(super) fn expr(
                                 .join(", ")
                         )
                     };
-                    ctx.error(base + offset, format!("unknown size `{name}` ({known})"));
+                    let hint = crate::suggest::did_you_mean(name, sizes.iter().map(String::as_str));
+                    ctx.error(
+                        base + offset,
+                        format!("unknown size `{name}`{hint} ({known})"),
+                    );
                     ok = false;
                 }
             }
@@ -117,7 +157,7 @@ pub(super) fn resolve_file(
 ) -> Option<PathBuf> {
     let p = dir.join(name.get_ref());
     if p.is_file() {
-        Some(p)
+        inside_root(ctx, name.span().start, &p, what, name.get_ref()).then_some(p)
     } else {
         ctx.error(
             name.span().start,
@@ -129,6 +169,28 @@ pub(super) fn resolve_file(
         );
         None
     }
+}
+
+/// Whether `p` (which exists) is inside the suites folder, when there is one; an error at `at`
+/// when it is not. Sources, include folders and `.npy` files outside it would be missing where
+/// the suites folder goes alone: the CI bundle (`ci/bundle.sh` packs `suites/`), a copy of it.
+pub(super) fn inside_root(ctx: &mut Ctx, at: usize, p: &Path, what: &str, written: &str) -> bool {
+    let Some(root) = &ctx.root else {
+        return true;
+    };
+    let real = p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    if real.starts_with(root) {
+        return true;
+    }
+    ctx.error(
+        at,
+        format!(
+            "{what} `{written}` is outside the suites folder `{}` (it is `{}`): a suite reads only files inside its folder, which is what the CI bundle and paired mode's base carry (move it inside, or make the suites folder the one that holds it)",
+            root.display(),
+            real.display()
+        ),
+    );
+    false
 }
 
 #[cfg(test)]

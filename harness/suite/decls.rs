@@ -35,6 +35,21 @@ pub struct KernelDecl {
     pub budget: Option<(u64, usize)>,
 }
 
+/// A `random = "uniform"` or `"int"` init with a bound written as an expression over the sizes
+/// (`max = "nbins - 1"`): both bounds, resolved and checked per case.
+pub struct InitBounds {
+    /// The buffer.
+    pub buffer: usize,
+    /// `min`, then `max`: a number, or an expression.
+    pub bounds: [Result<f64, Located<Expr>>; 2],
+    /// `random = "int"` (whole numbers, `min <= max`), else uniform (`min < max`).
+    pub integers: bool,
+    /// The buffer's element type, which must hold both.
+    pub dtype: DType,
+    /// Where the init was written.
+    pub at: usize,
+}
+
 /// Everything `expand` evaluates per case.
 pub struct Decls {
     pub sizes: Vec<(String, Vec<i64>)>,
@@ -50,4 +65,6 @@ pub struct Decls {
     pub iotas: Vec<(usize, f64, f64, DType, usize)>,
     /// Element type of each buffer.
     pub buffer_types: Vec<DType>,
+    /// Inits with a bound over the sizes.
+    pub init_bounds: Vec<InitBounds>,
 }

@@ -51,8 +51,26 @@ pub fn discover_all(dir: &Path) -> Result<Found, LoadError> {
         let mut entries: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
         entries.sort();
         for p in entries {
-            let Ok(target) = p.canonicalize() else {
-                continue; // a dangling link: nothing to load
+            let target = match p.canonicalize() {
+                Ok(t) => t,
+                // A suite file's name that leads to no file: a loop of links, or a link to
+                // nothing. Seen before: silently skipped, and its suite never ran.
+                Err(e) if p.extension().is_some_and(|x| x == "toml") => {
+                    let to = std::fs::read_link(&p)
+                        .map(|t| format!(" to `{}`", t.display()))
+                        .unwrap_or_default();
+                    let why = if e.kind() == std::io::ErrorKind::NotFound {
+                        format!("links{to}, which does not exist")
+                    } else {
+                        format!("links{to} in a loop of links that never reaches a file ({e})")
+                    };
+                    found.loops.push(at_path(&p, format!(
+                        "suite file `{}` {why}: its suite cannot run (point the link at a suite file, or remove it)",
+                        p.display()
+                    )));
+                    continue;
+                }
+                Err(_) => continue, // another dangling link: nothing to load
             };
             if target.is_dir() {
                 if ancestors.contains(&target) {
@@ -106,6 +124,30 @@ mod tests {
         assert_eq!(found.loops.len(), 2, "{:?}", found.loops);
         assert!(found.loops[0].message.contains("link loop"));
         assert!(discover(&tmp).is_err());
+        std::fs::remove_dir_all(&tmp).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn suite_files_that_lead_nowhere_are_named() {
+        use std::os::unix::fs::symlink;
+        let tmp = std::env::temp_dir().join(format!("kg-file-loop-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&tmp);
+        std::fs::create_dir_all(&tmp).unwrap();
+        symlink(tmp.join("b.toml"), tmp.join("a.toml")).unwrap();
+        symlink(tmp.join("a.toml"), tmp.join("b.toml")).unwrap();
+        symlink(tmp.join("gone.toml"), tmp.join("c.toml")).unwrap();
+        let found = discover_all(&tmp).unwrap();
+        let messages: Vec<&str> = found.loops.iter().map(|d| d.message.as_str()).collect();
+        assert_eq!(messages.len(), 3, "{messages:?}");
+        assert!(
+            messages[0].contains("a.toml` links to") && messages[0].contains("loop of links"),
+            "{messages:?}"
+        );
+        assert!(
+            messages[2].contains("c.toml` links to") && messages[2].contains("does not exist"),
+            "{messages:?}"
+        );
         std::fs::remove_dir_all(&tmp).unwrap();
     }
 }

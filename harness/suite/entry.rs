@@ -101,7 +101,9 @@ pub(super) fn check_entry(
     let sig = match signature::lookup(&source.text, entry) {
         Lookup::Kernel(sig) => sig,
         Lookup::Absent => {
-            return ctx.error(at, format!("no `__global__` function `{base}` in `{file}` (check the spelling, or the kernel's `source`; names in comments and strings do not count)"));
+            let names = signature::kernel_names(&source.text);
+            let hint = crate::suggest::did_you_mean(base, names.iter().map(String::as_str));
+            return ctx.error(at, format!("no `__global__` function `{base}` in `{file}`{hint} (check the spelling, or the kernel's `source`; names in comments and strings do not count)"));
         }
         Lookup::NotGlobal { line, what } => {
             return ctx.error(at, format!("`{base}` ({file}:{line}) is a {what} function, not a kernel: an entry names a `__global__` function (call the helper from one)"));

@@ -3,22 +3,24 @@
 //! keys its kind does not use refused.
 
 use super::ctx::{resolve_file, Ctx};
-use super::schema::RawInit;
+use super::decls::{InitBounds, Located};
+use super::expr::Expr;
+use super::schema::{Bound, RawInit};
 use super::Init;
 use crate::dtype::DType;
 use crate::npy;
 use std::path::Path;
 use toml::Spanned;
 
-/// The init written at `raw` for buffer `buffer` of type `dtype`; a `.npy` file's element count
-/// is noted in `npy_checks` for the cases to check against the buffer's length.
+/// The init written at `raw` for buffer `buffer` of type `dtype` (`sizes`: the size names); a
+/// `.npy` file's element count is noted in `npy_checks` for the cases to check against the
+/// buffer's length, and bounds written over the sizes in `bounds` for the cases to resolve.
 pub(super) fn parse_init(
     ctx: &mut Ctx,
-    dir: &Path,
+    (dir, sizes): (&Path, &[String]),
     raw: &Spanned<RawInit>,
-    dtype: DType,
-    buffer: usize,
-    npy_checks: &mut Vec<(usize, usize, usize)>,
+    (dtype, buffer): (DType, usize),
+    (npy_checks, bounds): (&mut Vec<(usize, usize, usize)>, &mut Vec<InitBounds>),
 ) -> Option<Init> {
     let at = raw.span().start;
     let i = raw.get_ref();
@@ -33,7 +35,38 @@ pub(super) fn parse_init(
         return None;
     }
     let init = if let Some(kind) = &i.random {
-        random(ctx, at, i, kind, dtype)?
+        let [min, max] = [&i.min, &i.max].map(|b| bound(ctx, b, sizes));
+        // Numbers here; a bound over the sizes is checked per case (`cases`).
+        let number = |b: &Option<Result<f64, Located<Expr>>>| match b {
+            Some(Ok(v)) => Some(Some(*v)),
+            Some(Err(_)) => None,
+            None => Some(None),
+        };
+        let range = [number(&min), number(&max)];
+        let integers = kind.get_ref() == "int";
+        if range.contains(&None) && (integers || kind.get_ref() == "uniform") {
+            match (min, max, integers) {
+                (Some(min), Some(max), _) => bounds.push(InitBounds {
+                    buffer,
+                    bounds: [min, max],
+                    integers,
+                    dtype,
+                    at,
+                }),
+                (min, max, false) => bounds.push(InitBounds {
+                    buffer,
+                    bounds: [min.unwrap_or(Ok(0.0)), max.unwrap_or(Ok(1.0))],
+                    integers,
+                    dtype,
+                    at,
+                }),
+                (_, _, true) => {
+                    ctx.error(at, "random = \"int\" needs `min` and `max` (both included)");
+                    return None;
+                }
+            }
+        }
+        random(ctx, at, i, kind, dtype, range)?
     } else if let Some(c) = i.constant {
         let (lo, hi) = dtype.range();
         if !(c >= lo && c <= hi) || (!dtype.is_float() && c.fract() != 0.0) {
@@ -58,14 +91,36 @@ pub(super) fn parse_init(
     Some(init)
 }
 
-/// `random = "..."`: the seeded kinds.
+/// A `min` or `max` as written: a number, or an expression over the sizes (`Err`, parsed);
+/// `None` when absent or when the expression has errors (recorded).
+fn bound(
+    ctx: &mut Ctx,
+    raw: &Option<Spanned<Bound>>,
+    sizes: &[String],
+) -> Option<Result<f64, Located<Expr>>> {
+    let raw = raw.as_ref()?;
+    match raw.get_ref() {
+        Bound::Number(v) => Some(Ok(*v)),
+        Bound::Expr(text) => {
+            let spanned = Spanned::new(raw.span(), text.clone());
+            super::ctx::expr(ctx, &spanned, sizes).map(Err)
+        }
+    }
+}
+
+/// `random = "..."`: the seeded kinds. `range` holds `min` and `max` as numbers (`None` where
+/// absent); a bound written over the sizes is `None` outside (the cases check it), and the
+/// checks that need it wait for the cases.
 fn random(
     ctx: &mut Ctx,
     at: usize,
     i: &RawInit,
     kind: &Spanned<String>,
     dtype: DType,
+    range: [Option<Option<f64>>; 2],
 ) -> Option<Init> {
+    let over_sizes = range.iter().any(Option::is_none);
+    let [min, max] = range.map(|r| r.flatten());
     let integers = |ctx: &mut Ctx, what: &str| {
         if !dtype.is_float() {
             ctx.error(
@@ -77,10 +132,10 @@ fn random(
     let int_instead = "write `random = \"int\", min = .., max = ..`";
     Some(match kind.get_ref().as_str() {
         "uniform" => {
-            let (min, max) = (i.min.unwrap_or(0.0), i.max.unwrap_or(1.0));
+            let (min, max) = (min.unwrap_or(0.0), max.unwrap_or(1.0));
             if !dtype.is_float() {
                 integers(ctx, int_instead);
-            } else if min.partial_cmp(&max) != Some(std::cmp::Ordering::Less) {
+            } else if !over_sizes && min.partial_cmp(&max) != Some(std::cmp::Ordering::Less) {
                 ctx.error(at, format!("uniform needs min < max (got {min} and {max})"));
             }
             Init::Uniform { min, max }
@@ -100,12 +155,17 @@ fn random(
                 nan: i.nan.unwrap_or(false),
             }
         }
-        "int" => int(ctx, at, i, dtype)?,
+        "int" if over_sizes => Init::Integers {
+            min: min.unwrap_or(0.0) as i64,
+            max: max.unwrap_or(0.0) as i64,
+        },
+        "int" => int(ctx, at, (min, max), dtype)?,
         other => {
             ctx.error(
                 kind.span().start,
                 format!(
-                    "unknown random kind `{other}` (use \"uniform\", \"normal\", \"int\", \"special\" or \"equal\")"
+                    "unknown random kind `{other}`{} (use \"uniform\", \"normal\", \"int\", \"special\" or \"equal\")",
+                    crate::suggest::did_you_mean(other, ["uniform", "normal", "int", "special", "equal"])
                 ),
             );
             return None;
@@ -134,8 +194,8 @@ fn normal(ctx: &mut Ctx, at: usize, i: &RawInit, equal: bool, (mean, std): (f64,
 }
 
 /// `random = "int"`: whole `min <= max`, both inside the type.
-fn int(ctx: &mut Ctx, at: usize, i: &RawInit, dtype: DType) -> Option<Init> {
-    let (Some(min), Some(max)) = (i.min, i.max) else {
+fn int(ctx: &mut Ctx, at: usize, range: (Option<f64>, Option<f64>), dtype: DType) -> Option<Init> {
+    let (Some(min), Some(max)) = range else {
         ctx.error(at, "random = \"int\" needs `min` and `max` (both included)");
         return None;
     };
@@ -216,8 +276,15 @@ mod tests {
         }
         let one: One = toml::from_str(&text).unwrap();
         let mut ctx = Ctx::new(Path::new("s.toml"), &text);
-        let mut npy = Vec::new();
-        let init = parse_init(&mut ctx, Path::new("."), &one.init, dtype, 0, &mut npy);
+        let (mut npy, mut bounds) = (Vec::new(), Vec::new());
+        let sizes = ["n".to_string(), "nbins".to_string()];
+        let init = parse_init(
+            &mut ctx,
+            (Path::new("."), &sizes),
+            &one.init,
+            (dtype, 0),
+            (&mut npy, &mut bounds),
+        );
         (init, messages(&ctx))
     }
 

@@ -26,6 +26,8 @@ pub(super) struct Kernels {
     pub lines: Vec<usize>,
     /// The reference kernel's index, when exactly one says `reference = true`.
     pub reference: Option<usize>,
+    /// Where each name was first written (for a name declared twice).
+    pub name_at: std::collections::BTreeMap<String, usize>,
 }
 
 /// Reads every `[[kernel]]` of `raw` (the suite file in `dir`): sources not read yet are added
@@ -52,10 +54,11 @@ pub(super) fn kernel_tables(
         decls: Vec::new(),
         lines: Vec::new(),
         reference: None,
+        name_at: Default::default(),
     };
     for rk in &raw.kernel {
         let (k, at) = (rk.get_ref(), rk.span().start);
-        name_and_reference(ctx, k, at, &mut out);
+        name_and_reference(ctx, k, &mut out);
         let source = match (&k.source, table.default_source) {
             (Some(s), _) => source_index(ctx, dir, &mut table.sources, s),
             (None, Some(d)) => Some(d),
@@ -97,25 +100,30 @@ pub(super) fn kernel_tables(
 }
 
 /// A kernel's name (an identifier, not taken), and its `reference = true` (only one may say so).
-fn name_and_reference(ctx: &mut Ctx, k: &RawKernel, at: usize, out: &mut Kernels) {
+fn name_and_reference(ctx: &mut Ctx, k: &RawKernel, out: &mut Kernels) {
     let name = k.name.get_ref();
     if !is_ident(name) {
         ctx.error(
             k.name.span().start,
             format!("kernel name `{name}` must be letters, digits, `_` or `-`"),
         );
-    } else if out.list.iter().any(|x| &x.name == name) {
-        ctx.error(
+    } else if let Some(&first) = out.name_at.get(name) {
+        ctx.twice(
+            &format!("kernel `{name}`"),
+            first,
             k.name.span().start,
-            format!("kernel `{name}` is declared twice (rename one)"),
+            "rename one",
         );
+    } else {
+        out.name_at.insert(name.clone(), k.name.span().start);
     }
-    if !k.reference {
+    let Some(reference) = k.reference.as_ref().filter(|r| *r.get_ref()) else {
         return;
-    }
+    };
     match out.reference {
+        // At the second `reference = true`, not its table.
         Some(r) => ctx.error(
-            at,
+            reference.span().start,
             format!(
                 "kernel `{name}` and kernel `{}` both say `reference = true` (keep one)",
                 out.list[r].name
@@ -173,7 +181,7 @@ fn kernel_table(
         name,
         entries: launches.iter().map(|l| l.entry.get_ref().clone()).collect(),
         source: source.map_or(0, |s| s.0),
-        reference: k.reference,
+        reference: k.reference.as_ref().is_some_and(|r| *r.get_ref()),
         scratch,
         limits,
     };
@@ -240,7 +248,7 @@ mod tests {
         let (_, m) = read(&format!("{}{}", one("a", true), one("b", true)));
         assert_eq!(
             m,
-            ["22:1: kernel `b` and kernel `a` both say `reference = true` (keep one)"]
+            ["25:13: kernel `b` and kernel `a` both say `reference = true` (keep one)"]
         );
         let (_, m) = read(&one("a", false));
         assert!(

@@ -215,7 +215,10 @@ pub(super) fn limits(
             "forbid" => out.forbid_spills = true,
             other => ctx.error(
                 s.span().start,
-                format!("unknown spills `{other}` (write \"forbid\" or \"allow\")"),
+                format!(
+                    "unknown spills `{other}`{} (write \"forbid\" or \"allow\")",
+                    crate::suggest::did_you_mean(other, ["forbid", "allow"])
+                ),
             ),
         }
     }
@@ -239,7 +242,10 @@ pub(super) fn fp64_policy(ctx: &mut Ctx, fp64: &Option<Spanned<String>>, base: b
         other => {
             ctx.error(
                 s.span().start,
-                format!("unknown fp64 `{other}` (write \"forbid\" or \"allow\")"),
+                format!(
+                    "unknown fp64 `{other}`{} (write \"forbid\" or \"allow\")",
+                    crate::suggest::did_you_mean(other, ["forbid", "allow"])
+                ),
             );
             base
         }

@@ -32,10 +32,17 @@ pub use super::kernels::parse_bytes;
 /// loops in the folder among them.
 pub fn load_dir(dir: &Path) -> Result<Vec<Suite>, LoadError> {
     let found = super::discover::discover_all(dir)?;
+    let root = dir.canonicalize().ok();
     let mut suites: Vec<Suite> = Vec::new();
     let mut diagnostics = found.loops;
     for path in found.files {
-        match load_file(&path) {
+        let loaded = match std::fs::read(&path) {
+            Ok(bytes) => super::toml_text::utf8(&path, &bytes)
+                .map_err(|d| vec![d])
+                .and_then(|text| load_in(&path, text, root.clone())),
+            Err(e) => Err(vec![unreadable(&path, e)]),
+        };
+        match loaded {
             Ok(suite) => {
                 if let Some(other) = suites.iter().find(|s| s.name == suite.name) {
                     let (line, col) = suite.name_pos;
@@ -65,15 +72,17 @@ pub fn load_dir(dir: &Path) -> Result<Vec<Suite>, LoadError> {
 
 /// Loads and validates one suite file.
 pub fn load_file(path: &Path) -> Result<Suite, Vec<Diagnostic>> {
-    let bytes = std::fs::read(path).map_err(|e| {
-        vec![Diagnostic {
-            file: path.to_path_buf(),
-            line: 1,
-            col: 1,
-            message: format!("cannot read the suite file: {e}"),
-        }]
-    })?;
+    let bytes = std::fs::read(path).map_err(|e| vec![unreadable(path, e)])?;
     load_bytes(path, &bytes)
+}
+
+fn unreadable(path: &Path, e: std::io::Error) -> Diagnostic {
+    Diagnostic {
+        file: path.to_path_buf(),
+        line: 1,
+        col: 1,
+        message: format!("cannot read the suite file: {e}"),
+    }
 }
 
 /// Validates `bytes` as the contents of the suite file at `path`; text that is not UTF-8 is
@@ -85,12 +94,24 @@ pub fn load_bytes(path: &Path, bytes: &[u8]) -> Result<Suite, Vec<Diagnostic>> {
 
 /// Validates `text` as the contents of the suite file at `path` (which places relative paths).
 pub fn load_text(path: &Path, text: &str) -> Result<Suite, Vec<Diagnostic>> {
+    load_in(path, text, None)
+}
+
+/// [`load_text`] for a file of the suites folder `root` (its real path): every file the suite
+/// reads must be inside it.
+fn load_in(
+    path: &Path,
+    text: &str,
+    root: Option<std::path::PathBuf>,
+) -> Result<Suite, Vec<Diagnostic>> {
     let mut ctx = Ctx::new(path, text);
+    ctx.root = root;
     let raw: RawFile = match toml::from_str(text) {
         Ok(raw) => raw,
         Err(e) => {
-            let (at, message) = super::toml_text::locate(text, &e);
-            ctx.error(at, message);
+            for (at, message) in super::toml_text::locate(text, &e) {
+                ctx.error(at, message);
+            }
             return Err(ctx.diagnostics);
         }
     };
@@ -134,6 +155,7 @@ fn build(ctx: &mut Ctx, raw: RawFile) -> Option<Suite> {
         flops,
         npy_checks: buffers.npy_checks,
         iotas: buffers.iotas,
+        init_bounds: buffers.init_bounds,
         buffer_types: buffers.list.iter().map(|b| b.dtype).collect(),
     };
     let cases = cases::expand(ctx, &decls);

@@ -256,6 +256,10 @@ pub struct Case {
     pub bytes: Option<f64>,
     /// Floating-point operations one run does, if declared.
     pub flops: Option<f64>,
+    /// Per buffer, the `min` and `max` of its `random` init for this case, where one of them is
+    /// written over the sizes (`max = "nbins - 1"`); empty when none is.
+    #[serde(default)]
+    pub init_bounds: Vec<Option<[f64; 2]>>,
 }
 
 /// Tolerance for one output.
@@ -307,8 +311,8 @@ pub struct Bench {
     #[serde(default)]
     pub max_instruction_growth: Option<f64>,
     /// Growth of DRAM bytes read over the baseline's or base's that fails (`None`: no gate).
-    /// DRAM reads vary by up to ~0.1% between launches with L2 left clean (measured), so a
-    /// value below [`crate::measure::counters::DRAM_READ_TOLERANCE`] is raised to it.
+    /// Compared with the highest of the baseline's reads; a value below
+    /// [`crate::measure::counters::DRAM_READ_TOLERANCE`] is raised to it.
     #[serde(default)]
     pub max_dram_read_growth: Option<f64>,
 }
@@ -350,7 +354,38 @@ impl Bench {
     }
 }
 
+impl Init {
+    /// Whether it draws from the seed: another seed gives other contents (every `random` form);
+    /// `constant`, `iota` and `npy` are the same for every seed.
+    pub fn is_seeded(&self) -> bool {
+        !matches!(self, Init::Constant(_) | Init::Iota { .. } | Init::Npy(_))
+    }
+}
+
 impl Suite {
+    /// Buffer `i`'s init in `case`: as declared, with the bounds the case resolved where they
+    /// are written over the sizes.
+    pub fn init(&self, case: usize, i: usize) -> Option<std::borrow::Cow<'_, Init>> {
+        use std::borrow::Cow;
+        let init = self.buffers.get(i)?.init.as_ref()?;
+        let bounds = self.cases.get(case)?.init_bounds.get(i).copied().flatten();
+        let resolved = |init: &Init| match (init, bounds) {
+            (Init::Uniform { .. }, Some([min, max])) => Some(Init::Uniform { min, max }),
+            (Init::Integers { .. }, Some([min, max])) => Some(Init::Integers {
+                min: min as i64,
+                max: max as i64,
+            }),
+            _ => None,
+        };
+        match init {
+            Init::Sorted(inner) => match resolved(inner) {
+                Some(r) => Some(Cow::Owned(Init::Sorted(Box::new(r)))),
+                None => Some(Cow::Borrowed(init)),
+            },
+            _ => Some(resolved(init).map_or(Cow::Borrowed(init), Cow::Owned)),
+        }
+    }
+
     /// The trial name for a case and kernel: `suite::kernel::case`.
     pub fn trial_name(&self, case: usize, kernel: usize) -> String {
         let label = &self.cases[case].label;

@@ -29,7 +29,7 @@ pub struct RawSuite {
     pub include_dirs: Vec<Spanned<String>>,
     #[serde(default)]
     pub options: Vec<Spanned<String>>,
-    pub sizes: Option<Spanned<toml::Table>>,
+    pub sizes: Option<Spanned<SizeTable>>,
     pub sweep: Option<Spanned<String>>,
     pub memory_budget: Option<Spanned<String>>,
     pub max_registers: Option<Spanned<u32>>,
@@ -52,8 +52,8 @@ pub struct RawBuffer {
 #[serde(deny_unknown_fields)]
 pub struct RawInit {
     pub random: Option<Spanned<String>>,
-    pub min: Option<f64>,
-    pub max: Option<f64>,
+    pub min: Option<Spanned<Bound>>,
+    pub max: Option<Spanned<Bound>>,
     pub mean: Option<f64>,
     pub std: Option<f64>,
     pub constant: Option<f64>,
@@ -72,8 +72,7 @@ pub struct RawInit {
 pub struct RawKernel {
     pub name: Spanned<String>,
     pub source: Option<Spanned<String>>,
-    #[serde(default)]
-    pub reference: bool,
+    pub reference: Option<Spanned<bool>>,
     // A single launch, written inline...
     pub entry: Option<Spanned<String>>,
     pub grid: Option<Spanned<Vec<Spanned<ExprText>>>>,
@@ -150,6 +149,76 @@ pub struct RawBench {
     pub memory_growth: Option<Spanned<String>>,
     pub max_instruction_growth: Option<Spanned<String>>,
     pub max_dram_read_growth: Option<Spanned<String>>,
+}
+
+/// `sizes = { n = [..], k = 7 }`: each size with its value and where the value is written, in
+/// the order written.
+#[derive(Debug, Clone, Default)]
+pub struct SizeTable(pub Vec<(String, Spanned<toml::Value>)>);
+
+impl SizeTable {
+    /// The sizes, in order.
+    pub fn iter(&self) -> impl Iterator<Item = &(String, Spanned<toml::Value>)> {
+        self.0.iter()
+    }
+}
+
+impl<'de> Deserialize<'de> for SizeTable {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = SizeTable;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a table of sizes such as { n = [1024, 4096] }")
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<SizeTable, A::Error> {
+                let mut out = Vec::new();
+                while let Some((k, v)) = map.next_entry::<String, Spanned<toml::Value>>()? {
+                    out.push((k, v));
+                }
+                Ok(SizeTable(out))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// A bound of `random = "uniform"` or `"int"`: a number, or an integer expression over the
+/// sizes (`max = "nbins - 1"`), evaluated per case.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Bound {
+    /// A number as written.
+    Number(f64),
+    /// An expression string.
+    Expr(ExprText),
+}
+
+impl<'de> Deserialize<'de> for Bound {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Bound;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a number or an expression over the sizes such as \"nbins - 1\"")
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Bound, E> {
+                Ok(Bound::Number(v))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Bound, E> {
+                Ok(Bound::Number(v as f64))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Bound, E> {
+                Ok(Bound::Number(v as f64))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Bound, E> {
+                Ok(Bound::Expr(ExprText {
+                    text: v.to_string(),
+                    quoted: true,
+                }))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 /// An integer expression as written: a TOML integer or a string. `quoted` says whether the

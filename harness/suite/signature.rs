@@ -97,6 +97,23 @@ pub fn lookup(source: &str, entry: &str) -> Lookup {
     }
 }
 
+/// The names of every `__global__` function in `source` (for "did you mean"); empty when the
+/// source cannot be read.
+pub fn kernel_names(source: &str) -> Vec<String> {
+    let Ok(toks) = tokenize(source) else {
+        return Vec::new();
+    };
+    let code: Vec<Token> = toks.iter().copied().filter(|t| !t.directive).collect();
+    let mut names: Vec<String> = declarations(&code)
+        .into_iter()
+        .filter_map(function)
+        .filter(|f| f.global)
+        .map(|f| f.name.text.to_string())
+        .collect();
+    names.dedup();
+    names
+}
+
 fn same_params(a: &[Param], b: &[Param]) -> bool {
     a.len() == b.len()
         && a.iter()

@@ -42,7 +42,9 @@ pub(super) fn suite_table(ctx: &mut Ctx, dir: &Path, rs: &RawSuite) -> SuiteTabl
     for inc in &rs.include_dirs {
         let p = dir.join(inc.get_ref());
         if p.is_dir() {
-            include_dirs.push(p);
+            if super::ctx::inside_root(ctx, inc.span().start, &p, "include dir", inc.get_ref()) {
+                include_dirs.push(p);
+            }
         } else {
             ctx.error(
                 inc.span().start,

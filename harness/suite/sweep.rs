@@ -46,20 +46,25 @@ pub(super) fn sweep(ctx: &mut Ctx, rs: &RawSuite, suite_at: usize) -> Sweep {
                 .as_ref()
                 .map(|s| s.span().start)
                 .unwrap_or(suite_at);
-            ctx.error(at, format!("unknown sweep `{other}` (write \"product\" for every combination or \"zip\" to pair lists element by element)"));
+            let hint = crate::suggest::did_you_mean(other, ["product", "zip"]);
+            ctx.error(at, format!("unknown sweep `{other}`{hint} (write \"product\" for every combination or \"zip\" to pair lists element by element)"));
             false
         }
     };
     Sweep { sizes, zip, at }
 }
 
-/// Each size's values: an integer or a non-empty list of them, none negative.
+/// Each size's values: an integer or a non-empty list of them, none negative; an error at the
+/// value. A size whose values are wrong still names a size (its expressions are not also
+/// "unknown size" errors): it gets the value 1.
 fn sizes(ctx: &mut Ctx, rs: &RawSuite, at: usize) -> Vec<(String, Vec<i64>)> {
     let mut sizes = Vec::new();
     let Some(table) = &rs.sizes else {
         return sizes;
     };
-    for (k, v) in table.get_ref() {
+    for (k, spanned) in table.get_ref().iter() {
+        let value_at = spanned.span().start;
+        let v = spanned.get_ref();
         let values = match v {
             toml::Value::Integer(i) => vec![*i],
             toml::Value::Array(a) => a.iter().filter_map(|x| x.as_integer()).collect::<Vec<_>>(),
@@ -76,9 +81,10 @@ fn sizes(ctx: &mut Ctx, rs: &RawSuite, at: usize) -> Vec<(String, Vec<i64>)> {
             );
         } else if values.is_empty() || values.len() != count || values.iter().any(|v| *v < 0) {
             ctx.error(
-                at,
+                value_at,
                 format!("size `{k}` must be a non-negative integer or a non-empty list of them, as in `{k} = [1024, 4096]`"),
             );
+            sizes.push((k.clone(), vec![1]));
         } else {
             sizes.push((k.clone(), values));
         }
@@ -111,13 +117,14 @@ mod tests {
     }
 
     #[test]
-    fn bad_sizes_and_sweeps_are_errors_at_the_table() {
+    fn bad_sizes_are_errors_at_their_values_and_sweeps_at_the_table() {
         let (_, m) = read("sizes = { n = [1, -2], x = \"big\" }\n");
         assert_eq!(m.len(), 2, "{m:?}");
         assert!(
-            m[0].starts_with("3:9: size `n` must be a non-negative integer"),
+            m[0].starts_with("3:15: size `n` must be a non-negative integer"),
             "{m:?}"
         );
+        assert!(m[1].starts_with("3:28: size `x`"), "{m:?}");
         let (s, m) = read("sizes = { n = [1, 2], k = [3] }\nsweep = \"zip\"\n");
         assert!(s.zip);
         assert_eq!(

@@ -25,18 +25,30 @@ pub(super) fn utf8<'a>(path: &Path, bytes: &'a [u8]) -> Result<&'a str, Diagnost
     })
 }
 
-/// The byte offset and message to report for a TOML parse error in `text`.
-pub(super) fn locate(text: &str, e: &toml::de::Error) -> (usize, String) {
+/// The byte offsets and messages to report for a TOML parse error in `text`: one, or for a
+/// duplicate key or table two — at the first definition and at the second.
+pub(super) fn locate(text: &str, e: &toml::de::Error) -> Vec<(usize, String)> {
     let at = e.span().map(|s| s.start).unwrap_or(0);
     let mut message = e.message().trim().to_string();
     if message.contains("missing field `suite`") {
         message.push_str(" (start the file with a `[suite]` table holding `name`)");
     }
     if message == "duplicate key" {
+        if let Some(both) = duplicate(text, at, e.span().map_or(at, |s| s.end)) {
+            return both;
+        }
         message.push_str(" (a key is written once per table, and a `[table]` once per file: remove one, or write `[[kernel]]`-style headers for a list of tables)");
     }
+    message.push_str(&unknown_field_hint(&message));
+    message.push_str(invalid_type_hint(&message));
+    vec![place(text, at, e.span().is_none(), message)]
+}
+
+/// `at` and `message` for a parse error, moved to the opener of an array, inline table or
+/// multi-line string left open before `at` (where the parser gave up).
+fn place(text: &str, at: usize, unplaced: bool, message: String) -> (usize, String) {
     match unclosed(text) {
-        Some((open, kind)) if open < at || e.span().is_none() => {
+        Some((open, kind)) if open < at || unplaced => {
             let close = match kind {
                 Opener::Array => "`]`",
                 Opener::Table => "`}`",
@@ -55,6 +67,90 @@ pub(super) fn locate(text: &str, e: &toml::de::Error) -> (usize, String) {
         }
         _ => (at, message),
     }
+}
+
+/// For "unknown field `soruce`, expected one of `name`, `source`, ...": ` (did you mean
+/// `source`?)`, or nothing.
+fn unknown_field_hint(message: &str) -> String {
+    let Some(rest) = message.strip_prefix("unknown field `") else {
+        return String::new();
+    };
+    let Some((name, expected)) = rest.split_once('`') else {
+        return String::new();
+    };
+    let known: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
+    crate::suggest::did_you_mean(name, known)
+}
+
+/// For "invalid type: ..., expected ...": what to write instead.
+fn invalid_type_hint(message: &str) -> &'static str {
+    if !message.starts_with("invalid type:") {
+        return "";
+    }
+    let expected = message.rsplit("expected ").next().unwrap_or("");
+    match expected {
+        "a boolean" => " (write true or false, without quotes)",
+        "u8" | "u16" | "u32" | "u64" | "usize" | "i32" | "i64" => {
+            " (write a whole number, without quotes)"
+        }
+        "f32" | "f64" => " (write a number, without quotes)",
+        "a string" => " (write it in quotes)",
+        "a sequence" => " (write a list in brackets: [ ... ])",
+        _ => "",
+    }
+}
+
+/// A key or `[table]` defined twice (the parser names the second, `at..end`): an error at
+/// each definition, each naming the other's line; `None` when the first is not found.
+fn duplicate(text: &str, at: usize, end: usize) -> Option<Vec<(usize, String)>> {
+    let name = text.get(at..end)?.trim_matches(|c| c == '"' || c == '\'');
+    let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let line = text[line_start..].lines().next().unwrap_or("").trim();
+    let header = line.starts_with('[');
+    let first = if header {
+        // The same header, earlier: `[check]` (not `[[kernel]]`, which repeats).
+        let mut offset = 0;
+        text.lines()
+            .map(|l| {
+                let here = offset;
+                offset += l.len() + 1;
+                (here, l)
+            })
+            .take_while(|(o, _)| *o < line_start)
+            .find(|(_, l)| l.trim() == line)
+            .map(|(o, l)| o + l.find(name).unwrap_or(0))
+    } else {
+        // The same key earlier in this table: from its header (or the file's start) on.
+        let table = text[..line_start]
+            .rmatch_indices('\n')
+            .map(|(i, _)| i + 1)
+            .chain([0])
+            .find(|&i| text[i..].trim_start().starts_with('['))
+            .unwrap_or(0);
+        key_in(&text[table..at], name).map(|o| table + o)
+    }?;
+    let (line_of, _) = line_col(text, at);
+    let (first_line, _) = line_col(text, first);
+    let what = if header {
+        format!("table `{line}`")
+    } else {
+        format!("key `{name}`")
+    };
+    Some(vec![
+        (first, format!("{what} is written here and again at line {line_of} (a key is written once per table, a `[table]` once per file: keep one)")),
+        (at, format!("{what} is written again here, first at line {first_line} (a key is written once per table, a `[table]` once per file: keep one)")),
+    ])
+}
+
+/// The offset in `text` of the key `name` written as `name =` (at a line's start or inside an
+/// inline table), if it is.
+fn key_in(text: &str, name: &str) -> Option<usize> {
+    text.match_indices(name).find_map(|(i, _)| {
+        let before = text[..i].chars().next_back();
+        let after = text[i + name.len()..].trim_start();
+        let starts = before.is_none_or(|c| c.is_whitespace() || c == '{' || c == ',');
+        (starts && after.starts_with('=')).then_some(i)
+    })
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -121,10 +121,12 @@ impl Worker {
         self.send_suites(suites)?;
         match self.exchange(&Request::Trial(Box::new(request)), timeout)? {
             Response::Trial(result) => {
-                if result.outcome.as_ref().is_err_and(TrialFailure::is_fatal) {
+                let result = *result;
+                if result.worker_stops || result.outcome.as_ref().is_err_and(TrialFailure::is_fatal)
+                {
                     let _ = self.reap();
                 }
-                Ok(*result)
+                Ok(result)
             }
             Response::Hello(_) => {
                 self.stop();
@@ -250,20 +252,23 @@ impl Worker {
 
     /// Writes `request` to the running worker; a worker that has gone is reaped.
     fn send(&mut self, request: &Request) -> Result<(), TrialFailure> {
+        let line = encode_request(request).map_err(|e| {
+            TrialFailure::Harness(format!(
+                "cannot send the suite to the GPU worker: {e} (kernelgate passes paths as UTF-8 text: rename the folder or file)"
+            ))
+        })?;
         let live = self
             .live
             .as_mut()
             .ok_or_else(|| TrialFailure::Harness("the GPU worker is not running".into()))?;
         if live
             .stdin
-            .write_all(encode_request(request).as_bytes())
+            .write_all(line.as_bytes())
             .and_then(|_| live.stdin.flush())
             .is_err()
         {
-            let status = self.reap();
-            return Err(TrialFailure::Crashed {
-                status: format!("it exited before taking the request: {status}"),
-            });
+            let ended = self.reap();
+            return Err(ended.failure("it exited before taking the request: "));
         }
         Ok(())
     }
@@ -292,31 +297,56 @@ impl Worker {
                     seconds: timeout.as_secs(),
                 })
             }
-            Err(RecvTimeoutError::Disconnected) => {
-                let status = self.reap();
-                Err(TrialFailure::Crashed { status })
-            }
+            Err(RecvTimeoutError::Disconnected) => Err(self.reap().failure("")),
         }
     }
 
-    /// Waits for a worker that has gone, and describes how it ended.
-    fn reap(&mut self) -> String {
+    /// Waits for a worker that has gone, and says how it ended.
+    fn reap(&mut self) -> Ended {
         match self.live.take() {
             Some(mut live) => {
                 // It may not have exited yet if only stdout closed: give it a moment, then kill.
                 for _ in 0..50 {
                     if let Ok(Some(status)) = live.child.try_wait() {
-                        return status.to_string();
+                        return Ended::Exited(status);
                     }
                     std::thread::sleep(Duration::from_millis(20));
                 }
                 let _ = live.child.kill();
-                live.child
-                    .wait()
-                    .map(|s| s.to_string())
-                    .unwrap_or_else(|e| e.to_string())
+                match live.child.wait() {
+                    Ok(status) => Ended::Exited(status),
+                    Err(e) => Ended::Unknown(e.to_string()),
+                }
             }
-            None => "not running".into(),
+            None => Ended::Unknown("not running".into()),
+        }
+    }
+}
+
+/// How a worker process ended.
+enum Ended {
+    /// It exited, with this status.
+    Exited(std::process::ExitStatus),
+    /// The OS could not say.
+    Unknown(String),
+}
+
+impl Ended {
+    /// The trial's failure: the worker's own internal error ([`super::HARNESS_EXIT`], its
+    /// message printed above by the worker) is the harness's, anything else a crash.
+    fn failure(&self, context: &str) -> TrialFailure {
+        match self {
+            Ended::Exited(s) if s.code() == Some(i32::from(super::HARNESS_EXIT)) => {
+                TrialFailure::Harness(format!(
+                    "{context}the GPU worker stopped on an internal error (its message is above); it will restart for the next trial"
+                ))
+            }
+            Ended::Exited(s) => TrialFailure::Crashed {
+                status: format!("{context}{s}"),
+            },
+            Ended::Unknown(why) => TrialFailure::Crashed {
+                status: format!("{context}{why}"),
+            },
         }
     }
 }

@@ -21,8 +21,15 @@ use session::Session;
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
 
-/// Serves requests on stdin until it closes; returns the process exit code.
+/// The worker's exit code when it stops on its own error (an unreadable request, a panic):
+/// the harness reports the trial as a harness failure (exit 2), not a crash of the kernel.
+pub const HARNESS_EXIT: u8 = crate::exit::BAD_INPUT;
+
+/// Serves requests on stdin until it closes; returns the process exit code. A panic while
+/// handling a request is answered — a trial with a harness failure naming the panic — and ends
+/// the worker with [`HARNESS_EXIT`]; the harness starts a fresh one for the next trial.
 pub fn serve(cache_dir: Option<PathBuf>) -> i32 {
+    crate::exit::install_panic_hook();
     let stdin = std::io::stdin();
     let mut session: Option<Session> = None;
     let reply = |r: &Response| {
@@ -37,7 +44,7 @@ pub fn serve(cache_dir: Option<PathBuf>) -> i32 {
             Ok(r) => r,
             Err(e) => {
                 eprintln!("kernelgate worker: unreadable request: {e}");
-                return 2;
+                return HARNESS_EXIT.into();
             }
         };
         match request {
@@ -63,16 +70,28 @@ pub fn serve(cache_dir: Option<PathBuf>) -> i32 {
             Request::Suite { index, suite } => {
                 let Some(s) = session.as_mut() else {
                     eprintln!("kernelgate worker: a suite came before Hello");
-                    return 2;
+                    return HARNESS_EXIT.into();
                 };
                 s.add_suite(index, *suite);
             }
             Request::Trial(req) => {
                 let Some(s) = session.as_mut() else {
                     eprintln!("kernelgate worker: a trial came before Hello");
-                    return 2;
+                    return HARNESS_EXIT.into();
                 };
-                let result = s.run_trial(&req);
+                let run =
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| s.run_trial(&req)));
+                let Ok(result) = run.map_err(|payload| {
+                    let why = crate::exit::panic_message(payload.as_ref());
+                    reply(&Response::Trial(Box::new(protocol::TrialResult {
+                        worker_stops: true,
+                        ..protocol::TrialResult::failed(crate::failure::TrialFailure::Harness(
+                            format!("the GPU worker failed inside ({why}): a harness error, not the kernel's; please report it"),
+                        ))
+                    })));
+                }) else {
+                    return HARNESS_EXIT.into();
+                };
                 let fatal = result
                     .outcome
                     .as_ref()

@@ -4,13 +4,15 @@
 use super::client::{NoDevice, Worker};
 use super::protocol::{TrialRequest, TrialResult};
 use crate::baseline::Fingerprint;
+use crate::code::SuiteCode;
 use crate::config::Config;
 use crate::device::{self, DeviceInfo};
 use crate::failure::TrialFailure;
 use crate::report::results::RunTotals;
 use crate::runner::{Executor, Kind, Measured, Outcome, TrialSpec};
 use crate::suite::Suite;
-use std::sync::{Mutex, MutexGuard};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// `KERNELGATE_DEVICE` lists GPUs of different kinds (fingerprints): the run cannot start.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -56,6 +58,8 @@ pub struct WorkerPool<'a> {
     base: &'a [Suite],
     workers: Vec<Mutex<Worker>>,
     totals: Mutex<RunTotals>,
+    /// Each suite's code, once computed (`None`: it could not be had).
+    codes: Mutex<HashMap<usize, Option<Arc<SuiteCode>>>>,
 }
 
 impl<'a> WorkerPool<'a> {
@@ -72,6 +76,7 @@ impl<'a> WorkerPool<'a> {
                 .map(|d| Mutex::new(Worker::new(*d)))
                 .collect(),
             totals: Mutex::new(RunTotals::default()),
+            codes: Mutex::new(HashMap::new()),
         }
     }
 
@@ -115,6 +120,18 @@ impl<'a> WorkerPool<'a> {
                 other: (*d, f.describe()),
             }),
             None => Ok(()),
+        }
+    }
+
+    /// The architecture trials run on: slot `slot`'s GPU's, or `KERNELGATE_ARCH` without one.
+    fn arch(&self, slot: usize) -> String {
+        match device::driver_missing() {
+            None => self
+                .worker(slot)
+                .device()
+                .map(|d| d.arch())
+                .unwrap_or_else(|_| self.config.arch.clone()),
+            Some(_) => self.config.arch.clone(),
         }
     }
 
@@ -212,11 +229,11 @@ impl<'a> WorkerPool<'a> {
             worker.stop();
         }
         let ordinal = worker.ordinal();
-        match worker.device() {
-            Ok(_) => {}
+        let info = match worker.device() {
+            Ok(info) => info,
             Err(NoDevice::Absent(reason)) => return no_gpu(format!("no usable GPU: {reason}")),
             Err(NoDevice::Broken(reason)) => return Outcome::Failed(TrialFailure::Harness(reason)),
-        }
+        };
         let request = TrialRequest {
             suite: spec.suite,
             case,
@@ -232,7 +249,11 @@ impl<'a> WorkerPool<'a> {
         };
         let mut needed = vec![(spec.suite, suite)];
         if let Some(b) = spec.base {
-            match self.base.get(b.suite - self.suites.len()) {
+            match b
+                .suite
+                .checked_sub(self.suites.len())
+                .and_then(|i| self.base.get(i))
+            {
                 Some(bs) => needed.push((b.suite, bs)),
                 None => {
                     return Outcome::Failed(TrialFailure::Harness(format!(
@@ -242,25 +263,27 @@ impl<'a> WorkerPool<'a> {
                 }
             }
         }
-        let timeout = self.config.timeout * spec.effort.max(1);
+        let timeout = self.config.timeout.saturating_mul(spec.effort.max(1));
+        // One request at a time on this physical GPU, across every kernelgate process: timed
+        // ones, counters-only ones (CUPTI replays the kernel) and fresh-worker confirmations
+        // alike. A worker stopped above (`stop` keeps its device) starts again inside the lock,
+        // so its timer's idle round trip (`measure::contention`) is measured on a quiet GPU;
+        // so does the first trial's timer of a worker started early (`Started`), which only
+        // opened its device and loaded kernels before.
+        let gpu = match take_gpu(self.config, &info) {
+            Ok(held) => held,
+            Err(e) => return Outcome::Failed(TrialFailure::Harness(e.to_string())),
+        };
+        // Counted from inside the lock: waiting for another process is not this trial's time.
         let started = self.first_gpu_work();
         let result = match worker.trial(&needed, request, timeout) {
             Ok(r) => r,
             Err(e) => return Outcome::Failed(e),
         };
+        drop(gpu);
         worker.profiled |= spec.counters;
         drop(worker);
-        self.count(spec, &result, started.elapsed().as_secs_f64());
-        match result.outcome {
-            Ok(data) => Outcome::Measured(Box::new(Measured {
-                ordinal,
-                samples: data.samples,
-                footprint: data.footprint,
-                base_footprint: data.base_footprint,
-                counters: data.counters.map(|c| *c),
-            })),
-            Err(failure) => Outcome::Failed(failure),
-        }
+        self.account(spec, ordinal, result, started.elapsed().as_secs_f64())
     }
 
     /// Now, noted as the run's first GPU work if it is.
@@ -271,26 +294,67 @@ impl<'a> WorkerPool<'a> {
         std::time::Instant::now()
     }
 
-    /// Adds one worker answer to the run's totals: compiles, phases, samples, and the request's
-    /// wall time `wall` (a counters-only request's apart).
-    fn count(&self, spec: &TrialSpec, result: &TrialResult, wall: f64) {
+    /// What a worker's `result` for `spec` (on GPU `ordinal`, `wall` seconds in all) makes of
+    /// the trial, with its time added to the run's totals: compiles, phases, samples, and the
+    /// request's wall time (a counters-only request's apart).
+    fn account(&self, spec: &TrialSpec, ordinal: i32, result: TrialResult, wall: f64) -> Outcome {
         let mut totals = self.totals.lock().unwrap_or_else(|e| e.into_inner());
         totals.compiled += result.compiled;
         totals.cached += result.cached;
         totals.setup_seconds += result.setup_seconds;
         totals.check_seconds += result.check_seconds;
         totals.add_phases(&result.phases);
-        let data = result.outcome.as_ref().ok();
         if spec.counters {
             totals.counter_seconds += wall;
-            totals.counter_reads += data.is_some() as usize;
         } else {
             totals.trials_seconds += wall;
-            if let Some(d) = data {
-                totals.add(&d.samples);
+        }
+        match result.outcome {
+            Ok(data) => {
+                if spec.counters {
+                    totals.counter_reads += 1;
+                } else {
+                    totals.add(&data.samples);
+                }
+                Outcome::Measured(Box::new(Measured {
+                    ordinal,
+                    seconds: result.setup_seconds
+                        + result.check_seconds
+                        + data.samples.wall_seconds,
+                    samples: data.samples,
+                    footprint: data.footprint,
+                    base_footprint: data.base_footprint,
+                    counters: data.counters.map(|c| *c),
+                }))
             }
+            Err(failure) => Outcome::Failed(failure),
         }
     }
+}
+
+/// The lock of `info`'s physical GPU (`crate::lock`), waiting — and saying for whom — while
+/// another kernelgate process measures on it; at most ten trial time-outs and a minute.
+fn take_gpu(
+    config: &Config,
+    info: &DeviceInfo,
+) -> Result<crate::lock::Held, crate::lock::LockError> {
+    let path = crate::lock::gpu_lock_path(&config.lock_dir, info.uuid.as_deref(), info.ordinal);
+    let what = format!(
+        "GPU {} ({})",
+        info.ordinal,
+        info.uuid.as_deref().unwrap_or("UUID unknown")
+    );
+    let wait = config
+        .timeout
+        .saturating_mul(10)
+        .saturating_add(std::time::Duration::from_secs(60));
+    crate::lock::acquire(&path, &what, wait, &mut |holder, waited| {
+        eprintln!(
+            "kernelgate: {what} is measuring for {holder}; waiting for it ({} s so far; one trial at a time per GPU, `{}`)",
+            waited.as_secs(),
+            path.display()
+        )
+    })
 }
 
 impl Executor for WorkerPool<'_> {
@@ -334,5 +398,34 @@ impl Executor for WorkerPool<'_> {
             t.worker_wait_seconds += worker.waited_seconds;
         }
         t
+    }
+
+    fn code(&self, suite: usize) -> Option<Arc<SuiteCode>> {
+        if let Some(known) = self
+            .codes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&suite)
+        {
+            return known.clone();
+        }
+        let s = match suite.checked_sub(self.suites.len()) {
+            None => self.suites.get(suite)?,
+            Some(b) => self.base.get(b)?,
+        };
+        let arch = if self.workers.is_empty() {
+            self.config.arch.clone()
+        } else {
+            self.arch(0)
+        };
+        let toolchain = crate::sass::Toolchain::here();
+        let built = SuiteCode::build(s, &arch, Some(&self.config.cache), &toolchain)
+            .ok()
+            .map(Arc::new);
+        self.codes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(suite, built.clone());
+        built
     }
 }

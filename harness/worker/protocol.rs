@@ -85,7 +85,7 @@ pub enum Response {
     // stringly: it crosses the process boundary as JSON; the worker renders its typed
     // `DeviceError`, and the harness only shows the reason (`NoDevice::Absent`).
     Hello(Result<DeviceInfo, String>),
-    /// A trial's result.
+    /// A trial's result (boxed: the samples make it large).
     Trial(Box<TrialResult>),
 }
 
@@ -122,18 +122,47 @@ pub struct TrialResult {
     /// request (opening the device, loading the suite, the launch-floor probe).
     #[serde(default)]
     pub phases: crate::report::totals::WorkerPhases,
+    /// The worker ends after this answer (it failed inside): the harness starts a fresh one.
+    #[serde(default)]
+    pub worker_stops: bool,
 }
 
-/// Encodes a request as one line.
-pub fn encode_request(request: &Request) -> String {
-    let json = serde_json::to_string(request).expect("requests serialize");
-    format!("{json}\n")
+/// Encodes a request as one line; a value JSON cannot hold (a path that is not UTF-8) is an
+/// error, not a panic.
+pub fn encode_request(request: &Request) -> Result<String, serde_json::Error> {
+    let json = serde_json::to_string(request)?;
+    Ok(format!("{json}\n"))
 }
 
-/// Encodes a response as one prefixed line.
+/// Encodes a response as one prefixed line. A response JSON cannot hold is answered with a
+/// harness failure that says why, so the harness always gets an answer it can read.
 pub fn encode_response(response: &Response) -> String {
-    let json = serde_json::to_string(response).expect("responses serialize");
-    format!("{PREFIX}{json}\n")
+    let json = serde_json::to_string(response).or_else(|e| {
+        let why = format!("the GPU worker could not encode its answer: {e}");
+        serde_json::to_string(&match response {
+            Response::Hello(_) => Response::Hello(Err(why)),
+            Response::Trial(_) => {
+                Response::Trial(Box::new(TrialResult::failed(TrialFailure::Harness(why))))
+            }
+        })
+    });
+    // Both fallbacks hold only strings, which always encode.
+    format!("{PREFIX}{}\n", json.unwrap_or_default())
+}
+
+impl TrialResult {
+    /// A trial that failed before anything was compiled or measured.
+    pub fn failed(failure: TrialFailure) -> TrialResult {
+        TrialResult {
+            outcome: Err(failure),
+            compiled: 0,
+            cached: 0,
+            setup_seconds: 0.0,
+            check_seconds: 0.0,
+            worker_stops: false,
+            phases: Default::default(),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -142,7 +171,7 @@ mod tests {
 
     #[test]
     fn lines_round_trip() {
-        let line = encode_request(&Request::Hello { ordinal: 3 });
+        let line = encode_request(&Request::Hello { ordinal: 3 }).unwrap();
         assert!(line.ends_with('\n') && !line.trim_end().contains('\n'));
         match serde_json::from_str(line.trim_end()).unwrap() {
             Request::Hello { ordinal } => assert_eq!(ordinal, 3),
@@ -154,5 +183,21 @@ mod tests {
             Response::Hello(Err(m)) => assert_eq!(m, "no device"),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_path_that_is_not_utf8_is_an_error_not_a_panic() {
+        use std::os::unix::ffi::OsStrExt;
+        let mut suite = crate::suite::load_dir(std::path::Path::new("suites"))
+            .unwrap()
+            .remove(0);
+        suite.path = std::path::PathBuf::from(std::ffi::OsStr::from_bytes(b"suites/\xff.toml"));
+        let e = encode_request(&Request::Suite {
+            index: 0,
+            suite: Box::new(suite),
+        })
+        .unwrap_err();
+        assert!(e.to_string().contains("UTF-8"), "{e}");
     }
 }

@@ -3,7 +3,7 @@
 
 use super::counters::Profiling;
 use super::loaded::Loaded;
-use super::probes::probes;
+use super::probes::{probes, Probes};
 use super::protocol::{BaseKernel, TrialData, TrialRequest, TrialResult};
 use super::trial::Trial;
 use super::units::{case_buffers, count_units, time_units, Expected};
@@ -41,6 +41,8 @@ fn since(at: Instant) -> f64 {
 pub struct Session {
     gpu: Gpu,
     timer: Option<Timer>,
+    /// The probe kernels, loaded ahead of the first trial, until its timer takes them.
+    probes: Option<Probes>,
     /// The run's suites this worker was sent, by index.
     suites: HashMap<usize, Suite>,
     /// Loaded modules, by suite index.
@@ -74,6 +76,7 @@ impl Session {
         Ok(Session {
             gpu,
             timer: None,
+            probes: None,
             suites: HashMap::new(),
             loaded: HashMap::new(),
             cache_dir,
@@ -102,12 +105,14 @@ impl Session {
         self.suites.insert(index, suite);
     }
 
-    /// Gets the timer (the probes compiled, the launch floor measured) and the check kernels
-    /// ready ahead of the first trial, while the harness loads and compiles suites; a failure
-    /// is left for the first trial to meet and report.
+    /// Gets the probe and check kernels compiled and loaded ahead of the first trial, while
+    /// the harness loads and compiles suites; a failure is left for the first trial to meet
+    /// and report. Nothing is timed here: a worker started early (`pool::Started`) runs this
+    /// before the harness holds the GPU's lock (`crate::lock`), so the timer, which measures
+    /// the launch floor and the host's round trip to the idle GPU, is made in the first trial.
     pub fn warm_up(&mut self) {
         let mut phases = std::mem::take(&mut self.pending);
-        let _ = self.timing_ready(&mut phases);
+        let _ = self.kernels_ready(&mut phases);
         self.pending = phases;
     }
 
@@ -148,6 +153,7 @@ impl Session {
             setup_seconds: phases.setup,
             check_seconds: phases.check,
             phases: phases.rest,
+            worker_stops: false,
         }
     }
 
@@ -163,25 +169,35 @@ impl Session {
         Ok(())
     }
 
-    /// Makes the timer (the probe kernels, the launch floor) and the check kernels, unless
-    /// made: once per worker.
-    fn timing_ready(&mut self, phases: &mut WorkerPhases) -> Result<(), Failure> {
-        if self.timer.is_none() {
+    /// Compiles and loads the probe kernels (unless the timer has them) and the check kernels,
+    /// unless loaded: once per worker. Times nothing on the GPU.
+    fn kernels_ready(&mut self, phases: &mut WorkerPhases) -> Result<(), Failure> {
+        if self.timer.is_none() && self.probes.is_none() {
             let at = Instant::now();
             let probes = probes(&self.gpu, self.cache_dir.as_deref());
             phases.compile += since(at);
-            let probes = probes?;
-            let at = Instant::now();
-            let timer = Timer::new(&self.gpu, &probes.empty, probes.clock);
-            phases.floor_probe += since(at);
-            self.timer = Some(timer?);
-            self.read = Some(probes.read);
+            self.probes = Some(probes?);
         }
         if self.kernels.is_none() {
             let at = Instant::now();
             let kernels = Kernels::load(&self.gpu, self.cache_dir.as_deref());
             phases.compile += since(at);
             self.kernels = Some(kernels.map_err(Failure::Trial)?);
+        }
+        Ok(())
+    }
+
+    /// Makes the timer (the launch floor and the host's round trip measured with the probe
+    /// kernels) and loads the check kernels, unless made: once per worker, in a trial (inside
+    /// the GPU's lock, since the timer times the GPU).
+    fn timing_ready(&mut self, phases: &mut WorkerPhases) -> Result<(), Failure> {
+        self.kernels_ready(phases)?;
+        if let Some(Probes { empty, clock, read }) = self.probes.take() {
+            let at = Instant::now();
+            let timer = Timer::new(&self.gpu, empty, clock);
+            phases.floor_probe += since(at);
+            self.timer = Some(timer?);
+            self.read = Some(read);
         }
         Ok(())
     }

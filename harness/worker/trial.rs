@@ -206,6 +206,44 @@ impl Trial<'_> {
         })
     }
 
+    /// Times the kernel on the contents it was timed on, then on fresh ones (`measure::memo`),
+    /// each a cold single launch on input copy 0: a kernel faster on every seen launch than on
+    /// every fresh one keeps results keyed on its inputs, and fails. Nothing to do when no
+    /// input draws from the seed (every set holds the same contents).
+    pub fn fresh_inputs(&self, timer: &mut Timer, copies: &Copies) -> Result<(), Failure> {
+        use crate::measure::memo::{remembers, PROBES};
+        let (suite, req, gpu) = (self.suite, self.req, self.gpu);
+        let bench = suite.bench.with_effort(1);
+        let under_test: Which = (suite, req.case, req.kernel, &self.loaded.functions);
+        let (mut kernel, _) = timed_pair(under_test, None, copies, self.kernels);
+        // Seen first: the contents timing just used, which any cache that served it holds.
+        // Then fresh ones, each new: whatever a cache keeps, it cannot have these.
+        let mut seen = Vec::new();
+        for _ in 0..PROBES {
+            seen.push(timer.sample_on(gpu, &bench, &mut kernel, 0)?);
+        }
+        let mut fresh = Vec::new();
+        for j in 0..PROBES as u64 {
+            // Seeds no check and no timing used: the check's are `seed..seed + trials`.
+            let unseen = req.seed.wrapping_add(0x5EED_0000 + j);
+            if !copies.write_seeded(gpu, self.kernels, suite, 0, Some(unseen))? {
+                return Ok(());
+            }
+            fresh.push(timer.sample_on(gpu, &bench, &mut kernel, 0)?);
+        }
+        copies.write_seeded(gpu, self.kernels, suite, 0, None)?;
+        if !remembers(&seen, &fresh) {
+            return Ok(());
+        }
+        let median = |v: &[f64]| crate::stats::Summary::of(v).map_or(0.0, |s| s.median);
+        Err(Failure::Wrong(format!(
+            "kernel `{}` is faster on inputs it has seen: {} per launch on the contents it was timed on, {} on fresh contents ({PROBES} launches each, every fresh one slower): it keeps results keyed on its inputs, so its timed launches are not its cost (docs/timing-integrity.md §3)",
+            suite.kernels[req.kernel].name,
+            crate::report::duration(median(&seen)),
+            crate::report::duration(median(&fresh)),
+        )))
+    }
+
     /// Checks what the timed launches left (the kernel wrote last, see `Timer::sample`): every
     /// copy it ran on holds the reference's answer for that copy's input set (`expected`, from
     /// `seeds`); and the kernel's median is physically plausible for the bytes and flops the

@@ -58,3 +58,21 @@ pub fn text(o: &Output) -> String {
         String::from_utf8_lossy(&o.stderr)
     )
 }
+
+/// Whether NVRTC loads here; where it does not, the test using it is skipped (with why),
+/// unless `KERNELGATE_REQUIRE_NVRTC` is set, which makes that a failure. (Unused by the tests
+/// that include this file without compiling anything.)
+#[allow(dead_code)]
+pub fn nvrtc_or_skip() -> bool {
+    match kernelgate::device::nvrtc_missing() {
+        None => true,
+        Some(why) => {
+            assert!(
+                std::env::var_os("KERNELGATE_REQUIRE_NVRTC").is_none(),
+                "KERNELGATE_REQUIRE_NVRTC is set but {why}"
+            );
+            eprintln!("skipped: {why}");
+            false
+        }
+    }
+}

@@ -48,6 +48,9 @@ fn record(name: &str, status: Status, failure: Option<TrialFailure>) -> TrialRec
             )),
         }),
         compiled: None,
+        code: None,
+        base_code: None,
+        code_change: None,
     }
 }
 
@@ -203,11 +206,13 @@ pub fn run() -> Results {
                         unreliable,
                         mhz,
                         celsius,
+                        ..Clocks::default()
                     },
                     bytes: Some(bytes(n)),
                     flops: Some(flops(n)),
                     baseline_samples: if unreliable { vec![] } else { old.clone() },
                     baseline_footprint: None,
+                    trial_seconds: None,
                     units: vec![],
                     counters: None,
                     baseline_counters: None,
@@ -228,6 +233,8 @@ pub fn run() -> Results {
                     t.gate = Some(GateNote::Unreliable {
                         discarded: 10,
                         rounds: 24,
+                        contended: 0,
+                        others: Vec::new(),
                     });
                 } else {
                     t.gate = Some(GateNote::Compared {
@@ -282,6 +289,9 @@ pub fn run() -> Results {
         totals: None,
         base: None,
         gone: Vec::new(),
+        identical: None,
+        sass: Vec::new(),
+        sass_note: None,
         provenance: Provenance {
             commit: Some("8a8b2565d0c1e2f3a4b5c6d7e8f90a1b2c3d4e5f".into()),
             branch: Some("main".into()),

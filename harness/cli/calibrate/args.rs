@@ -1,23 +1,35 @@
 //! `Args`: `kernelgate calibrate`'s command line — `--reps N`, `--out FILE.md`, `--suites DIR`,
-//! `--durations LIST` — parsed, with a usage error for anything else.
+//! `--durations LIST` — as clap parses it (misspelt flags get a suggestion).
 
-use super::error::CalibrateError;
+use crate::usage::{positive_count, BadValue};
 use std::path::PathBuf;
 
-/// Sensitivity kernel durations by default: graph regime, near the regime boundary, cold.
-const DURATIONS: [f64; 4] = [5e-6, 20e-6, 100e-6, 1e-3];
-
-/// The command line, parsed.
-#[derive(Debug, Clone, PartialEq)]
+/// `kernelgate calibrate`'s command line.
+#[derive(Debug, Clone, PartialEq, clap::Args)]
 pub struct Args {
-    /// Repetitions per level (and per A/A trial with `--suites`).
+    /// Repetitions per level (and per A/A trial with --suites)
+    #[arg(long, value_name = "N", default_value_t = 20, value_parser = positive_count)]
     pub reps: usize,
-    /// Where to write the report too.
+    /// Also write the report there
+    #[arg(long, value_name = "FILE.md")]
     pub out: Option<PathBuf>,
-    /// The user's suites folder.
+    /// Calibrate the suites in DIR instead
+    #[arg(long, value_name = "DIR")]
     pub suites: Option<PathBuf>,
-    /// Sensitivity kernel durations, seconds.
-    pub durations: Vec<f64>,
+    /// Sensitivity kernel durations, up to 1 s each (seconds once parsed)
+    #[arg(long, value_name = "LIST", default_value = "5us,20us,100us,1ms", value_parser = durations)]
+    pub durations: Durations,
+}
+
+/// Sensitivity kernel durations, seconds (`--durations 5us,1ms`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Durations(pub Vec<f64>);
+
+fn durations(text: &str) -> Result<Durations, BadValue> {
+    text.split(',')
+        .map(|d| parse_duration(d).ok_or_else(|| BadValue::Duration(d.into())))
+        .collect::<Result<_, _>>()
+        .map(Durations)
 }
 
 /// Parses `5us`, `20µs`, `1ms`, `500ns`, `0.001s` as seconds.
@@ -37,61 +49,28 @@ fn parse_duration(text: &str) -> Option<f64> {
     (seconds.is_finite() && seconds > 0.0 && seconds <= 1.0).then_some(seconds)
 }
 
-/// Parses the arguments after `calibrate`.
-pub fn parse_args(args: &[String]) -> Result<Args, CalibrateError> {
-    let mut parsed = Args {
-        reps: 20,
-        out: None,
-        suites: None,
-        durations: DURATIONS.to_vec(),
-    };
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        let mut value = || {
-            it.next()
-                .ok_or_else(|| CalibrateError::Usage(format!("`{a}` needs a value")))
-        };
-        match a.as_str() {
-            "--reps" => {
-                let v = value()?;
-                parsed.reps = v.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
-                    CalibrateError::Usage(format!("--reps `{v}` is not a positive count"))
-                })?;
-            }
-            "--out" => parsed.out = Some(value()?.into()),
-            "--suites" => parsed.suites = Some(value()?.into()),
-            "--durations" => {
-                let v = value()?;
-                parsed.durations = v
-                    .split(',')
-                    .map(|d| {
-                        parse_duration(d).ok_or_else(|| {
-                            CalibrateError::Usage(format!(
-                                "--durations: `{d}` is not a duration up to 1 s such as 5us or 1ms"
-                            ))
-                        })
-                    })
-                    .collect::<Result<_, _>>()?;
-            }
-            _ => return Err(CalibrateError::Usage(format!("unknown argument `{a}`"))),
-        }
-    }
-    Ok(parsed)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::Parser;
 
-    fn args(v: &[&str]) -> Result<Args, CalibrateError> {
-        parse_args(&v.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+    #[derive(Parser)]
+    struct Calibrate {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    fn args(v: &[&str]) -> Result<Args, String> {
+        Calibrate::try_parse_from(std::iter::once("calibrate").chain(v.iter().copied()))
+            .map(|c| c.args)
+            .map_err(|e| e.to_string())
     }
 
     #[test]
     fn arguments() {
         let a = args(&[]).unwrap();
         assert_eq!((a.reps, a.out, a.suites), (20, None, None));
-        assert_eq!(a.durations, DURATIONS);
+        assert_eq!(a.durations.0, [5e-6, 20e-6, 100e-6, 1e-3]);
         let a = args(&[
             "--reps",
             "5",
@@ -106,18 +85,24 @@ mod tests {
         assert_eq!(a.reps, 5);
         assert_eq!(a.out, Some(PathBuf::from("c.md")));
         assert_eq!(a.suites, Some(PathBuf::from("suites")));
-        assert_eq!(a.durations, [5e-6, 1e-3]);
+        assert_eq!(a.durations.0, [5e-6, 1e-3]);
     }
 
     #[test]
     fn bad_arguments_say_what_is_wrong() {
-        let msg = |v: &[&str]| args(v).unwrap_err().to_string();
-        assert_eq!(msg(&["--reps", "0"]), "--reps `0` is not a positive count (usage: kernelgate calibrate [--reps N] [--out FILE.md] [--suites DIR] [--durations 5us,20us,100us,1ms])");
-        assert!(msg(&["--reps"]).starts_with("`--reps` needs a value"));
-        assert!(msg(&["--frob"]).starts_with("unknown argument `--frob`"));
+        let msg = |v: &[&str]| args(v).unwrap_err();
         assert!(
-            msg(&["--durations", "5us,fast"]).starts_with("--durations: `fast` is not a duration")
+            msg(&["--reps", "0"]).contains("`0` is not a positive count"),
+            "{}",
+            msg(&["--reps", "0"])
         );
+        assert!(msg(&["--reps"]).contains("a value is required"));
+        let e = msg(&["--rep", "3"]);
+        assert!(
+            e.contains("unexpected argument '--rep'") && e.contains("'--reps'"),
+            "{e}"
+        );
+        assert!(msg(&["--durations", "5us,fast"]).contains("`fast` is not a duration"));
     }
 
     #[test]

@@ -7,9 +7,6 @@ use std::path::PathBuf;
 /// Why calibration (or one of its measurements) failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum CalibrateError {
-    /// A command-line argument is wrong.
-    #[error("{0} (usage: kernelgate calibrate [--reps N] [--out FILE.md] [--suites DIR] [--durations 5us,20us,100us,1ms])")]
-    Usage(String),
     /// No CUDA driver here.
     #[error("{0}: calibration needs a GPU")]
     NoGpu(String),

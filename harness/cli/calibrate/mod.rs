@@ -28,7 +28,7 @@ use crate::report::duration;
 use crate::runner::Executor;
 use crate::worker::client::NoDevice;
 use crate::worker::pool::WorkerPool;
-use args::{parse_args, Args};
+pub use args::Args;
 use error::CalibrateError;
 use sensitivity::{Repeat, Subject, LEVELS};
 use spin::{ask, measure};
@@ -36,9 +36,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// The `kernelgate calibrate` command.
-pub fn calibrate(args: &[String]) -> ExitCode {
-    let result = parse_args(args).and_then(|args| {
-        let report = run(&args)?;
+pub fn calibrate(args: &Args) -> ExitCode {
+    let result = (|| -> Result<(), CalibrateError> {
+        let report = run(args)?;
         print!("{report}");
         if let Some(path) = &args.out {
             crate::baseline::write_atomically(path, report.as_bytes()).map_err(|reason| {
@@ -50,7 +50,7 @@ pub fn calibrate(args: &[String]) -> ExitCode {
             eprintln!("calibrate: wrote {}", path.display());
         }
         Ok(())
-    });
+    })();
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -124,7 +124,7 @@ fn run(args: &Args) -> Result<String, CalibrateError> {
     eprintln!("calibrate: pilot on {}", info.name);
     let per_iteration = pilot(&config, dir)?;
     t.push_str(&accuracy(&config, dir, per_iteration)?);
-    let subjects = subjects(&config, dir, &args.durations, per_iteration)?;
+    let subjects = subjects(&config, dir, &args.durations.0, per_iteration)?;
     let kernels: Vec<render::Kernel> = subjects.iter().map(|s| s.kernel.clone()).collect();
     let stored = sensitivity::stored(&subjects, &repeat);
     let paired = sensitivity::paired(&subjects, &repeat);

@@ -5,8 +5,7 @@
 
 use super::run::{Built, Run, Side};
 use crate::exit;
-use crate::sass::mix::{self, Mix};
-use crate::sass::{diff, KernelIdentity};
+use crate::sass::change::{kernel_diff, Side as Which};
 use std::io::{self, Write};
 
 /// Where a kernel is: its side's suite and its place in that suite's `code`.
@@ -75,27 +74,8 @@ pub(super) fn print(
     )
 }
 
-/// `code`, `constant data and attributes`: which parts of an identity differ.
-fn what_changed(was: &KernelIdentity, is: &KernelIdentity) -> String {
-    let (Some(a), Some(b)) = (&was.parts, &is.parts) else {
-        return "PTX".into();
-    };
-    let parts: Vec<&str> = [
-        (a.code != b.code, "code"),
-        (a.data != b.data, "constant data"),
-        (a.attributes != b.attributes, "attributes"),
-    ]
-    .iter()
-    .filter(|(differs, _)| *differs)
-    .map(|(_, what)| *what)
-    .collect();
-    if parts.is_empty() {
-        "architecture".into()
-    } else {
-        parts.join(" and ")
-    }
-}
-
+/// Prints how kernel `name` changed between `was` and `is` (each a built suite and the place
+/// of the kernel in its `code`), reporting a module that cannot be disassembled.
 fn print_change(
     run: &mut Run,
     out: &mut dyn Write,
@@ -105,100 +85,22 @@ fn print_change(
     arch: &str,
 ) -> io::Result<()> {
     let (old, new) = (&was.0.code[was.1], &is.0.code[is.1]);
-    let names = |c: &crate::sass::KernelCode| {
-        c.entries
-            .iter()
-            .map(|e| e.name.as_str())
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    writeln!(out, "changed  {name} ({arch})")?;
-    if old.1.entries.len() != new.1.entries.len() {
-        writeln!(out, "  launches: {} → {}", names(&old.1), names(&new.1))?;
+    let (suite, kernel) = name.split_once("::").unwrap_or((name, ""));
+    let d = kernel_diff(
+        (suite, kernel, arch),
+        &old.1,
+        &new.1,
+        None,
+        |side, id| match side {
+            Which::Base => run.entry_sass(was.0, old.0, id, arch),
+            Which::Head => run.entry_sass(is.0, new.0, id, arch),
+        },
+    );
+    for line in d.lines() {
+        writeln!(out, "{line}")?;
     }
-    let several = new.1.entries.len() > 1;
-    for (o, n) in old.1.entries.iter().zip(&new.1.entries) {
-        if o.hash == n.hash {
-            continue;
-        }
-        let entry = if o.name == n.name {
-            n.name.clone()
-        } else {
-            format!("{} (was {})", n.name, o.name)
-        };
-        let what = what_changed(o, n);
-        writeln!(
-            out,
-            "  {}{what} changed: {} → {}",
-            if several {
-                format!("{entry}: ")
-            } else {
-                String::new()
-            },
-            &o.hash[..12],
-            &n.hash[..12]
-        )?;
-        if let (Some(a), Some(b)) = (&o.resources, &n.resources) {
-            if let Some(line) = diff::resources(a, b) {
-                writeln!(out, "  {line}")?;
-            }
-        }
-        let sass = (
-            run.entry_sass(was.0, old.0, o, arch),
-            run.entry_sass(is.0, new.0, n, arch),
-        );
-        match sass {
-            (Ok(Some(a)), Ok(Some(b))) => {
-                let deltas = Mix::of(&a).deltas(&Mix::of(&b));
-                if !deltas.is_empty() {
-                    writeln!(out, "  instruction mix: {}", mix::describe(&deltas))?;
-                }
-                let d = diff::unified(&a, &b);
-                if d.is_empty() {
-                    writeln!(out, "  SASS the same: the {what} changed")?;
-                }
-                for line in d.lines() {
-                    writeln!(out, "    {line}")?;
-                }
-            }
-            (Ok(_), Ok(_)) => writeln!(out, "  PTX: its SASS comes from the driver, on a GPU")?,
-            (Err(e), _) | (_, Err(e)) => {
-                run.fail(exit::BAD_INPUT, &format!("{name}: {e}"));
-            }
-        }
+    for e in d.errors() {
+        run.fail(exit::BAD_INPUT, &e);
     }
-    writeln!(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::sass::{CodeSource, Parts};
-
-    fn id(code: &str, data: &str) -> KernelIdentity {
-        KernelIdentity {
-            hash: format!("{code}{data}"),
-            arch: "sm_90".into(),
-            name: "k".into(),
-            from: CodeSource::Cubin,
-            parts: Some(Parts {
-                code: code.into(),
-                data: data.into(),
-                attributes: "a".into(),
-            }),
-            resources: None,
-        }
-    }
-
-    #[test]
-    fn what_changed_names_the_parts_that_differ() {
-        assert_eq!(what_changed(&id("c1", "d1"), &id("c2", "d1")), "code");
-        assert_eq!(
-            what_changed(&id("c1", "d1"), &id("c2", "d2")),
-            "code and constant data"
-        );
-        let mut ptx = id("c", "d");
-        ptx.parts = None;
-        assert_eq!(what_changed(&ptx, &id("c", "d")), "PTX");
-    }
+    Ok(())
 }

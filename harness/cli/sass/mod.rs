@@ -14,65 +14,26 @@ use crate::config::Config;
 use crate::exit;
 use crate::sass::disasm::Disassembler;
 use crate::sass::Toolchain;
-use std::collections::HashMap;
 use std::io::Write;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-const USAGE: &str = "usage: kernelgate sass [FILTER] [--json]
-       kernelgate sass --base REV|FOLDER [FILTER]";
-
 /// What `kernelgate sass` was asked.
-#[derive(Debug, Default, PartialEq, Eq)]
-struct Request {
-    /// `--base`: the revision (or folder of suites) to compare with.
+#[derive(Debug, Default, PartialEq, Eq, clap::Args)]
+pub struct Request {
+    /// Compare with a git revision, or a folder of the base's suites: list the kernels whose
+    /// code differs, with a diff
+    #[arg(long, value_name = "REV|FOLDER", conflicts_with = "json")]
     base: Option<String>,
-    /// `--json`: the identities as JSON instead of the SASS.
+    /// The code identities as JSON instead of the SASS (no nvdisasm needed)
+    #[arg(long)]
     json: bool,
-    /// The `suite::kernel` substring.
+    /// Only kernels whose suite::kernel name contains it
     filter: Option<String>,
 }
 
-// stringly: a usage message printed as it is, beside USAGE, like every hand-parsed command's;
-// it goes when the command line moves to clap (the choice recorded in `cli/mod.rs`).
-fn parse(args: &[String]) -> Result<Request, String> {
-    let mut r = Request::default();
-    let mut it = args.iter();
-    while let Some(arg) = it.next() {
-        match arg.as_str() {
-            "--base" => {
-                let rev = it
-                    .next()
-                    .ok_or("`--base` needs a git revision or a folder of the base's suites")?;
-                r.base = Some(rev.clone());
-            }
-            "--json" => r.json = true,
-            flag if flag.starts_with('-') => return Err(format!("unknown option `{flag}`")),
-            filter => match &r.filter {
-                None => r.filter = Some(filter.to_string()),
-                Some(first) => {
-                    return Err(format!(
-                        "one FILTER only (`{first}`, then `{filter}`): it selects suite::kernel names that contain it"
-                    ))
-                }
-            },
-        }
-    }
-    if r.json && r.base.is_some() {
-        return Err("`--json` prints one side's identities: drop `--base`, or `--json`".into());
-    }
-    Ok(r)
-}
-
 /// The `kernelgate sass` command.
-pub fn sass(args: &[String]) -> ExitCode {
-    let request = match parse(args) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("error: {e}\n{USAGE}");
-            return exit::code(exit::BAD_INPUT);
-        }
-    };
+pub fn sass(request: &Request) -> ExitCode {
     let bad = |e: &dyn std::fmt::Display| {
         eprintln!("error: {e}");
         exit::code(exit::BAD_INPUT)
@@ -110,8 +71,7 @@ pub fn sass(args: &[String]) -> ExitCode {
         config: &config,
         toolchain: &toolchain,
         filter: request.filter.as_deref(),
-        disassembler,
-        listings: HashMap::new(),
+        listings: crate::sass::listings::Listings::new(disassembler),
         worst: exit::SUCCESS,
         identifying: Duration::ZERO,
     };
@@ -158,39 +118,4 @@ pub fn sass(args: &[String]) -> ExitCode {
         Err(e) => return bad(&format!("cannot write the output: {e}")),
     }
     exit::code(run.worst)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn args(a: &[&str]) -> Vec<String> {
-        a.iter().map(|s| s.to_string()).collect()
-    }
-
-    #[test]
-    fn arguments() {
-        assert_eq!(parse(&args(&[])), Ok(Request::default()));
-        assert_eq!(
-            parse(&args(&["--base", "HEAD~1", "saxpy"])),
-            Ok(Request {
-                base: Some("HEAD~1".into()),
-                json: false,
-                filter: Some("saxpy".into()),
-            })
-        );
-        assert_eq!(
-            parse(&args(&["--base"])).unwrap_err(),
-            "`--base` needs a git revision or a folder of the base's suites"
-        );
-        assert_eq!(
-            parse(&args(&["a", "b"])).unwrap_err(),
-            "one FILTER only (`a`, then `b`): it selects suite::kernel names that contain it"
-        );
-        assert_eq!(
-            parse(&args(&["--jsn"])).unwrap_err(),
-            "unknown option `--jsn`"
-        );
-        assert!(parse(&args(&["--json", "--base", "x"])).is_err());
-    }
 }

@@ -1,18 +1,17 @@
 //! `Run`: the state of one `kernelgate sass` — the suites built per architecture (`Side`,
 //! `Built`), their listings, and the worst exit code so far.
 
+use crate::code::{CodeError, SuiteCode};
 use crate::config::Config;
 use crate::device::compile::Compiled;
 use crate::exit;
-use crate::sass::disasm::{Disassembler, Listing};
-use crate::sass::elf::CudaElf;
+use crate::sass::listings::Listings;
 use crate::sass::mix::Mix;
-use crate::sass::{KernelCode, KernelIdentity, Module, SassError, Toolchain};
+use crate::sass::{KernelCode, KernelIdentity, SassError, Toolchain};
 use crate::suite::Suite;
 use serde::Serialize;
-use std::collections::HashMap;
 use std::io::Write;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// One side (the working tree, or the base) built for one architecture.
 pub(super) struct Side<'s> {
@@ -42,9 +41,8 @@ pub(super) struct Run<'c> {
     pub(super) config: &'c Config,
     pub(super) toolchain: &'c Toolchain,
     pub(super) filter: Option<&'c str>,
-    pub(super) disassembler: Option<Disassembler>,
-    /// Disassembled modules, by their bytes.
-    pub(super) listings: HashMap<Vec<u8>, Listing>,
+    /// The kernels' listings (with the disassembler, unless `--json`).
+    pub(super) listings: Listings,
     pub(super) worst: u8,
     pub(super) identifying: Duration,
 }
@@ -77,30 +75,27 @@ impl Run<'_> {
             if selected.is_empty() {
                 continue;
             }
-            let compiled =
-                match crate::compile_suite::compile_suite(suite, arch, Some(&self.config.cache)) {
-                    Ok(c) => c,
-                    Err(e) => {
-                        self.fail(exit::COMPILE_ERROR, &e.to_string());
-                        out.failed.push(suite.name.clone());
-                        continue;
-                    }
-                };
-            let start = Instant::now();
-            let code = crate::sass::identities(suite, &compiled, arch, self.toolchain);
-            self.identifying += start.elapsed();
-            match code {
-                Ok(code) => out.built.push(Built {
-                    suite,
-                    code: code
-                        .into_iter()
-                        .enumerate()
-                        .filter(|(k, _)| selected.contains(k))
-                        .collect(),
-                    compiled,
-                }),
+            let cache = Some(self.config.cache.as_path());
+            match SuiteCode::build(suite, arch, cache, self.toolchain) {
+                Ok(code) => {
+                    self.identifying += Duration::from_secs_f64(code.identify_seconds);
+                    out.built.push(Built {
+                        suite,
+                        code: code
+                            .kernels
+                            .into_iter()
+                            .enumerate()
+                            .filter(|(k, _)| selected.contains(k))
+                            .collect(),
+                        compiled: code.compiled,
+                    })
+                }
                 Err(e) => {
-                    self.fail(exit::BAD_INPUT, &e.to_string());
+                    let exit = match e {
+                        CodeError::Compile(_) => exit::COMPILE_ERROR,
+                        _ => exit::BAD_INPUT,
+                    };
+                    self.fail(exit, &e.to_string());
                     out.failed.push(suite.name.clone());
                 }
             }
@@ -116,23 +111,8 @@ impl Run<'_> {
         id: &KernelIdentity,
         arch: &str,
     ) -> Result<Option<Vec<String>>, SassError> {
-        let source = built.suite.kernels[kernel].source;
-        let Some((_, compiled)) = built.compiled.iter().find(|(si, _)| *si == source) else {
-            return Err(SassError::NotCompiled);
-        };
-        let module = Module::of(built.suite.sources[source].kind(), compiled, arch)?;
-        let Module::Cubin(cubin) = module else {
-            return Ok(None);
-        };
-        let Some(disassembler) = &self.disassembler else {
-            return Ok(None);
-        };
-        if !self.listings.contains_key(&*cubin) {
-            let listing = disassembler.listing(&cubin)?;
-            self.listings.insert(cubin.to_vec(), listing);
-        }
-        let elf = CudaElf::parse(&cubin)?;
-        Ok(Some(self.listings[&*cubin].kernel(&elf, &id.name)?))
+        let suite = (built.suite, kernel);
+        crate::code::entry_sass(suite, &built.compiled, arch, id, &mut self.listings)
     }
 
     /// Writes every selected kernel's SASS to `out`.

@@ -24,15 +24,7 @@ fn run_on(
     let plan = plan(&suites);
     let mut executor = Scripted::new(&plan, script);
     executor.uuid = Some(uuid.to_string());
-    let runner = Runner {
-        base: None,
-        config: &config,
-        suites: &suites,
-        executor: &executor,
-        progress: false,
-    };
-    let selected: Vec<usize> = (0..plan.len()).collect();
-    let report = runner.run(&plan, &selected);
+    let report = run_all(&config, &suites, &plan, &executor);
     (report.results, report.blessed)
 }
 
@@ -169,4 +161,86 @@ fn a_verdict_against_another_physical_gpu_says_so() {
     let message = said(record(&results, "t::naive"));
     assert!(!message.contains("vs baseline from"), "{message}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// An executor that holds every trial until `together` other runs have reached theirs: each
+/// run has read its baselines (at its start) before any blesses.
+struct Together<'a> {
+    inner: &'a Scripted,
+    barrier: &'a std::sync::Barrier,
+    waited: std::sync::atomic::AtomicBool,
+}
+
+impl Executor for Together<'_> {
+    fn slots(&self) -> usize {
+        1
+    }
+    fn device(&self) -> Option<DeviceInfo> {
+        self.inner.device()
+    }
+    fn execute(&self, slot: usize, spec: &TrialSpec) -> Outcome {
+        if !self.waited.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            self.barrier.wait();
+        }
+        self.inner.execute(slot, spec)
+    }
+    fn stop(&self) {}
+    fn totals(&self) -> RunTotals {
+        RunTotals::default()
+    }
+}
+
+#[test]
+fn concurrent_bless_add_runs_keep_every_run() {
+    // Seen on an H200 before the lock: a baseline of 1 run per entry and two concurrent
+    // `KERNELGATE_BLESS=add` runs left 2 runs per entry, not 3.
+    let dir = scratch("bless-together");
+    bless_baselines(&dir.join("baselines"));
+    let suites = vec![suite(&dir)];
+    let mut config = config(&dir, Mode::Bless);
+    config.blessing = Blessing::Add;
+    let plan = plan(&suites);
+    let runs = 4;
+    let barrier = std::sync::Barrier::new(runs);
+    std::thread::scope(|s| {
+        for r in 0..runs {
+            let (suites, config, plan, barrier) = (&suites, &config, &plan, &barrier);
+            s.spawn(move || {
+                let mut inner = Scripted::new(plan, both_at(10e-6 * (1.0 + 0.01 * r as f64)));
+                inner.uuid = Some(format!("GPU-0000000{r}-1111-2222-3333-444444444444"));
+                let executor = Together {
+                    inner: &inner,
+                    barrier,
+                    waited: false.into(),
+                };
+                let runner = Runner {
+                    base: None,
+                    config,
+                    suites,
+                    executor: &executor,
+                    progress: false,
+                };
+                let selected: Vec<usize> = (0..plan.len()).collect();
+                let report = runner.run(plan, &selected);
+                assert!(
+                    report.blessed.iter().any(|l| l.starts_with("wrote ")),
+                    "{:?}",
+                    report.blessed
+                );
+            });
+        }
+    });
+    let file = stored(&dir);
+    for name in ["t::naive", "t::fast"] {
+        let entry = &file.trials[name];
+        assert_eq!(entry.runs.len(), 1 + runs, "{name}: every run kept");
+        let mut gpus: Vec<_> = entry.runs[1..]
+            .iter()
+            .map(|r| r.origin.gpu.clone())
+            .collect();
+        gpus.sort();
+        gpus.dedup();
+        assert_eq!(gpus.len(), runs, "one run from each process");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -5,7 +5,7 @@
 use super::*;
 
 /// Paired mode: the executor's "reference" samples are the base kernel's.
-fn paired_measured(cand: f64, base: f64, n: usize, spread: f64) -> Outcome {
+pub(super) fn paired_measured(cand: f64, base: f64, n: usize, spread: f64) -> Outcome {
     let mut s = samples(cand, n, spread);
     s.reference = times(base, n, spread / 4.0);
     Outcome::Measured(Box::new(Measured {
@@ -13,15 +13,28 @@ fn paired_measured(cand: f64, base: f64, n: usize, spread: f64) -> Outcome {
         samples: s,
         footprint: footprint(1000),
         base_footprint: Some(footprint(1000)),
+        seconds: 0.5,
         counters: None,
     }))
 }
 
-/// Runs suite `t` in paired mode against a base that has the same suite (or `base_suites`).
+/// Runs suite `t` in paired mode against a base that has the same suite (edited by
+/// `edit_base`).
 fn run_paired(
     name: &str,
     script: Vec<(&str, u32, Outcome)>,
     edit_base: impl FnOnce(&mut Suite),
+) -> (crate::report::results::Results, Vec<TrialSpec>) {
+    run_paired_with(name, script, edit_base, (|_: &Suite| None, false))
+}
+
+/// [`run_paired`] with each side's code made by `code` (applied to the candidate's suite,
+/// then the base's), and `KERNELGATE_TIME_IDENTICAL` as `time_identical`.
+pub(super) fn run_paired_with(
+    name: &str,
+    script: Vec<(&str, u32, Outcome)>,
+    edit_base: impl FnOnce(&mut Suite),
+    (code, time_identical): (impl Fn(&Suite) -> Option<crate::code::SuiteCode>, bool),
 ) -> (crate::report::results::Results, Vec<TrialSpec>) {
     let dir = scratch(name);
     let suites = vec![suite(&dir)];
@@ -32,12 +45,16 @@ fn run_paired(
         commit: "0123456789abcdef".into(),
         suites: vec![base_suite],
     };
-    let config = config(&dir, Mode::Gate);
-    let plan = plan(&suites);
-    let executor = Spying {
-        inner: Scripted::new(&plan, script),
-        specs: Mutex::new(Vec::new()),
+    let config = Config {
+        time_identical,
+        ..config(&dir, Mode::Gate)
     };
+    let plan = plan(&suites);
+    let codes = [&suites[0], &base.suites[0]]
+        .into_iter()
+        .filter_map(|s| code(s).map(std::sync::Arc::new))
+        .collect();
+    let executor = Spying::new(Scripted::new(&plan, script), codes);
     let runner = Runner {
         config: &config,
         suites: &suites,
@@ -49,29 +66,6 @@ fn run_paired(
     let report = runner.run(&plan, &selected);
     let _ = std::fs::remove_dir_all(&dir);
     (report.results, executor.specs.into_inner().unwrap())
-}
-
-/// Records every spec it is asked to execute.
-struct Spying {
-    inner: Scripted,
-    specs: Mutex<Vec<TrialSpec>>,
-}
-
-impl Executor for Spying {
-    fn slots(&self) -> usize {
-        1
-    }
-    fn device(&self) -> Option<DeviceInfo> {
-        self.inner.device()
-    }
-    fn execute(&self, slot: usize, spec: &TrialSpec) -> Outcome {
-        self.specs.lock().unwrap().push(spec.clone());
-        self.inner.execute(slot, spec)
-    }
-    fn stop(&self) {}
-    fn totals(&self) -> RunTotals {
-        RunTotals::default()
-    }
 }
 
 #[test]

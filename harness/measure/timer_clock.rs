@@ -1,0 +1,88 @@
+//! The `Timer`'s watch on the GPU between groups of rounds: the SM clock probe (queued
+//! behind the rounds, so that reading it back is the group's one wait) and the host's round
+//! trip to the idle GPU (`measure::contention`), which together decide whether a group's
+//! rounds are kept, discarded (throttled) or dropped as contended.
+
+use super::{Timer, PROBE_SPINS, ROUNDS, THROTTLE_FRACTION};
+use crate::device::{DeviceError, Gpu, LaunchDims};
+use crate::measure::samples::Clocks;
+use std::time::Instant;
+
+impl Timer {
+    /// The host's round trip to the GPU with nothing of ours queued: an empty kernel launched
+    /// and waited for, seconds. Long when another context holds the GPU (`contention`).
+    pub(super) fn round_trip(&self, gpu: &Gpu) -> Result<f64, DeviceError> {
+        let dims = LaunchDims {
+            grid: [1; 3],
+            block: [1; 3],
+            shared: 0,
+        };
+        let start = Instant::now();
+        gpu.launch(&self.empty, dims, &[])?;
+        gpu.synchronize()?;
+        Ok(start.elapsed().as_secs_f64())
+    }
+
+    /// Runs the clock probe and returns the SM clock in MHz (0 when it cannot tell).
+    pub(super) fn read_clock(&mut self, gpu: &Gpu) -> Result<f64, DeviceError> {
+        self.queue_clock(gpu)?;
+        self.clock_result(gpu)
+    }
+
+    /// Queues the clock probe behind whatever the stream holds.
+    pub(super) fn queue_clock(&self, gpu: &Gpu) -> Result<(), DeviceError> {
+        let dims = LaunchDims {
+            grid: [1; 3],
+            block: [32, 1, 1],
+            shared: 0,
+        };
+        let spins = PROBE_SPINS.to_le_bytes();
+        gpu.launch(
+            &self.clock,
+            dims,
+            &[
+                crate::device::KernelArg::Buffer(&self.clock_out),
+                crate::device::KernelArg::Scalar(&spins),
+            ],
+        )
+    }
+
+    /// Waits for the queued clock probe (and everything before it) and returns its reading,
+    /// MHz.
+    pub(super) fn clock_result(&mut self, gpu: &Gpu) -> Result<f64, DeviceError> {
+        gpu.download_into(&self.clock_out, &mut self.clock_host)?;
+        let raw = &self.clock_host;
+        let word =
+            |i: usize| u64::from_le_bytes(raw[8 * i..8 * i + 8].try_into().expect("8 bytes"));
+        let (cycles, ns) = (word(0), word(1));
+        let mhz = if ns > 0 {
+            cycles as f64 / ns as f64 * 1e3
+        } else {
+            0.0
+        };
+        self.max_mhz = self.max_mhz.max(mhz);
+        Ok(mhz)
+    }
+
+    /// Records the SM clock read after a group of rounds (`mhz`) and the host's round trip to
+    /// the GPU taken then (`trip`) into `clocks`: whether the clock held and the GPU was ours
+    /// (the rounds are kept), or it was throttled (counted as discarded) or held by another
+    /// context (counted as contended).
+    pub(super) fn clock_held(&mut self, mhz: f64, trip: f64, clocks: &mut Clocks) -> bool {
+        if crate::measure::contention::contended(self.latency, trip) {
+            clocks.contended_rounds += ROUNDS;
+            return false;
+        }
+        clocks.mhz.push(mhz);
+        if let Some(c) = self.thermal.as_ref().and_then(|t| t.celsius()) {
+            clocks.celsius.push(c);
+        }
+        if mhz > 0.0 && mhz < THROTTLE_FRACTION * self.max_mhz {
+            // Throttled: these rounds are not the kernel's time.
+            clocks.discarded_rounds += ROUNDS;
+            return false;
+        }
+        clocks.kept_rounds += ROUNDS;
+        true
+    }
+}

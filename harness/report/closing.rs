@@ -1,0 +1,120 @@
+//! The run's closing lines in a terminal: where the time went ([`summary`]), the warnings for
+//! trials that passed though inconclusive or `machine-slower`, and paired mode's line (what was
+//! compared, identical, new, changed, gone).
+
+use super::duration;
+use super::results::{GateNote, Results, RunTotals, Status};
+use crate::gate::Verdict;
+
+/// The run's closing lines: where the time went, the clocks, the launch floor, the profile.
+pub fn summary(t: &RunTotals, wall: f64) -> Vec<String> {
+    let mut out = vec![
+        format!(
+            "kernelgate: {} trial(s) measured in {wall:.1} s of wall time: setup {:.1} s, correctness {:.1} s, sampling {:.1} s (kernel time in samples {:.3} s)",
+            t.trials_measured, t.setup_seconds, t.check_seconds, t.sampled_seconds, t.kernel_seconds
+        ),
+        format!(
+            "kernelgate: NVRTC {} compiled, {} from cache; GPU worker started {} time(s)",
+            t.compiled, t.cached, t.worker_starts
+        ),
+    ];
+    if t.counter_reads > 0 {
+        out.push(format!(
+            "kernelgate: hardware counters read for {} trial(s) in {:.1} s (after all timing)",
+            t.counter_reads, t.counter_seconds
+        ));
+    }
+    if let Some(s) = crate::stats::Summary::of(&t.clock_mhz) {
+        out.push(format!(
+            "kernelgate: SM clock while sampling {:.0} / {:.0} / {:.0} MHz (min / median / max); {} round(s) dropped as throttled; {} trial(s) unreliable",
+            s.min, s.median, s.max, t.dropped_rounds, t.unreliable
+        ));
+    }
+    if let Some(s) = crate::stats::Summary::of(&t.celsius) {
+        out.push(format!(
+            "kernelgate: GPU temperature while sampling {:.0} / {:.0} / {:.0} °C (min / median / max)",
+            s.min, s.median, s.max
+        ));
+    }
+    if let Some(floor) = t.launch_floor {
+        out.push(format!(
+            "kernelgate: launch floor (event-timed empty kernel) {}; {} trial(s) under {}x it timed as CUDA-graph replays",
+            duration(floor),
+            t.batched,
+            crate::measure::FLOOR_FACTOR
+        ));
+    }
+    out.extend(t.profile_lines());
+    out
+}
+
+/// The warning naming the stored-mode trials that passed with `verdict`, which `what` says;
+/// `None` where there are none.
+fn passed_with(results: &Results, verdict: Verdict, what: &str) -> Option<String> {
+    let names: Vec<&str> = results
+        .trials
+        .iter()
+        .filter(|r| {
+            r.status == Status::Passed
+                && matches!(r.gate, Some(GateNote::Compared { .. }))
+                && r.verdict.is_some_and(|v| v.verdict == verdict)
+        })
+        .map(|r| r.name.as_str())
+        .collect();
+    (!names.is_empty()).then(|| {
+        format!(
+            "kernelgate: WARNING: {} trial(s) {what}: {}",
+            names.len(),
+            names.join(", ")
+        )
+    })
+}
+
+/// The warning for trials that passed though still inconclusive after re-measuring.
+pub fn inconclusive_warning(results: &Results) -> Option<String> {
+    passed_with(
+        results,
+        Verdict::Inconclusive,
+        "INCONCLUSIVE even after re-measuring (they passed; KERNELGATE_STRICT=1 fails them)",
+    )
+}
+
+/// The warning for trials that passed as `machine-slower`: confirmed slower with nothing of
+/// the trial changed.
+pub fn machine_warning(results: &Results) -> Option<String> {
+    passed_with(
+        results,
+        Verdict::MachineSlower,
+        "machine-slower: confirmed slower with the same code, launches and exact counters as the baseline, so the machine's change (they passed; KERNELGATE_STRICT_TIME=1 fails them)",
+    )
+}
+
+/// Paired mode's closing line: the base, how many trials were compared, and what was not.
+pub fn paired_summary(results: &Results) -> Option<String> {
+    results.base.as_ref()?;
+    let named = |f: &dyn Fn(&GateNote) -> bool| -> Vec<&str> {
+        results
+            .trials
+            .iter()
+            .filter(|t| t.gate.as_ref().is_some_and(f))
+            .map(|t| t.name.as_str())
+            .collect()
+    };
+    let compared = named(&|g| matches!(g, GateNote::Paired { .. })).len();
+    let identical = named(&|g| matches!(g, GateNote::IdenticalCode { .. })).len();
+    let mut line = format!(
+        "kernelgate: {}: {compared} trial(s) compared, {identical} identical code",
+        results.mode()
+    );
+    let new = named(&|g| matches!(g, GateNote::New));
+    let changed = named(&|g| matches!(g, GateNote::Changed { .. }));
+    for (what, names) in [("new", new), ("changed", changed)] {
+        if !names.is_empty() {
+            line.push_str(&format!("; {what}: {}", names.join(", ")));
+        }
+    }
+    if !results.gone.is_empty() {
+        line.push_str(&format!("; gone: {}", results.gone.join(", ")));
+    }
+    Some(line)
+}

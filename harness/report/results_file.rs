@@ -1,0 +1,129 @@
+//! `Results::load` and `Results::save`: reading a results file — its format checked, files
+//! from before `ignored` was a field moved forward, every value validated
+//! ([`super::validate`]) — and writing one atomically; and `ResultsError`, why a results
+//! file cannot be read, joined or written.
+
+use super::results::Results;
+use std::path::Path;
+
+use super::results::{FORMAT, OLDEST_FORMAT};
+
+/// Files written before `ignored` was a field kept an ignored trial's reason in `message`
+/// (with every other trial's prose, which reporters now render from the typed record): move it.
+fn keep_ignored_reasons(mut value: serde_json::Value) -> serde_json::Value {
+    if let Some(trials) = value.get_mut("trials").and_then(|t| t.as_array_mut()) {
+        for t in trials.iter_mut().filter_map(|t| t.as_object_mut()) {
+            let message = t.remove("message");
+            let ignored = t.get("status").and_then(|s| s.as_str()) == Some("ignored");
+            if let (Some(m), true, false) = (message, ignored, t.contains_key("ignored")) {
+                t.insert("ignored".into(), m);
+            }
+        }
+    }
+    value
+}
+
+impl Results {
+    /// Writes the file atomically.
+    pub fn save(&self, path: &Path) -> Result<(), ResultsError> {
+        let value = serde_json::to_value(self).map_err(crate::baseline::WriteError::from)?;
+        crate::baseline::write_atomically(path, crate::baseline::pretty_json(&value).as_bytes())?;
+        Ok(())
+    }
+
+    /// Reads a results file, checking its format.
+    pub fn load(path: &Path) -> Result<Results, ResultsError> {
+        let path_buf = || path.to_path_buf();
+        let text = std::fs::read_to_string(path).map_err(|source| ResultsError::Read {
+            path: path_buf(),
+            source,
+        })?;
+        let value: serde_json::Value =
+            serde_json::from_str(&text).map_err(|source| ResultsError::NotJson {
+                path: path_buf(),
+                source,
+            })?;
+        match value.get("format").and_then(|f| f.as_u64()) {
+            Some(f) if (OLDEST_FORMAT as u64..=FORMAT as u64).contains(&f) => {
+                let results: Results = serde_json::from_value(keep_ignored_reasons(value))
+                    .map_err(|source| ResultsError::NotResults {
+                        path: path_buf(),
+                        source,
+                    })?;
+                super::validate::validate(&results).map_err(|problem| ResultsError::Invalid {
+                    path: path_buf(),
+                    problem,
+                })?;
+                Ok(results)
+            }
+            Some(found) => Err(ResultsError::Format {
+                path: path_buf(),
+                found,
+            }),
+            None => Err(ResultsError::NoFormat { path: path_buf() }),
+        }
+    }
+}
+
+/// Why results files cannot be read, joined or written; each names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum ResultsError {
+    /// The file cannot be read.
+    #[error("cannot read `{}`: {source}", .path.display())]
+    Read {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The OS's reason.
+        source: std::io::Error,
+    },
+    /// Not JSON.
+    #[error("`{}` is not valid JSON: {source}", .path.display())]
+    NotJson {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The parser's reason.
+        source: serde_json::Error,
+    },
+    /// JSON of this format, but not results.
+    #[error("`{}` is not a kernelgate results file: {source}", .path.display())]
+    NotResults {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The parser's reason.
+        source: serde_json::Error,
+    },
+    /// Parsed, but a value no command can use: the place, and what to write.
+    #[error("`{}`: {problem} (a results file is written by kernelgate: run again to make a new one, or restore it)", .path.display())]
+    Invalid {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The place and what is wrong there.
+        problem: crate::problems::Problem,
+    },
+    /// Another format.
+    #[error("`{}` is results format {found}; this kernelgate reads formats {OLDEST_FORMAT} to {FORMAT} (use the kernelgate that wrote it)", .path.display())]
+    Format {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Its format.
+        found: u64,
+    },
+    /// No `format` at all.
+    #[error("`{}` is not a kernelgate results file (no `format`)", .path.display())]
+    NoFormat {
+        /// The file.
+        path: std::path::PathBuf,
+    },
+    /// Merging: no file given.
+    #[error("nothing to merge")]
+    NothingToMerge,
+    /// Merging: shards of different kinds of GPU.
+    #[error("the shards ran on different kinds of GPU ({0} and {1}): merge results of one kind")]
+    OtherGpus(String, String),
+    /// Merging: a trial in two files.
+    #[error("trial `{0}` is in two of the files (were two shards given the same k/n?)")]
+    TrialTwice(String),
+    /// The file (or a report made from it) could not be written.
+    #[error(transparent)]
+    Write(#[from] crate::baseline::WriteError),
+}
