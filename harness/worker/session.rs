@@ -213,11 +213,12 @@ impl Session {
     ) -> Result<TrialData, Failure> {
         let clock = Instant::now();
         let rest = &mut phases.rest;
+        // What the worker did ahead of this request, already counted.
+        let ahead = rest.compile + rest.floor_probe;
         self.load(req.suite, suite, &mut rest.compile)?;
         if let Some((b, bs)) = base {
             self.load(b.suite, bs, &mut rest.compile)?;
         }
-        let ahead = rest.compile + rest.floor_probe;
         self.timing_ready(rest)?;
         // Compiling and the probe are counted apart from setup, wherever they happened.
         let in_trial = rest.compile + rest.floor_probe - ahead;
