@@ -63,6 +63,11 @@ KERNELGATE_SUITES=tests/fixtures/integrity KERNELGATE_BASELINES="$work/none" "$p
 echo "exit $? (101 expected)"
 grep -E '^test integrity::' "$work/integrity.log" | cut -c1-160
 grep -m1 -o 'the timed launches computed something else[^(]*' "$work/integrity.log"
+echo "== must fail: an accumulating histogram with its bins declared role = \"output\" (the second poison, compared with the reference's outputs kept on the device)"
+KERNELGATE_SUITES=tests/fixtures/accumulate KERNELGATE_BASELINES="$work/none" "$perf" > "$work/accumulate.log" 2>&1
+echo "exit $? (2 expected: every accout trial fails, every accinout trial passes)"
+grep -E '^test acc(out|inout)::' "$work/accumulate.log" | cut -c1-160
+grep -m1 -o 'output `bins` depends on what it held before[^(]*' "$work/accumulate.log"
 
 # The profile's parts, from the results files (seconds).
 python3 - "$work" <<'PY'

@@ -71,8 +71,7 @@ pub fn poison_twice(
 }
 
 /// Whether every output (role `output`) in `bufs` is the same as in `want` by the rules of
-/// [`depends_on_poison`], compared on the device with one wait: a float with a tolerance
-/// within it, anything else byte for byte.
+/// [`depends_on_poison`] ([`start_rule`]), compared on the device with one wait.
 fn same_start_on_device(
     gpu: &Gpu,
     kernels: &Kernels,
@@ -80,23 +79,10 @@ fn same_start_on_device(
     bufs: &[DeviceBuffer],
     want: &[Option<DeviceBuffer>],
 ) -> Result<bool, Failure> {
-    let exact = Tolerance {
-        rtol: 0.0,
-        atol: 0.0,
-        allow_nan: false,
-    };
-    let items: Vec<Comparison> = suite
-        .buffers
-        .iter()
-        .enumerate()
-        .filter(|(_, b)| b.role == Role::Output)
-        .filter_map(|(i, b)| {
+    let items: Vec<Comparison> = (0..suite.buffers.len())
+        .filter_map(|i| {
             let w = want.get(i)?.as_ref()?;
-            let (dtype, tol) = match suite.check.tolerances.get(&i) {
-                Some(&tol) if b.dtype.is_float() => (b.dtype, tol),
-                // Bytes compared as `u8`, which the device reads exactly.
-                _ => (DType::U8, exact),
-            };
+            let (dtype, tol) = start_rule(suite, i)?;
             Some(Comparison {
                 actual: &bufs[i],
                 expected: w,
@@ -110,6 +96,28 @@ fn same_start_on_device(
         .compare_all(gpu, &items)?
         .iter()
         .all(|f| f.count == 0))
+}
+
+/// How buffer `i` of `suite` is compared between the two starts on the device, as
+/// [`depends_on_poison`] compares it on the host: a float with a tolerance as its own type
+/// within it; anything else byte for byte (as `u8`, which the device reads exactly, with no
+/// tolerance). `None` for a buffer that is not an output.
+fn start_rule(suite: &Suite, i: usize) -> Option<(DType, Tolerance)> {
+    let b = suite.buffers.get(i)?;
+    if b.role != Role::Output {
+        return None;
+    }
+    Some(match suite.check.tolerances.get(&i) {
+        Some(&tol) if b.dtype.is_float() => (b.dtype, tol),
+        _ => (
+            DType::U8,
+            Tolerance {
+                rtol: 0.0,
+                atol: 0.0,
+                allow_nan: false,
+            },
+        ),
+    })
 }
 
 /// The first output (role `output`) whose contents differ between `first` (started from 0xFF)
@@ -200,6 +208,36 @@ mod tests {
             m.contains("role = \"inout\"") && m.contains("init = { constant = 0 }"),
             "{m}"
         );
+    }
+
+    #[test]
+    fn the_device_compares_what_the_host_compares() {
+        let exact = Tolerance {
+            rtol: 0.0,
+            atol: 0.0,
+            allow_nan: false,
+        };
+        // Integer bins: byte for byte; the input keys and an in-out are not compared.
+        let s = suite("output");
+        let (keys, bins) = (0, s.buffers.len() - 1);
+        assert_eq!(s.buffers[keys].role, Role::Input);
+        assert_eq!(start_rule(&s, keys), None);
+        assert_eq!(start_rule(&s, bins), Some((DType::U8, exact)));
+        assert_eq!(start_rule(&s, s.buffers.len()), None);
+        assert_eq!(start_rule(&suite("inout"), bins), None);
+        // A float output with a tolerance: as itself, within it.
+        let mut f = s.clone();
+        f.buffers[bins].dtype = DType::F16;
+        let tol = Tolerance {
+            rtol: 1e-3,
+            atol: 1e-5,
+            allow_nan: true,
+        };
+        f.check.tolerances.insert(bins, tol);
+        assert_eq!(start_rule(&f, bins), Some((DType::F16, tol)));
+        // Without one: its bytes again.
+        f.check.tolerances.remove(&bins);
+        assert_eq!(start_rule(&f, bins), Some((DType::U8, exact)));
     }
 
     #[test]
