@@ -8,7 +8,7 @@ use super::page::{anchor, badge, esc, num, table};
 use super::plots::{self, chart, Series, YAxis};
 use super::trial::{kernel_and_case, sizes, sweep_axis, State};
 use super::view::View;
-use crate::report::results::TrialRecord;
+use crate::report::results::{Status, TrialRecord};
 use crate::report::terminal::{headline, record_change as change};
 use crate::report::{duration, rate};
 
@@ -179,6 +179,18 @@ fn sweep_charts(view: &View, suite: &str, trials: &[&TrialRecord]) -> String {
     out
 }
 
+/// A trial's note in the trials table: its headline and, for a comparison that failed it
+/// (whose headline is the evidence's first line), what moved in its hardware counters — the
+/// why beside the regression.
+fn note(t: &TrialRecord) -> String {
+    let mut text = headline(t);
+    let failed_by_gate = t.status == Status::Failed && t.failure_detail.is_none();
+    if let (true, Some(_), Some(m)) = (failed_by_gate, &t.verdict, &t.measurement) {
+        text.push_str(&crate::report::counters::explanation(m));
+    }
+    text
+}
+
 fn trials_table(view: &View, trials: &[&TrialRecord]) -> String {
     let device = view.results.device_info.as_ref();
     let kernels = kernels(trials);
@@ -254,7 +266,7 @@ fn trials_table(view: &View, trials: &[&TrialRecord]) -> String {
                 None => row.extend((0..4).map(|_| "–".to_string())),
             }
             row.push(num(change(t)));
-            row.push(esc(&headline(t)));
+            row.push(esc(&note(t)));
             row
         })
         .collect();
