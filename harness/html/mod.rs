@@ -13,6 +13,7 @@
 pub mod axes;
 mod code;
 mod compared;
+mod legend;
 pub mod page;
 pub mod plots;
 mod resources;

@@ -176,7 +176,7 @@ fn svg_sized(
 /// Draws the series and their legend on a built chart; one macro because a log and a linear
 /// y axis are different types in plotters.
 macro_rules! draw_series {
-    ($chart:expr, $series:expr, $x_desc:expr, $y:expr, $labels:expr) => {{
+    ($chart:expr, $series:expr, $x_desc:expr, $y:expr, $labels:expr, $corner:expr) => {{
         let chart = &mut $chart;
         let (x_ticks, y_ticks, y_labels) = $labels;
         chart
@@ -220,7 +220,7 @@ macro_rules! draw_series {
         }
         chart
             .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
+            .position($corner)
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK.mix(0.3))
             .draw()
@@ -245,6 +245,12 @@ pub fn lines(title: &str, x_desc: &str, y: YAxis, series: &[Series]) -> Result<S
     sizes.dedup();
     let x_ticks = axes::thin(&axes::spaced_log(&sizes, 0.05), 8);
     let (y_ticks, y_labels) = y_ticks(&y_range, y);
+    let lines: Vec<Vec<(f64, f64)>> = series
+        .iter()
+        .map(|s| s.points.iter().map(|p| (p.0, p.1)).collect())
+        .collect();
+    let longest = series.iter().map(|s| s.name.chars().count()).max();
+    let corner = super::legend::corner(&lines, longest.unwrap_or(0), &x_range, &y_range, y.log);
     svg(title, |root| {
         let mut builder = ChartBuilder::on(root);
         builder
@@ -262,12 +268,12 @@ pub fn lines(title: &str, x_desc: &str, y: YAxis, series: &[Series]) -> Result<S
                     ticked(log_y, y_ticks.clone())
                 })
                 .map_err(|e| e.to_string())?;
-            draw_series!(chart, series, x_desc, y, labels);
+            draw_series!(chart, series, x_desc, y, labels, corner);
         } else {
             let mut chart = builder
                 .build_cartesian_2d(x, ticked(RangedCoordf64::from(y_range), y_ticks.clone()))
                 .map_err(|e| e.to_string())?;
-            draw_series!(chart, series, x_desc, y, labels);
+            draw_series!(chart, series, x_desc, y, labels, corner);
         }
         Ok(())
     })
