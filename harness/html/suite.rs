@@ -80,6 +80,7 @@ fn sweep(
                 name: kernel.to_string(),
                 points: vec![(x, y, interval)],
                 color: kernels.iter().position(|k| *k == kernel).unwrap_or(0),
+                dashed: false,
             }),
         }
     }
