@@ -293,8 +293,27 @@ fn trials_table(view: &View, trials: &[&TrialRecord]) -> String {
     )
 }
 
+/// Whether every trial of a suite but its compile trial was skipped as identical code to the
+/// base: nothing of it was timed, so its section says so in a line and folds its table.
+fn all_identical(trials: &[&TrialRecord]) -> bool {
+    let mut measured = trials.iter().filter(|t| t.compiled.is_none()).peekable();
+    measured.peek().is_some()
+        && measured.all(|t| State::of(t) == State::IdenticalCode && t.measurement.is_none())
+}
+
 /// The section of one suite.
 pub fn suite_section(view: &View, suite: &str, trials: &[&TrialRecord]) -> String {
+    let id = anchor("suite", suite);
+    if all_identical(trials) {
+        let n = trials.iter().filter(|t| t.compiled.is_none()).count();
+        return format!(
+            "<section class=\"suite identical\" id=\"{id}\">\n<h2>suite <code>{}</code></h2>\n<p class=\"note\">{} All {n} trials: identical code to {}, not timed, correctness not run (the base passed it).</p>\n<details><summary>its trials</summary>{}</details></section>\n",
+            esc(suite),
+            badge(State::IdenticalCode.word()),
+            view.against(),
+            trials_table(view, trials),
+        );
+    }
     let paired = match &view.base {
         Some(_) => format!(
             "<p class=\"note\">Paired against {}: changes, speedups and distributions are each kernel against its own version at the base.</p>\n",
@@ -303,8 +322,7 @@ pub fn suite_section(view: &View, suite: &str, trials: &[&TrialRecord]) -> Strin
         None => String::new(),
     };
     format!(
-        "<section class=\"suite\" id=\"{}\">\n<h2>suite <code>{}</code></h2>\n{paired}{}{}{}{}{}</section>\n",
-        anchor("suite", suite),
+        "<section class=\"suite\" id=\"{id}\">\n<h2>suite <code>{}</code></h2>\n{paired}{}{}{}{}{}</section>\n",
         esc(suite),
         sweep_charts(view, suite, trials),
         trials_table(view, trials),

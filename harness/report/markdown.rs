@@ -112,10 +112,9 @@ pub fn render(results: &Results) -> String {
         count(&is(Verdict::Unchanged)),
         count(&|t| t.status == Status::Ignored),
         results.mode(),
-        if results.provenance.commit.is_some() {
-            format!("{} · ", results.provenance.describe())
-        } else {
-            String::new()
+        match results.provenance.recorded() {
+            Some(p) => format!("{p} · "),
+            None => String::new(),
         },
         results.kernelgate,
         results.date
