@@ -53,6 +53,11 @@ fn marked(rows: &[(String, String, String, bool)]) -> Vec<&str> {
     rows.iter().filter(|r| r.3).map(|r| r.0.as_str()).collect()
 }
 
+/// The text of a table row's last cell.
+fn last_cell(row: &ElementRef) -> String {
+    text(&row.select(&Selector::parse("td").unwrap()).last().unwrap())
+}
+
 /// The note cell of a trial's row in its suite's trials table.
 fn note(doc: &Html, trial: &str) -> String {
     let id = select(doc, &format!("#{}", anchor("t", trial)))[0];
@@ -60,8 +65,7 @@ fn note(doc: &Html, trial: &str) -> String {
         .ancestors()
         .find(|a| a.value().as_element().is_some_and(|e| e.name() == "tr"))
         .unwrap();
-    let row = ElementRef::wrap(row).unwrap();
-    text(&row.select(&Selector::parse("td").unwrap()).last().unwrap())
+    last_cell(&ElementRef::wrap(row).unwrap())
 }
 
 #[test]
@@ -87,12 +91,7 @@ fn the_paired_block_change_regression_says_what_moved_once_per_size() {
         ]
     );
     let regressed = &select(&doc, "table.attention tbody tr")[0];
-    let why = text(
-        &regressed
-            .select(&Selector::parse("td").unwrap())
-            .last()
-            .unwrap(),
-    );
+    let why = last_cell(regressed);
     assert_eq!(
         why.matches("regressed against base 91a3253").count(),
         1,
