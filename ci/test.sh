@@ -73,8 +73,9 @@ fi
 # The HTML report from the committed results file, checked: written, every trial in it, no
 # script, nothing fetched from elsewhere (tests/html_report.rs checks the structure in depth).
 # example.json is synthetic (every kind of trial); h200-run.json is a real run on an H200;
-# h200-paired.json a paired run derived from it (tests/fixtures/results/README.md).
-for results in tests/fixtures/results/example.json tests/fixtures/results/h200-run.json tests/fixtures/results/h200-paired.json tests/fixtures/results/h200-paired-block.json; do
+# h200-paired.json a paired run derived from it; h200-paired-block.json and
+# h200-stored-instructions.json real format-3 runs with counters (tests/fixtures/results/README.md).
+for results in tests/fixtures/results/example.json tests/fixtures/results/h200-run.json tests/fixtures/results/h200-paired.json tests/fixtures/results/h200-paired-block.json tests/fixtures/results/h200-stored-instructions.json; do
   report=target/kernelgate-report.html
   cargo run --quiet --bin kernelgate -- report "$results" --html "$report"
   trials=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["trials"]))' "$results")

@@ -26,10 +26,10 @@ pub struct Args {
 
 /// How a file introduces itself in the header: its path, where the run came from, its mode.
 fn describe(label: &str, path: &std::path::Path, r: &Results) -> String {
-    let from = match r.provenance.describe() {
-        p if r.provenance.commit.is_some() => p,
-        _ => "no commit recorded".into(),
-    };
+    let from = r
+        .provenance
+        .recorded()
+        .unwrap_or_else(|| "no commit recorded".into());
     format!("{label}: {} ({from}; {})", path.display(), r.mode())
 }
 

@@ -1,6 +1,7 @@
 //! `page`: the trend page of a history — per suite and device, each trial's median relative to
-//! its first run against commit, one line per trial and regime (a regime switch drawn as a
-//! dashed line, never joined), change points ringed, failures crossed; then each trial's
+//! its first run against commit, one line per trial and regime (a trial's second regime dashed,
+//! each regime's line broken where the other ran, a regime switch drawn as a dashed vertical
+//! line, never joined), change points ringed, failures crossed; then each trial's
 //! figures and the runs, in the order the history is read (commit order where known).
 //! Self-contained like the report (inline SVG and CSS).
 
@@ -29,8 +30,42 @@ fn color(members: &[&Trend], t: &Trend) -> usize {
     names.iter().position(|n| *n == t.name).unwrap_or(0)
 }
 
+/// Whether `t` is drawn dashed: its trial has another regime on the chart listed before it
+/// (so the two regimes of one trial, in one colour, read apart).
+fn dashed(members: &[&Trend], t: &Trend) -> bool {
+    members
+        .iter()
+        .take_while(|m| !std::ptr::eq(**m, t))
+        .any(|m| m.name == t.name)
+}
+
+/// `t`'s timed runs split wherever its trial was timed in another regime between two of them:
+/// each part is a line of its own, so a regime's line never runs across the other regime's
+/// runs (a switch is not a trend).
+fn parts<'a>(members: &[&Trend], t: &'a Trend) -> Vec<&'a [super::drift::TrendPoint]> {
+    let other: Vec<usize> = members
+        .iter()
+        .filter(|m| m.name == t.name && !std::ptr::eq(**m, t))
+        .flat_map(|m| m.points.iter().map(|p| p.run))
+        .collect();
+    let mut out = Vec::new();
+    let mut start = 0;
+    for k in 1..t.points.len() {
+        let (a, b) = (t.points[k - 1].run, t.points[k].run);
+        if other.iter().any(|&r| a < r && r < b) {
+            out.push(&t.points[start..k]);
+            start = k;
+        }
+    }
+    if start < t.points.len() {
+        out.push(&t.points[start..]);
+    }
+    out
+}
+
 /// The chart of one suite on one device: its trends relative to their first run, in one
-/// colour per trial (a trial's regimes share it).
+/// colour per trial (a trial's regimes share it; its second regime dashed, each regime's
+/// line broken where the other ran).
 fn chart(
     suite: &str,
     device: &str,
@@ -38,55 +73,52 @@ fn chart(
     members: &[&Trend],
     switches: &[RegimeSwitch],
 ) -> String {
-    let color = |t: &Trend| color(members, t);
-    let timed: Vec<&&Trend> = members.iter().filter(|t| !t.points.is_empty()).collect();
-    let series: Vec<Series> = timed
-        .iter()
-        .map(|t| {
-            let base = t.points[0].median;
-            let short = t
-                .label()
-                .strip_prefix(suite)
-                .and_then(|n| n.strip_prefix("::"))
-                .map(str::to_string)
-                .unwrap_or_else(|| t.label());
-            Series {
-                name: short,
-                points: t
-                    .points
-                    .iter()
-                    .map(|p| (p.run as f64, 100.0 * (p.median / base - 1.0), None))
-                    .collect(),
-                color: color(t),
-            }
-        })
-        .collect();
-    let marks = Marks {
-        change_points: timed
-            .iter()
-            .enumerate()
-            .flat_map(|(i, t)| {
-                t.change_points
-                    .iter()
-                    .map(move |c| (i, t.points[c.index].run))
-            })
-            .collect(),
+    let mut series: Vec<Series> = Vec::new();
+    let mut marks = Marks {
         switches: switches
             .iter()
             .filter(|s| s.device == device && members.iter().any(|t| t.name == s.name))
             .map(|s| s.runs.1)
             .collect(),
-        failures: timed
-            .iter()
-            .enumerate()
-            .flat_map(|(i, t)| {
-                let failed = t.points.iter().filter(|p| p.failed).map(|p| p.run);
-                failed
-                    .chain(t.failures.iter().copied())
-                    .map(move |r| (i, r))
-            })
-            .collect(),
+        ..Marks::default()
     };
+    for t in members.iter().filter(|t| !t.points.is_empty()) {
+        let base = t.points[0].median;
+        let short = t
+            .label()
+            .strip_prefix(suite)
+            .and_then(|n| n.strip_prefix("::"))
+            .map(str::to_string)
+            .unwrap_or_else(|| t.label());
+        let first = series.len();
+        for part in parts(members, t) {
+            let i = series.len();
+            let runs = |r: usize| part.iter().any(|p| p.run == r);
+            marks.change_points.extend(
+                t.change_points
+                    .iter()
+                    .map(|c| t.points[c.index].run)
+                    .filter(|&r| runs(r))
+                    .map(|r| (i, r)),
+            );
+            marks
+                .failures
+                .extend(part.iter().filter(|p| p.failed).map(|p| (i, p.run)));
+            series.push(Series {
+                name: short.clone(),
+                points: part
+                    .iter()
+                    .map(|p| (p.run as f64, 100.0 * (p.median / base - 1.0), None))
+                    .collect(),
+                color: color(members, t),
+                dashed: dashed(members, t),
+            });
+        }
+        // A failure that left no time is drawn on the floor, with the trend's first part.
+        marks
+            .failures
+            .extend(t.failures.iter().map(|&r| (first, r)));
+    }
     let y = YAxis {
         desc: "median vs its first run",
         log: false,
@@ -192,7 +224,7 @@ pub fn page(runs: &[Run], trends: &[Trend], switches: &[RegimeSwitch], ordered: 
 
 /// A trend's row: its colour and name, runs, first and last median, level shifts, failures.
 fn trend_row(t: &Trend, runs: &[Run], labels: &[String], members: &[&Trend]) -> Vec<String> {
-    let color = color(members, t);
+    let (color, dashed) = (color(members, t), dashed(members, t));
     let shifts: Vec<String> = t
         .change_points
         .iter()
@@ -239,7 +271,7 @@ fn trend_row(t: &Trend, runs: &[Run], labels: &[String], members: &[&Trend]) -> 
     vec![
         format!(
             r#"{}<code id="{}">{}</code>"#,
-            plots::swatch(color),
+            plots::styled_swatch(color, dashed),
             anchor("h", &t.label()),
             esc(&t.label())
         ),
@@ -307,4 +339,55 @@ fn runs_table(runs: &[Run], trends: &[Trend]) -> String {
             &rows
         )
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::drift::TrendPoint;
+
+    fn trend(regime: &str, runs: &[usize]) -> Trend {
+        Trend {
+            name: "saxpy::vec4::n=16777216".into(),
+            suite: "saxpy".into(),
+            device: "H200".into(),
+            regime: Some(regime.into()),
+            points: runs
+                .iter()
+                .map(|&run| TrendPoint {
+                    run,
+                    median: 50e-6,
+                    verdict: None,
+                    failed: false,
+                })
+                .collect(),
+            failures: Vec::new(),
+            max_slowdown: 0.03,
+            change_points: Vec::new(),
+        }
+    }
+
+    /// The real history's `saxpy::vec4::n=16777216`: graph in runs 0, 1, 3-5, 9; cold in 2
+    /// and 6-8. Each regime's line stops where the other ran; the second listed is dashed.
+    #[test]
+    fn a_regime_line_is_broken_where_the_other_ran_and_the_second_is_dashed() {
+        let (graph, cold) = (
+            trend("graph", &[0, 1, 3, 4, 5, 9]),
+            trend("cold", &[2, 6, 7, 8]),
+        );
+        let members = [&graph, &cold];
+        let runs = |t: &Trend| -> Vec<Vec<usize>> {
+            parts(&members, t)
+                .iter()
+                .map(|p| p.iter().map(|x| x.run).collect())
+                .collect()
+        };
+        assert_eq!(runs(&graph), [vec![0, 1], vec![3, 4, 5], vec![9]]);
+        assert_eq!(runs(&cold), [vec![2], vec![6, 7, 8]]);
+        assert!(!dashed(&members, &graph) && dashed(&members, &cold));
+        assert_eq!(color(&members, &graph), color(&members, &cold));
+        // A trial in one regime is one line.
+        let alone = trend("graph", &[0, 2, 5]);
+        assert_eq!(parts(&[&alone], &alone).len(), 1);
+    }
 }

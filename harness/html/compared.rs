@@ -24,12 +24,28 @@ pub struct Evidence {
     pub old: String,
     /// This run's.
     pub new: String,
+    /// A hardware counter's row: whether the run found it moved against the other side's
+    /// reads (`measurement.counter_changes`: an exact counter on any change, another beyond
+    /// the range of its reads). `None` for the other rows, which differ where their text does.
+    pub moved: Option<bool>,
 }
 
 impl Evidence {
-    /// Whether the two sides differ.
+    /// A row that differs where its two values' text does.
+    pub fn new(what: String, old: String, new: String) -> Evidence {
+        Evidence {
+            what,
+            old,
+            new,
+            moved: None,
+        }
+    }
+
+    /// Whether the two sides differ: a counter's values that moved (not the launch-to-launch
+    /// noise of DRAM, L2 and occupancy reads), another row's values that are not equal.
     pub fn differs(&self) -> bool {
-        self.old != "–" && self.old != self.new
+        self.moved
+            .unwrap_or(self.old != "–" && self.old != self.new)
     }
 }
 
@@ -79,11 +95,11 @@ pub fn evidence(t: &TrialRecord) -> Vec<Evidence> {
             Some(GateNote::Compared { baseline, .. }) => Some(baseline.median),
             _ => None,
         });
-    let mut out = vec![Evidence {
-        what: "median time per run".into(),
-        old: old_time.map(duration).unwrap_or_else(|| "–".into()),
-        new: duration(m.time.median),
-    }];
+    let mut out = vec![Evidence::new(
+        "median time per run".into(),
+        old_time.map(duration).unwrap_or_else(|| "–".into()),
+        duration(m.time.median),
+    )];
     if let Some(code) = &t.code {
         // The other side's identity: the base's, or (stored) whether the baseline's matched.
         let old = match (&t.base_code, &t.code_change) {
@@ -92,11 +108,11 @@ pub fn evidence(t: &TrialRecord) -> Vec<Evidence> {
             (None, Some(CodeChange::Changed { .. })) => "another".into(),
             _ => "–".into(),
         };
-        out.push(Evidence {
-            what: "trial identity (code, launches, inputs, settings)".into(),
+        out.push(Evidence::new(
+            "trial identity (code, launches, inputs, settings)".into(),
             old,
-            new: code.short().to_string(),
-        });
+            code.short().to_string(),
+        ));
     }
     let new = footprint_rows(&m.footprint);
     let old = m.baseline_footprint.as_ref().map(footprint_rows);
@@ -106,18 +122,17 @@ pub fn evidence(t: &TrialRecord) -> Vec<Evidence> {
             .and_then(|o| o.iter().find(|(w, _)| *w == what))
             .map(|(_, v)| v.clone())
             .unwrap_or_else(|| "–".into());
-        out.push(Evidence {
-            what,
-            old: before,
-            new: value,
-        });
+        out.push(Evidence::new(what, before, value));
     }
     out.extend(counter_rows(m));
     out
 }
 
 /// One row per hardware counter read on this side (`measurement.counters`), against the
-/// baseline's or base's; an exact counter (equal in every read of the other side) is marked.
+/// baseline's or base's; an exact counter (equal in every read of the other side) is said so.
+/// A row is marked only where the run found the counter moved (`measurement.counter_changes`),
+/// with the values it compared — in full where three digits would read alike (`227 k → 227 k`
+/// is `226640 → 226589`); DRAM, L2 and occupancy reads that differ within their noise are not.
 fn counter_rows(m: &crate::report::results::Measurement) -> Vec<Evidence> {
     use crate::measure::counters::Counter;
     let Some(now) = m.counters.as_ref().and_then(|c| c.collected()) else {
@@ -127,15 +142,28 @@ fn counter_rows(m: &crate::report::results::Measurement) -> Vec<Evidence> {
     Counter::ALL
         .iter()
         .filter_map(|c| {
-            let new = now.kernel.get(c)?;
-            let exact = old.is_some_and(|o| o.stable.contains(c));
+            let what = match old.is_some_and(|o| o.stable.contains(c)) {
+                true => format!("{} (exact)", c.label()),
+                false => c.label().to_string(),
+            };
+            if let Some(change) = m.counter_changes.iter().find(|x| x.counter == *c) {
+                let (mut o, mut n) = (c.format(change.old), c.format(change.new));
+                if o == n {
+                    (o, n) = (format!("{:.0}", change.old), format!("{:.0}", change.new));
+                }
+                return Some(Evidence {
+                    what,
+                    old: o,
+                    new: n,
+                    moved: Some(true),
+                });
+            }
+            let before = old.and_then(|o| o.values.get(c));
             Some(Evidence {
-                what: format!("{}{}", c.label(), if exact { " (exact)" } else { "" }),
-                old: old
-                    .and_then(|o| o.values.get(c))
-                    .map(|v| c.format(*v))
-                    .unwrap_or_else(|| "–".into()),
-                new: c.format(*new),
+                what,
+                old: before.map(|v| c.format(*v)).unwrap_or_else(|| "–".into()),
+                new: c.format(*now.kernel.get(c)?),
+                moved: before.map(|_| false),
             })
         })
         .collect()
@@ -256,7 +284,7 @@ mod tests {
         let rows: Vec<Evidence> = old
             .into_iter()
             .zip(new)
-            .map(|((what, old), (_, new))| Evidence { what, old, new })
+            .map(|((what, old), (_, new))| Evidence::new(what, old, new))
             .collect();
         let differing: Vec<&str> = rows
             .iter()

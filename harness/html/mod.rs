@@ -13,6 +13,7 @@
 pub mod axes;
 mod code;
 mod compared;
+mod legend;
 pub mod page;
 pub mod plots;
 mod resources;
@@ -112,17 +113,18 @@ pub fn render(results: &Results) -> String {
         .as_ref()
         .map(|d| d.name.clone())
         .unwrap_or_else(|| "no GPU".into());
-    let provenance = match &results.provenance.commit {
-        Some(_) => format!(" · {}", esc(&results.provenance.describe())),
+    let provenance = match results.provenance.recorded() {
+        Some(p) => format!(" · {}", esc(&p)),
         None => String::new(),
     };
     let mut body = format!(
-        "<h1>kernelgate report</h1>\n<p class=\"meta\">{} · {} · kernelgate {} · {} trials in {} suites{provenance}</p>\n{}",
+        "<h1>kernelgate report</h1>\n<p class=\"meta\">{} · {} · kernelgate {} · {} trials in {} suite{}{provenance}</p>\n{}",
         esc(&results.date),
         esc(&device_name),
         esc(&results.kernelgate),
         results.trials.len(),
         suites.len(),
+        if suites.len() == 1 { "" } else { "s" },
         mode(results)
     );
     let view = View::of(results);

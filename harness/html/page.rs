@@ -25,13 +25,14 @@ figure { margin: 0; } figcaption { font-size: 13px; color: #37415a; margin: 2px 
 .new { background: #e0ecff; color: #1d4f91; } .changed { background: #efe3fb; color: #5b2a86; }
 tr.differs td { background: #fff1cc; font-weight: 600; } mark { background: #fff1cc; padding: 0 2px; }
 table.evidence { margin-top: 4px; } .mode { margin: 0 0 8px; } .sizes { margin-top: 2px; } .sizes a { margin-right: 6px; }
-.change { white-space: nowrap; } .p { color: #5b6478; }
+.change { white-space: nowrap; } .p { color: #5b6478; } .size-change + .size-change { margin-top: 3px; } .counters { color: #37415a; }
 .kernel { white-space: nowrap; } .swatch { display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin-right: 6px; vertical-align: baseline; }
 .counts span { margin-right: 10px; } .note { color: #5b6478; font-size: 13px; }
 .legend { display: inline-flex; flex-wrap: wrap; gap: 4px 16px; font-size: 13px; margin: 4px 0 8px; }
 .legend i { display: inline-block; width: 18px; height: 4px; margin: 0 6px 3px 0; vertical-align: middle; }
 .trend svg { max-width: 100%; height: auto; border: 1px solid #e3e7ee; }
 .attention td:first-child { min-width: 220px; }
+details > summary { cursor: pointer; color: #1d4f91; font-size: 13px; margin: 2px 0 6px; }
 @media (max-width: 700px) {
   body { margin: 12px auto; padding: 0 10px; }
   h1 { font-size: 21px; } h2 { font-size: 17px; }
@@ -40,6 +41,8 @@ table.evidence { margin-top: 4px; } .mode { margin: 0 0 8px; } .sizes { margin-t
   table.attention td { border: none; padding: 2px 0; } .attention td:first-child { min-width: 0; }
   .change { white-space: normal; }
   table.trials, table.resources, table.trends, table.runs { min-width: 880px; }
+  /* The note keeps a readable measure, so a regression's row is not a narrow column. */
+  table.trials td:last-child { min-width: 260px; }
   /* A full-width trend chart keeps a legible size and scrolls sideways. */
   .trend { overflow-x: auto; } .trend svg { min-width: 760px; }
 }

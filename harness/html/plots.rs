@@ -35,6 +35,9 @@ pub struct Series {
     pub points: Vec<Point>,
     /// Its colour: an index into [`PALETTE`] (the same kernel, the same index, in every chart).
     pub color: usize,
+    /// Drawn dashed: on a trend chart, a trial's second timing regime, so its two regimes,
+    /// which share the trial's colour, read apart.
+    pub dashed: bool,
 }
 
 /// How a chart's y axis reads.
@@ -49,7 +52,8 @@ pub struct YAxis {
 }
 
 /// Kernel colours, distinguishable and none of them the red that marks thresholds and change
-/// points (Tableau 10 without its red); then plotters' 99-colour palette.
+/// points or the grey that marks regime switches (Tableau 10 with a dark indigo for its grey,
+/// without its red); then plotters' 99-colour palette.
 pub const PALETTE: [(u8, u8, u8); 9] = [
     (31, 119, 180),
     (255, 127, 14),
@@ -57,7 +61,7 @@ pub const PALETTE: [(u8, u8, u8); 9] = [
     (148, 103, 189),
     (140, 86, 75),
     (227, 119, 194),
-    (127, 127, 127),
+    (57, 59, 121),
     (188, 189, 34),
     (23, 190, 207),
 ];
@@ -176,7 +180,7 @@ fn svg_sized(
 /// Draws the series and their legend on a built chart; one macro because a log and a linear
 /// y axis are different types in plotters.
 macro_rules! draw_series {
-    ($chart:expr, $series:expr, $x_desc:expr, $y:expr, $labels:expr) => {{
+    ($chart:expr, $series:expr, $x_desc:expr, $y:expr, $labels:expr, $corner:expr) => {{
         let chart = &mut $chart;
         let (x_ticks, y_ticks, y_labels) = $labels;
         chart
@@ -220,7 +224,7 @@ macro_rules! draw_series {
         }
         chart
             .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
+            .position($corner)
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK.mix(0.3))
             .draw()
@@ -245,6 +249,12 @@ pub fn lines(title: &str, x_desc: &str, y: YAxis, series: &[Series]) -> Result<S
     sizes.dedup();
     let x_ticks = axes::thin(&axes::spaced_log(&sizes, 0.05), 8);
     let (y_ticks, y_labels) = y_ticks(&y_range, y);
+    let lines: Vec<Vec<(f64, f64)>> = series
+        .iter()
+        .map(|s| s.points.iter().map(|p| (p.0, p.1)).collect())
+        .collect();
+    let longest = series.iter().map(|s| s.name.chars().count()).max();
+    let corner = super::legend::corner(&lines, longest.unwrap_or(0), &x_range, &y_range, y.log);
     svg(title, |root| {
         let mut builder = ChartBuilder::on(root);
         builder
@@ -262,12 +272,12 @@ pub fn lines(title: &str, x_desc: &str, y: YAxis, series: &[Series]) -> Result<S
                     ticked(log_y, y_ticks.clone())
                 })
                 .map_err(|e| e.to_string())?;
-            draw_series!(chart, series, x_desc, y, labels);
+            draw_series!(chart, series, x_desc, y, labels, corner);
         } else {
             let mut chart = builder
                 .build_cartesian_2d(x, ticked(RangedCoordf64::from(y_range), y_ticks.clone()))
                 .map_err(|e| e.to_string())?;
-            draw_series!(chart, series, x_desc, y, labels);
+            draw_series!(chart, series, x_desc, y, labels, corner);
         }
         Ok(())
     })
@@ -287,13 +297,19 @@ pub fn chart(r: Result<String, PlotError>) -> String {
 }
 
 /// A legend in HTML, for charts with more lines than fit inside: a swatch of each series'
-/// colour and its name.
+/// colour (dashed for a dashed series) and its name, once per name (a trend broken into
+/// parts is one series to the reader).
 pub fn legend(series: &[Series]) -> String {
     let mut out = String::from(r#"<div class="legend">"#);
+    let mut shown: Vec<&str> = Vec::new();
     for s in series {
+        if shown.contains(&s.name.as_str()) {
+            continue;
+        }
+        shown.push(&s.name);
         out.push_str(&format!(
             r#"<span>{}{}</span>"#,
-            swatch(s.color),
+            styled_swatch(s.color, s.dashed),
             crate::html::page::esc(&s.name)
         ));
     }
@@ -303,8 +319,20 @@ pub fn legend(series: &[Series]) -> String {
 
 /// A colour swatch for HTML (a legend entry, a table row), with the colour in `data-color`.
 pub fn swatch(i: usize) -> String {
+    styled_swatch(i, false)
+}
+
+/// A swatch solid or dashed (`data-dashed`), as its series is drawn.
+pub fn styled_swatch(i: usize, dashed: bool) -> String {
     let (r, g, b) = color(i);
-    format!(r#"<i class="swatch" data-color="{i}" style="background: rgb({r}, {g}, {b})"></i>"#)
+    match dashed {
+        false => format!(
+            r#"<i class="swatch" data-color="{i}" style="background: rgb({r}, {g}, {b})"></i>"#
+        ),
+        true => format!(
+            r#"<i class="swatch" data-color="{i}" data-dashed="1" style="background: repeating-linear-gradient(90deg, rgb({r}, {g}, {b}) 0 4px, transparent 4px 7px)"></i>"#
+        ),
+    }
 }
 
 /// What a trend chart marks besides its series.
@@ -312,7 +340,8 @@ pub fn swatch(i: usize) -> String {
 pub struct Marks {
     /// Change points: `(series, run index)`, drawn as a ring and a red line.
     pub change_points: Vec<(usize, usize)>,
-    /// Regime switches: the run index where a new regime starts, drawn as a grey dashed line.
+    /// Regime switches: the run index where a new regime starts, drawn as a grey dashed line
+    /// (no series is grey: [`PALETTE`] has none).
     pub switches: Vec<usize>,
     /// Failures: `(series, run index)`, drawn as a red cross on the series' point of that run,
     /// or on the chart's floor where the run left no time.
@@ -384,9 +413,17 @@ pub fn trend(
         for (i, s) in series.iter().enumerate() {
             let color = rgb(s.color);
             let line: Vec<(f64, f64)> = s.points.iter().map(|p| (p.0, p.1)).collect();
-            chart
-                .draw_series(LineSeries::new(line.clone(), color.stroke_width(2)))
-                .map_err(|e| e.to_string())?;
+            if s.dashed {
+                chart.draw_series(DashedLineSeries::new(
+                    line.clone(),
+                    7,
+                    5,
+                    color.stroke_width(2),
+                ))
+            } else {
+                chart.draw_series(LineSeries::new(line.clone(), color.stroke_width(2)))
+            }
+            .map_err(|e| e.to_string())?;
             chart
                 .draw_series(line.iter().map(|&p| Circle::new(p, 3, color.filled())))
                 .map_err(|e| e.to_string())?;
@@ -429,6 +466,7 @@ mod tests {
                 name: "naive".into(),
                 points: vec![(4096.0, 4e-6, None), (1048576.0, 30e-6, None)],
                 color: 0,
+                dashed: false,
             },
             Series {
                 name: "vec4".into(),
@@ -437,6 +475,7 @@ mod tests {
                     (1048576.0, 20e-6, None),
                 ],
                 color: 4,
+                dashed: false,
             },
         ];
         let y = YAxis {
@@ -479,5 +518,9 @@ mod tests {
         unique.dedup();
         assert_eq!(unique.len(), first.len());
         assert!(!PALETTE.contains(&(214, 39, 40)), "red is for thresholds");
+        assert!(
+            PALETTE.iter().all(|&(r, g, b)| !(r == g && g == b)),
+            "grey is for regime switches"
+        );
     }
 }

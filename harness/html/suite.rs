@@ -8,7 +8,7 @@ use super::page::{anchor, badge, esc, num, table};
 use super::plots::{self, chart, Series, YAxis};
 use super::trial::{kernel_and_case, sizes, sweep_axis, State};
 use super::view::View;
-use crate::report::results::TrialRecord;
+use crate::report::results::{Status, TrialRecord};
 use crate::report::terminal::{headline, record_change as change};
 use crate::report::{duration, rate};
 
@@ -80,6 +80,7 @@ fn sweep(
                 name: kernel.to_string(),
                 points: vec![(x, y, interval)],
                 color: kernels.iter().position(|k| *k == kernel).unwrap_or(0),
+                dashed: false,
             }),
         }
     }
@@ -179,6 +180,18 @@ fn sweep_charts(view: &View, suite: &str, trials: &[&TrialRecord]) -> String {
     out
 }
 
+/// A trial's note in the trials table: its headline and, for a comparison that failed it
+/// (whose headline is the evidence's first line), what moved in its hardware counters — the
+/// why beside the regression.
+fn note(t: &TrialRecord) -> String {
+    let mut text = headline(t);
+    let failed_by_gate = t.status == Status::Failed && t.failure_detail.is_none();
+    if let (true, Some(_), Some(m)) = (failed_by_gate, &t.verdict, &t.measurement) {
+        text.push_str(&crate::report::counters::explanation(m));
+    }
+    text
+}
+
 fn trials_table(view: &View, trials: &[&TrialRecord]) -> String {
     let device = view.results.device_info.as_ref();
     let kernels = kernels(trials);
@@ -254,7 +267,7 @@ fn trials_table(view: &View, trials: &[&TrialRecord]) -> String {
                 None => row.extend((0..4).map(|_| "–".to_string())),
             }
             row.push(num(change(t)));
-            row.push(esc(&headline(t)));
+            row.push(esc(&note(t)));
             row
         })
         .collect();
@@ -280,8 +293,27 @@ fn trials_table(view: &View, trials: &[&TrialRecord]) -> String {
     )
 }
 
+/// Whether every trial of a suite but its compile trial was skipped as identical code to the
+/// base: nothing of it was timed, so its section says so in a line and folds its table.
+fn all_identical(trials: &[&TrialRecord]) -> bool {
+    let mut measured = trials.iter().filter(|t| t.compiled.is_none()).peekable();
+    measured.peek().is_some()
+        && measured.all(|t| State::of(t) == State::IdenticalCode && t.measurement.is_none())
+}
+
 /// The section of one suite.
 pub fn suite_section(view: &View, suite: &str, trials: &[&TrialRecord]) -> String {
+    let id = anchor("suite", suite);
+    if all_identical(trials) {
+        let n = trials.iter().filter(|t| t.compiled.is_none()).count();
+        return format!(
+            "<section class=\"suite identical\" id=\"{id}\">\n<h2>suite <code>{}</code></h2>\n<p class=\"note\">{} All {n} trials: identical code to {}, not timed, correctness not run (the base passed it).</p>\n<details><summary>its trials</summary>{}</details></section>\n",
+            esc(suite),
+            badge(State::IdenticalCode.word()),
+            view.against(),
+            trials_table(view, trials),
+        );
+    }
     let paired = match &view.base {
         Some(_) => format!(
             "<p class=\"note\">Paired against {}: changes, speedups and distributions are each kernel against its own version at the base.</p>\n",
@@ -290,8 +322,7 @@ pub fn suite_section(view: &View, suite: &str, trials: &[&TrialRecord]) -> Strin
         None => String::new(),
     };
     format!(
-        "<section class=\"suite\" id=\"{}\">\n<h2>suite <code>{}</code></h2>\n{paired}{}{}{}{}{}</section>\n",
-        anchor("suite", suite),
+        "<section class=\"suite\" id=\"{id}\">\n<h2>suite <code>{}</code></h2>\n{paired}{}{}{}{}{}</section>\n",
         esc(suite),
         sweep_charts(view, suite, trials),
         trials_table(view, trials),

@@ -297,14 +297,27 @@ impl CounterChange {
                 self.counter.format(self.new)
             ),
             c => format!(
-                "{} {:+.1}% ({} → {})",
+                "{} {} ({} → {})",
                 c.label(),
-                self.relative() * 100.0,
+                percent_change(self.relative()),
                 c.format(self.old),
                 c.format(self.new)
             ),
         }
     }
+}
+
+/// A relative change (`new / old - 1`) as a signed percentage with the digits it needs not to
+/// read as none: `+6.0%`, `-0.023%` (an exact counter 226640 → 226589); `+0.0%` only for no
+/// change.
+pub fn percent_change(relative: f64) -> String {
+    let pct = relative * 100.0;
+    if pct == 0.0 || !pct.is_finite() || pct.abs() >= 0.05 {
+        return format!("{pct:+.1}%");
+    }
+    // Two significant digits: 0.0225 → 3 decimals.
+    let digits = ((-pct.abs().log10()).ceil() as usize + 1).min(9);
+    format!("{pct:+.digits$}%")
 }
 
 /// The smallest `max_dram_read_growth` kernelgate applies, over the highest of the baseline's
@@ -418,6 +431,21 @@ mod tests {
             [Counter::DramReadBytes].into_iter().collect(),
             "a counter missing in a run is not stable"
         );
+    }
+
+    #[test]
+    fn a_small_change_of_an_exact_counter_does_not_read_as_none() {
+        assert_eq!(percent_change(0.06), "+6.0%");
+        assert_eq!(percent_change(0.0), "+0.0%");
+        assert_eq!(percent_change(226589.0 / 226640.0 - 1.0), "-0.023%");
+        assert_eq!(percent_change(1e-5), "+0.0010%");
+        let c = CounterChange {
+            counter: Counter::Instructions,
+            old: 226640.0,
+            new: 226589.0,
+            stable: true,
+        };
+        assert_eq!(c.describe(), "instructions -0.023% (227 k → 227 k)");
     }
 
     #[test]

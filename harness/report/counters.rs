@@ -75,7 +75,10 @@ pub fn explanation(m: &Measurement) -> String {
         now.kernel.get(&Counter::Instructions),
     ) {
         let change = if *o > 0.0 { n / o - 1.0 } else { 0.0 };
-        parts.push(format!("instructions {:+.1}%", change * 100.0));
+        parts.push(format!(
+            "instructions {}",
+            crate::measure::counters::percent_change(change)
+        ));
     }
     if parts.is_empty() {
         return String::new();

@@ -33,8 +33,9 @@ fn verdict(t: &TrialRecord) -> String {
     }
 }
 
-/// Why a trial needs attention, in one line: for a verdict, the medians it compared and its
-/// adjusted p (the change has its own column); otherwise the record's first reason.
+/// Why a trial needs attention, in one line: for a verdict, the medians it compared, its
+/// adjusted p (the change has its own column) and what moved in its counters; otherwise the
+/// record's first reason.
 fn why(t: &TrialRecord) -> String {
     let compared = match &t.gate {
         Some(GateNote::Compared { baseline, .. }) => Some((
@@ -50,11 +51,13 @@ fn why(t: &TrialRecord) -> String {
     };
     let why = match (compared, &t.verdict, &t.measurement) {
         (Some((old, against)), Some(v), Some(m)) if t.failure_detail.is_none() => format!(
-            "{} → {} per run against {}; p = {:.1e} after Benjamini–Hochberg",
+            "{} → {} per run against {}; p = {:.1e} after Benjamini–Hochberg{}",
             duration(old),
             duration(m.time.median),
             cell(&against),
-            v.shown().p_adjusted
+            v.shown().p_adjusted,
+            // What moved in the hardware counters: the cause, beside the change.
+            cell(&super::counters::explanation(m))
         ),
         _ => return cell(&headline(t)),
     };
@@ -109,10 +112,9 @@ pub fn render(results: &Results) -> String {
         count(&is(Verdict::Unchanged)),
         count(&|t| t.status == Status::Ignored),
         results.mode(),
-        if results.provenance.commit.is_some() {
-            format!("{} · ", results.provenance.describe())
-        } else {
-            String::new()
+        match results.provenance.recorded() {
+            Some(p) => format!("{p} · "),
+            None => String::new(),
         },
         results.kernelgate,
         results.date

@@ -149,6 +149,13 @@ impl Provenance {
         out
     }
 
+    /// [`describe`](Self::describe) where the file records a commit or a start time (`commit
+    /// unknown started …` for a run outside git without `KERNELGATE_COMMIT`); `None` where it
+    /// records neither (written before results recorded them).
+    pub fn recorded(&self) -> Option<String> {
+        (self.commit.is_some() || self.started.is_some()).then(|| self.describe())
+    }
+
     /// The suites whose files differ between `self` and `other` (both recorded, digests
     /// unequal), by name.
     pub fn changed_suites<'a>(&'a self, other: &Provenance) -> Vec<&'a str> {
@@ -233,6 +240,15 @@ mod tests {
             "what is known, nothing else"
         );
         assert_eq!(Provenance::default().describe(), "commit unknown");
+        assert_eq!(Provenance::default().recorded(), None);
+        let started = Provenance {
+            started: Some("2026-11-24T12:00:49Z".into()),
+            ..Provenance::default()
+        };
+        assert_eq!(
+            started.recorded().as_deref(),
+            Some("commit unknown started 2026-11-24T12:00:49Z")
+        );
     }
 
     #[test]
