@@ -164,23 +164,6 @@ mod tests {
     }
 
     #[test]
-    fn per_unit_settings_divide_counts_and_times_and_split_the_target_only_where_pooled() {
-        let b = bench();
-        let pooled = b.per_unit(2, true);
-        assert_eq!((pooled.min_samples, pooled.max_samples), (8, 32));
-        assert_eq!((pooled.min_time_ms, pooled.max_time_ms), (5, 500));
-        assert!((pooled.precision - 0.01 * 2f64.sqrt()).abs() < 1e-12);
-        let kept = b.per_unit(6, false);
-        assert_eq!(kept.precision, 0.01, "a bless: every unit as precise");
-        assert_eq!((kept.min_samples, kept.min_time_ms), (3, 1));
-        assert_eq!(
-            b.per_unit(1, true).precision,
-            0.01,
-            "one unit: nothing to split"
-        );
-    }
-
-    #[test]
     fn throttled_rounds_are_given_twice_the_cap() {
         let b = bench();
         assert_eq!(after_throttled(&b, MS(1999)), Next::Sample);

@@ -410,3 +410,36 @@ impl Suite {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn per_unit_divides_counts_and_times_and_splits_the_target_only_where_pooled() {
+        let bench = Bench {
+            l2_flush: true,
+            min_samples: 10,
+            max_samples: 2000,
+            min_time_ms: 10,
+            max_time_ms: 1000,
+            precision: 0.01,
+            max_slowdown: 0.03,
+            memory_growth: 0.0,
+            max_instruction_growth: None,
+            max_dram_read_growth: None,
+        };
+        let pooled = bench.per_unit(2, true);
+        assert_eq!((pooled.min_samples, pooled.max_samples), (5, 1000));
+        assert_eq!((pooled.min_time_ms, pooled.max_time_ms), (5, 500));
+        assert!((pooled.precision - 0.01 * 2f64.sqrt()).abs() < 1e-12);
+        let kept = bench.per_unit(6, false);
+        assert_eq!(kept.precision, 0.01, "a bless: every unit as precise");
+        assert_eq!((kept.min_samples, kept.min_time_ms), (3, 1));
+        assert_eq!(
+            bench.per_unit(1, true).precision,
+            0.01,
+            "one unit: nothing to split"
+        );
+    }
+}
