@@ -31,10 +31,6 @@ pub struct TrialSpec {
     pub counters: bool,
     /// Allocations the samples are split over (fresh buffers and copies each).
     pub units: u32,
-    /// Whether the precision target is split over them (`Bench::per_unit`): a run's first
-    /// measurement, whose units the gate pools; not a bless (each unit is kept as a baseline
-    /// run) nor a re-measure (it decides the borderline trials).
-    pub units_pooled: bool,
     /// Run it in a fresh worker process (the slot's worker is restarted first): a time change
     /// is attributed to the machine only after it persists in a new process.
     pub fresh_worker: bool,

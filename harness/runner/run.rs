@@ -61,9 +61,6 @@ impl Runner<'_> {
             base: None,
             counters: false,
             units: self.units(effort),
-            // A bless keeps each unit as a baseline run; a re-measure, which decides the
-            // borderline trials, keeps each unit's precision (`Bench::per_unit`).
-            units_pooled: effort <= 1 && self.config.mode != crate::config::Mode::Bless,
             fresh_worker: false,
             effort,
         }

@@ -319,17 +319,9 @@ pub struct Bench {
 
 impl Bench {
     /// These settings for one of `units` allocations a trial's samples are split over: the
-    /// sample counts and times divided among them (at least 3 samples and 1 ms each). The
-    /// precision target: where the gate compares the units' samples `pooled` (a run's first
-    /// measurement), √`units` coarser — a median's interval narrows as √n, so `units`
-    /// allocations each at `precision` × √`units` pool to about `precision`, the samples one
-    /// allocation at `precision` would take (issue 22: meeting it on each allocation took up to
-    /// `units` times the samples the decision uses). Otherwise unchanged: a bless stores each
-    /// unit as a run, and the spread of their medians widens the gate's threshold; a re-measure
-    /// decides the borderline trials. `measure::stop`'s sensitivity test shows the gate as
-    /// sensitive (300 repetitions: 2× `max_slowdown` caught in 215 vs 221 of 300 at 2%, 280 vs
-    /// 284 at 3%, with 38% and 33% fewer samples).
-    pub fn per_unit(&self, units: u32, pooled: bool) -> Bench {
+    /// sample counts and times divided among them (at least 3 samples and 1 ms each), the
+    /// precision target unchanged.
+    pub fn per_unit(&self, units: u32) -> Bench {
         let u = units.max(1) as usize;
         let min_samples = self.min_samples.div_ceil(u).max(3);
         Bench {
@@ -337,11 +329,6 @@ impl Bench {
             max_samples: self.max_samples.div_ceil(u).max(min_samples),
             min_time_ms: self.min_time_ms / u as u64,
             max_time_ms: (self.max_time_ms / u as u64).max(1),
-            precision: if pooled {
-                self.precision * (u as f64).sqrt()
-            } else {
-                self.precision
-            },
             ..self.clone()
         }
     }
@@ -408,38 +395,5 @@ impl Suite {
         } else {
             format!("{}::{}::{}", self.name, kernel, label)
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn per_unit_divides_counts_and_times_and_splits_the_target_only_where_pooled() {
-        let bench = Bench {
-            l2_flush: true,
-            min_samples: 10,
-            max_samples: 2000,
-            min_time_ms: 10,
-            max_time_ms: 1000,
-            precision: 0.01,
-            max_slowdown: 0.03,
-            memory_growth: 0.0,
-            max_instruction_growth: None,
-            max_dram_read_growth: None,
-        };
-        let pooled = bench.per_unit(2, true);
-        assert_eq!((pooled.min_samples, pooled.max_samples), (5, 1000));
-        assert_eq!((pooled.min_time_ms, pooled.max_time_ms), (5, 500));
-        assert!((pooled.precision - 0.01 * 2f64.sqrt()).abs() < 1e-12);
-        let kept = bench.per_unit(6, false);
-        assert_eq!(kept.precision, 0.01, "a bless: every unit as precise");
-        assert_eq!((kept.min_samples, kept.min_time_ms), (3, 1));
-        assert_eq!(
-            bench.per_unit(1, true).precision,
-            0.01,
-            "one unit: nothing to split"
-        );
     }
 }

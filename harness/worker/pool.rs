@@ -244,7 +244,6 @@ impl<'a> WorkerPool<'a> {
             base: spec.base,
             counters: spec.counters,
             units: spec.units,
-            units_pooled: spec.units_pooled,
             effort: spec.effort,
             profile: self.config.profile,
         };

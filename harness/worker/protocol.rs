@@ -54,10 +54,6 @@ pub struct TrialRequest {
     /// over: the unit a timing mode comes with (`docs/measurement.md`). 0 reads as 1.
     #[serde(default)]
     pub units: u32,
-    /// Whether the precision target is split over the units (`Bench::per_unit`): a run's first
-    /// measurement, whose units the gate pools (not a bless, nor a re-measure).
-    #[serde(default)]
-    pub units_pooled: bool,
     /// Read the hardware counters of the kernel and its counterpart instead of timing them
     /// (`worker::counters`): a counters-only request, after which the worker times nothing.
     #[serde(default)]

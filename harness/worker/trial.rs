@@ -141,7 +141,7 @@ impl Trial<'_> {
     /// The timing settings of one of the request's allocations (units).
     fn bench(&self) -> crate::suite::Bench {
         let bench = self.suite.bench.with_effort(self.req.effort);
-        bench.per_unit(self.req.units, self.req.units_pooled)
+        bench.per_unit(self.req.units)
     }
 
     /// Plans the timing (warm-up, regime) on `copies`, unless `planned` (an earlier unit's plan,

@@ -116,7 +116,6 @@ pub fn ask(
         // Calibration measures time alone.
         counters: false,
         units: 1,
-        units_pooled: false,
         fresh_worker: false,
         effort,
     }
