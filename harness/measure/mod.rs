@@ -26,6 +26,9 @@ mod samples;
 pub mod stop;
 mod timer;
 
-pub use plan::{batch_size, Plan, BATCH_TARGET_SECONDS, FLOOR_FACTOR, INPUT_SETS, MAX_BATCH};
+pub use plan::{
+    batch_size, graph_batch, Plan, BATCH_TARGET_SECONDS, FLOOR_FACTOR, INPUT_SETS, MAX_BATCH,
+    SINGLE_LAUNCH_FLOORS,
+};
 pub use samples::{Clocks, Footprint, Regime, Resources, Samples, Unit};
 pub use timer::{Timed, Timer, THROTTLE_FRACTION, UNRELIABLE_FRACTION};

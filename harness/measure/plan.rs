@@ -9,6 +9,14 @@ pub const FLOOR_FACTOR: f64 = 10.0;
 pub const BATCH_TARGET_SECONDS: f64 = 100e-6;
 /// Launches in a graph, at most.
 pub const MAX_BATCH: usize = 1024;
+/// In the graph regime, a side whose launch takes at least this many launch floors is replayed
+/// one launch per graph, a graph per input set, alternated sample by sample as single launches
+/// are: a batch of [`INPUT_SETS`] launches only doubled its cost. (Issue 22: the example
+/// suites' `reduce::atomic::n=4194304`, 7.4 ms, is the reference of two graph-regime trials;
+/// its second launch per sample was ~0.4 s of the run's GPU time.) The per-launch time then
+/// carries a graph's launch cost once rather than spread over two: under half a floor over
+/// 100 floors, ≤ 0.5%.
+pub const SINGLE_LAUNCH_FLOORS: f64 = 100.0;
 
 /// How a trial will be timed.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -38,6 +46,26 @@ impl Plan {
             INPUT_SETS
         }
     }
+
+    /// Input copies the kernel's timed launches ran on, at most (fewer where the case has
+    /// fewer): one per launch of its graph, or one per input set — single launches alternate
+    /// over them, and so do graphs of one launch.
+    pub fn kernel_copies(&self) -> usize {
+        self.kernel_batch.max(INPUT_SETS)
+    }
+}
+
+/// Launches per graph replay, in the graph regime, for a side that takes `seconds` alone on a
+/// device whose launch floor is `floor`: [`batch_size`], at least one launch per input set so
+/// that a replay times every set — except for a side slow enough ([`SINGLE_LAUNCH_FLOORS`]) to
+/// be replayed one launch per graph, a graph per input set (`Timer::sample` alternates them).
+pub fn graph_batch(seconds: f64, floor: f64) -> usize {
+    let batch = batch_size(seconds);
+    if batch == 1 && seconds >= SINGLE_LAUNCH_FLOORS * floor {
+        1
+    } else {
+        batch.max(INPUT_SETS)
+    }
 }
 
 /// Launches per batch for a kernel that takes `seconds` alone: a power of two, so that small
@@ -62,6 +90,24 @@ mod tests {
         assert_eq!(batch_size(3e-6), 64);
         assert_eq!(batch_size(200e-6), 1);
         assert_eq!(batch_size(1e-12), MAX_BATCH);
+    }
+
+    #[test]
+    fn only_a_side_far_above_the_floor_is_replayed_one_launch_per_graph() {
+        let floor = 4.3e-6;
+        assert_eq!(graph_batch(4e-6, floor), 32, "fast sides as before");
+        assert_eq!(
+            graph_batch(200e-6, floor),
+            INPUT_SETS,
+            "under 100 floors: a launch per input set, as before"
+        );
+        assert_eq!(graph_batch(7.4e-3, floor), 1, "reduce::atomic at 4M");
+        assert_eq!(graph_batch(SINGLE_LAUNCH_FLOORS * floor, floor), 1);
+        assert_eq!(
+            graph_batch(60e-6, floor),
+            2,
+            "batch_size 2 is not lowered, whatever the floor"
+        );
     }
 
     #[test]
@@ -92,5 +138,8 @@ mod tests {
             reference_batch: 1,
         };
         assert_eq!(cold.copies(), INPUT_SETS);
+        assert_eq!(cold.kernel_copies(), INPUT_SETS);
+        assert_eq!(one.kernel_copies(), INPUT_SETS, "a graph per input set");
+        assert_eq!(batch.kernel_copies(), 32);
     }
 }

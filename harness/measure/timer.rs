@@ -1,7 +1,7 @@
 //! `Timer`: the timing loop on one GPU — warm-up, the pilot that picks the regime, then
 //! interleaved rounds until the stopping rule says enough, with the SM clock watched.
 
-use super::plan::{batch_size, Plan, FLOOR_FACTOR, INPUT_SETS};
+use super::plan::{graph_batch, Plan, FLOOR_FACTOR, INPUT_SETS};
 use super::profile::{SamplingProfile, Splits};
 use super::samples::{Clocks, Regime, Samples};
 use super::stop::{self, Next};
@@ -198,24 +198,30 @@ impl Timer {
     }
 
     /// Queues one sample of `op` between the events of `slot` — one launch, or one replay of
-    /// `graph` — without reading it.
+    /// its graph (`graphs`: one over every copy, or one of one launch per input copy) —
+    /// without reading it.
     fn queue(
         &mut self,
         gpu: &Gpu,
         bench: &Bench,
         op: &mut dyn Timed,
-        graph: Option<&Graph>,
+        graphs: &[Graph],
         copies: usize,
         slot: usize,
     ) -> Result<(), DeviceError> {
-        // Single launches alternate over the input copies (one per input set); a graph
-        // replay uses every copy.
-        let copy = self.queued % copies;
+        // Single launches alternate over the input copies (one per input set), and so do
+        // graphs of one launch (one per copy); a graph of a batch uses every copy.
+        let copy = sample_copy(self.queued, copies, graphs.len());
         self.queued = self.queued.wrapping_add(1);
         if let Some(s) = &self.splits {
             s.mark(gpu, slot, false)?;
         }
-        op.prepare(gpu, graph.is_none().then_some(copy))?;
+        let graph = match graphs {
+            [] => None,
+            [one] => Some(one),
+            many => Some(&many[copy]),
+        };
+        op.prepare(gpu, (graphs.len() != 1).then_some(copy))?;
         if let Some(s) = &self.splits {
             s.mark(gpu, slot, true)?;
         }
@@ -286,7 +292,7 @@ impl Timer {
         let pilot = |timer: &mut Timer, op: &mut dyn Timed| -> Result<f64, DeviceError> {
             let mut times = Vec::new();
             for _ in 0..PILOT_SAMPLES {
-                timer.queue(gpu, bench, op, None, INPUT_SETS, 0)?;
+                timer.queue(gpu, bench, op, &[], INPUT_SETS, 0)?;
                 gpu.synchronize()?;
                 let (s, e) = &timer.events[0];
                 times.push(elapsed_ms(s, e)? as f64 / 1e3);
@@ -308,10 +314,10 @@ impl Timer {
         if graph {
             Ok(Plan {
                 regime: Regime::Graph,
-                // At least one launch per input set, so that a replay times every set.
-                kernel_batch: batch_size(k).max(INPUT_SETS),
+                // Every input set timed: a launch per set in a replay, or a graph per set.
+                kernel_batch: graph_batch(k, self.floor),
                 reference_batch: if r.is_finite() {
-                    batch_size(r).max(INPUT_SETS)
+                    graph_batch(r, self.floor)
                 } else {
                     1
                 },
@@ -354,10 +360,10 @@ impl Timer {
         let kernel_graph = capture(gpu, plan, copies, kernel, plan.kernel_batch)?;
         let reference_graph = match reference.as_deref_mut() {
             Some(r) => capture(gpu, plan, copies, r, plan.reference_batch)?,
-            None => None,
+            None => Vec::new(),
         };
         self.host_time(start, |p| &mut p.capture);
-        let graphs = [kernel_graph.as_ref(), reference_graph.as_ref()];
+        let graphs = [kernel_graph.as_slice(), reference_graph.as_slice()];
         let mut round = 0usize;
         loop {
             let at = Instant::now();
@@ -389,12 +395,17 @@ impl Timer {
             }
         }
         // The kernel writes last: one more sample of it (not kept), queued exactly as the timed
-        // ones — a replay of the same graph, or one single launch per input copy — so that
-        // every copy's outputs are the kernel's, for the caller to check against the
-        // reference ("timed work is checked work"). The kernel cannot tell it from a timed one.
-        let last = if kernel_graph.is_some() { 1 } else { copies };
+        // ones — a replay of the same graph, or one single launch (or graph of one) per input
+        // copy — so that every copy's outputs are the kernel's, for the caller to check against
+        // the reference ("timed work is checked work"). The kernel cannot tell it from a timed
+        // one.
+        let at = Instant::now();
+        let last = match kernel_graph.len() {
+            0 => copies,
+            n => n,
+        };
         for _ in 0..last {
-            self.queue(gpu, bench, kernel, kernel_graph.as_ref(), copies, 0)?;
+            self.queue(gpu, bench, kernel, &kernel_graph, copies, 0)?;
         }
         gpu.synchronize()?;
         let c = &mut out.clocks;
@@ -408,6 +419,7 @@ impl Timer {
         let dropped = c.discarded_rounds + c.contended_rounds;
         let rounds = c.kept_rounds + dropped;
         c.unreliable = dropped as f64 > UNRELIABLE_FRACTION * rounds as f64 || !c.others.is_empty();
+        self.host_time(at, |p| &mut p.finish);
         out.wall_seconds = start.elapsed().as_secs_f64();
         self.sampled = true;
         Ok(out)
@@ -422,7 +434,7 @@ impl Timer {
         round: usize,
         copies: usize,
         (kernel, mut reference): (&mut (dyn Timed + '_), Option<&mut (dyn Timed + '_)>),
-        [kernel_graph, reference_graph]: [Option<&Graph>; 2],
+        [kernel_graph, reference_graph]: [&[Graph]; 2],
     ) -> Result<(), DeviceError> {
         // Persisting-L2 lines survive a flush by writes. The worker sets the carve-out to 0
         // when it opens the device (`Gpu::disable_persisting_l2`), so none can exist; only
@@ -485,21 +497,36 @@ fn warmed(runs: usize, elapsed: Duration, clock_up: bool) -> bool {
     runs >= WARMUP_RUNS && (clock_up || elapsed >= WARMUP_TIME || runs >= WARMUP_MAX_RUNS)
 }
 
+/// The input copy of the sample queued `queued`-th: single launches rotate over `copies`,
+/// graphs of one launch over their `graphs` (one per copy, from copy 0); with one graph of a
+/// batch, which uses every copy, 0 (unused).
+fn sample_copy(queued: usize, copies: usize, graphs: usize) -> usize {
+    let rotation = if graphs == 0 { copies } else { graphs };
+    queued % rotation.max(1)
+}
+
 /// In the graph regime, `launches` launches of `op` over `copies` input copies captured into a
-/// graph (after preparing every copy); `None` in the cold regime.
+/// graph (after preparing every copy) — or, for a side of one launch per replay
+/// (`plan::graph_batch`), a graph of one launch per input copy (one per set), which samples
+/// alternate over; none in the cold regime.
 fn capture(
     gpu: &Gpu,
     plan: Plan,
     copies: usize,
     op: &mut dyn Timed,
     launches: usize,
-) -> Result<Option<Graph>, DeviceError> {
+) -> Result<Vec<Graph>, DeviceError> {
     if plan.regime != Regime::Graph {
-        return Ok(None);
+        return Ok(Vec::new());
     }
     op.prepare(gpu, None)?;
-    gpu.capture(|gpu| (0..launches).try_for_each(|j| op.run(gpu, j % copies)))
-        .map(Some)
+    if launches == 1 {
+        return (0..copies.min(INPUT_SETS))
+            .map(|j| gpu.capture(|gpu| op.run(gpu, j)))
+            .collect();
+    }
+    let graph = gpu.capture(|gpu| (0..launches).try_for_each(|j| op.run(gpu, j % copies)))?;
+    Ok(vec![graph])
 }
 
 #[path = "timer_clock.rs"]
@@ -508,6 +535,40 @@ mod clock;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The copies each side's samples use over `rounds` rounds queued as `queue_rounds` does
+    /// (kernel first in even rounds), `graphs` per side (0: single launches).
+    fn copies_used(rounds: usize, copies: usize, graphs: [usize; 2]) -> [Vec<usize>; 2] {
+        let mut queued = 0;
+        let mut used = [Vec::new(), Vec::new()];
+        for round in 0..rounds {
+            let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
+            for side in order {
+                used[side].push(sample_copy(queued, copies, graphs[side]));
+                queued += 1;
+            }
+        }
+        used
+    }
+
+    #[test]
+    fn each_side_alternates_its_input_sets_sample_by_sample() {
+        // A 4 µs kernel replayed in one graph of 32 launches over 32 copies; a 7 ms reference
+        // in a graph of one launch per input set: it alternates sets 0 and 1.
+        let [_, reference] = copies_used(8, 32, [1, INPUT_SETS]);
+        assert_eq!(reference, [1, 0, 1, 0, 1, 0, 1, 0]);
+        // A slow kernel against a fast reference: the same for the kernel.
+        let [kernel, _] = copies_used(8, 32, [INPUT_SETS, 1]);
+        assert_eq!(kernel, [0, 1, 0, 1, 0, 1, 0, 1]);
+        // Cold: single launches over the copies, as before.
+        let [kernel, reference] = copies_used(4, INPUT_SETS, [0, 0]);
+        assert_eq!((kernel, reference), (vec![0, 1, 0, 1], vec![1, 0, 1, 0]));
+        // The kernel's last launches, queued back to back, reach every graph of one launch.
+        let last: Vec<usize> = (5..5 + INPUT_SETS)
+            .map(|q| sample_copy(q, 32, INPUT_SETS))
+            .collect();
+        assert_eq!(last, [1, 0]);
+    }
 
     #[test]
     fn warm_up_ends_with_the_clock_up_but_never_before_its_runs() {

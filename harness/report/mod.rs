@@ -172,7 +172,10 @@ impl fmt::Display for TrialLine<'_> {
         }
         write!(f, "  n={}", k.n)?;
         if m.regime == crate::measure::Regime::Graph {
-            write!(f, " as graphs of {} launches", m.batch[0])?;
+            match m.batch[0] {
+                1 => write!(f, " as graphs of one launch")?,
+                n => write!(f, " as graphs of {n} launches")?,
+            }
         }
         let c = &m.clocks;
         if c.discarded_rounds > 0 {

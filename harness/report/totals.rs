@@ -21,8 +21,14 @@ pub struct RunTotals {
     pub check_seconds: f64,
     /// Seconds sampling.
     pub sampled_seconds: f64,
-    /// Kernel time inside the samples.
+    /// Kernel time inside the samples: the samples summed, each the time per launch (one
+    /// launch of a graph replay).
     pub kernel_seconds: f64,
+    /// GPU time of every launch the kept samples timed: each sample times its launches (a
+    /// graph replay's whole batch; a slow side's replay of one launch). What sampling spends
+    /// beyond it is the loop's own (prepare, flush, clock probes, waits, the last launches).
+    #[serde(default)]
+    pub launch_seconds: f64,
     /// NVRTC compiles.
     pub compiled: usize,
     /// Modules from the compile cache.
@@ -143,8 +149,13 @@ impl RunTotals {
         self.dropped_rounds += samples.clocks.discarded_rounds;
         self.unreliable += samples.clocks.unreliable as usize;
         self.sampled_seconds += samples.wall_seconds;
-        self.kernel_seconds +=
-            samples.kernel.iter().sum::<f64>() + samples.reference.iter().sum::<f64>();
+        let (kernel, reference) = (
+            samples.kernel.iter().sum::<f64>(),
+            samples.reference.iter().sum::<f64>(),
+        );
+        self.kernel_seconds += kernel + reference;
+        self.launch_seconds +=
+            kernel * samples.batch[0] as f64 + reference * samples.batch[1] as f64;
     }
 
     /// Adds one worker answer's phases.
@@ -169,7 +180,7 @@ impl RunTotals {
             .first_gpu_work_seconds
             .map_or(String::new(), |s| format!("first GPU work at {s:.2} s; "));
         out.push(format!(
-            "kernelgate: profile: {first}suites loaded {:.2} s; worker start {:.2} s (CUDA context {:.2} s, {:.2} s waited for); compile and load {:.2} s; launch-floor probe {:.2} s; timing copies {:.2} s; warm-up {:.2} s; timed checks {:.2} s; judging {:.2} s; reports {:.2} s",
+            "kernelgate: profile: {first}suites loaded {:.2} s; worker start {:.2} s (CUDA context {:.2} s, {:.2} s waited for); compile and load {:.2} s; launch-floor probe {:.2} s; timing copies {:.2} s; warm-up {:.2} s; sampled launches {:.3} s (whole graph replays); timed checks {:.2} s; judging {:.2} s; reports {:.2} s",
             self.load_seconds,
             self.worker_start_seconds,
             self.context_seconds,
@@ -178,6 +189,7 @@ impl RunTotals {
             self.floor_probe_seconds,
             self.copies_seconds,
             self.warmup_seconds,
+            self.launch_seconds,
             self.timed_check_seconds,
             self.judge_seconds,
             self.report_seconds,
@@ -241,6 +253,24 @@ mod tests {
     }
 
     #[test]
+    fn sampled_launches_count_every_launch_of_a_graph_replay() {
+        let mut s = crate::measure::Samples::none();
+        s.regime = Regime::Graph;
+        // 4 µs kernels in replays of 32, a 7 ms reference replayed one launch per graph.
+        s.batch = [32, 1];
+        s.kernel = vec![4e-6; 10];
+        s.reference = vec![7e-3; 10];
+        let mut t = RunTotals::default();
+        t.add(&s);
+        assert!((t.kernel_seconds - (40e-6 + 70e-3)).abs() < 1e-12);
+        assert!(
+            (t.launch_seconds - (32.0 * 40e-6 + 70e-3)).abs() < 1e-12,
+            "{}",
+            t.launch_seconds
+        );
+    }
+
+    #[test]
     fn the_profile_line_names_every_phase() {
         let t = RunTotals {
             load_seconds: 0.05,
@@ -258,7 +288,7 @@ mod tests {
         };
         let lines = t.profile_lines();
         assert_eq!(lines.len(), 2);
-        assert_eq!(lines[0], "kernelgate: profile: first GPU work at 0.41 s; suites loaded 0.05 s; worker start 0.35 s (CUDA context 0.20 s, 0.10 s waited for); compile and load 0.30 s; launch-floor probe 0.00 s; timing copies 0.00 s; warm-up 0.60 s; timed checks 0.00 s; judging 0.00 s; reports 0.00 s");
+        assert_eq!(lines[0], "kernelgate: profile: first GPU work at 0.41 s; suites loaded 0.05 s; worker start 0.35 s (CUDA context 0.20 s, 0.10 s waited for); compile and load 0.30 s; launch-floor probe 0.00 s; timing copies 0.00 s; warm-up 0.60 s; sampled launches 0.000 s (whole graph replays); timed checks 0.00 s; judging 0.00 s; reports 0.00 s");
         assert!(
             lines[1].starts_with(
                 "kernelgate: inside sampling (KERNELGATE_PROFILE=1), 10 sample(s): GPU prepare"

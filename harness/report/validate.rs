@@ -25,6 +25,7 @@ pub fn validate(results: &Results) -> Result<(), Problem> {
             ("check_seconds", t.check_seconds),
             ("sampled_seconds", t.sampled_seconds),
             ("kernel_seconds", t.kernel_seconds),
+            ("launch_seconds", t.launch_seconds),
         ] {
             p.non_negative(format!("{at}.{name}"), v);
         }

@@ -256,11 +256,7 @@ impl Trial<'_> {
         (expected, seeds): (&[Outputs], &[u64]),
     ) -> Result<(), Failure> {
         let (suite, req) = (self.suite, self.req);
-        let used = if plan.regime == Regime::Graph {
-            plan.kernel_batch
-        } else {
-            copies.len()
-        };
+        let used = plan.kernel_copies().min(copies.len());
         let at = (req.case, req.kernel);
         copies.check(self.gpu, self.kernels, suite, at, used, expected, seeds)?;
         let Some(median) = samples.kernel_summary().map(|s| s.median) else {
@@ -271,7 +267,7 @@ impl Trial<'_> {
         let case = &suite.cases[req.case];
         let l2 = self.gpu.info.l2_bytes.max(0) as f64;
         let launches = if plan.regime == Regime::Graph {
-            used
+            plan.kernel_batch
         } else {
             1
         };
