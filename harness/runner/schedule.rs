@@ -32,7 +32,7 @@ impl Runner<'_> {
     /// identical at the base is not run (unless `KERNELGATE_TIME_IDENTICAL`).
     pub fn run(&self, plan: &[Planned], selected: &[usize]) -> RunReport {
         let any_kernel = selected.iter().any(|&i| plan[i].case_kernel().is_some());
-        let pairing: Option<Vec<Option<crate::paired::Pairing>>> = self.base.map(|b| {
+        let pairing: Option<Vec<Option<Pairing>>> = self.base.map(|b| {
             plan.iter()
                 .map(|p| crate::paired::pair(self.suites, b, p))
                 .collect()

@@ -3,7 +3,7 @@
 //! in the others; stored mode blesses the code with the baseline and says "same code" or what
 //! changed against it. The executor's code is made up (`code::trial_tests::code`).
 
-use super::paired::{paired_measured, run_paired_with};
+use super::paired::{paired_measured, run_paired_with, runner};
 use super::*;
 use crate::code::trial_tests::code as made_up;
 use crate::code::{Change, CodeChange, KernelPart, Role};
@@ -115,13 +115,7 @@ fn the_kernels_to_diff_are_known_before_anything_runs() {
         Arc::new(made_up(&base.suites[0], "sm_90", &[])),
     ];
     let executor = Spying::new(Scripted::new(&plan, Vec::new()), codes);
-    let runner = Runner {
-        config: &config,
-        suites: &suites,
-        executor: &executor,
-        progress: false,
-        base: Some(&base),
-    };
+    let runner = runner(&config, &suites, &executor, &base);
     let pairing: Vec<_> = plan
         .iter()
         .map(|p| crate::paired::pair(&suites, &base, p))
