@@ -5,7 +5,9 @@
 
 use super::error::{BisectError, Broken};
 use super::search::Commit;
-use crate::code::{entry_sass, trial_code, CodeChange, CodeError, SuiteCode, TrialCode};
+use crate::code::{
+    entry_sass, kernel_cubin, trial_code, CodeChange, CodeError, SuiteCode, TrialCode,
+};
 use crate::config::Config;
 use crate::paired::Base;
 use crate::sass::change::{kernel_diff, KernelDiff, Side};
@@ -195,9 +197,22 @@ impl<'c> Repo<'c> {
             Ok(d) => (Some(d), None),
             Err(e) => (None, Some(e.to_string())),
         };
-        let mut listings = Listings::new(disassembler);
+        let mut listings = Listings::new(disassembler).kept_in(&self.config.cache);
         let mut diffs = Vec::new();
         let kernels = [new.at.2, ns.reference];
+        // The modules of each kernel whose code changed, both sides, disassembled at once.
+        let changed = kernels.iter().filter_map(|&k| {
+            let ok = os
+                .kernels
+                .iter()
+                .position(|x| x.name == ns.kernels[k].name)?;
+            let differs = !then.kernels.get(ok)?.same_code(now.kernels.get(k)?);
+            differs.then_some([
+                kernel_cubin((os, ok), &then.compiled, &self.arch),
+                kernel_cubin((ns, k), &now.compiled, &self.arch),
+            ])
+        });
+        listings.prefetch(changed.flatten().flatten().collect::<Vec<_>>());
         for (i, &k) in kernels.iter().enumerate() {
             if i == 1 && k == new.at.2 {
                 continue;

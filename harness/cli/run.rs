@@ -70,6 +70,7 @@ pub fn run(args: impl Iterator<Item = String>) -> ExitCode {
         }
     }
     // Paired mode: the base revision's suites, loaded and validated before anything runs.
+    let preparing = Instant::now();
     let base = match &config.base {
         None => None,
         Some(_) if config.mode == Mode::Bless => {
@@ -87,6 +88,7 @@ pub fn run(args: impl Iterator<Item = String>) -> ExitCode {
             }
         }
     };
+    let base_seconds = base.as_ref().map(|_| preparing.elapsed().as_secs_f64());
     let pretty = matches!(args.format, None | Some(FormatSetting::Pretty)) && !args.quiet;
     let mut plan = plan(&suites);
     if let Some(shard) = config.shard {
@@ -131,7 +133,7 @@ pub fn run(args: impl Iterator<Item = String>) -> ExitCode {
                 selected: &selected,
                 progress,
                 started,
-                loaded,
+                loaded: (loaded, base_seconds),
             };
             match execute(&config, (&suites, base.as_ref()), run) {
                 Ok(ran) => (ran.results.clone(), Some(ran)),
@@ -157,7 +159,7 @@ pub fn run(args: impl Iterator<Item = String>) -> ExitCode {
                     selected: &all,
                     progress: false,
                     started: None,
-                    loaded,
+                    loaded: (loaded, base_seconds),
                 };
                 execute(&config_for_run, (&suites, base.as_ref()), run)
                     .map(|ran| (ran.results.clone(), ran))
@@ -244,13 +246,14 @@ struct Ran {
 }
 
 /// What [`execute`] runs: the trials of `plan` at `selected`, on the workers `started` early
-/// where there are any; `loaded` is how long reading the options and suites took.
+/// where there are any; `loaded` is how long reading the options and suites took, and of that
+/// preparing the base revision (paired mode).
 struct Run<'p> {
     plan: &'p [Planned],
     selected: &'p [usize],
     progress: bool,
     started: Option<Started>,
-    loaded: f64,
+    loaded: (f64, Option<f64>),
 }
 
 /// Runs the trials of `run` on the GPU worker pool, judges and (when asked) blesses them, and
@@ -288,7 +291,7 @@ fn execute(
     report.results.provenance =
         crate::report::provenance::Provenance::here(started, &config.suites, &files);
     if let Some(t) = report.results.totals.as_mut() {
-        t.load_seconds = loaded;
+        (t.load_seconds, t.base_seconds) = loaded;
     }
     let report_failed = !write_reports(config, &mut report.results);
     Ok(Ran {

@@ -20,6 +20,6 @@ mod types;
 pub mod valid;
 
 pub use change::{Change, CodeChange, KernelPart, ToolchainChange};
-pub use suite_code::{entry_sass, file_digest, CodeError, SuiteCode};
+pub use suite_code::{entry_sass, file_digest, kernel_cubin, CodeError, SuiteCode};
 pub use trial::trial_code;
 pub use types::{Role, RoleCode, TrialCode, TrialParts};

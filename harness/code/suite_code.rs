@@ -116,8 +116,32 @@ pub fn entry_sass(
     listings: &mut crate::sass::listings::Listings,
 ) -> Result<Option<Vec<String>>, SassError> {
     let source = suite.kernels[kernel].source;
-    let Some((_, module)) = compiled.iter().find(|(si, _)| *si == source) else {
+    let Some(module) = module_of(compiled, source) else {
         return Err(SassError::NotCompiled);
     };
     listings.entry(suite.sources[source].kind(), module, arch, id)
+}
+
+/// The cubin `suite`'s kernel `kernel` runs, from the suite's modules `compiled` for `arch`,
+/// for [`crate::sass::listings::Listings::prefetch`]: `None` for PTX, or where it cannot be had
+/// ([`entry_sass`] then says why).
+pub fn kernel_cubin<'c>(
+    (suite, kernel): (&Suite, usize),
+    compiled: &'c [(usize, Compiled)],
+    arch: &str,
+) -> Option<std::borrow::Cow<'c, [u8]>> {
+    let source = suite.kernels[kernel].source;
+    let module = module_of(compiled, source)?;
+    match crate::sass::Module::of(suite.sources[source].kind(), module, arch).ok()? {
+        crate::sass::Module::Cubin(cubin) => Some(cubin),
+        crate::sass::Module::Ptx(_) => None,
+    }
+}
+
+/// The module of source `source` among `compiled`.
+fn module_of(compiled: &[(usize, Compiled)], source: usize) -> Option<&Compiled> {
+    compiled
+        .iter()
+        .find(|(si, _)| *si == source)
+        .map(|(_, module)| module)
 }

@@ -95,6 +95,22 @@ pub struct RunTotals {
     /// Seconds writing the reports other than the results file (written last, holding this).
     #[serde(default)]
     pub report_seconds: f64,
+    /// Paired mode: seconds preparing the base revision — resolving it, extracting its files
+    /// (or finding an earlier extraction of the same commit) and loading its suites; part of
+    /// `load_seconds`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_seconds: Option<f64>,
+    /// Seconds computing code identities in this process: each suite (in paired mode the
+    /// base's too) compiled through the cache and its kernels identified, once per suite.
+    #[serde(default)]
+    pub code_seconds: f64,
+    /// Paired mode: seconds making the SASS diffs of the kernels whose code changed (the
+    /// disassembly, `nvdisasm`), while the trials run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sass_seconds: Option<f64>,
+    /// Of that, how long the run waited for it once its trials were done.
+    #[serde(default)]
+    pub sass_wait_seconds: f64,
     /// Seconds from kernelgate's entry until the results file was written.
     #[serde(default)]
     pub wall_seconds: Option<f64>,
@@ -179,13 +195,23 @@ impl RunTotals {
         let first = self
             .first_gpu_work_seconds
             .map_or(String::new(), |s| format!("first GPU work at {s:.2} s; "));
+        let base = self
+            .base_seconds
+            .map_or(String::new(), |s| format!(" (base revision {s:.2} s)"));
+        let sass = self.sass_seconds.map_or(String::new(), |s| {
+            format!(
+                "SASS diffs {s:.2} s ({:.2} s waited for); ",
+                self.sass_wait_seconds
+            )
+        });
         out.push(format!(
-            "kernelgate: profile: {first}suites loaded {:.2} s; worker start {:.2} s (CUDA context {:.2} s, {:.2} s waited for); compile and load {:.2} s; launch-floor probe {:.2} s; timing copies {:.2} s; warm-up {:.2} s; sampled launches {:.3} s (whole graph replays); timed checks {:.2} s; judging {:.2} s; reports {:.2} s",
+            "kernelgate: profile: {first}suites loaded {:.2} s{base}; worker start {:.2} s (CUDA context {:.2} s, {:.2} s waited for); compile and load {:.2} s; code identities {:.2} s; launch-floor probe {:.2} s; timing copies {:.2} s; warm-up {:.2} s; sampled launches {:.3} s (whole graph replays); timed checks {:.2} s; judging {:.2} s; {sass}reports {:.2} s",
             self.load_seconds,
             self.worker_start_seconds,
             self.context_seconds,
             self.worker_wait_seconds,
             self.compile_seconds,
+            self.code_seconds,
             self.floor_probe_seconds,
             self.copies_seconds,
             self.warmup_seconds,
@@ -288,13 +314,35 @@ mod tests {
         };
         let lines = t.profile_lines();
         assert_eq!(lines.len(), 2);
-        assert_eq!(lines[0], "kernelgate: profile: first GPU work at 0.41 s; suites loaded 0.05 s; worker start 0.35 s (CUDA context 0.20 s, 0.10 s waited for); compile and load 0.30 s; launch-floor probe 0.00 s; timing copies 0.00 s; warm-up 0.60 s; sampled launches 0.000 s (whole graph replays); timed checks 0.00 s; judging 0.00 s; reports 0.00 s");
+        assert_eq!(lines[0], "kernelgate: profile: first GPU work at 0.41 s; suites loaded 0.05 s; worker start 0.35 s (CUDA context 0.20 s, 0.10 s waited for); compile and load 0.30 s; code identities 0.00 s; launch-floor probe 0.00 s; timing copies 0.00 s; warm-up 0.60 s; sampled launches 0.000 s (whole graph replays); timed checks 0.00 s; judging 0.00 s; reports 0.00 s");
         assert!(
             lines[1].starts_with(
                 "kernelgate: inside sampling (KERNELGATE_PROFILE=1), 10 sample(s): GPU prepare"
             ),
             "{}",
             lines[1]
+        );
+    }
+
+    #[test]
+    fn a_paired_profile_says_what_the_base_and_its_sass_diffs_cost() {
+        let t = RunTotals {
+            load_seconds: 0.06,
+            base_seconds: Some(0.02),
+            code_seconds: 0.04,
+            sass_seconds: Some(0.7),
+            sass_wait_seconds: 0.25,
+            ..Default::default()
+        };
+        assert_eq!(t.profile_lines(), ["kernelgate: profile: suites loaded 0.06 s (base revision 0.02 s); worker start 0.00 s (CUDA context 0.00 s, 0.00 s waited for); compile and load 0.00 s; code identities 0.04 s; launch-floor probe 0.00 s; timing copies 0.00 s; warm-up 0.00 s; timed checks 0.00 s; judging 0.00 s; SASS diffs 0.70 s (0.25 s waited for); reports 0.00 s"]);
+        // Written only where there was a base; read back as written.
+        let json = serde_json::to_string(&t).unwrap();
+        assert!(json.contains(r#""base_seconds":0.02"#), "{json}");
+        assert_eq!(serde_json::from_str::<RunTotals>(&json).unwrap(), t);
+        let stored = serde_json::to_string(&RunTotals::default()).unwrap();
+        assert!(
+            !stored.contains("base_seconds") && !stored.contains(r#""sass_seconds""#),
+            "{stored}"
         );
     }
 }

@@ -19,6 +19,7 @@ mod judged;
 mod paired;
 mod record;
 mod run;
+mod sass;
 mod schedule;
 #[cfg(test)]
 mod tests;

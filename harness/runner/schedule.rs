@@ -2,12 +2,29 @@
 //! them together (stored baselines or the paired base), bless when asked, and record one
 //! [`TrialRecord`] per trial.
 
-use super::{bless, code, identical, judge, paired, record};
+use super::{bless, code, identical, judge, paired, record, sass};
 use super::{Outcome, Planned, RunReport, Runner};
 use crate::baseline::{BaselineStore, Fingerprint};
 use crate::config::Mode;
-use crate::report::results::{self, Results, TrialRecord};
+use crate::paired::Pairing;
+use crate::report::results::{self, Noise, Results, TrialRecord};
 use std::sync::Mutex;
+
+/// What executing and judging a run's trials produced.
+struct Done {
+    /// Each trial's outcome, by plan index (`None`: not run).
+    outcomes: Vec<Option<Outcome>>,
+    /// The device the trials ran on, when one was measured.
+    device: Option<crate::device::DeviceInfo>,
+    /// Each measured trial's judgement, by plan index.
+    judged: Vec<Option<super::judged::Judged>>,
+    /// One line per blessed trial or problem (`KERNELGATE_BLESS`).
+    blessed: Vec<String>,
+    /// Paired mode: the noise the A/A pairs measured, with its trial's plan index.
+    noise: Option<(usize, Noise)>,
+    /// Where the time went.
+    totals: results::RunTotals,
+}
 
 impl Runner<'_> {
     /// Runs the trials of `plan` at the indices in `selected`, judges and (when asked) blesses
@@ -15,7 +32,7 @@ impl Runner<'_> {
     /// identical at the base is not run (unless `KERNELGATE_TIME_IDENTICAL`).
     pub fn run(&self, plan: &[Planned], selected: &[usize]) -> RunReport {
         let any_kernel = selected.iter().any(|&i| plan[i].case_kernel().is_some());
-        let pairing: Option<Vec<Option<crate::paired::Pairing>>> = self.base.map(|b| {
+        let pairing: Option<Vec<Option<Pairing>>> = self.base.map(|b| {
             plan.iter()
                 .map(|p| crate::paired::pair(self.suites, b, p))
                 .collect()
@@ -35,39 +52,38 @@ impl Runner<'_> {
             .copied()
             .filter(|&i| !identical[i] || self.config.time_identical)
             .collect();
-        let mut outcomes = self.execute_all(plan, &timed, store.as_ref(), pairing.as_deref());
-        let any_measured = outcomes
-            .iter()
-            .any(|o| matches!(o, Some(Outcome::Measured(_))));
-        let device = any_measured.then(|| self.executor.device()).flatten();
-        let mut judged = plan.iter().map(|_| None).collect();
-        let mut blessed = Vec::new();
-        // Judging's own time: its wall time less the trials it re-measured or read counters of.
-        let judging = std::time::Instant::now();
-        let executed = |t: &results::RunTotals| t.trials_seconds + t.counter_seconds;
-        let before = executed(&self.executor.totals());
-        let mut noise = None;
-        if let (true, Some(pairing)) = (device.is_some(), &pairing) {
-            (judged, noise) = paired::judge_paired(self, plan, &mut outcomes, (pairing, &codes));
-            self.count(plan, &mut outcomes, &judged, Some(pairing));
-        } else if let (true, Some(store)) = (device.is_some(), &store) {
-            judged = judge::judge(self, plan, &mut outcomes, (store, &codes));
-            self.count(plan, &mut outcomes, &judged, None);
-            super::attribute::attribute_all(&outcomes, &mut judged);
-            if self.config.mode == Mode::Bless {
-                blessed = bless::bless(self, plan, &outcomes, &codes, store);
-            }
+        // Paired mode: the SASS diffs of the kernels that changed are made while the trials
+        // run, where a GPU will run them (without one, no trial is compared: no diff is shown).
+        let mut changing = pairing.as_deref().map_or(Vec::new(), |p| {
+            sass::changed_kernels(self, plan, p, &sass::expected(&timed, p, &codes))
+        });
+        if !changing.is_empty() && (self.executor.slots() == 0 || self.executor.device().is_none())
+        {
+            changing.clear();
         }
-        let mut totals = self.executor.totals();
-        totals.judge_seconds =
-            (judging.elapsed().as_secs_f64() - (executed(&totals) - before)).max(0.0);
-        self.executor.stop();
+        let (done, made, waited) = sass::alongside(self, &changing, || {
+            self.execute_and_judge(plan, &timed, (store.as_ref(), pairing.as_deref()), &codes)
+        });
+        let Done {
+            outcomes,
+            device,
+            judged,
+            blessed,
+            noise,
+            mut totals,
+        } = done;
         let trials = self.records(plan, &outcomes, &judged, &codes, &identical);
         let identical = pairing.as_ref().map(|_| {
             identical::summary(self, &trials, noise.map(|(i, n)| (plan[i].name.clone(), n)))
         });
         let (sass, sass_note) = match &pairing {
-            Some(pairing) => identical::sass_diffs(self, plan, pairing, &trials),
+            Some(pairing) => {
+                let (diffs, note, (seconds, now)) =
+                    sass::pick(self, (plan, pairing), &trials, made);
+                totals.sass_seconds = Some(seconds);
+                totals.sass_wait_seconds = waited + now;
+                (diffs, note)
+            }
             None => (Vec::new(), None),
         };
         RunReport {
@@ -93,6 +109,52 @@ impl Runner<'_> {
                 provenance: Default::default(),
             },
             blessed,
+        }
+    }
+
+    /// Executes the trials at `timed`, judges them (against the stored baselines in `store`,
+    /// or the base each is paired with), blesses them when asked, and ends the workers.
+    fn execute_and_judge(
+        &self,
+        plan: &[Planned],
+        timed: &[usize],
+        (store, pairing): (Option<&BaselineStore>, Option<&[Option<Pairing>]>),
+        codes: &[code::Codes],
+    ) -> Done {
+        let mut outcomes = self.execute_all(plan, timed, store, pairing);
+        let any_measured = outcomes
+            .iter()
+            .any(|o| matches!(o, Some(Outcome::Measured(_))));
+        let device = any_measured.then(|| self.executor.device()).flatten();
+        let mut judged = plan.iter().map(|_| None).collect();
+        let mut blessed = Vec::new();
+        // Judging's own time: its wall time less the trials it re-measured or read counters of.
+        let judging = std::time::Instant::now();
+        let executed = |t: &results::RunTotals| t.trials_seconds + t.counter_seconds;
+        let before = executed(&self.executor.totals());
+        let mut noise = None;
+        if let (true, Some(pairing)) = (device.is_some(), pairing) {
+            (judged, noise) = paired::judge_paired(self, plan, &mut outcomes, (pairing, codes));
+            self.count(plan, &mut outcomes, &judged, Some(pairing));
+        } else if let (true, Some(store)) = (device.is_some(), store) {
+            judged = judge::judge(self, plan, &mut outcomes, (store, codes));
+            self.count(plan, &mut outcomes, &judged, None);
+            super::attribute::attribute_all(&outcomes, &mut judged);
+            if self.config.mode == Mode::Bless {
+                blessed = bless::bless(self, plan, &outcomes, codes, store);
+            }
+        }
+        let mut totals = self.executor.totals();
+        totals.judge_seconds =
+            (judging.elapsed().as_secs_f64() - (executed(&totals) - before)).max(0.0);
+        self.executor.stop();
+        Done {
+            outcomes,
+            device,
+            judged,
+            blessed,
+            noise,
+            totals,
         }
     }
 
@@ -137,7 +199,7 @@ impl Runner<'_> {
         plan: &[Planned],
         selected: &[usize],
         store: Option<&BaselineStore>,
-        pairing: Option<&[Option<crate::paired::Pairing>]>,
+        pairing: Option<&[Option<Pairing>]>,
     ) -> Vec<Option<Outcome>> {
         use std::sync::atomic::{AtomicUsize, Ordering};
         let slots: Vec<Mutex<Option<Outcome>>> = plan.iter().map(|_| Mutex::new(None)).collect();

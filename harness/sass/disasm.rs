@@ -53,8 +53,21 @@ impl Disassembler {
             })
     }
 
-    /// The SASS of every code section of `cubin`.
-    pub fn listing(&self, cubin: &[u8]) -> Result<Listing, SassError> {
+    /// What `nvdisasm --version` prints, naming its release and build (`None` where it cannot
+    /// say): listings kept between runs are keyed by it.
+    pub fn version(&self) -> Option<String> {
+        let out = Command::new(&self.path)
+            .arg("--version")
+            .stdin(Stdio::null())
+            .output()
+            .ok()?;
+        let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        (out.status.success() && !text.is_empty()).then_some(text)
+    }
+
+    /// `nvdisasm --print-code`'s output for `cubin`, as it printed it ([`Listing::parse`] reads
+    /// it).
+    pub fn output(&self, cubin: &[u8]) -> Result<String, SassError> {
         static NEXT: AtomicUsize = AtomicUsize::new(0);
         let file = std::env::temp_dir().join(format!(
             "kernelgate-sass-{}-{}.cubin",
@@ -81,7 +94,7 @@ impl Disassembler {
                 String::from_utf8_lossy(&out.stderr).trim()
             )));
         }
-        Ok(Listing::parse(&String::from_utf8_lossy(&out.stdout)))
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     }
 }
 

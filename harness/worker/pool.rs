@@ -419,9 +419,15 @@ impl Executor for WorkerPool<'_> {
             self.arch(0)
         };
         let toolchain = crate::sass::Toolchain::here();
+        // Waiting for the worker's device (its architecture) counts as worker start.
+        let at = std::time::Instant::now();
         let built = SuiteCode::build(s, &arch, Some(&self.config.cache), &toolchain)
             .ok()
             .map(Arc::new);
+        self.totals
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .code_seconds += at.elapsed().as_secs_f64();
         self.codes
             .lock()
             .unwrap_or_else(|e| e.into_inner())

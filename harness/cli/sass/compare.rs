@@ -4,6 +4,7 @@
 //! named; unchanged ones counted.
 
 use super::run::{Built, Run, Side};
+use crate::code::kernel_cubin;
 use crate::exit;
 use crate::sass::change::{kernel_diff, Side as Which};
 use std::io::{self, Write};
@@ -38,6 +39,17 @@ pub(super) fn print(
     };
     let then: Vec<(String, At)> = index(base).into_iter().filter(compared).collect();
     let now: Vec<(String, At)> = index(head).into_iter().filter(compared).collect();
+    // The modules of every changed kernel, disassembled at once.
+    let cubins = now.iter().filter_map(|(name, (s, i))| {
+        let (_, (bs, bi)) = then.iter().find(|(n, _)| n == name)?;
+        let (was, is) = ((&base[*bs], *bi), (&head[*s], *i));
+        (!was.0.code[was.1].1.same_code(&is.0.code[is.1].1)).then_some([was, is])
+    });
+    let cubins: Vec<_> = cubins
+        .flatten()
+        .filter_map(|(b, i)| kernel_cubin((b.suite, b.code[i].0), &b.compiled, arch))
+        .collect();
+    run.listings.prefetch(cubins);
     let (mut changed, mut unchanged, mut new) = (0, 0, 0);
     for (name, (s, i)) in &now {
         let Some((_, (bs, bi))) = then.iter().find(|(n, _)| n == name) else {

@@ -71,7 +71,7 @@ pub fn sass(request: &Request) -> ExitCode {
         config: &config,
         toolchain: &toolchain,
         filter: request.filter.as_deref(),
-        listings: crate::sass::listings::Listings::new(disassembler),
+        listings: crate::sass::listings::Listings::new(disassembler).kept_in(&config.cache),
         worst: exit::SUCCESS,
         identifying: Duration::ZERO,
     };

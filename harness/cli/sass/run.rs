@@ -122,6 +122,13 @@ impl Run<'_> {
         built: &[Built],
         arch: &str,
     ) -> std::io::Result<()> {
+        // Every module, disassembled at once.
+        let cubins = built.iter().flat_map(|b| {
+            b.code
+                .iter()
+                .filter_map(|(k, _)| crate::code::kernel_cubin((b.suite, *k), &b.compiled, arch))
+        });
+        self.listings.prefetch(cubins.collect::<Vec<_>>());
         let mut kernels = 0;
         for b in built {
             for (i, (k, code)) in b.code.iter().enumerate() {

@@ -3,7 +3,7 @@
 //! in the others; stored mode blesses the code with the baseline and says "same code" or what
 //! changed against it. The executor's code is made up (`code::trial_tests::code`).
 
-use super::paired::{paired_measured, run_paired_with};
+use super::paired::{paired_measured, run_paired_with, runner};
 use super::*;
 use crate::code::trial_tests::code as made_up;
 use crate::code::{Change, CodeChange, KernelPart, Role};
@@ -94,6 +94,73 @@ fn a_paired_trial_with_identical_code_is_not_run_and_passes() {
         matches!(&d.entries[0].sass, SassText::Failed { error } if error.contains("not compiled")),
         "{d:?}"
     );
+    // Made while the trials ran, and profiled.
+    let totals = results.totals.as_ref().unwrap();
+    assert!(totals.sass_seconds.is_some_and(|s| s >= 0.0), "{totals:?}");
+}
+
+#[test]
+fn the_kernels_to_diff_are_known_before_anything_runs() {
+    let dir = scratch("expected-diffs");
+    let suites = vec![suite(&dir)];
+    let base = crate::paired::Base {
+        rev: "HEAD~1".into(),
+        commit: "0123456789abcdef".into(),
+        suites: suites.clone(),
+    };
+    let config = config(&dir, Mode::Gate);
+    let plan = plan(&suites);
+    let codes = vec![
+        Arc::new(made_up(&suites[0], "sm_90", &["fast"])),
+        Arc::new(made_up(&base.suites[0], "sm_90", &[])),
+    ];
+    let executor = Spying::new(Scripted::new(&plan, Vec::new()), codes);
+    let runner = runner(&config, &suites, &executor, &base);
+    let pairing: Vec<_> = plan
+        .iter()
+        .map(|p| crate::paired::pair(&suites, &base, p))
+        .collect();
+    let all: Vec<usize> = (0..plan.len()).collect();
+    let codes = super::super::code::trial_codes(&runner, &plan, &all, Some(&pairing));
+    let expected = |timed: &[usize]| {
+        let changes = super::super::sass::expected(timed, &pairing, &codes);
+        super::super::sass::changed_kernels(&runner, &plan, &pairing, &changes)
+    };
+    let fast = suites[0]
+        .kernels
+        .iter()
+        .position(|k| k.name == "fast")
+        .unwrap();
+    assert_eq!(expected(&all), [((0, fast), (0, fast))], "fast, once");
+    let naive = plan.iter().position(|p| p.name == "t::naive").unwrap();
+    assert!(
+        expected(&[naive]).is_empty(),
+        "naive's trial is identical: nothing to diff"
+    );
+    assert!(executor.specs.lock().unwrap().is_empty(), "nothing ran");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_changed_kernel_whose_trial_fails_has_no_sass_diff() {
+    let failed = Outcome::Failed(TrialFailure::Harness("the worker went away".into()));
+    let (results, _) = paired(
+        "failed-changed",
+        &["fast"],
+        false,
+        vec![("t::fast", 1, failed)],
+    );
+    assert_eq!(record(&results, "t::fast").status, Status::Failed);
+    assert!(
+        results.sass.is_empty() && results.sass_note.is_none(),
+        "only a compared trial's kernels are diffed, as before: {:?}",
+        results.sass
+    );
+    let totals = results.totals.as_ref().unwrap();
+    assert!(
+        totals.sass_seconds.is_some(),
+        "paired: profiled: {totals:?}"
+    );
 }
 
 #[test]
@@ -176,6 +243,8 @@ fn stored(name: &str, salted: &[&str]) -> Results {
 #[test]
 fn a_stored_verdict_says_same_code_or_what_changed() {
     let same = stored("stored-same", &[]);
+    let totals = same.totals.as_ref().unwrap();
+    assert_eq!(totals.sass_seconds, None, "no base, no SASS diffs");
     let fast = record(&same, "t::fast");
     assert!(fast.code_change.as_ref().is_some_and(CodeChange::is_same));
     let line = crate::report::terminal::note(fast);

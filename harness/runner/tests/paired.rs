@@ -18,6 +18,22 @@ pub(super) fn paired_measured(cand: f64, base: f64, n: usize, spread: f64) -> Ou
     }))
 }
 
+/// A quiet runner of `suites` through `executor`, paired with `base`.
+pub(super) fn runner<'a>(
+    config: &'a Config,
+    suites: &'a [Suite],
+    executor: &'a dyn Executor,
+    base: &'a crate::paired::Base,
+) -> Runner<'a> {
+    Runner {
+        config,
+        suites,
+        executor,
+        progress: false,
+        base: Some(base),
+    }
+}
+
 /// Runs suite `t` in paired mode against a base that has the same suite (edited by
 /// `edit_base`).
 fn run_paired(
@@ -55,13 +71,7 @@ pub(super) fn run_paired_with(
         .filter_map(|s| code(s).map(std::sync::Arc::new))
         .collect();
     let executor = Spying::new(Scripted::new(&plan, script), codes);
-    let runner = Runner {
-        config: &config,
-        suites: &suites,
-        executor: &executor,
-        progress: false,
-        base: Some(&base),
-    };
+    let runner = runner(&config, &suites, &executor, &base);
     let selected: Vec<usize> = (0..plan.len()).collect();
     let report = runner.run(&plan, &selected);
     let _ = std::fs::remove_dir_all(&dir);

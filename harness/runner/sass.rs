@@ -1,0 +1,222 @@
+//! A paired run's SASS diffs: the diff of every kernel whose code changed since the base,
+//! computed in this process (no GPU) so the reports can show it. `nvdisasm` costs about a third
+//! of a second per module however small, so the diffs are not left for the end: the kernels
+//! that will need one are known as soon as the trials' code is ([`expected`]), and they are made
+//! on a thread of their own, their modules disassembled in parallel, while the trials run
+//! ([`alongside`]); the run then keeps the diffs its records call for ([`pick`]), making any
+//! that is missing.
+
+use super::code::Codes;
+use super::{Planned, Runner};
+use crate::code::{entry_sass, kernel_cubin, CodeChange, Role, SuiteCode};
+use crate::paired::Pairing;
+use crate::report::results::TrialRecord;
+use crate::sass::change::{kernel_diff, KernelDiff, Side};
+use crate::sass::disasm::Disassembler;
+use crate::sass::listings::Listings;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// A kernel of a suite on both sides: (suite index, kernel index) in the candidate's suites and
+/// in the base's.
+pub(super) type Both = ((usize, usize), (usize, usize));
+
+/// SASS diffs made for a paired run.
+#[derive(Debug, Default)]
+pub(super) struct Made {
+    /// Per kernel asked for: its diff, or `None` where there is none to make (the same code
+    /// on both sides, or a side's code not known).
+    diffs: Vec<(Both, Option<KernelDiff>)>,
+    /// Why there is no SASS (no `nvdisasm`), when there is none.
+    note: Option<String>,
+    /// Seconds making them.
+    seconds: f64,
+}
+
+/// The code change of every trial of `timed` paired with its base, by plan index, as its
+/// record will name it (`record::with_code`): known before anything runs.
+pub(super) fn expected(
+    timed: &[usize],
+    pairing: &[Option<Pairing>],
+    codes: &[Codes],
+) -> Vec<(usize, CodeChange)> {
+    timed
+        .iter()
+        .filter_map(|&i| {
+            let (Some(Pairing::Paired { .. }), Some(code), Some(base)) =
+                (&pairing[i], &codes[i].code, &codes[i].base)
+            else {
+                return None;
+            };
+            Some((i, CodeChange::between(Some(base), code)))
+        })
+        .collect()
+}
+
+/// The code change each of `trials` names, by plan index, in plan order.
+fn recorded(plan: &[Planned], trials: &[TrialRecord]) -> Vec<(usize, CodeChange)> {
+    let by_name: HashMap<&str, &TrialRecord> =
+        trials.iter().map(|t| (t.name.as_str(), t)).collect();
+    plan.iter()
+        .enumerate()
+        .filter_map(|(i, p)| Some((i, by_name.get(p.name.as_str())?.code_change.clone()?)))
+        .collect()
+}
+
+/// The kernels whose code changed since the base, once each: every kernel the `changes` (by
+/// plan index) name, found on both sides by name.
+pub(super) fn changed_kernels(
+    run: &Runner,
+    plan: &[Planned],
+    pairing: &[Option<Pairing>],
+    changes: &[(usize, CodeChange)],
+) -> Vec<Both> {
+    let base = run.base.expect("paired");
+    let mut out: Vec<Both> = Vec::new();
+    for (i, change) in changes {
+        let Some(Pairing::Paired {
+            suite: bs,
+            kernel: bk,
+            ..
+        }) = &pairing[*i]
+        else {
+            continue;
+        };
+        let trial = &plan[*i];
+        let (suite, base_suite) = (&run.suites[trial.suite], &base.suites[*bs]);
+        for (role, name) in change.changed_kernels() {
+            let head = suite.kernels.iter().position(|k| k.name == name);
+            let then = match role {
+                Role::Kernel => Some(*bk),
+                Role::Reference => Some(base_suite.reference),
+            };
+            if let (Some(h), Some(b)) = (head, then) {
+                let both = ((trial.suite, h), (*bs, b));
+                if !out.contains(&both) {
+                    out.push(both);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Runs `work` (executing and judging the trials) while the SASS diffs of `kernels` are made
+/// on a thread of their own; returns what `work` returned, the diffs, and how long the run
+/// then waited for them.
+pub(super) fn alongside<R>(
+    run: &Runner,
+    kernels: &[Both],
+    work: impl FnOnce() -> R,
+) -> (R, Made, f64) {
+    if kernels.is_empty() {
+        return (work(), Made::default(), 0.0);
+    }
+    std::thread::scope(|scope| {
+        let making = scope.spawn(|| make(run, kernels));
+        let done = work();
+        let waiting = Instant::now();
+        let made = making
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p));
+        (done, made, waiting.elapsed().as_secs_f64())
+    })
+}
+
+/// Both sides' code of a kernel, where both are known.
+type Sides = (Both, Arc<SuiteCode>, Arc<SuiteCode>);
+
+/// Makes the SASS diff of each of `kernels` whose code differs between the sides, every module
+/// they read disassembled at once ([`Listings::prefetch`]).
+fn make(run: &Runner, kernels: &[Both]) -> Made {
+    let start = Instant::now();
+    if kernels.is_empty() {
+        return Made::default();
+    }
+    let base = run.base.expect("paired");
+    let (disassembler, note) = match Disassembler::find() {
+        Ok(d) => (Some(d), None),
+        Err(e) => (None, Some(e.to_string())),
+    };
+    let code = |i: usize| -> Option<Arc<SuiteCode>> { run.executor.code(i) };
+    let sides: Vec<Sides> = kernels
+        .iter()
+        .filter_map(|&b| {
+            let ((s, k), (bs, bk)) = b;
+            let (head, then) = (code(s)?, code(run.suites.len() + bs)?);
+            let differs = !then.kernels.get(bk)?.same_code(head.kernels.get(k)?);
+            differs.then_some((b, head, then))
+        })
+        .collect();
+    let mut listings = Listings::new(disassembler).kept_in(&run.config.cache);
+    listings.prefetch(sides.iter().flat_map(|(((s, k), (bs, bk)), head, then)| {
+        [
+            kernel_cubin((&run.suites[*s], *k), &head.compiled, &head.arch),
+            kernel_cubin((&base.suites[*bs], *bk), &then.compiled, &then.arch),
+        ]
+        .into_iter()
+        .flatten()
+    }));
+    let mut diffs: Vec<(Both, Option<KernelDiff>)> = kernels.iter().map(|&b| (b, None)).collect();
+    for (both, head, then) in &sides {
+        let ((s, k), (bs, bk)) = *both;
+        let (suite, base_suite) = (&run.suites[s], &base.suites[bs]);
+        let d = kernel_diff(
+            (&suite.name, &suite.kernels[k].name, &head.arch),
+            &then.kernels[bk],
+            &head.kernels[k],
+            note.as_deref(),
+            |side, id| match side {
+                Side::Base => entry_sass(
+                    (base_suite, bk),
+                    &then.compiled,
+                    &then.arch,
+                    id,
+                    &mut listings,
+                ),
+                Side::Head => entry_sass((suite, k), &head.compiled, &head.arch, id, &mut listings),
+            },
+        );
+        if let Some(slot) = diffs.iter_mut().find(|(b, _)| b == both) {
+            slot.1 = Some(d);
+        }
+    }
+    Made {
+        diffs,
+        note,
+        seconds: start.elapsed().as_secs_f64(),
+    }
+}
+
+/// The SASS diff of every kernel whose code changed since the base, as the records name them
+/// (in plan order), taken from `made` and any missing made now; why some have no SASS (no
+/// `nvdisasm`: then each diff says so, and the run goes on); and the seconds all that took and,
+/// of them, those made now.
+pub(super) fn pick(
+    run: &Runner,
+    (plan, pairing): (&[Planned], &[Option<Pairing>]),
+    trials: &[TrialRecord],
+    made: Made,
+) -> (Vec<KernelDiff>, Option<String>, (f64, f64)) {
+    let kernels = changed_kernels(run, plan, pairing, &recorded(plan, trials));
+    let before = made.seconds;
+    if kernels.is_empty() {
+        return (Vec::new(), None, (before, 0.0));
+    }
+    let missing: Vec<Both> = kernels
+        .iter()
+        .filter(|k| !made.diffs.iter().any(|(b, _)| b == *k))
+        .copied()
+        .collect();
+    let more = make(run, &missing);
+    let now = more.seconds;
+    let note = made.note.or(more.note);
+    let mut all: Vec<(Both, Option<KernelDiff>)> =
+        made.diffs.into_iter().chain(more.diffs).collect();
+    let diffs = kernels
+        .iter()
+        .filter_map(|k| all.iter_mut().find(|(b, _)| b == k)?.1.take())
+        .collect();
+    (diffs, note, (before + now, now))
+}
