@@ -334,7 +334,7 @@ mod tests {
             sass_wait_seconds: 0.25,
             ..Default::default()
         };
-        assert_eq!(t.profile_lines(), ["kernelgate: profile: suites loaded 0.06 s (base revision 0.02 s); worker start 0.00 s (CUDA context 0.00 s, 0.00 s waited for); compile and load 0.00 s; code identities 0.04 s; launch-floor probe 0.00 s; timing copies 0.00 s; warm-up 0.00 s; timed checks 0.00 s; judging 0.00 s; SASS diffs 0.70 s (0.25 s waited for); reports 0.00 s"]);
+        assert_eq!(t.profile_lines(), ["kernelgate: profile: suites loaded 0.06 s (base revision 0.02 s); worker start 0.00 s (CUDA context 0.00 s, 0.00 s waited for); compile and load 0.00 s; code identities 0.04 s; launch-floor probe 0.00 s; timing copies 0.00 s; warm-up 0.00 s; sampled launches 0.000 s (whole graph replays); timed checks 0.00 s; judging 0.00 s; SASS diffs 0.70 s (0.25 s waited for); reports 0.00 s"]);
         // Written only where there was a base; read back as written.
         let json = serde_json::to_string(&t).unwrap();
         assert!(json.contains(r#""base_seconds":0.02"#), "{json}");
