@@ -443,6 +443,32 @@ impl Kernels {
         self.with_partials(gpu, bytes, queue, merge)
     }
 
+    /// Whether each buffer `i` of `actual` matches `expected[i]` by `rule(i)` (its type and
+    /// tolerance), compared on the device with one wait; a buffer with no expected contents or
+    /// no rule is not compared.
+    pub fn all_match(
+        &self,
+        gpu: &Gpu,
+        actual: &[DeviceBuffer],
+        expected: &[Option<DeviceBuffer>],
+        rule: impl Fn(usize) -> Option<(DType, Tolerance)>,
+    ) -> Result<bool, DeviceError> {
+        let items: Vec<Comparison> = (0..actual.len())
+            .filter_map(|i| {
+                let w = expected.get(i)?.as_ref()?;
+                let (dtype, tol) = rule(i)?;
+                Some(Comparison {
+                    actual: &actual[i],
+                    expected: w,
+                    dtype,
+                    n: w.bytes / dtype.size(),
+                    tol,
+                })
+            })
+            .collect();
+        Ok(self.compare_all(gpu, &items)?.iter().all(|f| f.count == 0))
+    }
+
     /// Several comparisons (as `compare`), queued together and read back with one wait and
     /// one transfer: what each found, in order.
     pub fn compare_all(&self, gpu: &Gpu, items: &[Comparison]) -> Result<Vec<Found>, DeviceError> {

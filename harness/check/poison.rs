@@ -15,7 +15,7 @@
 
 use super::failure::{Failure, InputError};
 use super::input_set::InputSet;
-use super::kernels::{Comparison, Kernels};
+use super::kernels::Kernels;
 use super::reference_outputs::ReferenceOutputs;
 use super::run::{download_outputs, run_op};
 use crate::device::{DeviceBuffer, Function, Gpu};
@@ -51,7 +51,7 @@ pub fn poison_twice(
     gpu.synchronize()?;
     let on_device = match (kernels, first.device()) {
         (Some(k), Some(want)) => {
-            if same_start_on_device(gpu, k, suite, bufs, want)? {
+            if k.all_match(gpu, bufs, want, |i| start_rule(suite, i))? {
                 return Ok(());
             }
             true
@@ -68,34 +68,6 @@ pub fn poison_twice(
         )))),
         None => Ok(()),
     }
-}
-
-/// Whether every output (role `output`) in `bufs` is the same as in `want` by the rules of
-/// [`depends_on_poison`] ([`start_rule`]), compared on the device with one wait.
-fn same_start_on_device(
-    gpu: &Gpu,
-    kernels: &Kernels,
-    suite: &Suite,
-    bufs: &[DeviceBuffer],
-    want: &[Option<DeviceBuffer>],
-) -> Result<bool, Failure> {
-    let items: Vec<Comparison> = (0..suite.buffers.len())
-        .filter_map(|i| {
-            let w = want.get(i)?.as_ref()?;
-            let (dtype, tol) = start_rule(suite, i)?;
-            Some(Comparison {
-                actual: &bufs[i],
-                expected: w,
-                dtype,
-                n: w.bytes / dtype.size(),
-                tol,
-            })
-        })
-        .collect();
-    Ok(kernels
-        .compare_all(gpu, &items)?
-        .iter()
-        .all(|f| f.count == 0))
 }
 
 /// How buffer `i` of `suite` is compared between the two starts on the device, as

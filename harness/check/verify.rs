@@ -6,42 +6,12 @@
 use super::compare::compare;
 use super::failure::{Failure, InputError};
 use super::input_set::InputSet;
-use super::kernels::{Comparison, Kernels};
+use super::kernels::Kernels;
 use super::reference::{ReferenceOutputs, References};
 use super::run::{download_outputs, run_checked};
 use crate::device::{DeviceBuffer, Function, Gpu};
 use crate::npy;
 use crate::suite::Suite;
-
-/// Whether every output in `bufs` passes against the reference's outputs `want`, compared on
-/// the device (with the same rules as `compare`), all read back with one wait.
-fn same_on_device(
-    gpu: &Gpu,
-    kernels: &Kernels,
-    suite: &Suite,
-    bufs: &[DeviceBuffer],
-    want: &[Option<DeviceBuffer>],
-) -> Result<bool, Failure> {
-    let items: Vec<Comparison> = suite
-        .buffers
-        .iter()
-        .enumerate()
-        .filter_map(|(i, b)| {
-            let w = want[i].as_ref()?;
-            Some(Comparison {
-                actual: &bufs[i],
-                expected: w,
-                dtype: b.dtype,
-                n: w.bytes / b.dtype.size(),
-                tol: suite.check.tolerances[&i],
-            })
-        })
-        .collect();
-    Ok(kernels
-        .compare_all(gpu, &items)?
-        .iter()
-        .all(|f| f.count == 0))
-}
 
 /// Where a reference check is: the case, and the input set (`where_` words it).
 struct At<'a> {
@@ -192,7 +162,9 @@ pub fn verify(
         let on_device = match (kernels, expected.device()) {
             (Some(kernels), Some(want)) => {
                 run_checked(gpu, suite, case, k, funcs, bufs, inputs, Some(kernels))?;
-                if same_on_device(gpu, kernels, suite, bufs, want)? {
+                if kernels.all_match(gpu, bufs, want, |i| {
+                    Some((suite.buffers[i].dtype, suite.check.tolerances[&i]))
+                })? {
                     continue;
                 }
                 true

@@ -106,7 +106,8 @@ pub struct Unit {
 }
 
 impl Samples {
-    /// No samples: what a counters-only request (never timed) returns.
+    /// No samples: what a counters-only request (never timed) returns, and what the timer
+    /// fills in.
     pub fn none() -> Samples {
         Samples {
             regime: Regime::Cold,

@@ -3,7 +3,7 @@
 
 use super::plan::{graph_batch, Plan, FLOOR_FACTOR, INPUT_SETS};
 use super::profile::{SamplingProfile, Splits};
-use super::samples::{Clocks, Regime, Samples};
+use super::samples::{Regime, Samples};
 use super::stop::{self, Next};
 use crate::device::{
     elapsed_ms, DeviceBuffer, DeviceError, Event, Function, Gpu, Graph, LaunchDims,
@@ -350,12 +350,7 @@ impl Timer {
             regime: plan.regime,
             batch: [plan.kernel_batch, plan.reference_batch],
             launch_floor: self.floor,
-            kernel: Vec::new(),
-            reference: Vec::new(),
-            hit_time_cap: false,
-            wall_seconds: 0.0,
-            clocks: Clocks::default(),
-            units: Vec::new(),
+            ..Samples::none()
         };
         let kernel_graph = capture(gpu, plan, copies, kernel, plan.kernel_batch)?;
         let reference_graph = match reference.as_deref_mut() {
