@@ -37,9 +37,10 @@ impl Thermal {
     }
 
     /// The processes that used this GPU's SMs since `since_us` (CPU time, microseconds since
-    /// the Unix epoch), with their names where NVML or `/proc` says; `None` where NVML does not
-    /// report per-process utilization (some GPUs, some containers).
-    pub fn active_processes(&self, since_us: u64) -> Option<Vec<Active>> {
+    /// the Unix epoch), with their names where NVML or `/proc` says — except process `own`
+    /// (the caller), never named; `None` where NVML does not report per-process utilization
+    /// (some GPUs, some containers).
+    pub fn active_processes(&self, since_us: u64, own: u32) -> Option<Vec<Active>> {
         let device = self.nvml.device_by_uuid(self.uuid.as_str()).ok()?;
         let samples = match device.process_utilization_stats(since_us) {
             Ok(s) => s,
@@ -51,6 +52,11 @@ impl Thermal {
         for s in samples {
             match out.iter_mut().find(|a| a.pid == s.pid) {
                 Some(a) => a.sm_util = a.sm_util.max(s.sm_util),
+                None if s.pid == own => out.push(Active {
+                    pid: s.pid,
+                    name: None,
+                    sm_util: s.sm_util,
+                }),
                 None => out.push(Active {
                     pid: s.pid,
                     name: self

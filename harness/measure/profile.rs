@@ -28,9 +28,13 @@ pub struct SamplingProfile {
     /// Host: capturing and instantiating CUDA graphs (graph regime only).
     pub capture: f64,
     /// Host: after the stopping rule, the kernel's last (checked, not kept) launches queued
-    /// and waited for, and the query for other processes on the GPU (`measure::contention`).
+    /// and waited for.
     #[serde(default)]
     pub finish: f64,
+    /// Host: NVML's query for other processes on the GPU (`measure::contention`), once per
+    /// trial.
+    #[serde(default)]
+    pub contention: f64,
 }
 
 impl SamplingProfile {
@@ -45,12 +49,13 @@ impl SamplingProfile {
         self.readback += other.readback;
         self.capture += other.capture;
         self.finish += other.finish;
+        self.contention += other.contention;
     }
 
     /// The profile as one closing line's worth of words.
     pub fn describe(&self) -> String {
         format!(
-            "{} sample(s): GPU prepare {:.3} s, L2 flush {:.3} s, timed launches {:.3} s; host submit {:.3} s, sync wait {:.3} s, readback {:.3} s, graph capture {:.3} s, last launches {:.3} s",
+            "{} sample(s): GPU prepare {:.3} s, L2 flush {:.3} s, timed launches {:.3} s; host submit {:.3} s, sync wait {:.3} s, readback {:.3} s, graph capture {:.3} s, last launches {:.3} s, other-process query {:.3} s",
             self.samples,
             self.prepare,
             self.flush,
@@ -59,7 +64,8 @@ impl SamplingProfile {
             self.sync,
             self.readback,
             self.capture,
-            self.finish
+            self.finish,
+            self.contention
         )
     }
 }
@@ -128,6 +134,7 @@ mod tests {
             readback: 0.0005,
             capture: 0.0,
             finish: 0.003,
+            contention: 0.001,
         };
         let mut total = None;
         add_into(&mut total, None);
@@ -139,7 +146,7 @@ mod tests {
         assert!((t.flush - 0.008).abs() < 1e-12 && (t.sync - 0.024).abs() < 1e-12);
         assert_eq!(
             t.describe(),
-            "32 sample(s): GPU prepare 0.002 s, L2 flush 0.008 s, timed launches 0.020 s; host submit 0.004 s, sync wait 0.024 s, readback 0.001 s, graph capture 0.000 s, last launches 0.006 s"
+            "32 sample(s): GPU prepare 0.002 s, L2 flush 0.008 s, timed launches 0.020 s; host submit 0.004 s, sync wait 0.024 s, readback 0.001 s, graph capture 0.000 s, last launches 0.006 s, other-process query 0.002 s"
         );
     }
 }

@@ -132,7 +132,13 @@ impl Samples {
         self.clocks.celsius.append(&mut more.clocks.celsius);
         self.clocks.discarded_rounds += more.clocks.discarded_rounds;
         self.clocks.kept_rounds += more.clocks.kept_rounds;
+        self.clocks.contended_rounds += more.clocks.contended_rounds;
         self.clocks.unreliable |= more.clocks.unreliable;
+        for o in more.clocks.others {
+            if !self.clocks.others.contains(&o) {
+                self.clocks.others.push(o);
+            }
+        }
         self.units.append(&mut more.units);
     }
 

@@ -22,6 +22,10 @@ const WARMUP_RUNS: usize = 3;
 /// ~1 s of the example run).
 const WARMUP_TIME: Duration = Duration::from_millis(20);
 const WARMUP_MAX_RUNS: usize = 200;
+/// Runs that together last this long stand for `WARMUP_RUNS`: one run of a kernel of several
+/// ms has loaded its code and touched its pages as three would (issue 22: three runs each of
+/// `reduce::atomic::n=4194304`, 7.4 ms, in every trial that uses it).
+const WARMUP_SLOW: Duration = Duration::from_millis(5);
 /// Single-launch samples of each kernel that choose the regime.
 const PILOT_SAMPLES: usize = 5;
 /// A batch of rounds is discarded when the SM clock read after it is under this fraction of
@@ -281,7 +285,7 @@ impl Timer {
                 r.prepare(gpu, Some(copy))?;
                 r.run(gpu, copy)?;
             }
-            if runs + 1 >= WARMUP_RUNS && self.sampled {
+            if (runs + 1 >= WARMUP_RUNS || start.elapsed() >= WARMUP_SLOW) && self.sampled {
                 // Queued behind the runs: its reading waits for them too.
                 clock_up = self.read_clock(gpu)? >= THROTTLE_FRACTION * self.max_mhz;
             } else {
@@ -289,6 +293,7 @@ impl Timer {
             }
             runs += 1;
         }
+        let clear = pilot_clear_of(self.floor);
         let pilot = |timer: &mut Timer, op: &mut dyn Timed| -> Result<f64, DeviceError> {
             let mut times = Vec::new();
             for _ in 0..PILOT_SAMPLES {
@@ -296,6 +301,11 @@ impl Timer {
                 gpu.synchronize()?;
                 let (s, e) = &timer.events[0];
                 times.push(elapsed_ms(s, e)? as f64 / 1e3);
+                // Far above every threshold the plan compares with: more pilot samples
+                // cannot change it.
+                if times.len() >= PILOT_CLEAR_SAMPLES && times.iter().all(|t| *t >= clear) {
+                    break;
+                }
             }
             Ok(Summary::of(&times)
                 .map(|s| s.median)
@@ -343,9 +353,6 @@ impl Timer {
         mut reference: Option<&mut dyn Timed>,
     ) -> Result<Samples, DeviceError> {
         let start = Instant::now();
-        let since_us = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_micros() as u64);
         let mut out = Samples {
             regime: plan.regime,
             batch: [plan.kernel_batch, plan.reference_batch],
@@ -359,11 +366,17 @@ impl Timer {
         };
         self.host_time(start, |p| &mut p.capture);
         let graphs = [kernel_graph.as_slice(), reference_graph.as_slice()];
+        let sets = [
+            alternated_sets(copies, graphs[0].len()),
+            alternated_sets(copies, graphs[1].len()),
+        ];
         let mut round = 0usize;
+        let mut group = ROUNDS;
         loop {
             let at = Instant::now();
+            let group_start = at;
             let ops = (&mut *kernel, reference.as_deref_mut());
-            self.queue_rounds(gpu, bench, round, copies, ops, graphs)?;
+            self.queue_rounds(gpu, bench, (round, group), copies, ops, graphs)?;
             // The clock probe queued behind the rounds: reading it back waits for both, one
             // synchronisation per group of rounds (the events are complete once it returns).
             self.queue_clock(gpu)?;
@@ -374,16 +387,18 @@ impl Timer {
             // context holds it (it then waits for that context's time slice).
             let trip = self.round_trip(gpu)?;
             self.host_time(at, |p| &mut p.sync);
+            let per_round = group_start.elapsed().as_secs_f64() / group as f64;
             let at = Instant::now();
-            let next = if self.clock_held(mhz, trip, &mut out.clocks) {
-                self.read_rounds(round, plan, reference.is_some(), &mut out)?;
+            let next = if self.clock_held(mhz, trip, group, &mut out.clocks) {
+                self.read_rounds((round, group), plan, reference.is_some(), &mut out)?;
                 let reference = reference.is_some().then_some(out.reference.as_slice());
-                stop::after_kept(bench, &out.kernel, reference, start.elapsed())
+                stop::after_kept(bench, &out.kernel, reference, sets, start.elapsed())
             } else {
                 stop::after_throttled(bench, start.elapsed())
             };
             self.host_time(at, |p| &mut p.readback);
-            round += ROUNDS;
+            round += group;
+            group = group_after(per_round);
             if let Next::Stop { hit_time_cap } = next {
                 out.hit_time_cap = hit_time_cap;
                 break;
@@ -404,29 +419,39 @@ impl Timer {
         }
         gpu.synchronize()?;
         let c = &mut out.clocks;
-        if let Some(active) = self
-            .thermal
-            .as_ref()
-            .and_then(|t| t.active_processes(since_us))
-        {
-            c.others = super::contention::others(&active, std::process::id());
-        }
         let dropped = c.discarded_rounds + c.contended_rounds;
         let rounds = c.kept_rounds + dropped;
-        c.unreliable = dropped as f64 > UNRELIABLE_FRACTION * rounds as f64 || !c.others.is_empty();
+        c.unreliable = dropped as f64 > UNRELIABLE_FRACTION * rounds as f64;
         self.host_time(at, |p| &mut p.finish);
         out.wall_seconds = start.elapsed().as_secs_f64();
         self.sampled = true;
         Ok(out)
     }
 
-    /// Queues `ROUNDS` rounds from `round` on: in each, the kernel and the reference (when
+    /// The other processes NVML saw using this GPU's SMs since `since_us` (microseconds since
+    /// the Unix epoch, from [`now_us`]), named (`measure::contention`); empty where NVML cannot
+    /// tell. Asked once per trial, after all its allocations were timed: NVML's query took
+    /// ~1.5 ms (issue 22), and its samples are far coarser than one allocation's sampling.
+    pub fn others_since(&mut self, since_us: u64) -> Vec<String> {
+        let at = Instant::now();
+        let own = std::process::id();
+        let others = self
+            .thermal
+            .as_ref()
+            .and_then(|t| t.active_processes(since_us, own))
+            .map(|active| super::contention::others(&active, own))
+            .unwrap_or_default();
+        self.host_time(at, |p| &mut p.contention);
+        others
+    }
+
+    /// Queues `group` rounds from `round` on: in each, the kernel and the reference (when
     /// there is one) take one sample, in alternating order; `graphs` are their replays.
     fn queue_rounds(
         &mut self,
         gpu: &Gpu,
         bench: &Bench,
-        round: usize,
+        (round, group): (usize, usize),
         copies: usize,
         (kernel, mut reference): (&mut (dyn Timed + '_), Option<&mut (dyn Timed + '_)>),
         [kernel_graph, reference_graph]: [&[Graph]; 2],
@@ -439,7 +464,7 @@ impl Timer {
         if gpu.persisting_l2_limit() > 0 {
             gpu.reset_persisting_l2()?;
         }
-        for b in 0..ROUNDS {
+        for b in 0..group {
             let kernel_first = (round + b).is_multiple_of(2);
             for slot in 0..2 {
                 let is_kernel = (slot == 0) == kernel_first;
@@ -453,16 +478,16 @@ impl Timer {
         Ok(())
     }
 
-    /// Reads the event pairs of the rounds queued from `round` on into `out`, as seconds per
-    /// launch (and, when profiling, each sample's splits).
+    /// Reads the event pairs of the `group` rounds queued from `round` on into `out`, as
+    /// seconds per launch (and, when profiling, each sample's splits).
     fn read_rounds(
         &mut self,
-        round: usize,
+        (round, group): (usize, usize),
         plan: Plan,
         with_reference: bool,
         out: &mut Samples,
     ) -> Result<(), DeviceError> {
-        for b in 0..ROUNDS {
+        for b in 0..group {
             let kernel_first = (round + b).is_multiple_of(2);
             for slot in 0..2 {
                 let is_kernel = (slot == 0) == kernel_first;
@@ -485,11 +510,52 @@ impl Timer {
     }
 }
 
+/// A round (both sides' samples, with their prepares and flushes) at least this long is slow:
+/// later groups take [`SLOW_GROUP`] rounds, so that sampling stops within a few ms of the
+/// precision target instead of up to 7 rounds after it (issue 22: a second group of 8 rounds of
+/// `reduce::atomic::n=4194304`, 7.4 ms, as the reference of two trials, on two allocations).
+/// The host's wait per group is then a small share of the group's time.
+pub const SLOW_ROUND_SECONDS: f64 = 1e-3;
+/// Rounds per group once rounds are slow: even, so that each side's samples keep alternating
+/// the input sets by position (`stop::precise_side`) and the order of the sides alternates.
+pub const SLOW_GROUP: usize = 2;
+
+/// Rounds in the next group after one whose rounds took `per_round` seconds of wall time each.
+fn group_after(per_round: f64) -> usize {
+    if per_round >= SLOW_ROUND_SECONDS {
+        SLOW_GROUP
+    } else {
+        ROUNDS
+    }
+}
+
+/// Pilot samples that settle a side far above every threshold (`pilot_clear_of`).
+const PILOT_CLEAR_SAMPLES: usize = 2;
+
+/// A pilot time at or above which the plan's choices for a side are all settled, on a device
+/// whose launch floor is `floor`: the regime (`FLOOR_FACTOR` floors), the batch (one launch at
+/// `BATCH_TARGET_SECONDS`) and a graph of one launch (`SINGLE_LAUNCH_FLOORS` floors) — each
+/// with a 50% margin.
+fn pilot_clear_of(floor: f64) -> f64 {
+    use super::plan::{BATCH_TARGET_SECONDS, SINGLE_LAUNCH_FLOORS};
+    1.5 * (FLOOR_FACTOR * floor)
+        .max(BATCH_TARGET_SECONDS)
+        .max(SINGLE_LAUNCH_FLOORS * floor)
+}
+
+/// Now, in microseconds since the Unix epoch: where [`Timer::others_since`] looks from.
+pub fn now_us() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros() as u64)
+}
+
 /// Whether warm-up may stop after `runs` runs of each kernel and `elapsed`, `clock_up` saying
 /// whether the last clock reading (taken once the timer has sampled) was at the highest clock
 /// seen under load.
 fn warmed(runs: usize, elapsed: Duration, clock_up: bool) -> bool {
-    runs >= WARMUP_RUNS && (clock_up || elapsed >= WARMUP_TIME || runs >= WARMUP_MAX_RUNS)
+    (runs >= WARMUP_RUNS || (runs >= 1 && elapsed >= WARMUP_SLOW))
+        && (clock_up || elapsed >= WARMUP_TIME || runs >= WARMUP_MAX_RUNS)
 }
 
 /// The input copy of the sample queued `queued`-th: single launches rotate over `copies`,
@@ -498,6 +564,20 @@ fn warmed(runs: usize, elapsed: Duration, clock_up: bool) -> bool {
 fn sample_copy(queued: usize, copies: usize, graphs: usize) -> usize {
     let rotation = if graphs == 0 { copies } else { graphs };
     queued % rotation.max(1)
+}
+
+/// The input sets a side's samples alternate over, sample by sample (`stop::precise_side`):
+/// single launches and graphs of one launch rotate over their copies, which with
+/// [`INPUT_SETS`] copies alternate the sets (each side's samples, interleaved with the other's
+/// in alternating order, still alternate: `copies_used` in the tests); 1 where every sample
+/// covers every set (a graph of a batch) or the rotation is not the sets'.
+fn alternated_sets(copies: usize, graphs: usize) -> usize {
+    let rotation = if graphs == 0 { copies } else { graphs };
+    if graphs != 1 && rotation == INPUT_SETS {
+        INPUT_SETS
+    } else {
+        1
+    }
 }
 
 /// In the graph regime, `launches` launches of `op` over `copies` input copies captured into a
@@ -566,11 +646,46 @@ mod tests {
     }
 
     #[test]
+    fn slow_rounds_are_sampled_in_small_even_groups() {
+        assert_eq!(group_after(10e-6), ROUNDS);
+        assert_eq!(group_after(0.99e-3), ROUNDS);
+        assert_eq!(group_after(7.4e-3), SLOW_GROUP);
+        assert!(SLOW_GROUP.is_multiple_of(INPUT_SETS) && ROUNDS.is_multiple_of(INPUT_SETS));
+    }
+
+    #[test]
+    fn a_pilot_stops_early_only_far_above_every_threshold() {
+        use crate::measure::plan::{batch_size, graph_batch};
+        let floor = 6.5e-6;
+        let clear = pilot_clear_of(floor);
+        // At the clear time, every choice is already the one a slower time gets.
+        assert!(clear >= 1.5 * FLOOR_FACTOR * floor);
+        assert_eq!(batch_size(clear / 1.5), 1);
+        assert_eq!(graph_batch(clear / 1.5, floor), 1);
+        assert!(clear < 7.4e-3, "reduce::atomic at 4M stops after two");
+        assert!(clear > 200e-6, "a 200 µs kernel takes every pilot sample");
+    }
+
+    #[test]
+    fn only_sides_that_alternate_their_input_sets_are_split_by_set() {
+        assert_eq!(alternated_sets(INPUT_SETS, 0), INPUT_SETS, "cold");
+        assert_eq!(alternated_sets(32, INPUT_SETS), INPUT_SETS, "graphs of one");
+        assert_eq!(alternated_sets(32, 1), 1, "a graph of a batch covers every set");
+        assert_eq!(alternated_sets(1, 0), 1, "one input set");
+        // Every kernel sample at an even index is on one set, every odd one on the other.
+        let [kernel, reference] = copies_used(16, INPUT_SETS, [0, 0]);
+        for side in [kernel, reference] {
+            assert!(side.iter().step_by(2).all(|c| *c == side[0]));
+            assert!(side.iter().skip(1).step_by(2).all(|c| *c != side[0]));
+        }
+    }
+
+    #[test]
     fn warm_up_ends_with_the_clock_up_but_never_before_its_runs() {
         let ms = Duration::from_millis;
         assert!(
-            !warmed(2, ms(50), true),
-            "at least WARMUP_RUNS, clock or not"
+            !warmed(2, ms(4), true),
+            "at least WARMUP_RUNS, clock or not, unless they were slow"
         );
         assert!(warmed(3, ms(1), true), "a clock that is up ends it");
         assert!(
@@ -578,6 +693,12 @@ mod tests {
             "a clock not up waits for the time"
         );
         assert!(warmed(3, WARMUP_TIME, false));
+        assert!(
+            warmed(1, WARMUP_SLOW, true),
+            "one run of a slow kernel, clock up, is enough"
+        );
+        assert!(!warmed(1, WARMUP_SLOW, false), "but not with the clock down");
+        assert!(!warmed(2, ms(4), true), "fast runs still need WARMUP_RUNS");
         assert!(
             warmed(WARMUP_MAX_RUNS, ms(1), false),
             "or for the most runs"

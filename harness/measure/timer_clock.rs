@@ -3,7 +3,7 @@
 //! trip to the idle GPU (`measure::contention`), which together decide whether a group's
 //! rounds are kept, discarded (throttled) or dropped as contended.
 
-use super::{Timer, PROBE_SPINS, ROUNDS, THROTTLE_FRACTION};
+use super::{Timer, PROBE_SPINS, THROTTLE_FRACTION};
 use crate::device::{DeviceError, Gpu, LaunchDims};
 use crate::measure::samples::Clocks;
 use std::time::Instant;
@@ -64,13 +64,19 @@ impl Timer {
         Ok(mhz)
     }
 
-    /// Records the SM clock read after a group of rounds (`mhz`) and the host's round trip to
-    /// the GPU taken then (`trip`) into `clocks`: whether the clock held and the GPU was ours
+    /// Records the SM clock read after a group of `rounds` rounds (`mhz`) and the host's round
+    /// trip to the GPU taken then (`trip`) into `clocks`: whether the clock held and the GPU was ours
     /// (the rounds are kept), or it was throttled (counted as discarded) or held by another
     /// context (counted as contended).
-    pub(super) fn clock_held(&mut self, mhz: f64, trip: f64, clocks: &mut Clocks) -> bool {
+    pub(super) fn clock_held(
+        &mut self,
+        mhz: f64,
+        trip: f64,
+        rounds: usize,
+        clocks: &mut Clocks,
+    ) -> bool {
         if crate::measure::contention::contended(self.latency, trip) {
-            clocks.contended_rounds += ROUNDS;
+            clocks.contended_rounds += rounds;
             return false;
         }
         clocks.mhz.push(mhz);
@@ -79,10 +85,10 @@ impl Timer {
         }
         if mhz > 0.0 && mhz < THROTTLE_FRACTION * self.max_mhz {
             // Throttled: these rounds are not the kernel's time.
-            clocks.discarded_rounds += ROUNDS;
+            clocks.discarded_rounds += rounds;
             return false;
         }
-        clocks.kept_rounds += ROUNDS;
+        clocks.kept_rounds += rounds;
         true
     }
 }

@@ -117,6 +117,36 @@ pub struct RunTotals {
     /// Inside sampling, under `KERNELGATE_PROFILE=1`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sampling_profile: Option<SamplingProfile>,
+    /// The costliest kernel trials (re-measures and counter reads apart), most costly first:
+    /// the [`COSTLIEST`] dearest, or every trial under `KERNELGATE_PROFILE=1`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub costliest: Vec<TrialCost>,
+}
+
+/// Trials kept in [`RunTotals::costliest`] when not profiling.
+pub const COSTLIEST: usize = 10;
+
+/// What one kernel trial cost, as its worker and the run saw it (seconds).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TrialCost {
+    /// `suite::kernel::case`, with `(re-measure)` or `(counters)` after it when it was one.
+    pub trial: String,
+    /// Wall time of the request as the run saw it.
+    pub seconds: f64,
+    /// Correctness.
+    pub check: f64,
+    /// Making timing copies.
+    pub copies: f64,
+    /// Warm-up and the pilot.
+    pub warmup: f64,
+    /// Sampling, of which `launches` were the timed launches' GPU time.
+    pub sampling: f64,
+    /// GPU time of the timed launches (whole graph replays).
+    pub launches: f64,
+    /// Checking what the timed launches left.
+    pub timed_check: f64,
+    /// Samples kept, both sides.
+    pub samples: usize,
 }
 
 /// Where one trial's time went inside its worker, beyond setup and correctness, with the work
@@ -174,6 +204,17 @@ impl RunTotals {
             kernel * samples.batch[0] as f64 + reference * samples.batch[1] as f64;
     }
 
+    /// Notes what one trial cost; keeps the [`COSTLIEST`] dearest unless `all`.
+    pub fn add_cost(&mut self, cost: TrialCost, all: bool) {
+        let at = self
+            .costliest
+            .partition_point(|c| c.seconds >= cost.seconds);
+        self.costliest.insert(at, cost);
+        if !all {
+            self.costliest.truncate(COSTLIEST);
+        }
+    }
+
     /// Adds one worker answer's phases.
     pub fn add_phases(&mut self, p: &WorkerPhases) {
         self.context_seconds += p.context;
@@ -225,6 +266,20 @@ impl RunTotals {
                 "kernelgate: inside sampling (KERNELGATE_PROFILE=1), {}",
                 p.describe()
             ));
+        }
+        if !self.costliest.is_empty() {
+            let dearest: Vec<String> = self
+                .costliest
+                .iter()
+                .take(3)
+                .map(|c| {
+                    format!(
+                        "{} {:.3} s (warm-up {:.3}, sampling {:.3} of which launches {:.3}, {} samples; timed checks {:.3})",
+                        c.trial, c.seconds, c.warmup, c.sampling, c.launches, c.samples, c.timed_check
+                    )
+                })
+                .collect();
+            out.push(format!("kernelgate: costliest trials: {}", dearest.join("; ")));
         }
         out
     }

@@ -9,6 +9,7 @@ use crate::config::Config;
 use crate::device::{self, DeviceInfo};
 use crate::failure::TrialFailure;
 use crate::report::results::RunTotals;
+use crate::report::totals::TrialCost;
 use crate::runner::{Executor, Kind, Measured, Outcome, TrialSpec};
 use crate::suite::Suite;
 use std::collections::HashMap;
@@ -304,6 +305,34 @@ impl<'a> WorkerPool<'a> {
         totals.setup_seconds += result.setup_seconds;
         totals.check_seconds += result.check_seconds;
         totals.add_phases(&result.phases);
+        let mut cost = TrialCost {
+            trial: match spec.kind {
+                Kind::Kernel { case, kernel } => self
+                    .suites
+                    .get(spec.suite)
+                    .map_or(String::new(), |s| s.trial_name(case, kernel)),
+                Kind::Compile => String::new(),
+            },
+            seconds: wall,
+            check: result.check_seconds,
+            copies: result.phases.copies,
+            warmup: result.phases.warmup,
+            timed_check: result.phases.timed_check,
+            ..TrialCost::default()
+        };
+        if spec.counters {
+            cost.trial.push_str(" (counters)");
+        } else if spec.effort > 1 {
+            cost.trial.push_str(" (re-measure)");
+        }
+        if let Ok(data) = &result.outcome {
+            let s = &data.samples;
+            cost.sampling = s.wall_seconds;
+            cost.samples = s.kernel.len() + s.reference.len();
+            cost.launches = s.kernel.iter().sum::<f64>() * s.batch[0] as f64
+                + s.reference.iter().sum::<f64>() * s.batch[1] as f64;
+        }
+        totals.add_cost(cost, self.config.profile);
         if spec.counters {
             totals.counter_seconds += wall;
         } else {

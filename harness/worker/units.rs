@@ -51,6 +51,7 @@ pub(super) fn time_units(
     let mut pooled: Option<Samples> = None;
     let mut plan: Option<Plan> = None;
     let seconds = |at: Instant| at.elapsed().as_secs_f64();
+    let since_us = crate::measure::now_us();
     for u in 0..units {
         let at = Instant::now();
         let mut here = match copies.take() {
@@ -83,8 +84,15 @@ pub(super) fn time_units(
     let at = Instant::now();
     drop(spacers);
     phases.copies += seconds(at);
-    pooled
-        .ok_or_else(|| Failure::Trial(TrialFailure::Harness("a trial was timed on no unit".into())))
+    let mut pooled = pooled.ok_or_else(|| {
+        Failure::Trial(TrialFailure::Harness("a trial was timed on no unit".into()))
+    })?;
+    // Another process on the GPU while any allocation was timed: not to be trusted.
+    let clocks = &mut pooled.clocks;
+    clocks.others = timer.others_since(since_us);
+    clocks.unreliable |= !clocks.others.is_empty();
+    crate::measure::profile::add_into(&mut phases.sampling, timer.take_profile().as_ref());
+    Ok(pooled)
 }
 
 /// Reads the counters of `trial` (its kernel and what it is timed against) on
