@@ -69,6 +69,12 @@ echo "exit $? (2 expected: every accout trial fails, every accinout trial passes
 grep -E '^test acc(out|inout)::' "$work/accumulate.log" | cut -c1-160
 grep -m1 -o 'output `bins` depends on what it held before[^(]*' "$work/accumulate.log"
 
+echo "== must fail: a kernel that keeps results keyed on its inputs (the memo probe, whose seen launches are the timed ones in the cold regime)"
+KERNELGATE_SUITES=tests/fixtures/memo KERNELGATE_BASELINES="$work/none" "$perf" > "$work/memo.log" 2>&1
+echo "exit $? (101 expected: memo4 fails, twin passes)"
+grep -E '^test memo::' "$work/memo.log" | cut -c1-160
+grep -m1 -o 'kernel `memo4` is faster on inputs it has seen[^(]*' "$work/memo.log"
+
 # The profile's parts, from the results files (seconds).
 python3 - "$work" <<'PY'
 import json, sys, os

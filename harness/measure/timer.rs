@@ -65,7 +65,7 @@ pub struct Timer {
     max_mhz: f64,
     /// Whether this timer has sampled: its highest clock reading is then one under load.
     sampled: bool,
-    thermal: Option<crate::device::thermal::Thermal>,
+    thermal: Option<std::sync::Arc<crate::device::thermal::Thermal>>,
     /// The sampling profile's events and figures, under `KERNELGATE_PROFILE=1`.
     splits: Option<Splits>,
     /// The empty kernel, for the host's round trip to the GPU between rounds.
@@ -101,7 +101,8 @@ impl Timer {
             sampled: false,
             thermal: gpu
                 .uuid()
-                .and_then(|u| crate::device::thermal::Thermal::open(&u)),
+                .and_then(|u| crate::device::thermal::Thermal::open(&u))
+                .map(std::sync::Arc::new),
             splits: None,
             empty,
             latency: 0.0,
@@ -428,18 +429,30 @@ impl Timer {
         Ok(out)
     }
 
-    /// The other processes NVML saw using this GPU's SMs since `since_us` (microseconds since
-    /// the Unix epoch, from [`now_us`]), named (`measure::contention`); empty where NVML cannot
-    /// tell. Asked once per trial, after all its allocations were timed: NVML's query took
-    /// ~1.5 ms (issue 22), and its samples are far coarser than one allocation's sampling.
-    pub fn others_since(&mut self, since_us: u64) -> Vec<String> {
+    /// Starts asking NVML which other processes used this GPU's SMs since `since_us`
+    /// (microseconds since the Unix epoch, from [`now_us`]), on a thread of its own: the query
+    /// took ~1.6 ms on an H200 (issue 22: 0.65 s of the 400-trial sweep), so the worker asks
+    /// once per trial, after its last allocation was sampled, and checks what that allocation's
+    /// timed launches left meanwhile. [`Timer::others`] waits for the answer.
+    pub fn ask_others(&self, since_us: u64) -> OthersQuery {
+        let thermal = self.thermal.clone();
+        OthersQuery(thermal.map(|t| {
+            std::thread::spawn(move || {
+                let own = std::process::id();
+                t.active_processes(since_us, own)
+                    .map(|active| super::contention::others(&active, own))
+                    .unwrap_or_default()
+            })
+        }))
+    }
+
+    /// The other processes `query` found, named (`measure::contention`); empty where NVML
+    /// cannot tell. The wait counts in the sampling profile.
+    pub fn others(&mut self, query: OthersQuery) -> Vec<String> {
         let at = Instant::now();
-        let own = std::process::id();
-        let others = self
-            .thermal
-            .as_ref()
-            .and_then(|t| t.active_processes(since_us, own))
-            .map(|active| super::contention::others(&active, own))
+        let others = query
+            .0
+            .and_then(|h| h.join().ok())
             .unwrap_or_default();
         self.host_time(at, |p| &mut p.contention);
         others
@@ -542,6 +555,9 @@ fn pilot_clear_of(floor: f64) -> f64 {
         .max(BATCH_TARGET_SECONDS)
         .max(SINGLE_LAUNCH_FLOORS * floor)
 }
+
+/// NVML's answer to [`Timer::ask_others`], on its way.
+pub struct OthersQuery(Option<std::thread::JoinHandle<Vec<String>>>);
 
 /// Now, in microseconds since the Unix epoch: where [`Timer::others_since`] looks from.
 pub fn now_us() -> u64 {

@@ -52,6 +52,7 @@ pub(super) fn time_units(
     let mut plan: Option<Plan> = None;
     let seconds = |at: Instant| at.elapsed().as_secs_f64();
     let since_us = crate::measure::now_us();
+    let mut others = None;
     for u in 0..units {
         let at = Instant::now();
         let mut here = match copies.take() {
@@ -64,12 +65,18 @@ pub(super) fn time_units(
         phases.copies += seconds(at);
         let (mut samples, p) = trial.time(timer, &mut here, plan, phases)?;
         plan = Some(p);
+        // Once the last allocation is sampled, NVML is asked (on a thread) while its timed
+        // launches are checked.
+        if u + 1 == units {
+            others = Some(timer.ask_others(since_us));
+        }
         let at = Instant::now();
         trial.check_timed(&here, p, &samples, (expected.outputs, expected.seeds))?;
         // The first measurement's first unit only: a re-measure times the same kernel again,
         // and a further unit would only repeat the question on other buffers.
         if u == 0 && trial.req.check {
-            trial.fresh_inputs(timer, &here)?;
+            let cold = samples.regime == crate::measure::Regime::Cold;
+            trial.fresh_inputs(timer, &here, cold.then_some(samples.kernel.as_slice()))?;
         }
         phases.timed_check += seconds(at);
         samples.close_unit();
@@ -89,7 +96,7 @@ pub(super) fn time_units(
     })?;
     // Another process on the GPU while any allocation was timed: not to be trusted.
     let clocks = &mut pooled.clocks;
-    clocks.others = timer.others_since(since_us);
+    clocks.others = others.map_or_else(Vec::new, |q| timer.others(q));
     clocks.unreliable |= !clocks.others.is_empty();
     crate::measure::profile::add_into(&mut phases.sampling, timer.take_profile().as_ref());
     Ok(pooled)
