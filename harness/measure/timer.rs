@@ -72,6 +72,9 @@ pub struct Timer {
     empty: Function,
     /// That round trip when the worker started, seconds (`measure::contention`).
     latency: f64,
+    /// A round's GPU time as the last plan's pilot saw it (seconds): the first group's size
+    /// (`group_after`).
+    pilot_round: f64,
 }
 
 impl Timer {
@@ -106,6 +109,7 @@ impl Timer {
             splits: None,
             empty,
             latency: 0.0,
+            pilot_round: 0.0,
         };
         let dims = LaunchDims {
             grid: [1; 3],
@@ -322,8 +326,8 @@ impl Timer {
             Some(Regime::Cold) => false,
             None => k.min(r) < FLOOR_FACTOR * self.floor,
         };
-        if graph {
-            Ok(Plan {
+        let plan = if graph {
+            Plan {
                 regime: Regime::Graph,
                 // Every input set timed: a launch per set in a replay, or a graph per set.
                 kernel_batch: graph_batch(k, self.floor),
@@ -332,14 +336,21 @@ impl Timer {
                 } else {
                     1
                 },
-            })
+            }
         } else {
-            Ok(Plan {
+            Plan {
                 regime: Regime::Cold,
                 kernel_batch: 1,
                 reference_batch: 1,
-            })
-        }
+            }
+        };
+        let r = if r.is_finite() {
+            r * plan.reference_batch as f64
+        } else {
+            0.0
+        };
+        self.pilot_round = k * plan.kernel_batch as f64 + r;
+        Ok(plan)
     }
 
     /// Times `kernel`, interleaved with `reference` when given, as `plan` says, rotating
@@ -372,7 +383,7 @@ impl Timer {
             alternated_sets(copies, graphs[1].len()),
         ];
         let mut round = 0usize;
-        let mut group = ROUNDS;
+        let mut group = group_after(self.pilot_round);
         loop {
             let at = Instant::now();
             let group_start = at;
