@@ -82,6 +82,28 @@ pub fn after_kept(
     }
 }
 
+/// When sampling goes on only for `min_samples` and `min_time_ms` (both sides already
+/// precise): the samples and the time still missing, for the timing loop to queue just the
+/// rounds that reach them rather than a whole group more (issue 22: up to a group of rounds
+/// after `min_time_ms` on every allocation; the stopping rule itself is unchanged). `None`
+/// while a side is not precise.
+pub fn only_short_of(
+    bench: &Bench,
+    kernel: &[f64],
+    reference: Option<&[f64]>,
+    sets: [usize; 2],
+    elapsed: Duration,
+) -> Option<(usize, Duration)> {
+    let done = precise_side(kernel, sets[0], bench.precision)
+        && reference.is_none_or(|r| precise_side(r, sets[1], bench.precision));
+    done.then(|| {
+        (
+            bench.min_samples.saturating_sub(kernel.len()),
+            Duration::from_millis(bench.min_time_ms).saturating_sub(elapsed),
+        )
+    })
+}
+
 /// After a group of rounds was discarded (the clock throttled): go on until twice the cap.
 pub fn after_throttled(bench: &Bench, elapsed: Duration) -> Next {
     if elapsed >= 2 * Duration::from_millis(bench.max_time_ms) {
@@ -200,7 +222,10 @@ mod tests {
                 set * (1.0 + 0.002 * ((i * 7 % 5) as f64 / 4.0 - 0.5))
             })
             .collect();
-        assert!(!precise(&two, b.precision), "the pooled median is not precise");
+        assert!(
+            !precise(&two, b.precision),
+            "the pooled median is not precise"
+        );
         assert!(precise_side(&two, 2, b.precision));
         assert!(
             !precise_side(&two, 1, b.precision),
@@ -221,9 +246,36 @@ mod tests {
         let noisy: Vec<f64> = two
             .iter()
             .enumerate()
-            .map(|(i, t)| if i % 2 == 1 { t * (1.0 + 0.2 * ((i * 7 % 11) as f64 / 10.0 - 0.5)) } else { *t })
+            .map(|(i, t)| {
+                if i % 2 == 1 {
+                    t * (1.0 + 0.2 * ((i * 7 % 11) as f64 / 10.0 - 0.5))
+                } else {
+                    *t
+                }
+            })
             .collect();
         assert!(!precise_side(&noisy, 2, b.precision));
+    }
+
+    #[test]
+    fn what_precise_sampling_is_still_short_of() {
+        let b = bench();
+        let (quiet, noisy) = (samples(12, 0.001), samples(32, 0.2));
+        assert_eq!(
+            only_short_of(&b, &quiet, None, [1, 1], MS(4)),
+            Some((4, MS(6))),
+            "4 samples and 6 ms to min_samples and min_time_ms"
+        );
+        assert_eq!(
+            only_short_of(&b, &samples(16, 0.001), None, [1, 1], MS(30)),
+            Some((0, MS(0)))
+        );
+        assert_eq!(only_short_of(&b, &noisy, None, [1, 1], MS(4)), None);
+        assert_eq!(
+            only_short_of(&b, &quiet, Some(&noisy), [1, 1], MS(4)),
+            None,
+            "an imprecise reference is not only short of time"
+        );
     }
 
     #[test]

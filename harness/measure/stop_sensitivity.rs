@@ -50,7 +50,9 @@ fn unit_samples(rng: &mut ChaCha8Rng, bench: &Bench, seconds: f64, unit: f64) ->
             wall += s + OVERHEAD;
             out.push(s);
         }
-        if let Next::Stop { .. } = after_kept(bench, &out, None, [1, 1], Duration::from_secs_f64(wall)) {
+        if let Next::Stop { .. } =
+            after_kept(bench, &out, None, [1, 1], Duration::from_secs_f64(wall))
+        {
             return out;
         }
     }

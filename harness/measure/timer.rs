@@ -267,6 +267,36 @@ impl Timer {
         Ok(elapsed_ms(start, end)? as f64 / 1e3)
     }
 
+    /// `count` single-launch samples of `op` on input copy `copy`, each prepared and flushed
+    /// as [`Timer::sample_on`] takes one, queued back to back and waited for once; seconds.
+    pub fn samples_on(
+        &mut self,
+        gpu: &Gpu,
+        bench: &Bench,
+        op: &mut dyn Timed,
+        (copy, count): (usize, usize),
+    ) -> Result<Vec<f64>, DeviceError> {
+        let mut out = Vec::with_capacity(count);
+        while out.len() < count {
+            let n = (count - out.len()).min(self.events.len());
+            for slot in 0..n {
+                op.prepare(gpu, Some(copy))?;
+                if bench.l2_flush {
+                    self.flush_l2(gpu)?;
+                }
+                let (start, end) = &self.events[slot];
+                gpu.record(start)?;
+                op.run(gpu, copy)?;
+                gpu.record(end)?;
+            }
+            gpu.synchronize()?;
+            for (start, end) in &self.events[..n] {
+                out.push(elapsed_ms(start, end)? as f64 / 1e3);
+            }
+        }
+        Ok(out)
+    }
+
     /// Warms both kernels up, then chooses the regime from a few single-launch samples.
     /// `preferred` (the regime of the trial's baseline) wins over the floor rule, so that a
     /// kernel near the boundary is timed the same way every run; the floor itself varies
@@ -401,16 +431,22 @@ impl Timer {
             self.host_time(at, |p| &mut p.sync);
             let per_round = group_start.elapsed().as_secs_f64() / group as f64;
             let at = Instant::now();
+            let mut short = None;
             let next = if self.clock_held(mhz, trip, group, &mut out.clocks) {
                 self.read_rounds((round, group), plan, reference.is_some(), &mut out)?;
                 let reference = reference.is_some().then_some(out.reference.as_slice());
-                stop::after_kept(bench, &out.kernel, reference, sets, start.elapsed())
+                let elapsed = start.elapsed();
+                short = stop::only_short_of(bench, &out.kernel, reference, sets, elapsed);
+                stop::after_kept(bench, &out.kernel, reference, sets, elapsed)
             } else {
                 stop::after_throttled(bench, start.elapsed())
             };
             self.host_time(at, |p| &mut p.readback);
             round += group;
             group = group_after(per_round);
+            if let Some((samples, time)) = short {
+                group = group.min(rounds_to_reach(samples, time, per_round));
+            }
             if let Next::Stop { hit_time_cap } = next {
                 out.hit_time_cap = hit_time_cap;
                 break;
@@ -461,10 +497,7 @@ impl Timer {
     /// cannot tell. The wait counts in the sampling profile.
     pub fn others(&mut self, query: OthersQuery) -> Vec<String> {
         let at = Instant::now();
-        let others = query
-            .0
-            .and_then(|h| h.join().ok())
-            .unwrap_or_default();
+        let others = query.0.and_then(|h| h.join().ok()).unwrap_or_default();
         self.host_time(at, |p| &mut p.contention);
         others
     }
@@ -551,6 +584,14 @@ fn group_after(per_round: f64) -> usize {
     } else {
         ROUNDS
     }
+}
+
+/// Rounds that take `samples` more samples of each side and last `time` more, at `per_round`
+/// seconds each: even (the sides keep alternating their order and input sets), at least 2.
+fn rounds_to_reach(samples: usize, time: Duration, per_round: f64) -> usize {
+    let for_time = (time.as_secs_f64() / per_round.max(1e-9)).ceil() as usize;
+    let rounds = samples.max(for_time).max(1);
+    rounds.div_ceil(2) * 2
 }
 
 /// Pilot samples that settle a side far above every threshold (`pilot_clear_of`).
@@ -681,6 +722,20 @@ mod tests {
     }
 
     #[test]
+    fn precise_sampling_short_of_its_minimum_queues_only_what_reaches_it() {
+        let ms = Duration::from_millis;
+        // 1.4 ms to go at 0.32 ms a round: 5 rounds, made even.
+        assert_eq!(rounds_to_reach(0, Duration::from_micros(1400), 320e-6), 6);
+        assert_eq!(rounds_to_reach(3, ms(0), 320e-6), 4, "3 samples more");
+        assert_eq!(rounds_to_reach(0, ms(0), 320e-6), 2, "never fewer than 2");
+        assert_eq!(
+            rounds_to_reach(0, ms(50), 320e-6),
+            158,
+            "capped by the group"
+        );
+    }
+
+    #[test]
     fn a_pilot_stops_early_only_far_above_every_threshold() {
         use crate::measure::plan::{batch_size, graph_batch};
         let floor = 6.5e-6;
@@ -697,7 +752,11 @@ mod tests {
     fn only_sides_that_alternate_their_input_sets_are_split_by_set() {
         assert_eq!(alternated_sets(INPUT_SETS, 0), INPUT_SETS, "cold");
         assert_eq!(alternated_sets(32, INPUT_SETS), INPUT_SETS, "graphs of one");
-        assert_eq!(alternated_sets(32, 1), 1, "a graph of a batch covers every set");
+        assert_eq!(
+            alternated_sets(32, 1),
+            1,
+            "a graph of a batch covers every set"
+        );
         assert_eq!(alternated_sets(1, 0), 1, "one input set");
         // Every kernel sample at an even index is on one set, every odd one on the other.
         let [kernel, reference] = copies_used(16, INPUT_SETS, [0, 0]);
@@ -724,7 +783,10 @@ mod tests {
             warmed(1, WARMUP_SLOW, true),
             "one run of a slow kernel, clock up, is enough"
         );
-        assert!(!warmed(1, WARMUP_SLOW, false), "but not with the clock down");
+        assert!(
+            !warmed(1, WARMUP_SLOW, false),
+            "but not with the clock down"
+        );
         assert!(!warmed(2, ms(4), true), "fast runs still need WARMUP_RUNS");
         assert!(
             warmed(WARMUP_MAX_RUNS, ms(1), false),

@@ -279,7 +279,10 @@ impl RunTotals {
                     )
                 })
                 .collect();
-            out.push(format!("kernelgate: costliest trials: {}", dearest.join("; ")));
+            out.push(format!(
+                "kernelgate: costliest trials: {}",
+                dearest.join("; ")
+            ));
         }
         out
     }

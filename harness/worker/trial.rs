@@ -232,8 +232,9 @@ impl Trial<'_> {
             Some(t) if t.len() >= PROBES => t[t.len() - PROBES..].to_vec(),
             _ => Vec::new(),
         };
-        while seen.len() < PROBES {
-            seen.push(timer.sample_on(gpu, &bench, &mut kernel, 0)?);
+        if seen.len() < PROBES {
+            // Queued together, waited for once.
+            seen = timer.samples_on(gpu, &bench, &mut kernel, (0, PROBES))?;
         }
         let slowest_seen = seen.iter().copied().fold(f64::MIN, f64::max);
         let mut fresh = Vec::new();
