@@ -13,7 +13,7 @@ pub const DEFAULT_MIN_SAMPLES: usize = 10;
 /// Samples never exceeded per kernel.
 pub const DEFAULT_MAX_SAMPLES: usize = 2000;
 /// Sampling time floor per trial.
-pub const DEFAULT_MIN_TIME_MS: u64 = 10;
+pub const DEFAULT_MIN_TIME_MS: u64 = 5;
 /// Sampling time cap per trial.
 pub const DEFAULT_MAX_TIME_MS: u64 = 1000;
 /// Without a `precision`, the target relative half-width of the median's 95% interval is this

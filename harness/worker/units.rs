@@ -149,7 +149,7 @@ fn fresh_copies(trial: &Trial, seeds: &[u64]) -> Result<Copies, Failure> {
     let (gpu, suite, case) = (trial.gpu, trial.suite, trial.req.case);
     let bufs = case_buffers(gpu, suite, case)?;
     let sets: Vec<InputSet> = seeds.iter().map(|s| InputSet::new(case, *s)).collect();
-    sets[0].upload(gpu, trial.kernels, suite, &bufs)?;
+    // `Copies::new` writes every set, the first into `bufs`.
     Copies::new(gpu, trial.kernels, suite, bufs, sets)
 }
 
