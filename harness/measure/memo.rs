@@ -11,7 +11,10 @@
 //! are in it; each fresh set is new, so none can be. A kernel whose every fresh launch is slower
 //! than every seen one, and whose fresh median is over [`FACTOR`] times the seen one, fails. Honest kernels take the
 //! same time on any set drawn from one distribution; a cache keyed on contents cannot hit on
-//! contents it has never seen, so the fresh launches are its full cost.
+//! contents it has never seen, so the fresh launches are its full cost. The worker
+//! (`Trial::fresh_inputs`) stops the fresh launches at the first one no slower than every seen
+//! one — `remembers` is then false whatever follows — and in the cold regime takes the seen
+//! launches from the timed samples.
 
 use crate::stats::Summary;
 
