@@ -456,13 +456,9 @@ impl Timer {
         // ones — a replay of the same graph, or one single launch (or graph of one) per input
         // copy — so that every copy's outputs are the kernel's, for the caller to check against
         // the reference ("timed work is checked work"). The kernel cannot tell it from a timed
-        // one.
+        // one. Timed alone, it wrote last already: its own timed samples, every copy in turn.
         let at = Instant::now();
-        let last = match kernel_graph.len() {
-            0 => copies,
-            n => n,
-        };
-        for _ in 0..last {
+        for _ in 0..last_launches(reference.is_some(), kernel_graph.len(), copies) {
             self.queue(gpu, bench, kernel, &kernel_graph, copies, 0)?;
         }
         gpu.synchronize()?;
@@ -583,6 +579,19 @@ fn group_after(per_round: f64) -> usize {
         SLOW_GROUP
     } else {
         ROUNDS
+    }
+}
+
+/// The kernel's last (checked, not kept) launches after sampling: none when it was timed
+/// alone — each sample rotates to the next copy (`sample_copy`) and every group has at least
+/// as many samples as the rotation, so the last timed samples wrote every copy, prepared as
+/// every sample is (issue 22: two launches of a 7.4 ms kernel per allocation) —, else one
+/// replay of a graph of a batch, or one sample per copy of the rotation.
+fn last_launches(with_reference: bool, graphs: usize, copies: usize) -> usize {
+    match (with_reference, graphs) {
+        (false, _) => 0,
+        (true, 0) => copies,
+        (true, n) => n,
     }
 }
 
@@ -711,6 +720,30 @@ mod tests {
             .map(|q| sample_copy(q, 32, INPUT_SETS))
             .collect();
         assert_eq!(last, [1, 0]);
+    }
+
+    #[test]
+    fn a_kernel_timed_alone_has_written_every_copy_last_already() {
+        assert_eq!(last_launches(false, 0, INPUT_SETS), 0);
+        assert_eq!(last_launches(false, 1, 32), 0);
+        assert_eq!(
+            last_launches(true, 0, INPUT_SETS),
+            INPUT_SETS,
+            "cold: each copy"
+        );
+        assert_eq!(last_launches(true, 1, 32), 1, "one replay of the batch");
+        assert_eq!(
+            last_launches(true, INPUT_SETS, 32),
+            INPUT_SETS,
+            "graphs of one"
+        );
+        // Alone, the last `rotation` samples of the smallest group reach every copy.
+        let rotation = INPUT_SETS;
+        assert!(SLOW_GROUP >= rotation && ROUNDS >= rotation);
+        let last: Vec<usize> = (7..7 + SLOW_GROUP)
+            .map(|q| sample_copy(q, INPUT_SETS, 0))
+            .collect();
+        assert!((0..INPUT_SETS).all(|c| last.contains(&c)));
     }
 
     #[test]
