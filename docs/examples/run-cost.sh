@@ -36,6 +36,9 @@ run "example suites, filling the compile cache (not quoted)" KERNELGATE_RESULTS=
 run "example suites, warm cache, run 1" KERNELGATE_RESULTS="$work/run1.json"
 run "example suites, warm cache, run 2" KERNELGATE_RESULTS="$work/run2.json"
 run "example suites, warm cache, KERNELGATE_PROFILE=1" KERNELGATE_PROFILE=1 KERNELGATE_RESULTS="$work/profile.json"
+# Every trial's hardware counters read too (after all timing): what issue 16's evidence costs
+# when asked for everywhere (the default, auto, reads them only where a verdict needs them).
+run "example suites, warm cache, KERNELGATE_COUNTERS=all" KERNELGATE_COUNTERS=all KERNELGATE_RESULTS="$work/counters.json"
 
 # The sweep: saxpy's two kernels over 200 sizes from 2^12 to 2^24, spaced evenly in log,
 # without baselines (every trial passes with "no baseline": timing, not judging, is measured).
@@ -83,7 +86,7 @@ keys = ["wall_seconds", "load_seconds", "first_gpu_work_seconds", "worker_start_
         "setup_seconds", "check_seconds", "copies_seconds", "warmup_seconds", "sampled_seconds",
         "kernel_seconds", "timed_check_seconds", "trials_seconds", "counter_seconds",
         "judge_seconds", "report_seconds"]
-names = ["run1", "run2", "profile", "sweep"]
+names = ["run1", "run2", "profile", "counters", "sweep"]
 files = {n: os.path.join(sys.argv[1], n + ".json") for n in names}
 totals = {n: (json.load(open(f)).get("totals") or {}) for n, f in files.items() if os.path.exists(f)}
 print(f"{'== totals (s)':<24}" + "".join(f"{n:>10}" for n in totals))
