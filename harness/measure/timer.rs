@@ -739,7 +739,10 @@ mod tests {
         );
         // Alone, the last `rotation` samples of the smallest group reach every copy.
         let rotation = INPUT_SETS;
-        assert!(SLOW_GROUP >= rotation, "the smallest group reaches every copy");
+        assert!(
+            SLOW_GROUP >= rotation,
+            "the smallest group reaches every copy"
+        );
         let last: Vec<usize> = (7..7 + SLOW_GROUP)
             .map(|q| sample_copy(q, INPUT_SETS, 0))
             .collect();
