@@ -10,22 +10,8 @@ use crate::device::{
 };
 use crate::stats::Summary;
 use crate::suite::Bench;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-/// Rounds queued between synchronizations.
-pub(super) const ROUNDS: usize = 8;
-/// Warm-up: at least this many runs of each kernel...
-const WARMUP_RUNS: usize = 3;
-/// ...and at least this long, unless `WARMUP_MAX_RUNS` comes first, or (once the worker has
-/// sampled, so that its highest clock reading is one under load) the SM clock is read at
-/// that clock again: a clock that is up needs no more warming (issue 22: 20 ms per trial was
-/// ~1 s of the example run).
-const WARMUP_TIME: Duration = Duration::from_millis(20);
-const WARMUP_MAX_RUNS: usize = 200;
-/// Runs that together last this long stand for `WARMUP_RUNS`: one run of a kernel of several
-/// ms has loaded its code and touched its pages as three would (issue 22: three runs each of
-/// `reduce::atomic::n=4194304`, 7.4 ms, in every trial that uses it).
-const WARMUP_SLOW: Duration = Duration::from_millis(5);
 /// Single-launch samples of each kernel that choose the regime.
 const PILOT_SAMPLES: usize = 5;
 /// A batch of rounds is discarded when the SM clock read after it is under this fraction of
@@ -563,60 +549,6 @@ impl Timer {
     }
 }
 
-/// A round (both sides' samples, with their prepares and flushes) at least this long is slow:
-/// later groups take [`SLOW_GROUP`] rounds, so that sampling stops within a few ms of the
-/// precision target instead of up to 7 rounds after it (issue 22: a second group of 8 rounds of
-/// `reduce::atomic::n=4194304`, 7.4 ms, as the reference of two trials, on two allocations).
-/// The host's wait per group is then a small share of the group's time.
-pub const SLOW_ROUND_SECONDS: f64 = 1e-3;
-/// Rounds per group once rounds are slow: even, so that each side's samples keep alternating
-/// the input sets by position (`stop::precise_side`) and the order of the sides alternates.
-pub const SLOW_GROUP: usize = 2;
-
-/// Rounds in the next group after one whose rounds took `per_round` seconds of wall time each.
-fn group_after(per_round: f64) -> usize {
-    if per_round >= SLOW_ROUND_SECONDS {
-        SLOW_GROUP
-    } else {
-        ROUNDS
-    }
-}
-
-/// The kernel's last (checked, not kept) launches after sampling: none when it was timed
-/// alone — each sample rotates to the next copy (`sample_copy`) and every group has at least
-/// as many samples as the rotation, so the last timed samples wrote every copy, prepared as
-/// every sample is (issue 22: two launches of a 7.4 ms kernel per allocation) —, else one
-/// replay of a graph of a batch, or one sample per copy of the rotation.
-fn last_launches(with_reference: bool, graphs: usize, copies: usize) -> usize {
-    match (with_reference, graphs) {
-        (false, _) => 0,
-        (true, 0) => copies,
-        (true, n) => n,
-    }
-}
-
-/// Rounds that take `samples` more samples of each side and last `time` more, at `per_round`
-/// seconds each: even (the sides keep alternating their order and input sets), at least 2.
-fn rounds_to_reach(samples: usize, time: Duration, per_round: f64) -> usize {
-    let for_time = (time.as_secs_f64() / per_round.max(1e-9)).ceil() as usize;
-    let rounds = samples.max(for_time).max(1);
-    rounds.div_ceil(2) * 2
-}
-
-/// Pilot samples that settle a side far above every threshold (`pilot_clear_of`).
-const PILOT_CLEAR_SAMPLES: usize = 2;
-
-/// A pilot time at or above which the plan's choices for a side are all settled, on a device
-/// whose launch floor is `floor`: the regime (`FLOOR_FACTOR` floors), the batch (one launch at
-/// `BATCH_TARGET_SECONDS`) and a graph of one launch (`SINGLE_LAUNCH_FLOORS` floors) — each
-/// with a 50% margin.
-fn pilot_clear_of(floor: f64) -> f64 {
-    use super::plan::{BATCH_TARGET_SECONDS, SINGLE_LAUNCH_FLOORS};
-    1.5 * (FLOOR_FACTOR * floor)
-        .max(BATCH_TARGET_SECONDS)
-        .max(SINGLE_LAUNCH_FLOORS * floor)
-}
-
 /// NVML's answer to [`Timer::ask_others`], on its way.
 pub struct OthersQuery(Option<std::thread::JoinHandle<Vec<String>>>);
 
@@ -627,35 +559,10 @@ pub fn now_us() -> u64 {
         .map_or(0, |d| d.as_micros() as u64)
 }
 
-/// Whether warm-up may stop after `runs` runs of each kernel and `elapsed`, `clock_up` saying
-/// whether the last clock reading (taken once the timer has sampled) was at the highest clock
-/// seen under load.
-fn warmed(runs: usize, elapsed: Duration, clock_up: bool) -> bool {
-    (runs >= WARMUP_RUNS || (runs >= 1 && elapsed >= WARMUP_SLOW))
-        && (clock_up || elapsed >= WARMUP_TIME || runs >= WARMUP_MAX_RUNS)
-}
-
-/// The input copy of the sample queued `queued`-th: single launches rotate over `copies`,
-/// graphs of one launch over their `graphs` (one per copy, from copy 0); with one graph of a
-/// batch, which uses every copy, 0 (unused).
-fn sample_copy(queued: usize, copies: usize, graphs: usize) -> usize {
-    let rotation = if graphs == 0 { copies } else { graphs };
-    queued % rotation.max(1)
-}
-
-/// The input sets a side's samples alternate over, sample by sample (`stop::precise_side`):
-/// single launches and graphs of one launch rotate over their copies, which with
-/// [`INPUT_SETS`] copies alternate the sets (each side's samples, interleaved with the other's
-/// in alternating order, still alternate: `copies_used` in the tests); 1 where every sample
-/// covers every set (a graph of a batch) or the rotation is not the sets'.
-fn alternated_sets(copies: usize, graphs: usize) -> usize {
-    let rotation = if graphs == 0 { copies } else { graphs };
-    if graphs != 1 && rotation == INPUT_SETS {
-        INPUT_SETS
-    } else {
-        1
-    }
-}
+#[path = "timer_rules.rs"]
+mod rules;
+pub(super) use rules::ROUNDS;
+use rules::*;
 
 /// In the graph regime, `launches` launches of `op` over `copies` input copies captured into a
 /// graph (after preparing every copy) — or, for a side of one launch per replay
@@ -685,148 +592,5 @@ fn capture(
 mod clock;
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The copies each side's samples use over `rounds` rounds queued as `queue_rounds` does
-    /// (kernel first in even rounds), `graphs` per side (0: single launches).
-    fn copies_used(rounds: usize, copies: usize, graphs: [usize; 2]) -> [Vec<usize>; 2] {
-        let mut queued = 0;
-        let mut used = [Vec::new(), Vec::new()];
-        for round in 0..rounds {
-            let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
-            for side in order {
-                used[side].push(sample_copy(queued, copies, graphs[side]));
-                queued += 1;
-            }
-        }
-        used
-    }
-
-    #[test]
-    fn each_side_alternates_its_input_sets_sample_by_sample() {
-        // A 4 µs kernel replayed in one graph of 32 launches over 32 copies; a 7 ms reference
-        // in a graph of one launch per input set: it alternates sets 0 and 1.
-        let [_, reference] = copies_used(8, 32, [1, INPUT_SETS]);
-        assert_eq!(reference, [1, 0, 1, 0, 1, 0, 1, 0]);
-        // A slow kernel against a fast reference: the same for the kernel.
-        let [kernel, _] = copies_used(8, 32, [INPUT_SETS, 1]);
-        assert_eq!(kernel, [0, 1, 0, 1, 0, 1, 0, 1]);
-        // Cold: single launches over the copies, as before.
-        let [kernel, reference] = copies_used(4, INPUT_SETS, [0, 0]);
-        assert_eq!((kernel, reference), (vec![0, 1, 0, 1], vec![1, 0, 1, 0]));
-        // The kernel's last launches, queued back to back, reach every graph of one launch.
-        let last: Vec<usize> = (5..5 + INPUT_SETS)
-            .map(|q| sample_copy(q, 32, INPUT_SETS))
-            .collect();
-        assert_eq!(last, [1, 0]);
-    }
-
-    #[test]
-    fn a_kernel_timed_alone_has_written_every_copy_last_already() {
-        assert_eq!(last_launches(false, 0, INPUT_SETS), 0);
-        assert_eq!(last_launches(false, 1, 32), 0);
-        assert_eq!(
-            last_launches(true, 0, INPUT_SETS),
-            INPUT_SETS,
-            "cold: each copy"
-        );
-        assert_eq!(last_launches(true, 1, 32), 1, "one replay of the batch");
-        assert_eq!(
-            last_launches(true, INPUT_SETS, 32),
-            INPUT_SETS,
-            "graphs of one"
-        );
-        // Alone, the last `rotation` samples of the smallest group reach every copy.
-        let rotation = INPUT_SETS;
-        assert!(
-            SLOW_GROUP >= rotation,
-            "the smallest group reaches every copy"
-        );
-        let last: Vec<usize> = (7..7 + SLOW_GROUP)
-            .map(|q| sample_copy(q, INPUT_SETS, 0))
-            .collect();
-        assert!((0..INPUT_SETS).all(|c| last.contains(&c)));
-    }
-
-    #[test]
-    fn slow_rounds_are_sampled_in_small_even_groups() {
-        assert_eq!(group_after(10e-6), ROUNDS);
-        assert_eq!(group_after(0.99e-3), ROUNDS);
-        assert_eq!(group_after(7.4e-3), SLOW_GROUP);
-        assert!(SLOW_GROUP.is_multiple_of(INPUT_SETS) && ROUNDS.is_multiple_of(INPUT_SETS));
-    }
-
-    #[test]
-    fn precise_sampling_short_of_its_minimum_queues_only_what_reaches_it() {
-        let ms = Duration::from_millis;
-        // 1.4 ms to go at 0.32 ms a round: 5 rounds, made even.
-        assert_eq!(rounds_to_reach(0, Duration::from_micros(1400), 320e-6), 6);
-        assert_eq!(rounds_to_reach(3, ms(0), 320e-6), 4, "3 samples more");
-        assert_eq!(rounds_to_reach(0, ms(0), 320e-6), 2, "never fewer than 2");
-        assert_eq!(
-            rounds_to_reach(0, ms(50), 320e-6),
-            158,
-            "capped by the group"
-        );
-    }
-
-    #[test]
-    fn a_pilot_stops_early_only_far_above_every_threshold() {
-        use crate::measure::plan::{batch_size, graph_batch};
-        let floor = 6.5e-6;
-        let clear = pilot_clear_of(floor);
-        // At the clear time, every choice is already the one a slower time gets.
-        assert!(clear >= 1.5 * FLOOR_FACTOR * floor);
-        assert_eq!(batch_size(clear / 1.5), 1);
-        assert_eq!(graph_batch(clear / 1.5, floor), 1);
-        assert!(clear < 7.4e-3, "reduce::atomic at 4M stops after two");
-        assert!(clear > 200e-6, "a 200 µs kernel takes every pilot sample");
-    }
-
-    #[test]
-    fn only_sides_that_alternate_their_input_sets_are_split_by_set() {
-        assert_eq!(alternated_sets(INPUT_SETS, 0), INPUT_SETS, "cold");
-        assert_eq!(alternated_sets(32, INPUT_SETS), INPUT_SETS, "graphs of one");
-        assert_eq!(
-            alternated_sets(32, 1),
-            1,
-            "a graph of a batch covers every set"
-        );
-        assert_eq!(alternated_sets(1, 0), 1, "one input set");
-        // Every kernel sample at an even index is on one set, every odd one on the other.
-        let [kernel, reference] = copies_used(16, INPUT_SETS, [0, 0]);
-        for side in [kernel, reference] {
-            assert!(side.iter().step_by(2).all(|c| *c == side[0]));
-            assert!(side.iter().skip(1).step_by(2).all(|c| *c != side[0]));
-        }
-    }
-
-    #[test]
-    fn warm_up_ends_with_the_clock_up_but_never_before_its_runs() {
-        let ms = Duration::from_millis;
-        assert!(
-            !warmed(2, ms(4), true),
-            "at least WARMUP_RUNS, clock or not, unless they were slow"
-        );
-        assert!(warmed(3, ms(1), true), "a clock that is up ends it");
-        assert!(
-            !warmed(3, ms(1), false),
-            "a clock not up waits for the time"
-        );
-        assert!(warmed(3, WARMUP_TIME, false));
-        assert!(
-            warmed(1, WARMUP_SLOW, true),
-            "one run of a slow kernel, clock up, is enough"
-        );
-        assert!(
-            !warmed(1, WARMUP_SLOW, false),
-            "but not with the clock down"
-        );
-        assert!(!warmed(2, ms(4), true), "fast runs still need WARMUP_RUNS");
-        assert!(
-            warmed(WARMUP_MAX_RUNS, ms(1), false),
-            "or for the most runs"
-        );
-    }
-}
+#[path = "timer_tests.rs"]
+mod tests;

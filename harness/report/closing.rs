@@ -20,8 +20,8 @@ pub fn summary(t: &RunTotals, wall: f64) -> Vec<String> {
     ];
     if t.counter_reads > 0 {
         out.push(format!(
-            "kernelgate: hardware counters read for {} trial(s) in {:.1} s (after all timing)",
-            t.counter_reads, t.counter_seconds
+            "kernelgate: hardware counters read for {} trial(s) in {:.1} s (after all timing; CUPTI profiler set-up {:.2} s)",
+            t.counter_reads, t.counter_seconds, t.counter_setup_seconds
         ));
     }
     if let Some(s) = crate::stats::Summary::of(&t.clock_mhz) {

@@ -53,6 +53,9 @@ pub struct RunTotals {
     /// Wall seconds of those requests.
     #[serde(default)]
     pub counter_seconds: f64,
+    /// Of that, making the CUPTI profiler session (once per worker that reads counters).
+    #[serde(default)]
+    pub counter_setup_seconds: f64,
     /// Seconds from kernelgate's entry until its options and suites were read and the trials
     /// planned.
     #[serde(default)]
@@ -166,6 +169,9 @@ pub struct WorkerPhases {
     pub warmup: f64,
     /// Checking what the timed launches left.
     pub timed_check: f64,
+    /// Making the CUPTI profiler session, before the first counters read.
+    #[serde(default)]
+    pub counter_setup: f64,
     /// Inside sampling, under `KERNELGATE_PROFILE=1`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sampling: Option<SamplingProfile>,
@@ -180,6 +186,7 @@ impl WorkerPhases {
         self.copies += other.copies;
         self.warmup += other.warmup;
         self.timed_check += other.timed_check;
+        self.counter_setup += other.counter_setup;
         add_into(&mut self.sampling, other.sampling.as_ref());
     }
 }
@@ -223,6 +230,7 @@ impl RunTotals {
         self.copies_seconds += p.copies;
         self.warmup_seconds += p.warmup;
         self.timed_check_seconds += p.timed_check;
+        self.counter_setup_seconds += p.counter_setup;
         add_into(&mut self.sampling_profile, p.sampling.as_ref());
     }
 

@@ -17,6 +17,8 @@ use std::cell::RefCell;
 #[derive(Default)]
 pub(super) struct Profiling {
     session: Option<Result<Session, CounterError>>,
+    /// Seconds making and enabling the session, not yet reported (`take_setup`).
+    setup: f64,
 }
 
 /// One operation as CUPTI profiles it.
@@ -39,6 +41,11 @@ impl Profiled for Pass<'_, '_> {
 }
 
 impl Profiling {
+    /// Seconds spent making the CUPTI session since the last call (once per worker).
+    pub fn take_setup(&mut self) -> f64 {
+        std::mem::take(&mut self.setup)
+    }
+
     /// The counters of `kernel` and `against` (what it was timed against), or why they could
     /// not be read. `ordinal` is the device's, for CUPTI's chip name.
     pub fn collect(
@@ -48,8 +55,12 @@ impl Profiling {
         kernel: &mut Op,
         against: Option<&mut Op>,
     ) -> Result<TrialCounters, CounterError> {
+        let setup = &mut self.setup;
         let session = self.session.get_or_insert_with(|| {
-            Profiler::new(ordinal, &Counter::metrics()).and_then(Profiler::enable)
+            let at = std::time::Instant::now();
+            let made = Profiler::new(ordinal, &Counter::metrics()).and_then(Profiler::enable);
+            *setup += at.elapsed().as_secs_f64();
+            made
         });
         let session = session.as_mut().map_err(|e| e.clone())?;
         let timer = RefCell::new(timer);

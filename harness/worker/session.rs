@@ -253,6 +253,7 @@ impl Session {
             let read = self.read.as_ref().expect("loaded with the timer");
             let profiling = &mut self.profiling;
             let counters = count_units(&trial, (timer, read), profiling, copies, &seeds)?;
+            phases.rest.counter_setup += profiling.take_setup();
             return Ok(TrialData {
                 samples: Samples::none(),
                 footprint,
