@@ -322,6 +322,7 @@ mod tests {
             copies: 0.02,
             warmup: 0.03,
             timed_check: 0.04,
+            counter_setup: 0.5,
             sampling: None,
         };
         let mut twice = p.clone();
@@ -331,6 +332,7 @@ mod tests {
         t.add_phases(&twice);
         assert!((t.context_seconds - 0.4).abs() < 1e-12);
         assert!((t.timed_check_seconds - 0.08).abs() < 1e-12);
+        assert!((t.counter_setup_seconds - 1.0).abs() < 1e-12);
         // A results file from before the profile: every new field is optional.
         let old = r#"{"trials_measured":1,"setup_seconds":0.1,"check_seconds":0.2,"sampled_seconds":0.3,"kernel_seconds":0.1,"compiled":0,"cached":2,"launch_floor":null,"batched":0,"clock_mhz":[],"celsius":[],"dropped_rounds":0,"unreliable":0,"worker_starts":1}"#;
         let read: RunTotals = serde_json::from_str(old).unwrap();
