@@ -122,7 +122,7 @@ options (environment variables):
   KERNELGATE_REQUIRE_BASELINE=1  a trial without a comparable baseline fails
   KERNELGATE_STRICT=1            a trial still inconclusive after re-measuring fails
   KERNELGATE_STRICT_TIME=1       a slowdown attributed to the machine (machine-slower) fails too
-  KERNELGATE_COUNTERS=auto|all|0 which trials read hardware counters (auto: bless, re-measures,
+  KERNELGATE_COUNTERS=auto|all|0 which trials read hardware counters (auto: bless, re-measures not unchanged,
                                  confirmations, suites with a counter gate)
   KERNELGATE_REQUIRE_COUNTERS=1  counters that cannot be read (no CUPTI, no permission) exit 2
   KERNELGATE_ARCH=sm_90          NVRTC target when no GPU says which (a list for `sass`)

@@ -13,7 +13,9 @@ use crate::measure::counters::CounterReport;
 impl Runner<'_> {
     /// Whether measured trial `trial`, judged `judged`, needs counters (`KERNELGATE_COUNTERS`):
     /// with `auto`, every trial of a bless; a confirmed time change (to attribute or explain)
-    /// or a re-measured trial; every trial of a suite with a counter gate.
+    /// or a re-measured trial still not `unchanged` (issue 22: a re-measure that settled on
+    /// `unchanged` — a time that did not move — read counters its baseline already holds, at
+    /// ~0.6 s for the CUPTI session alone); every trial of a suite with a counter gate.
     pub(crate) fn wants_counters(&self, trial: &Planned, judged: Option<&Judged>) -> bool {
         match self.config.counters {
             CounterPolicy::Off => false,
@@ -33,7 +35,7 @@ impl Runner<'_> {
                     )
                 });
                 self.config.mode == Mode::Bless
-                    || remeasured
+                    || (remeasured && verdict != Some(Verdict::Unchanged))
                     || verdict.is_some_and(Verdict::changed)
                     || self.suites[trial.suite].bench.has_counter_gate()
             }

@@ -1,7 +1,8 @@
 //! Hardware counters through the runner: a confirmed slowdown of the baseline's own trial with
 //! every exact counter equal is the machine's (`machine-slower`, failing only under
 //! `KERNELGATE_STRICT_TIME`); a moved exact counter keeps the regression and is named; the
-//! instruction gate fails growth without statistics; counters are read after all timing.
+//! instruction gate fails growth without statistics; counters are read after all timing, and
+//! not for a re-measure that settled on `unchanged`.
 
 use super::*;
 use crate::code::SuiteCode;
@@ -238,4 +239,30 @@ fn the_instruction_gate_fails_growth_beyond_it_without_statistics() {
         "{why}"
     );
     assert_eq!(record(&results, "t::naive").status, Status::Passed);
+}
+
+#[test]
+fn a_remeasure_that_settles_on_unchanged_reads_no_counters() {
+    let (results, calls) = run_script(
+        "remeasure-unchanged",
+        Mode::Gate,
+        vec![
+            ("t::naive", 1, measured(10e-6, 32, 0.01, 1000)),
+            ("t::fast", 1, inconclusive()),
+            ("t::fast", REMEASURE_EFFORT, measured(10e-6, 64, 0.01, 1000)),
+        ],
+    );
+    assert_eq!(
+        calls,
+        [
+            ("t::naive".to_string(), 1),
+            ("t::fast".to_string(), 1),
+            ("t::fast".to_string(), REMEASURE_EFFORT),
+        ],
+        "its time did not move: nothing to explain with counters"
+    );
+    assert_eq!(
+        record(&results, "t::fast").verdict.unwrap().verdict,
+        Verdict::Unchanged
+    );
 }
