@@ -54,6 +54,18 @@ pub fn precise_side(samples: &[f64], sets: usize, precision: f64) -> bool {
 /// Samples of one input set before its own median can stand for it (`precise_side`).
 pub const MIN_PER_SET: usize = 8;
 
+/// Whether the kernel's samples and the reference's (when there is one) are both precise
+/// (`precise_side`, each with the input sets its samples alternate over).
+fn both_precise(
+    bench: &Bench,
+    kernel: &[f64],
+    reference: Option<&[f64]>,
+    sets: [usize; 2],
+) -> bool {
+    precise_side(kernel, sets[0], bench.precision)
+        && reference.is_none_or(|r| precise_side(r, sets[1], bench.precision))
+}
+
 /// After a group of rounds was kept: the kernel's samples, the reference's (`None` when the
 /// kernel is timed alone), the input sets each side's samples alternate over
 /// (`precise_side`), and the time since sampling started.
@@ -65,8 +77,7 @@ pub fn after_kept(
     elapsed: Duration,
 ) -> Next {
     let n = kernel.len();
-    let done = precise_side(kernel, sets[0], bench.precision)
-        && reference.is_none_or(|r| precise_side(r, sets[1], bench.precision));
+    let done = both_precise(bench, kernel, reference, sets);
     let enough_time = elapsed >= Duration::from_millis(bench.min_time_ms);
     let cap = Duration::from_millis(bench.max_time_ms);
     if n >= bench.min_samples && done && enough_time {
@@ -94,9 +105,7 @@ pub fn only_short_of(
     sets: [usize; 2],
     elapsed: Duration,
 ) -> Option<(usize, Duration)> {
-    let done = precise_side(kernel, sets[0], bench.precision)
-        && reference.is_none_or(|r| precise_side(r, sets[1], bench.precision));
-    done.then(|| {
+    both_precise(bench, kernel, reference, sets).then(|| {
         (
             bench.min_samples.saturating_sub(kernel.len()),
             Duration::from_millis(bench.min_time_ms).saturating_sub(elapsed),
