@@ -18,7 +18,7 @@ use crate::check::input_set::InputSet;
 use crate::check::reference::Outputs;
 use crate::device::{DeviceBuffer, ErrorKind, Function, Gpu};
 use crate::failure::TrialFailure;
-use crate::measure::counters::{CounterReport, TrialCounters};
+use crate::measure::counters::CounterReport;
 use crate::measure::{Plan, Samples, Timer};
 use crate::report::bytes;
 use crate::report::totals::WorkerPhases;
@@ -103,9 +103,11 @@ pub(super) fn time_units(
 }
 
 /// Reads the counters of `trial` (its kernel and what it is timed against) on
-/// [`COUNTER_UNITS`] allocations, the first on `copies`: the counters-only request, which never
-/// times (a process that has profiled times some kernels slower: seen on an H200,
-/// `reduce::two_pass::n=65536` +33% after CUPTI had profiled in the same worker).
+/// [`COUNTER_UNITS`] allocations, the first on `copies`, all in one CUPTI configuration
+/// (`Profiling::collect`; a further allocation the device has no room for is left out): the
+/// counters-only request, which never times (a process that has profiled times some kernels
+/// slower: seen on an H200, `reduce::two_pass::n=65536` +33% after CUPTI had profiled in the
+/// same worker).
 pub(super) fn count_units(
     trial: &Trial,
     (timer, read): (&mut Timer, &Function),
@@ -114,28 +116,21 @@ pub(super) fn count_units(
     seeds: &[u64],
 ) -> Result<CounterReport, Failure> {
     let mut spacers: Vec<DeviceBuffer> = Vec::new();
-    let mut copies = Some(copies);
-    let mut read_on: Vec<TrialCounters> = Vec::new();
-    for u in 0..COUNTER_UNITS {
-        let here = match copies.take() {
-            Some(c) => c,
-            None => {
-                spacers.push(trial.gpu.alloc_plain(spacer_bytes(u))?);
-                fresh_copies(trial, seeds)?
-            }
-        };
-        let device = (trial.gpu, trial.gpu.info.ordinal);
-        let (mut kernel, mut against) = trial.ops(&here);
-        match profiling.collect(device, (timer, read), &mut kernel, against.as_mut()) {
-            Ok(c) => read_on.push(c),
-            // What earlier allocations read stands; none read says why.
-            Err(e) if read_on.is_empty() => {
-                return Ok(CounterReport::NotCollected { why: e.to_string() })
-            }
-            Err(_) => break,
+    let mut units = vec![copies];
+    for u in 1..COUNTER_UNITS {
+        spacers.push(trial.gpu.alloc_plain(spacer_bytes(u))?);
+        match fresh_copies(trial, seeds) {
+            Ok(c) => units.push(c),
+            Err(Failure::Trial(TrialFailure::OutOfMemory(_))) => break,
+            Err(e) => return Err(e),
         }
     }
-    Ok(CounterReport::Collected(read_on))
+    let device = (trial.gpu, trial.gpu.info.ordinal);
+    let mut pairs: Vec<_> = units.iter().map(|c| trial.ops(c)).collect();
+    Ok(match profiling.collect(device, (timer, read), &mut pairs) {
+        Ok(read_on) => CounterReport::Collected(read_on),
+        Err(e) => CounterReport::NotCollected { why: e.to_string() },
+    })
 }
 
 /// The spacer before unit `u`: 1 to 61 MiB, a different size for each unit, so the fresh
