@@ -61,22 +61,25 @@ echo "== must fail: saxpy with atol = 10 (every kernel trial: 'cannot fail: an o
 KERNELGATE_SUITES="$work/vacuous" KERNELGATE_BASELINES="$work/none" "$perf" > "$work/vacuous.log" 2>&1
 echo "exit $? (101 expected); $(grep -c 'cannot fail: an output of all zeros' "$work/vacuous.log") message(s)"
 grep -m1 -o 'the check of output `y` cannot fail[^;]*' "$work/vacuous.log"
+# must_fail NAME SUITES EXPECTED TESTS MESSAGE: the fixture in SUITES without baselines, its
+# exit status beside EXPECTED, its trial lines matching TESTS and the first MESSAGE.
+must_fail() {
+  local name=$1 suites=$2 expected=$3 tests=$4 message=$5
+  KERNELGATE_SUITES="$suites" KERNELGATE_BASELINES="$work/none" "$perf" > "$work/$name.log" 2>&1
+  echo "exit $? ($expected)"
+  grep -E "$tests" "$work/$name.log" | cut -c1-160
+  grep -m1 -o "$message" "$work/$name.log"
+}
 echo "== must fail: the integrity fixture's launch_counter (timed launches skip work)"
-KERNELGATE_SUITES=tests/fixtures/integrity KERNELGATE_BASELINES="$work/none" "$perf" > "$work/integrity.log" 2>&1
-echo "exit $? (101 expected)"
-grep -E '^test integrity::' "$work/integrity.log" | cut -c1-160
-grep -m1 -o 'the timed launches computed something else[^(]*' "$work/integrity.log"
+must_fail integrity tests/fixtures/integrity "101 expected" '^test integrity::' \
+  'the timed launches computed something else[^(]*'
 echo "== must fail: an accumulating histogram with its bins declared role = \"output\" (the second poison, compared with the reference's outputs kept on the device)"
-KERNELGATE_SUITES=tests/fixtures/accumulate KERNELGATE_BASELINES="$work/none" "$perf" > "$work/accumulate.log" 2>&1
-echo "exit $? (2 expected: every accout trial fails, every accinout trial passes)"
-grep -E '^test acc(out|inout)::' "$work/accumulate.log" | cut -c1-160
-grep -m1 -o 'output `bins` depends on what it held before[^(]*' "$work/accumulate.log"
-
+must_fail accumulate tests/fixtures/accumulate \
+  "2 expected: every accout trial fails, every accinout trial passes" '^test acc(out|inout)::' \
+  'output `bins` depends on what it held before[^(]*'
 echo "== must fail: a kernel that keeps results keyed on its inputs (the memo probe, whose seen launches are the timed ones in the cold regime)"
-KERNELGATE_SUITES=tests/fixtures/memo KERNELGATE_BASELINES="$work/none" "$perf" > "$work/memo.log" 2>&1
-echo "exit $? (101 expected: memo4 fails, twin passes)"
-grep -E '^test memo::' "$work/memo.log" | cut -c1-160
-grep -m1 -o 'kernel `memo4` is faster on inputs it has seen[^(]*' "$work/memo.log"
+must_fail memo tests/fixtures/memo "101 expected: memo4 fails, twin passes" '^test memo::' \
+  'kernel `memo4` is faster on inputs it has seen[^(]*'
 
 # The profile's parts, from the results files (seconds).
 python3 - "$work" <<'PY'

@@ -52,25 +52,24 @@ impl Thermal {
         for s in samples {
             match out.iter_mut().find(|a| a.pid == s.pid) {
                 Some(a) => a.sm_util = a.sm_util.max(s.sm_util),
-                None if s.pid == own => out.push(Active {
-                    pid: s.pid,
-                    name: None,
-                    sm_util: s.sm_util,
-                }),
                 None => out.push(Active {
                     pid: s.pid,
-                    name: self
-                        .nvml
-                        .sys_process_name(s.pid, 64)
-                        .ok()
-                        .or_else(|| std::fs::read_to_string(format!("/proc/{}/comm", s.pid)).ok())
-                        .map(|n| n.trim().to_string())
-                        .filter(|n| !n.is_empty()),
+                    name: (s.pid != own).then(|| self.name_of(s.pid)).flatten(),
                     sm_util: s.sm_util,
                 }),
             }
         }
         Some(out)
+    }
+
+    /// Process `pid`'s name, where NVML or `/proc` says.
+    fn name_of(&self, pid: u32) -> Option<String> {
+        self.nvml
+            .sys_process_name(pid, 64)
+            .ok()
+            .or_else(|| std::fs::read_to_string(format!("/proc/{pid}/comm")).ok())
+            .map(|n| n.trim().to_string())
+            .filter(|n| !n.is_empty())
     }
 
     /// The GPU's core temperature, °C.

@@ -169,6 +169,18 @@ impl Samples {
         out
     }
 
+    /// The kept samples' times summed, each the time per launch: (kernel, reference).
+    pub fn per_launch_seconds(&self) -> (f64, f64) {
+        (self.kernel.iter().sum(), self.reference.iter().sum())
+    }
+
+    /// GPU time of every launch the kept samples timed: each sample times its whole batch (a
+    /// graph replay's launches; one launch otherwise).
+    pub fn launch_seconds(&self) -> f64 {
+        let (kernel, reference) = self.per_launch_seconds();
+        kernel * self.batch[0] as f64 + reference * self.batch[1] as f64
+    }
+
     /// Summary of the kernel's times.
     pub fn kernel_summary(&self) -> Option<Summary> {
         Summary::of(&self.kernel)

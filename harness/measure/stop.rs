@@ -76,11 +76,26 @@ pub fn after_kept(
     sets: [usize; 2],
     elapsed: Duration,
 ) -> Next {
+    after_group(bench, kernel, reference, sets, elapsed).0
+}
+
+/// [`after_kept`], and, when sampling goes on only for `min_samples` and `min_time_ms` (both
+/// sides already precise), the samples and the time still missing — for the timing loop to
+/// queue just the rounds that reach them rather than a whole group more (issue 22: up to a
+/// group of rounds after `min_time_ms` on every allocation; the stopping rule itself is
+/// unchanged). `None` while a side is not precise.
+pub fn after_group(
+    bench: &Bench,
+    kernel: &[f64],
+    reference: Option<&[f64]>,
+    sets: [usize; 2],
+    elapsed: Duration,
+) -> (Next, Option<(usize, Duration)>) {
     let n = kernel.len();
     let done = both_precise(bench, kernel, reference, sets);
-    let enough_time = elapsed >= Duration::from_millis(bench.min_time_ms);
+    let min_time = Duration::from_millis(bench.min_time_ms);
     let cap = Duration::from_millis(bench.max_time_ms);
-    if n >= bench.min_samples && done && enough_time {
+    let next = if n >= bench.min_samples && done && elapsed >= min_time {
         Next::Stop {
             hit_time_cap: false,
         }
@@ -90,27 +105,14 @@ pub fn after_kept(
         }
     } else {
         Next::Sample
-    }
-}
-
-/// When sampling goes on only for `min_samples` and `min_time_ms` (both sides already
-/// precise): the samples and the time still missing, for the timing loop to queue just the
-/// rounds that reach them rather than a whole group more (issue 22: up to a group of rounds
-/// after `min_time_ms` on every allocation; the stopping rule itself is unchanged). `None`
-/// while a side is not precise.
-pub fn only_short_of(
-    bench: &Bench,
-    kernel: &[f64],
-    reference: Option<&[f64]>,
-    sets: [usize; 2],
-    elapsed: Duration,
-) -> Option<(usize, Duration)> {
-    both_precise(bench, kernel, reference, sets).then(|| {
+    };
+    let short = done.then(|| {
         (
-            bench.min_samples.saturating_sub(kernel.len()),
-            Duration::from_millis(bench.min_time_ms).saturating_sub(elapsed),
+            bench.min_samples.saturating_sub(n),
+            min_time.saturating_sub(elapsed),
         )
-    })
+    });
+    (next, short)
 }
 
 /// After a group of rounds was discarded (the clock throttled): go on until twice the cap.
@@ -271,17 +273,17 @@ mod tests {
         let b = bench();
         let (quiet, noisy) = (samples(12, 0.001), samples(32, 0.2));
         assert_eq!(
-            only_short_of(&b, &quiet, None, [1, 1], MS(4)),
+            after_group(&b, &quiet, None, [1, 1], MS(4)).1,
             Some((4, MS(6))),
             "4 samples and 6 ms to min_samples and min_time_ms"
         );
         assert_eq!(
-            only_short_of(&b, &samples(16, 0.001), None, [1, 1], MS(30)),
+            after_group(&b, &samples(16, 0.001), None, [1, 1], MS(30)).1,
             Some((0, MS(0)))
         );
-        assert_eq!(only_short_of(&b, &noisy, None, [1, 1], MS(4)), None);
+        assert_eq!(after_group(&b, &noisy, None, [1, 1], MS(4)).1, None);
         assert_eq!(
-            only_short_of(&b, &quiet, Some(&noisy), [1, 1], MS(4)),
+            after_group(&b, &quiet, Some(&noisy), [1, 1], MS(4)).1,
             None,
             "an imprecise reference is not only short of time"
         );

@@ -241,20 +241,12 @@ impl Timer {
         op: &mut dyn Timed,
         copy: usize,
     ) -> Result<f64, DeviceError> {
-        op.prepare(gpu, Some(copy))?;
-        if bench.l2_flush {
-            self.flush_l2(gpu)?;
-        }
-        let (start, end) = &self.events[0];
-        gpu.record(start)?;
-        op.run(gpu, copy)?;
-        gpu.record(end)?;
-        gpu.synchronize()?;
-        Ok(elapsed_ms(start, end)? as f64 / 1e3)
+        let one = self.samples_on(gpu, bench, op, (copy, 1))?;
+        Ok(one.first().copied().unwrap_or(0.0))
     }
 
-    /// `count` single-launch samples of `op` on input copy `copy`, each prepared and flushed
-    /// as [`Timer::sample_on`] takes one, queued back to back and waited for once; seconds.
+    /// `count` single-launch samples of `op` on input copy `copy`, each prepared and (as
+    /// `bench` says) after an L2 flush, queued back to back and waited for once; seconds.
     pub fn samples_on(
         &mut self,
         gpu: &Gpu,
@@ -417,15 +409,12 @@ impl Timer {
             self.host_time(at, |p| &mut p.sync);
             let per_round = group_start.elapsed().as_secs_f64() / group as f64;
             let at = Instant::now();
-            let mut short = None;
-            let next = if self.clock_held(mhz, trip, group, &mut out.clocks) {
+            let (next, short) = if self.clock_held(mhz, trip, group, &mut out.clocks) {
                 self.read_rounds((round, group), plan, reference.is_some(), &mut out)?;
                 let reference = reference.is_some().then_some(out.reference.as_slice());
-                let elapsed = start.elapsed();
-                short = stop::only_short_of(bench, &out.kernel, reference, sets, elapsed);
-                stop::after_kept(bench, &out.kernel, reference, sets, elapsed)
+                stop::after_group(bench, &out.kernel, reference, sets, start.elapsed())
             } else {
-                stop::after_throttled(bench, start.elapsed())
+                (stop::after_throttled(bench, start.elapsed()), None)
             };
             self.host_time(at, |p| &mut p.readback);
             round += group;
@@ -552,7 +541,7 @@ impl Timer {
 /// NVML's answer to [`Timer::ask_others`], on its way.
 pub struct OthersQuery(Option<std::thread::JoinHandle<Vec<String>>>);
 
-/// Now, in microseconds since the Unix epoch: where [`Timer::others_since`] looks from.
+/// Now, in microseconds since the Unix epoch: where [`Timer::ask_others`] looks from.
 pub fn now_us() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

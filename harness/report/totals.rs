@@ -202,13 +202,9 @@ impl RunTotals {
         self.dropped_rounds += samples.clocks.discarded_rounds;
         self.unreliable += samples.clocks.unreliable as usize;
         self.sampled_seconds += samples.wall_seconds;
-        let (kernel, reference) = (
-            samples.kernel.iter().sum::<f64>(),
-            samples.reference.iter().sum::<f64>(),
-        );
+        let (kernel, reference) = samples.per_launch_seconds();
         self.kernel_seconds += kernel + reference;
-        self.launch_seconds +=
-            kernel * samples.batch[0] as f64 + reference * samples.batch[1] as f64;
+        self.launch_seconds += samples.launch_seconds();
     }
 
     /// Notes what one trial cost; keeps the [`COSTLIEST`] dearest unless `all`.

@@ -2,8 +2,8 @@
 //! enabled on the first counters-only request (or why it could not be) and kept for the rest
 //! of the process — and the collection of one trial's counters: the kernel and what it is
 //! timed against on each allocation, profiled in one configuration (one range each, every
-//! replay pass replaying them all), each launch on input copy 0 put back into its checked starting state, with L2
-//! flushed and left clean (`Timer::clean_l2`) outside the range. A worker that has profiled
+//! replay pass replaying them all), each launch on input copy 0 put back into its checked
+//! starting state, with L2 flushed and left clean (`Timer::clean_l2`) outside the range. A worker that has profiled
 //! times nothing more: the pool restarts it before a timed request (`Worker::profiled`).
 
 use super::op::Op;

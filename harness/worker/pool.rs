@@ -329,8 +329,7 @@ impl<'a> WorkerPool<'a> {
             let s = &data.samples;
             cost.sampling = s.wall_seconds;
             cost.samples = s.kernel.len() + s.reference.len();
-            cost.launches = s.kernel.iter().sum::<f64>() * s.batch[0] as f64
-                + s.reference.iter().sum::<f64>() * s.batch[1] as f64;
+            cost.launches = s.launch_seconds();
         }
         totals.add_cost(cost, self.config.profile);
         if spec.counters {

@@ -227,15 +227,12 @@ impl Trial<'_> {
         let (mut kernel, _) = timed_pair(under_test, None, copies, self.kernels);
         // Seen first: the contents timing just used, which any cache that served it holds.
         // Then fresh ones, each new: whatever a cache keeps, it cannot have these.
-        let mut seen = match timed {
+        let seen = match timed {
             // The last ones, as many as would be probed.
             Some(t) if t.len() >= PROBES => t[t.len() - PROBES..].to_vec(),
-            _ => Vec::new(),
-        };
-        if seen.len() < PROBES {
             // Queued together, waited for once.
-            seen = timer.samples_on(gpu, &bench, &mut kernel, (0, PROBES))?;
-        }
+            _ => timer.samples_on(gpu, &bench, &mut kernel, (0, PROBES))?,
+        };
         let slowest_seen = seen.iter().copied().fold(f64::MIN, f64::max);
         let mut fresh = Vec::new();
         for j in 0..PROBES as u64 {
