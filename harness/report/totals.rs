@@ -3,6 +3,7 @@
 //! warm-up, timed checks, judging, reports) — and what the clocks did, for its closing lines and
 //! its results file. `WorkerPhases` is one trial's share, as the worker reports it.
 
+use crate::device::counters::CounterProfile;
 use crate::measure::profile::{add_into, SamplingProfile};
 use crate::measure::Regime;
 use serde::{Deserialize, Serialize};
@@ -56,6 +57,9 @@ pub struct RunTotals {
     /// Of that, making the CUPTI profiler session (once per worker that reads counters).
     #[serde(default)]
     pub counter_setup_seconds: f64,
+    /// Of that, where profiling went: configurations, replay passes, evaluation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counter_profile: Option<CounterProfile>,
     /// Seconds from kernelgate's entry until its options and suites were read and the trials
     /// planned.
     #[serde(default)]
@@ -172,6 +176,9 @@ pub struct WorkerPhases {
     /// Making the CUPTI profiler session, before the first counters read.
     #[serde(default)]
     pub counter_setup: f64,
+    /// Profiling a counters-only request: configurations, replay passes, evaluation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counters: Option<CounterProfile>,
     /// Inside sampling, under `KERNELGATE_PROFILE=1`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sampling: Option<SamplingProfile>,
@@ -187,6 +194,7 @@ impl WorkerPhases {
         self.warmup += other.warmup;
         self.timed_check += other.timed_check;
         self.counter_setup += other.counter_setup;
+        add_counters(&mut self.counters, other.counters.as_ref());
         add_into(&mut self.sampling, other.sampling.as_ref());
     }
 }
@@ -227,6 +235,7 @@ impl RunTotals {
         self.warmup_seconds += p.warmup;
         self.timed_check_seconds += p.timed_check;
         self.counter_setup_seconds += p.counter_setup;
+        add_counters(&mut self.counter_profile, p.counters.as_ref());
         add_into(&mut self.sampling_profile, p.sampling.as_ref());
     }
 
@@ -289,6 +298,13 @@ impl RunTotals {
             ));
         }
         out
+    }
+}
+
+/// Adds `other` (if any) into `into`, making it on the first.
+fn add_counters(into: &mut Option<CounterProfile>, other: Option<&CounterProfile>) {
+    if let Some(other) = other {
+        into.get_or_insert_with(CounterProfile::default).add(other);
     }
 }
 

@@ -7,7 +7,7 @@
 //! times nothing more: the pool restarts it before a timed request (`Worker::profiled`).
 
 use super::op::Op;
-use crate::device::counters::{CounterError, Profiled, Profiler, Session};
+use crate::device::counters::{CounterError, CounterProfile, Profiled, Profiler, Session};
 use crate::device::{DeviceError, Function, Gpu};
 use crate::measure::counters::{from_metrics, Counter, TrialCounters};
 use crate::measure::{Timed, Timer};
@@ -44,6 +44,14 @@ impl Profiling {
     /// Seconds spent making the CUPTI session since the last call (once per worker).
     pub fn take_setup(&mut self) -> f64 {
         std::mem::take(&mut self.setup)
+    }
+
+    /// Where profiling spent its time since the last call (none before a session was made).
+    pub fn take_spent(&mut self) -> Option<CounterProfile> {
+        match self.session.as_mut() {
+            Some(Ok(session)) => Some(session.take_spent()),
+            _ => None,
+        }
     }
 
     /// The counters of each pair's kernel and what it is timed against (`against`), one pair

@@ -249,11 +249,13 @@ impl Session {
         if req.counters {
             // Counters only (never timed in this worker afterwards: see `count_units`).
             let copies = Copies::new(&self.gpu, trial.kernels, suite, bufs, sets)?;
+            phases.rest.copies += since(clock);
             let timer = self.timer.as_mut().expect("created above");
             let read = self.read.as_ref().expect("loaded with the timer");
             let profiling = &mut self.profiling;
             let counters = count_units(&trial, (timer, read), profiling, copies, &seeds)?;
             phases.rest.counter_setup += profiling.take_setup();
+            phases.rest.counters = profiling.take_spent();
             return Ok(TrialData {
                 samples: Samples::none(),
                 footprint,

@@ -4,7 +4,9 @@
 use super::base::{check, current_context, params, CounterError};
 use super::profiler::Profiler;
 use cudarc::cupti::sys as cp;
+use serde::{Deserialize, Serialize};
 use std::ffi::c_char;
+use std::time::Instant;
 
 /// The range profiler, enabled on the current context while this lives.
 struct Enabled(*mut cp::CUpti_RangeProfiler_Object);
@@ -42,6 +44,7 @@ impl Profiler {
         Ok(Session {
             range: Enabled(en.pRangeProfilerObject),
             profiler: self,
+            spent: CounterProfile::default(),
         })
     }
 }
@@ -76,6 +79,59 @@ pub struct Session {
     // Declared first: disabled before the profiler's host object is freed.
     range: Enabled,
     profiler: Profiler,
+    /// Where the profiles since the last [`Session::take_spent`] spent their time.
+    spent: CounterProfile,
+}
+
+/// Where profiling's time went, summed over calls (seconds; host clock, every step leaving
+/// the stream synchronised).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CounterProfile {
+    /// Configurations made (one per [`Session::profile_ops`] call).
+    pub configurations: usize,
+    /// Replay passes run, over all configurations.
+    pub passes: usize,
+    /// Ranges recorded (operations × passes).
+    pub ranges: usize,
+    /// Sizing and initialising the counter data image and setting the configuration.
+    pub configure: f64,
+    /// Outside the ranges: each operation put back into its starting state, L2 flushed.
+    pub prepare: f64,
+    /// Inside the ranges: the profiled launches, with the range's push and pop.
+    pub launch: f64,
+    /// Starting and stopping the profiler around each pass.
+    pub start_stop: f64,
+    /// Decoding the passes and evaluating every metric of every range.
+    pub evaluate: f64,
+}
+
+impl CounterProfile {
+    /// Adds `other`'s figures to these.
+    pub fn add(&mut self, other: &CounterProfile) {
+        self.configurations += other.configurations;
+        self.passes += other.passes;
+        self.ranges += other.ranges;
+        self.configure += other.configure;
+        self.prepare += other.prepare;
+        self.launch += other.launch;
+        self.start_stop += other.start_stop;
+        self.evaluate += other.evaluate;
+    }
+
+    /// The profile in one closing line's worth of words.
+    pub fn describe(&self) -> String {
+        format!(
+            "{} configuration(s), {} pass(es), {} range(s): configure {:.2} s, prepare {:.2} s, profiled launches {:.2} s, start and stop {:.2} s, decode and evaluate {:.2} s",
+            self.configurations,
+            self.passes,
+            self.ranges,
+            self.configure,
+            self.prepare,
+            self.launch,
+            self.start_stop,
+            self.evaluate
+        )
+    }
 }
 
 /// Names of the ranges, one per operation of a call.
@@ -115,7 +171,10 @@ impl Session {
         if ops.len() > RANGE_NAMES.len() {
             return Err(CounterError::TooManyOps(ops.len()));
         }
+        let at = Instant::now();
         let mut data = self.configure(ops.len())?;
+        self.spent.configure += at.elapsed().as_secs_f64();
+        self.spent.configurations += 1;
         let range = self.range.0;
         // At most a generous multiple of the passes CUPTI announced: never loop forever.
         let most = 4 * self.profiler.passes.max(1) + 4;
@@ -125,33 +184,55 @@ impl Session {
                 RangeProfiler_Start_Params_STRUCT_SIZE
             );
             start.pRangeProfilerObject = range;
+            let at = Instant::now();
             ops[0].prepare()?;
+            self.spent.prepare += at.elapsed().as_secs_f64();
+            let at = Instant::now();
             // SAFETY: the range object is live and configured.
             check("cuptiRangeProfilerStart", unsafe {
                 cp::cuptiRangeProfilerStart(&mut start)
             })?;
+            self.spent.start_stop += at.elapsed().as_secs_f64();
+            self.spent.passes += 1;
+            let spent = &mut self.spent;
             let passed = ops.iter_mut().enumerate().try_for_each(|(i, op)| {
                 if i > 0 {
+                    let at = Instant::now();
                     op.prepare()?;
+                    spent.prepare += at.elapsed().as_secs_f64();
                 }
-                in_range(range, RANGE_NAMES[i], || op.launch())
+                let at = Instant::now();
+                let launched = in_range(range, RANGE_NAMES[i], || op.launch());
+                spent.launch += at.elapsed().as_secs_f64();
+                spent.ranges += 1;
+                launched
             });
             let mut stop = params!(
                 CUpti_RangeProfiler_Stop_Params,
                 RangeProfiler_Stop_Params_STRUCT_SIZE
             );
             stop.pRangeProfilerObject = range;
+            let at = Instant::now();
             // SAFETY: the profiler was started above.
             let stopped = check("cuptiRangeProfilerStop", unsafe {
                 cp::cuptiRangeProfilerStop(&mut stop)
             });
+            self.spent.start_stop += at.elapsed().as_secs_f64();
             passed?;
             stopped?;
             if stop.isAllPassSubmitted != 0 {
-                return self.evaluate(&mut data, ops.len());
+                let at = Instant::now();
+                let values = self.evaluate(&mut data, ops.len());
+                self.spent.evaluate += at.elapsed().as_secs_f64();
+                return values;
             }
         }
         Err(CounterError::TooManyPasses(most))
+    }
+
+    /// Where the profiles since the last call spent their time.
+    pub fn take_spent(&mut self) -> CounterProfile {
+        std::mem::take(&mut self.spent)
     }
 
     /// A counter data image for `ranges` ranges, set as the profiler's configuration.
