@@ -50,6 +50,7 @@ sed -e "s/^sizes = .*/sizes = { n = [$sizes] }/" -e 's/^name = "saxpy"/name = "s
 sweep=(KERNELGATE_SUITES="$work/sweep" KERNELGATE_BASELINES="$work/sweep-baselines")
 run "saxpy sweep, filling the compile cache (not quoted)" "${sweep[@]}" > /dev/null
 run "saxpy sweep, 400 trials" "${sweep[@]}" KERNELGATE_RESULTS="$work/sweep.json"
+run "saxpy sweep, 400 trials, KERNELGATE_COUNTERS=all" "${sweep[@]}" KERNELGATE_COUNTERS=all KERNELGATE_RESULTS="$work/sweep-counters.json"
 
 # Checks that must still fail, now that the reference's outputs stay on the device: a
 # tolerance that cannot fail (the vacuous test, on the device), and timed launches that skip

@@ -84,6 +84,15 @@ pub struct Entry {
     /// [`MAX_COUNTER_READS`]); a counter equal in all of them is exact for this trial.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub counters: Vec<crate::measure::counters::CounterValues>,
+    /// The metrics `counters` were read with ([`crate::measure::counters::COUNTER_SET`]); 1
+    /// in files written before the field.
+    #[serde(default = "first_counter_set")]
+    pub counter_set: u32,
+}
+
+/// The counter set of entries written before [`Entry::counter_set`].
+fn first_counter_set() -> u32 {
+    1
 }
 
 /// The most counter reads an entry keeps.
@@ -161,8 +170,15 @@ impl Entry {
     /// The counters its blesses read: the latest read's values, and which counters were
     /// bit-identical across all reads (`measure::counters::stable`: none with fewer than two).
     /// `None` when none were read.
+    /// Counters whose metric changed since the entry's reads are left out
+    /// ([`crate::measure::counters::comparable`]).
     pub fn stored_counters(&self) -> Option<StoredCounters> {
-        StoredCounters::of(&self.counters)
+        let reads: Vec<_> = self
+            .counters
+            .iter()
+            .map(|c| crate::measure::counters::comparable(c, self.counter_set))
+            .collect();
+        StoredCounters::of(&reads)
     }
 
     /// The between-run spread factor of this entry's time ([`spread`] of its run medians).
@@ -222,6 +238,7 @@ pub(super) mod tests {
             code: None,
             trial_seconds: None,
             counters: Vec::new(),
+            counter_set: crate::measure::counters::COUNTER_SET,
         }
     }
 
@@ -250,6 +267,7 @@ pub(super) mod tests {
             code: None,
             trial_seconds: None,
             counters: Vec::new(),
+            counter_set: crate::measure::counters::COUNTER_SET,
         };
         e.pool();
         e
@@ -385,5 +403,31 @@ pub(super) mod tests {
         // slowest run, under the 7.1% threshold, so it is often inconclusive, not regressed —
         // but it is not passed as unchanged.
         assert!(flagged_a >= TRIALS * 95 / 100, "{flagged_a}");
+    }
+
+    #[test]
+    fn reads_of_an_older_counter_set_are_compared_without_the_redefined_counters() {
+        use crate::measure::counters::{Counter, COUNTER_SET};
+        let read: crate::measure::counters::CounterValues =
+            [(Counter::Instructions, 10.0), (Counter::GlobalLoads, 4.0)]
+                .into_iter()
+                .collect();
+        let mut e = entry_at(1e-5);
+        e.counters = vec![read.clone(), read];
+        // Written before the field: counter set 1.
+        let mut json = serde_json::to_value(&e).unwrap();
+        json.as_object_mut().unwrap().remove("counter_set");
+        let old: Entry = serde_json::from_value(json).unwrap();
+        assert_eq!(old.counter_set, 1);
+        let stored = old.stored_counters().unwrap();
+        assert!(stored.values.contains_key(&Counter::Instructions));
+        assert!(!stored.values.contains_key(&Counter::GlobalLoads));
+        assert!(!stored.stable.contains(&Counter::GlobalLoads));
+        assert_eq!(e.counter_set, COUNTER_SET);
+        assert!(e
+            .stored_counters()
+            .unwrap()
+            .stable
+            .contains(&Counter::GlobalLoads));
     }
 }

@@ -335,6 +335,13 @@ mod tests {
             warmup: 0.03,
             timed_check: 0.04,
             counter_setup: 0.5,
+            counters: Some(CounterProfile {
+                configurations: 1,
+                passes: 1,
+                ranges: 4,
+                start_stop: 0.03,
+                ..CounterProfile::default()
+            }),
             sampling: None,
         };
         let mut twice = p.clone();
@@ -343,6 +350,9 @@ mod tests {
         let mut t = RunTotals::default();
         t.add_phases(&twice);
         assert!((t.context_seconds - 0.4).abs() < 1e-12);
+        let counters = t.counter_profile.as_ref().expect("summed");
+        assert_eq!((counters.configurations, counters.ranges), (2, 8));
+        assert!((counters.start_stop - 0.06).abs() < 1e-12);
         assert!((t.timed_check_seconds - 0.08).abs() < 1e-12);
         assert!((t.counter_setup_seconds - 1.0).abs() < 1e-12);
         // A results file from before the profile: every new field is optional.

@@ -74,6 +74,7 @@ fn entry(
             .unwrap_or_default(),
         code,
         trial_seconds: Some(measured.seconds),
+        counter_set: crate::measure::counters::COUNTER_SET,
     })
 }
 
@@ -101,6 +102,11 @@ fn add(old: &Entry, new: Entry) -> (Entry, Option<&'static str>) {
     pooled.footprint = new.footprint;
     pooled.code = new.code.or(pooled.code);
     pooled.trial_seconds = new.trial_seconds.or(pooled.trial_seconds);
+    // Reads of another counter set count some counters differently: the new ones only.
+    if pooled.counter_set != new.counter_set {
+        pooled.counters.clear();
+        pooled.counter_set = new.counter_set;
+    }
     pooled.counters.extend(new.counters);
     let extra = pooled
         .counters
@@ -281,4 +287,31 @@ fn write_merged(
     }
     baseline::save(path, &file)?;
     Ok(changes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::counters::{Counter, CounterValues, COUNTER_SET};
+
+    #[test]
+    fn reads_of_another_counter_set_are_replaced_not_pooled() {
+        let read = |loads: f64| -> CounterValues {
+            [(Counter::Instructions, 10.0), (Counter::GlobalLoads, loads)]
+                .into_iter()
+                .collect()
+        };
+        let mut old = super::super::tests::entry("vec4", 1e-5, 0);
+        old.counters = vec![read(4.0), read(4.0)];
+        old.counter_set = 1;
+        let mut new = super::super::tests::entry("vec4", 1e-5, 0);
+        new.counters = vec![read(5.0)];
+        let (pooled, why) = add(&old, new.clone());
+        assert_eq!(why, None);
+        assert_eq!(pooled.counter_set, COUNTER_SET);
+        assert_eq!(pooled.counters, vec![read(5.0)]);
+        // The same set: pooled.
+        let (pooled, _) = add(&pooled, new);
+        assert_eq!(pooled.counters, vec![read(5.0), read(5.0)]);
+    }
 }

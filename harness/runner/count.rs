@@ -1,14 +1,16 @@
 //! `count`: the counters pass — after every trial has been timed, judged and confirmed, the
 //! trials that need hardware counters get a counters-only request each (`TrialSpec::counters`),
-//! whose reads join their measured outcome. Last, because a worker that has profiled times
+//! sent in batches the worker profiles together (`worker::batch`), whose reads join their
+//! measured outcome. Last, because a worker that has profiled times
 //! some kernels slower (seen on an H200: `reduce::two_pass::n=65536` +33% once CUPTI had
 //! profiled in the same process).
 
 use super::judged::Judged;
-use super::{Outcome, Planned, Runner};
+use super::{Kind, Outcome, Planned, Runner, TrialSpec};
 use crate::config::{CounterPolicy, Mode};
 use crate::gate::Verdict;
 use crate::measure::counters::CounterReport;
+use crate::measure::INPUT_SETS;
 
 impl Runner<'_> {
     /// Whether measured trial `trial`, judged `judged`, needs counters (`KERNELGATE_COUNTERS`):
@@ -43,7 +45,7 @@ impl Runner<'_> {
     }
 
     /// Reads the counters of every measured trial of `plan` that needs them, on GPU slot 0,
-    /// into its outcome.
+    /// into its outcome: in batches ([`batches`]), each profiled together by the worker.
     pub(super) fn count(
         &self,
         plan: &[Planned],
@@ -51,6 +53,7 @@ impl Runner<'_> {
         judged: &[Option<Judged>],
         pairing: Option<&[Option<crate::paired::Pairing>]>,
     ) {
+        let mut wanted: Vec<(usize, TrialSpec, u64)> = Vec::new();
         for (i, trial) in plan.iter().enumerate() {
             let Some(Outcome::Measured(m)) = &outcomes[i] else {
                 continue;
@@ -63,20 +66,115 @@ impl Runner<'_> {
                 None => self.spec(trial, 1, Some(m.samples.regime)),
             };
             spec.counters = true;
-            self.progress(&format!("reading the counters of {}", trial.name));
-            let report = match self.executor.execute(0, &spec) {
-                Outcome::Measured(c) => c.counters.unwrap_or(CounterReport::NotCollected {
-                    why: "the worker returned no counters".into(),
-                }),
-                Outcome::Failed(f) => CounterReport::NotCollected {
-                    why: format!("the counters-only launch failed: {f}"),
-                },
-                Outcome::Ignored(why) => CounterReport::NotCollected { why },
-                Outcome::Compiled { .. } => continue,
-            };
-            if let Some(Outcome::Measured(m)) = outcomes[i].as_mut() {
-                m.counters = Some(report);
+            wanted.push((i, spec, self.counter_bytes(trial)));
+        }
+        // A quarter of the device's memory for a batch's buffers; the worker splits a batch
+        // the device has no room for.
+        let budget = self
+            .executor
+            .device()
+            .map_or(u64::MAX, |d| d.total_memory as u64 / 4);
+        let sizes: Vec<u64> = wanted.iter().map(|(_, _, bytes)| *bytes).collect();
+        for range in batches(&sizes, budget) {
+            let batch = &wanted[range];
+            let name = |k: usize| plan[batch[k].0].name.as_str();
+            self.progress(&match batch.len() {
+                1 => format!("reading the counters of {}", name(0)),
+                n => format!(
+                    "reading the counters of {n} trials ({} … {})",
+                    name(0),
+                    name(n - 1)
+                ),
+            });
+            let specs: Vec<TrialSpec> = batch.iter().map(|(_, spec, _)| spec.clone()).collect();
+            let read = self.executor.execute_counters(0, &specs);
+            for ((i, ..), outcome) in batch.iter().zip(read) {
+                let report = match outcome {
+                    Outcome::Measured(c) => c.counters.unwrap_or(CounterReport::NotCollected {
+                        why: "the worker returned no counters".into(),
+                    }),
+                    Outcome::Failed(f) => CounterReport::NotCollected {
+                        why: format!("the counters-only launch failed: {f}"),
+                    },
+                    Outcome::Ignored(why) => CounterReport::NotCollected { why },
+                    Outcome::Compiled { .. } => continue,
+                };
+                if let Some(Outcome::Measured(m)) = outcomes[*i].as_mut() {
+                    m.counters = Some(report);
+                }
             }
+        }
+    }
+
+    /// What a counters-only request of `trial` holds on the device, about: the case's buffers
+    /// with every input set's copy, on each allocation the counters are read on.
+    fn counter_bytes(&self, trial: &Planned) -> u64 {
+        let suite = &self.suites[trial.suite];
+        let Kind::Kernel { case, .. } = trial.kind else {
+            return 0;
+        };
+        let case_bytes: u64 = suite.cases[case]
+            .lens
+            .iter()
+            .zip(&suite.buffers)
+            .map(|(len, b)| (*len as u64).saturating_mul(b.dtype.size() as u64))
+            .fold(0, u64::saturating_add);
+        case_bytes
+            .saturating_mul(INPUT_SETS as u64 + 1)
+            .saturating_mul(u64::from(crate::worker::COUNTER_UNITS))
+    }
+}
+
+/// Trials of one counters request, at most: the worker profiles up to four operations per
+/// trial in one configuration, at most [`crate::worker::MAX_RANGES`].
+pub const BATCH_TRIALS: usize = 32;
+
+/// Consecutive batches of trials whose sizes are `sizes` (bytes each): at most
+/// [`BATCH_TRIALS`] trials and `budget` bytes a batch, a trial larger than `budget` alone.
+pub fn batches(sizes: &[u64], budget: u64) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let (mut start, mut held) = (0, 0u64);
+    for (i, size) in sizes.iter().enumerate() {
+        let full = i - start == BATCH_TRIALS || held.saturating_add(*size) > budget;
+        if i > start && full {
+            out.push(start..i);
+            (start, held) = (i, 0);
+        }
+        held = held.saturating_add(*size);
+    }
+    if start < sizes.len() {
+        out.push(start..sizes.len());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batches_hold_at_most_the_budget_and_the_trial_count() {
+        assert_eq!(batches(&[], 10), Vec::<std::ops::Range<usize>>::new());
+        assert_eq!(batches(&[4, 4, 4, 4], 10), vec![0..2, 2..4]);
+        // A trial over the budget goes alone; the next starts a new batch.
+        assert_eq!(batches(&[1, 50, 1, 1], 10), vec![0..1, 1..2, 2..4]);
+        let many = vec![1; 2 * BATCH_TRIALS + 1];
+        let got = batches(&many, u64::MAX);
+        assert_eq!(
+            got,
+            vec![
+                0..BATCH_TRIALS,
+                BATCH_TRIALS..2 * BATCH_TRIALS,
+                2 * BATCH_TRIALS..2 * BATCH_TRIALS + 1
+            ]
+        );
+        // Every trial in exactly one batch, in order.
+        let sizes: Vec<u64> = (0..100).map(|i| (i * 37 % 11) as u64).collect();
+        let flat: Vec<usize> = batches(&sizes, 20).into_iter().flatten().collect();
+        assert_eq!(flat, (0..100).collect::<Vec<_>>());
+        for r in batches(&sizes, 20) {
+            let held: u64 = sizes[r.clone()].iter().sum();
+            assert!(held <= 20 || r.len() == 1, "{r:?} holds {held}");
         }
     }
 }

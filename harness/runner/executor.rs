@@ -89,6 +89,11 @@ pub trait Executor: Sync {
     fn device(&self) -> Option<DeviceInfo>;
     /// Executes one trial on `slot`.
     fn execute(&self, slot: usize, spec: &TrialSpec) -> Outcome;
+    /// Executes counters-only trials on `slot` together (one profiling configuration where
+    /// the device allows): one outcome per spec, in order. By default one at a time.
+    fn execute_counters(&self, slot: usize, specs: &[TrialSpec]) -> Vec<Outcome> {
+        specs.iter().map(|s| self.execute(slot, s)).collect()
+    }
     /// Ends every worker; called once all trials, re-measures included, have run.
     fn stop(&self);
     /// Where the time went, for the run's summary.

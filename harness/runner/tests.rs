@@ -260,6 +260,7 @@ pub(super) fn entry(kernel: &str, t: f64, pool_peak: u64) -> Entry {
         code: None,
         trial_seconds: None,
         counters: Vec::new(),
+        counter_set: crate::measure::counters::COUNTER_SET,
     }
 }
 

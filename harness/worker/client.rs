@@ -112,6 +112,36 @@ impl Worker {
         request: TrialRequest,
         timeout: Duration,
     ) -> Result<TrialResult, TrialFailure> {
+        match self.request(suites, &Request::Trial(Box::new(request)), timeout)? {
+            Response::Trial(result) => Ok(self.reaped_if_stopped(vec![*result]).remove(0)),
+            _ => Err(self.out_of_turn()),
+        }
+    }
+
+    /// Reads the counters of several trials in one exchange (`Request::Counters`): one
+    /// result per request, in order; `suites` as for [`Worker::trial`].
+    pub fn counters(
+        &mut self,
+        suites: &[(usize, &Suite)],
+        requests: Vec<TrialRequest>,
+        timeout: Duration,
+    ) -> Result<Vec<TrialResult>, TrialFailure> {
+        let asked = requests.len();
+        match self.request(suites, &Request::Counters(requests), timeout)? {
+            Response::Counters(results) if results.len() == asked => {
+                Ok(self.reaped_if_stopped(results))
+            }
+            _ => Err(self.out_of_turn()),
+        }
+    }
+
+    /// Starts the worker if needed, sends it `suites` it lacks, then `request`; its answer.
+    fn request(
+        &mut self,
+        suites: &[(usize, &Suite)],
+        request: &Request,
+        timeout: Duration,
+    ) -> Result<Response, TrialFailure> {
         if let Some(Err(e)) = &self.device {
             return Err(TrialFailure::Harness(e.clone()));
         }
@@ -119,22 +149,24 @@ impl Worker {
             NoDevice::Absent(reason) | NoDevice::Broken(reason) => TrialFailure::Harness(reason),
         })?;
         self.send_suites(suites)?;
-        match self.exchange(&Request::Trial(Box::new(request)), timeout)? {
-            Response::Trial(result) => {
-                let result = *result;
-                if result.worker_stops || result.outcome.as_ref().is_err_and(TrialFailure::is_fatal)
-                {
-                    let _ = self.reap();
-                }
-                Ok(result)
-            }
-            Response::Hello(_) => {
-                self.stop();
-                Err(TrialFailure::Harness(
-                    "the GPU worker answered out of turn".into(),
-                ))
-            }
+        self.exchange(request, timeout)
+    }
+
+    /// `results`, the worker reaped first when one of them ends it.
+    fn reaped_if_stopped(&mut self, results: Vec<TrialResult>) -> Vec<TrialResult> {
+        let stops = results
+            .iter()
+            .any(|r| r.worker_stops || r.outcome.as_ref().is_err_and(TrialFailure::is_fatal));
+        if stops {
+            let _ = self.reap();
         }
+        results
+    }
+
+    /// An answer that does not fit the request: the worker is stopped.
+    fn out_of_turn(&mut self) -> TrialFailure {
+        self.stop();
+        TrialFailure::Harness("the GPU worker answered out of turn".into())
     }
 
     /// Sends the running worker `suites` (index, suite) it has not been sent; it compiles and
@@ -224,7 +256,7 @@ impl Worker {
         });
         let info = match hello {
             Ok(Response::Hello(info)) => info,
-            Ok(Response::Trial(_)) => {
+            Ok(Response::Trial(_) | Response::Counters(_)) => {
                 self.stop();
                 return Err(NoDevice::Broken(
                     "the GPU worker answered out of turn".into(),

@@ -4,6 +4,7 @@
 
 #![deny(clippy::too_many_lines)]
 
+mod batch;
 pub mod client;
 mod counters;
 mod footprint;
@@ -16,6 +17,9 @@ mod session;
 mod trial;
 mod units;
 
+pub use batch::MAX_RANGES;
+pub use units::COUNTER_UNITS;
+
 use protocol::{encode_response, Request, Response};
 use session::Session;
 use std::io::{BufRead, Write};
@@ -24,6 +28,46 @@ use std::path::PathBuf;
 /// The worker's exit code when it stops on its own error (an unreadable request, a panic):
 /// the harness reports the trial as a harness failure (exit 2), not a crash of the kernel.
 pub const HARNESS_EXIT: u8 = crate::exit::BAD_INPUT;
+
+/// Runs `work` (`asked` trials) on the session and replies with `wrap` of its results: never
+/// panics — a panic inside is answered with a harness failure per trial. Returns the exit code
+/// when the worker must end (no session, a panic, a fatal failure).
+fn answer(
+    session: Option<&mut Session>,
+    asked: usize,
+    work: impl FnOnce(&mut Session) -> Vec<protocol::TrialResult>,
+    wrap: impl Fn(Vec<protocol::TrialResult>) -> Response,
+    reply: &impl Fn(&Response),
+) -> Option<i32> {
+    let Some(s) = session else {
+        eprintln!("kernelgate worker: a trial came before Hello");
+        return Some(HARNESS_EXIT.into());
+    };
+    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(s)));
+    let results = match run {
+        Ok(results) => results,
+        Err(payload) => {
+            let why = crate::exit::panic_message(payload.as_ref());
+            let failed = (0..asked.max(1))
+                .map(|_| protocol::TrialResult {
+                    worker_stops: true,
+                    ..protocol::TrialResult::failed(crate::failure::TrialFailure::Harness(
+                        format!("the GPU worker failed inside ({why}): a harness error, not the kernel's; please report it"),
+                    ))
+                })
+                .collect();
+            reply(&wrap(failed));
+            return Some(HARNESS_EXIT.into());
+        }
+    };
+    let fatal = results.iter().any(|r| {
+        r.outcome
+            .as_ref()
+            .is_err_and(crate::failure::TrialFailure::is_fatal)
+    });
+    reply(&wrap(results));
+    fatal.then_some(3)
+}
 
 /// Serves requests on stdin until it closes; returns the process exit code. A panic while
 /// handling a request is answered — a trial with a harness failure naming the panic — and ends
@@ -75,30 +119,23 @@ pub fn serve(cache_dir: Option<PathBuf>) -> i32 {
                 s.add_suite(index, *suite);
             }
             Request::Trial(req) => {
-                let Some(s) = session.as_mut() else {
-                    eprintln!("kernelgate worker: a trial came before Hello");
-                    return HARNESS_EXIT.into();
-                };
-                let run =
-                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| s.run_trial(&req)));
-                let Ok(result) = run.map_err(|payload| {
-                    let why = crate::exit::panic_message(payload.as_ref());
-                    reply(&Response::Trial(Box::new(protocol::TrialResult {
-                        worker_stops: true,
-                        ..protocol::TrialResult::failed(crate::failure::TrialFailure::Harness(
-                            format!("the GPU worker failed inside ({why}): a harness error, not the kernel's; please report it"),
-                        ))
-                    })));
-                }) else {
-                    return HARNESS_EXIT.into();
-                };
-                let fatal = result
-                    .outcome
-                    .as_ref()
-                    .is_err_and(crate::failure::TrialFailure::is_fatal);
-                reply(&Response::Trial(Box::new(result)));
-                if fatal {
-                    return 3;
+                let wrap =
+                    |mut r: Vec<protocol::TrialResult>| Response::Trial(Box::new(r.swap_remove(0)));
+                let work = |s: &mut Session| vec![s.run_trial(&req)];
+                if let Some(code) = answer(session.as_mut(), 1, work, wrap, &reply) {
+                    return code;
+                }
+            }
+            Request::Counters(reqs) => {
+                let work = |s: &mut Session| s.run_counters(&reqs);
+                if let Some(code) = answer(
+                    session.as_mut(),
+                    reqs.len(),
+                    work,
+                    Response::Counters,
+                    &reply,
+                ) {
+                    return code;
                 }
             }
         }

@@ -212,29 +212,71 @@ impl<'a> WorkerPool<'a> {
     }
 
     fn kernel(&self, spec: &TrialSpec, case: usize, kernel: usize, slot: usize) -> Outcome {
-        let suite = &self.suites[spec.suite];
-        let no_gpu = |reason: String| {
-            if self.config.require_gpu {
-                Outcome::Failed(TrialFailure::Unavailable(format!(
-                    "{reason} (KERNELGATE_REQUIRE_GPU is set)"
-                )))
-            } else {
-                Outcome::Ignored(reason)
+        let (request, needed) = match self.request(spec, case, kernel) {
+            Ok(r) => r,
+            Err(outcome) => return outcome,
+        };
+        let timeout = self.config.timeout.saturating_mul(spec.effort.max(1));
+        let call = |worker: &mut Worker| worker.trial(&needed, request, timeout);
+        match self.on_worker(slot, (spec.fresh_worker, spec.counters), call) {
+            Ok((ordinal, result, wall)) => self.account(spec, ordinal, result, wall),
+            Err(outcome) => outcome,
+        }
+    }
+
+    /// The counters-only trials of `specs`, read in one request (`Request::Counters`): one
+    /// outcome per spec, in order. Each result is accounted with an equal share of the
+    /// request's wall time.
+    fn counters(&self, slot: usize, specs: &[TrialSpec]) -> Vec<Outcome> {
+        let mut outcomes: Vec<Option<Outcome>> = specs.iter().map(|_| None).collect();
+        let (mut requests, mut needed, mut asked) = (Vec::new(), Vec::new(), Vec::new());
+        for (i, spec) in specs.iter().enumerate() {
+            let made = match spec.kind {
+                Kind::Kernel { case, kernel } => self.request(spec, case, kernel),
+                Kind::Compile => Err(self.compile(spec.suite, slot)),
+            };
+            match made {
+                Ok((request, suites)) => {
+                    requests.push(request);
+                    needed.extend(suites);
+                    asked.push(i);
+                }
+                Err(outcome) => outcomes[i] = Some(outcome),
             }
-        };
-        if let Some(reason) = device::driver_missing() {
-            return no_gpu(reason);
         }
-        let mut worker = self.worker(slot);
-        if spec.fresh_worker || (worker.profiled && !spec.counters) {
-            worker.stop();
+        needed.sort_by_key(|(index, _)| *index);
+        needed.dedup_by_key(|(index, _)| *index);
+        if !requests.is_empty() {
+            let timeout = self.config.timeout.saturating_mul(requests.len() as u32);
+            let call = |worker: &mut Worker| worker.counters(&needed, requests, timeout);
+            match self.on_worker(slot, (false, true), call) {
+                Ok((ordinal, results, wall)) => {
+                    let share = wall / results.len().max(1) as f64;
+                    for (i, result) in asked.into_iter().zip(results) {
+                        outcomes[i] = Some(self.account(&specs[i], ordinal, result, share));
+                    }
+                }
+                Err(outcome) => asked
+                    .into_iter()
+                    .for_each(|i| outcomes[i] = Some(outcome.clone())),
+            }
         }
-        let ordinal = worker.ordinal();
-        let info = match worker.device() {
-            Ok(info) => info,
-            Err(NoDevice::Absent(reason)) => return no_gpu(format!("no usable GPU: {reason}")),
-            Err(NoDevice::Broken(reason)) => return Outcome::Failed(TrialFailure::Harness(reason)),
-        };
+        outcomes
+            .into_iter()
+            .map(|o| o.unwrap_or_else(|| Outcome::Ignored("not sent".into())))
+            .collect()
+    }
+
+    /// The worker request for kernel trial `spec` (`case`, `kernel`) and the suites it needs
+    /// (its own, and in paired mode its base's); the outcome when it cannot be made.
+    #[allow(clippy::type_complexity)]
+    fn request(
+        &self,
+        spec: &TrialSpec,
+        case: usize,
+        kernel: usize,
+    ) -> Result<(TrialRequest, Vec<(usize, &'a Suite)>), Outcome> {
+        let suite = &self.suites[spec.suite];
         let request = TrialRequest {
             suite: spec.suite,
             case,
@@ -257,34 +299,66 @@ impl<'a> WorkerPool<'a> {
             {
                 Some(bs) => needed.push((b.suite, bs)),
                 None => {
-                    return Outcome::Failed(TrialFailure::Harness(format!(
+                    return Err(Outcome::Failed(TrialFailure::Harness(format!(
                         "no base suite numbered {}",
                         b.suite
-                    )))
+                    ))))
                 }
             }
         }
-        let timeout = self.config.timeout.saturating_mul(spec.effort.max(1));
+        Ok((request, needed))
+    }
+
+    /// Runs `call` on slot `slot`'s worker holding its GPU's lock — restarted first when
+    /// `fresh` or when it has profiled and this is not a counters request (`counters`): its
+    /// GPU's ordinal, the answer and the seconds from inside the lock; the outcome instead
+    /// when there is no usable GPU or the call failed.
+    fn on_worker<T>(
+        &self,
+        slot: usize,
+        (fresh, counters): (bool, bool),
+        call: impl FnOnce(&mut Worker) -> Result<T, TrialFailure>,
+    ) -> Result<(i32, T, f64), Outcome> {
+        let no_gpu = |reason: String| {
+            if self.config.require_gpu {
+                Outcome::Failed(TrialFailure::Unavailable(format!(
+                    "{reason} (KERNELGATE_REQUIRE_GPU is set)"
+                )))
+            } else {
+                Outcome::Ignored(reason)
+            }
+        };
+        if let Some(reason) = device::driver_missing() {
+            return Err(no_gpu(reason));
+        }
+        let mut worker = self.worker(slot);
+        if fresh || (worker.profiled && !counters) {
+            worker.stop();
+        }
+        let ordinal = worker.ordinal();
+        let info = match worker.device() {
+            Ok(info) => info,
+            Err(NoDevice::Absent(reason)) => {
+                return Err(no_gpu(format!("no usable GPU: {reason}")))
+            }
+            Err(NoDevice::Broken(reason)) => {
+                return Err(Outcome::Failed(TrialFailure::Harness(reason)))
+            }
+        };
         // One request at a time on this physical GPU, across every kernelgate process: timed
         // ones, counters-only ones (CUPTI replays the kernel) and fresh-worker confirmations
         // alike. A worker stopped above (`stop` keeps its device) starts again inside the lock,
         // so its timer's idle round trip (`measure::contention`) is measured on a quiet GPU;
         // so does the first trial's timer of a worker started early (`Started`), which only
         // opened its device and loaded kernels before.
-        let gpu = match take_gpu(self.config, &info) {
-            Ok(held) => held,
-            Err(e) => return Outcome::Failed(TrialFailure::Harness(e.to_string())),
-        };
+        let gpu = take_gpu(self.config, &info)
+            .map_err(|e| Outcome::Failed(TrialFailure::Harness(e.to_string())))?;
         // Counted from inside the lock: waiting for another process is not this trial's time.
         let started = self.first_gpu_work();
-        let result = match worker.trial(&needed, request, timeout) {
-            Ok(r) => r,
-            Err(e) => return Outcome::Failed(e),
-        };
+        let answer = call(&mut worker).map_err(Outcome::Failed)?;
         drop(gpu);
-        worker.profiled |= spec.counters;
-        drop(worker);
-        self.account(spec, ordinal, result, started.elapsed().as_secs_f64())
+        worker.profiled |= counters;
+        Ok((ordinal, answer, started.elapsed().as_secs_f64()))
     }
 
     /// Now, noted as the run's first GPU work if it is.
@@ -402,6 +476,10 @@ impl Executor for WorkerPool<'_> {
             Kind::Compile => self.compile(spec.suite, slot),
             Kind::Kernel { case, kernel } => self.kernel(spec, case, kernel, slot),
         }
+    }
+
+    fn execute_counters(&self, slot: usize, specs: &[TrialSpec]) -> Vec<Outcome> {
+        self.counters(slot, specs)
     }
 
     fn stop(&self) {

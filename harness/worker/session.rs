@@ -6,7 +6,7 @@ use super::loaded::Loaded;
 use super::probes::{probes, Probes};
 use super::protocol::{BaseKernel, TrialData, TrialRequest, TrialResult};
 use super::trial::Trial;
-use super::units::{case_buffers, count_units, time_units, Expected};
+use super::units::{case_buffers, time_units, Expected};
 use crate::check::copies::Copies;
 use crate::check::failure::Failure;
 use crate::check::input_set::InputSet;
@@ -16,7 +16,7 @@ use crate::device::compile;
 use crate::device::Function;
 use crate::device::{DeviceError, Gpu};
 use crate::failure::TrialFailure;
-use crate::measure::{Samples, Timer, INPUT_SETS};
+use crate::measure::{Timer, INPUT_SETS};
 use crate::report::totals::WorkerPhases;
 use crate::suite::Suite;
 use std::collections::HashMap;
@@ -39,28 +39,28 @@ fn since(at: Instant) -> f64 {
 
 /// A worker's state.
 pub struct Session {
-    gpu: Gpu,
-    timer: Option<Timer>,
+    pub(super) gpu: Gpu,
+    pub(super) timer: Option<Timer>,
     /// The probe kernels, loaded ahead of the first trial, until its timer takes them.
     probes: Option<Probes>,
     /// The run's suites this worker was sent, by index.
-    suites: HashMap<usize, Suite>,
+    pub(super) suites: HashMap<usize, Suite>,
     /// Loaded modules, by suite index.
-    loaded: HashMap<usize, Loaded>,
+    pub(super) loaded: HashMap<usize, Loaded>,
     cache_dir: Option<PathBuf>,
     /// The reference's outputs per case and seed, reused by every kernel.
     references: References,
     /// The harness's check kernels (prepare, compare), loaded with the timer.
-    kernels: Option<Kernels>,
+    pub(super) kernels: Option<Kernels>,
     /// The read pass that leaves L2 clean before a profiled launch (a probe kernel).
-    read: Option<Function>,
+    pub(super) read: Option<Function>,
     /// Hardware counters (CUPTI), made on first use.
-    profiling: Profiling,
+    pub(super) profiling: Profiling,
     /// What the worker did ahead of requests (opening the device, loading suites, the probe),
     /// reported with the next trial's result.
-    pending: WorkerPhases,
+    pub(super) pending: WorkerPhases,
     /// NVRTC compiles and cached modules counted in results so far.
-    counted: (usize, usize),
+    pub(super) counted: (usize, usize),
 }
 
 impl Session {
@@ -118,6 +118,11 @@ impl Session {
 
     /// Runs one trial: never panics on the user's input; a sticky device error is fatal.
     pub fn run_trial(&mut self, req: &TrialRequest) -> TrialResult {
+        if req.counters {
+            // A batch of one: the counters are read as a batch's are (`batch.rs`).
+            let mut results = self.run_counters(std::slice::from_ref(req));
+            return results.swap_remove(0);
+        }
         let mut phases = Phases {
             rest: std::mem::take(&mut self.pending),
             ..Phases::default()
@@ -157,6 +162,22 @@ impl Session {
         }
     }
 
+    /// Compiles and loads suite `index`, as sent (`Request::Suite`), once per worker.
+    pub(super) fn load_sent(
+        &mut self,
+        index: usize,
+        compile: &mut f64,
+    ) -> Result<(), TrialFailure> {
+        let suite = self.suites.remove(&index).ok_or_else(|| {
+            TrialFailure::Harness(format!(
+                "the worker was not sent suite {index} before its trial"
+            ))
+        })?;
+        let loaded = self.load(index, &suite, compile);
+        self.suites.insert(index, suite);
+        loaded.map_err(Failure::into_trial)
+    }
+
     /// Compiles and loads a suite's kernels once per worker, adding the time to `compile`.
     fn load(&mut self, index: usize, suite: &Suite, compile: &mut f64) -> Result<(), Failure> {
         if self.loaded.contains_key(&index) {
@@ -190,7 +211,7 @@ impl Session {
     /// Makes the timer (the launch floor and the host's round trip measured with the probe
     /// kernels) and loads the check kernels, unless made: once per worker, in a trial (inside
     /// the GPU's lock, since the timer times the GPU).
-    fn timing_ready(&mut self, phases: &mut WorkerPhases) -> Result<(), Failure> {
+    pub(super) fn timing_ready(&mut self, phases: &mut WorkerPhases) -> Result<(), Failure> {
         self.kernels_ready(phases)?;
         if let Some(Probes { empty, clock, read }) = self.probes.take() {
             let at = Instant::now();
@@ -246,23 +267,6 @@ impl Session {
             .collect();
         let mut sets = vec![first];
         sets.extend(seeds[1..].iter().map(|s| InputSet::new(req.case, *s)));
-        if req.counters {
-            // Counters only (never timed in this worker afterwards: see `count_units`).
-            let copies = Copies::new(&self.gpu, trial.kernels, suite, bufs, sets)?;
-            phases.rest.copies += since(clock);
-            let timer = self.timer.as_mut().expect("created above");
-            let read = self.read.as_ref().expect("loaded with the timer");
-            let profiling = &mut self.profiling;
-            let counters = count_units(&trial, (timer, read), profiling, copies, &seeds)?;
-            phases.rest.counter_setup += profiling.take_setup();
-            phases.rest.counters = profiling.take_spent();
-            return Ok(TrialData {
-                samples: Samples::none(),
-                footprint,
-                base_footprint,
-                counters: Some(Box::new(counters)),
-            });
-        }
         let expected = trial.check(&mut self.references, &bufs, &sets)?;
         phases.check = since(clock);
         let clock = Instant::now();

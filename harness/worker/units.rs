@@ -1,8 +1,7 @@
 //! `time_units`: a trial's samples taken on several allocations — the first on the case's own
 //! buffers and copies, each further one on freshly allocated buffers and copies, placed apart by
 //! a spacer allocation of a different size each time — with what every unit timed checked
-//! against the reference; and `count_units`, the counters-only request's reads on fresh
-//! allocations.
+//! against the reference (the counters-only requests' allocations are `batch.rs`'s).
 //!
 //! Why: re-allocating a trial's buffers inside one process reproduces the timing modes first
 //! seen between processes (measured on an H200: `ptx::ptx_vec4::n=1048576` at 3.65 or 3.82 µs,
@@ -10,15 +9,13 @@
 //! +3.5%; the launch floor and the flush buffer's placement made no difference). So the
 //! allocation, not the process, is the unit a baseline must sample.
 
-use super::counters::Profiling;
 use super::trial::Trial;
 use crate::check::copies::Copies;
 use crate::check::failure::Failure;
 use crate::check::input_set::InputSet;
 use crate::check::reference::Outputs;
-use crate::device::{DeviceBuffer, ErrorKind, Function, Gpu};
+use crate::device::{DeviceBuffer, ErrorKind, Gpu};
 use crate::failure::TrialFailure;
-use crate::measure::counters::CounterReport;
 use crate::measure::{Plan, Samples, Timer};
 use crate::report::bytes;
 use crate::report::totals::WorkerPhases;
@@ -102,45 +99,14 @@ pub(super) fn time_units(
     Ok(pooled)
 }
 
-/// Reads the counters of `trial` (its kernel and what it is timed against) on
-/// [`COUNTER_UNITS`] allocations, the first on `copies`, all in one CUPTI configuration
-/// (`Profiling::collect`; a further allocation the device has no room for is left out): the
-/// counters-only request, which never times (a process that has profiled times some kernels
-/// slower: seen on an H200, `reduce::two_pass::n=65536` +33% after CUPTI had profiled in the
-/// same worker).
-pub(super) fn count_units(
-    trial: &Trial,
-    (timer, read): (&mut Timer, &Function),
-    profiling: &mut Profiling,
-    copies: Copies,
-    seeds: &[u64],
-) -> Result<CounterReport, Failure> {
-    let mut spacers: Vec<DeviceBuffer> = Vec::new();
-    let mut units = vec![copies];
-    for u in 1..COUNTER_UNITS {
-        spacers.push(trial.gpu.alloc_plain(spacer_bytes(u))?);
-        match fresh_copies(trial, seeds) {
-            Ok(c) => units.push(c),
-            Err(Failure::Trial(TrialFailure::OutOfMemory(_))) => break,
-            Err(e) => return Err(e),
-        }
-    }
-    let device = (trial.gpu, trial.gpu.info.ordinal);
-    let mut pairs: Vec<_> = units.iter().map(|c| trial.ops(c)).collect();
-    Ok(match profiling.collect(device, (timer, read), &mut pairs) {
-        Ok(read_on) => CounterReport::Collected(read_on),
-        Err(e) => CounterReport::NotCollected { why: e.to_string() },
-    })
-}
-
 /// The spacer before unit `u`: 1 to 61 MiB, a different size for each unit, so the fresh
 /// buffers do not land where the last unit's were freed.
-fn spacer_bytes(u: u32) -> usize {
+pub(super) fn spacer_bytes(u: u32) -> usize {
     (1 + (u as usize * 37) % 61) << 20
 }
 
 /// A fresh allocation of the case's buffers holding the trial's input sets, as timing copies.
-fn fresh_copies(trial: &Trial, seeds: &[u64]) -> Result<Copies, Failure> {
+pub(super) fn fresh_copies(trial: &Trial, seeds: &[u64]) -> Result<Copies, Failure> {
     let (gpu, suite, case) = (trial.gpu, trial.suite, trial.req.case);
     let bufs = case_buffers(gpu, suite, case)?;
     let sets: Vec<InputSet> = seeds.iter().map(|s| InputSet::new(case, *s)).collect();

@@ -5,6 +5,9 @@ use cudarc::cupti::sys as cp;
 use cudarc::driver::sys as cu;
 use std::ffi::{c_char, CStr};
 
+/// The most operations one call profiles (`Session::profile_ops`).
+pub const MAX_OPS: usize = 256;
+
 /// Why counters could not be read.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum CounterError {
@@ -48,7 +51,7 @@ pub enum CounterError {
         got: usize,
     },
     /// More operations than one call profiles.
-    #[error("{0} operations in one profile (at most 8)")]
+    #[error("{0} operations in one profile (at most {max})", max = MAX_OPS)]
     TooManyOps(usize),
 }
 

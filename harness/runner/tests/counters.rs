@@ -9,6 +9,29 @@ use crate::code::SuiteCode;
 use crate::measure::counters::{Counter, CounterReport, TrialCounters};
 use std::sync::Arc;
 
+/// The scripted executor, noting how many trials each counters request carried.
+struct Batching(Scripted, Mutex<Vec<usize>>);
+
+impl Executor for Batching {
+    fn slots(&self) -> usize {
+        1
+    }
+    fn device(&self) -> Option<DeviceInfo> {
+        self.0.device()
+    }
+    fn execute(&self, slot: usize, spec: &TrialSpec) -> Outcome {
+        self.0.execute(slot, spec)
+    }
+    fn execute_counters(&self, slot: usize, specs: &[TrialSpec]) -> Vec<Outcome> {
+        self.1.lock().unwrap().push(specs.len());
+        specs.iter().map(|s| self.0.execute(slot, s)).collect()
+    }
+    fn stop(&self) {}
+    fn totals(&self) -> RunTotals {
+        RunTotals::default()
+    }
+}
+
 /// Counters with `instructions` executed (exact) and a DRAM write count that wanders.
 fn values(instructions: f64, written: f64) -> crate::measure::counters::CounterValues {
     [
@@ -213,8 +236,14 @@ fn the_instruction_gate_fails_growth_beyond_it_without_statistics() {
             ("t::fast (counters)", 1, counted(1020.0)),
         ],
     );
+    let executor = Batching(executor, Mutex::new(Vec::new()));
     let results = run_all(&config, &suites, &plan, &executor).results;
     let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(
+        *executor.1.lock().unwrap(),
+        [2],
+        "both trials' counters in one request"
+    );
     let fast = record(&results, "t::fast");
     assert_eq!(
         fast.verdict.unwrap().verdict,

@@ -1,0 +1,265 @@
+//! `Session::run_counters`: the counters-only requests of a batch, read together — every
+//! trial's kernel and what it is timed against, on [`COUNTER_UNITS`] allocations each, profiled
+//! in one CUPTI configuration (`Profiling::collect`) as far as the device's memory and
+//! [`MAX_RANGES`] allow, else in as few configurations as they do.
+//!
+//! Why: CUPTI's range profiler costs ~17 ms to start and ~6.5 ms to stop per configuration
+//! (measured on an H100: 60 configurations, one per trial, were 1.6 s of a 2.4 s counters pass),
+//! while the ranges themselves cost what their launches do. A worker that has profiled times
+//! nothing more: the pool restarts it before a timed request (`Worker::profiled`).
+
+use super::counters::Profiling;
+use super::protocol::{TrialData, TrialRequest, TrialResult};
+use super::session::Session;
+use super::trial::Trial;
+use super::units::{case_buffers, fresh_copies, spacer_bytes, COUNTER_UNITS};
+use crate::check::copies::Copies;
+use crate::check::failure::Failure;
+use crate::check::input_set::InputSet;
+use crate::device::{DeviceBuffer, Function, Gpu};
+use crate::failure::TrialFailure;
+use crate::measure::counters::CounterReport;
+use crate::measure::{Footprint, Samples, Timer, INPUT_SETS};
+use crate::report::totals::WorkerPhases;
+use std::collections::BTreeSet;
+use std::time::Instant;
+
+/// The most ranges one configuration profiles (an operation per range: a trial's kernel and
+/// what it is timed against on each allocation, so up to four per trial).
+pub const MAX_RANGES: usize = 128;
+
+/// One trial of a batch, ready to profile: its buffers on every allocation.
+struct Ready<'a> {
+    /// Its place in the batch.
+    index: usize,
+    trial: Trial<'a>,
+    /// The timing copies of each allocation, the first on the case's own buffers.
+    units: Vec<Copies>,
+    footprint: Footprint,
+    base_footprint: Option<Footprint>,
+    /// Seconds making its buffers, inputs and copies.
+    setup: f64,
+}
+
+impl Ready<'_> {
+    /// Profiled operations, at most: the kernel, and what it is timed against, per
+    /// allocation.
+    fn ranges(&self) -> usize {
+        2 * self.units.len()
+    }
+}
+
+impl Session {
+    /// Reads the counters of every request of `reqs` (each a counters-only request): one
+    /// result per request, in order. Never panics on the user's input.
+    pub fn run_counters(&mut self, reqs: &[TrialRequest]) -> Vec<TrialResult> {
+        let mut first = std::mem::take(&mut self.pending);
+        let mut results: Vec<Option<TrialResult>> = reqs.iter().map(|_| None).collect();
+        // Every suite the batch needs, compiled and loaded once (`Session::load`); a suite
+        // that cannot be fails its trials.
+        let needed: BTreeSet<usize> = reqs
+            .iter()
+            .flat_map(|r| std::iter::once(r.suite).chain(r.base.map(|b| b.suite)))
+            .collect();
+        let mut unloadable: Vec<(usize, TrialFailure)> = Vec::new();
+        for index in needed {
+            match self.load_sent(index, &mut first.compile) {
+                Ok(()) => {}
+                Err(f) => unloadable.push((index, f)),
+            }
+        }
+        let ready = self.timing_ready(&mut first).map_err(Failure::into_trial);
+        for (i, req) in reqs.iter().enumerate() {
+            let used = |s: usize| s == req.suite || req.base.is_some_and(|b| b.suite == s);
+            let failed = match (&ready, unloadable.iter().find(|(s, _)| used(*s))) {
+                (Err(f), _) | (Ok(()), Some((_, f))) => Some(f.clone()),
+                (Ok(()), None) => None,
+            };
+            results[i] = failed.map(TrialResult::failed);
+        }
+        let mut next = 0;
+        while next < reqs.len() {
+            next = self.count_chunk(reqs, next, &mut results);
+        }
+        let (before, after) = (self.counted, crate::device::compile::counts());
+        self.counted = after;
+        let mut out: Vec<TrialResult> = results
+            .into_iter()
+            .map(|r| {
+                r.unwrap_or_else(|| {
+                    TrialResult::failed(TrialFailure::Harness(
+                        "the batch left this trial's counters unread".into(),
+                    ))
+                })
+            })
+            .collect();
+        if let Some(r) = out.first_mut() {
+            r.compiled = after.0 - before.0;
+            r.cached = after.1 - before.1;
+            first.add(&r.phases);
+            r.phases = first;
+        }
+        out
+    }
+
+    /// Readies the trials of `reqs` from `from` on (those without a result yet) until the
+    /// device has no room for the next one or [`MAX_RANGES`] is reached, profiles them in one
+    /// configuration, and fills their results; returns where the next chunk starts. A trial the
+    /// device has no room for even alone fails with what it needed.
+    fn count_chunk(
+        &mut self,
+        reqs: &[TrialRequest],
+        from: usize,
+        results: &mut [Option<TrialResult>],
+    ) -> usize {
+        let Session {
+            gpu,
+            suites,
+            loaded,
+            kernels,
+            timer,
+            read,
+            profiling,
+            ..
+        } = self;
+        let (gpu, suites, loaded, kernels): (&_, &_, &_, &_) = (gpu, suites, loaded, kernels);
+        let (Some(timer), Some(read)) = (timer.as_mut(), read.as_ref()) else {
+            return reqs.len();
+        };
+        let mut chunk: Vec<Ready> = Vec::new();
+        let mut ranges = 0;
+        let mut next = from;
+        while next < reqs.len() {
+            if results[next].is_some() {
+                next += 1;
+                continue;
+            }
+            let req = &reqs[next];
+            let paired = req
+                .base
+                .and_then(|b| Some((b, suites.get(&b.suite)?, loaded.get(&b.suite)?)));
+            let own = suites.get(&req.suite).zip(loaded.get(&req.suite));
+            let Some((suite, own)) = own.filter(|_| req.base.is_some() == paired.is_some()) else {
+                results[next] = Some(TrialResult::failed(TrialFailure::Harness(format!(
+                    "the worker was not sent suite {} (or its base) before its trial",
+                    req.suite
+                ))));
+                next += 1;
+                continue;
+            };
+            let trial = Trial {
+                gpu,
+                suite,
+                req,
+                loaded: own,
+                paired,
+                kernels: kernels.as_ref(),
+            };
+            let at = Instant::now();
+            match ready_units(trial) {
+                Ok(mut r) => {
+                    if !chunk.is_empty() && ranges + r.ranges() > MAX_RANGES {
+                        break;
+                    }
+                    r.index = next;
+                    r.setup = at.elapsed().as_secs_f64();
+                    ranges += r.ranges();
+                    chunk.push(r);
+                }
+                Err(TrialFailure::OutOfMemory(_)) if !chunk.is_empty() => break,
+                Err(f) => results[next] = Some(TrialResult::failed(f)),
+            }
+            next += 1;
+        }
+        if chunk.is_empty() {
+            return next;
+        }
+        read_chunk(chunk, (gpu, timer, read), profiling, results);
+        next
+    }
+}
+
+/// Profiles the trials of `chunk` in one configuration and fills their results: the
+/// configuration's profile goes with its first trial.
+fn read_chunk(
+    chunk: Vec<Ready>,
+    (gpu, timer, read): (&Gpu, &mut Timer, &Function),
+    profiling: &mut Profiling,
+    results: &mut [Option<TrialResult>],
+) {
+    let device = (gpu, gpu.info.ordinal);
+    let mut pairs: Vec<_> = chunk
+        .iter()
+        .flat_map(|r| r.units.iter().map(|c| r.trial.ops(c)))
+        .collect();
+    let read_on = profiling.collect(device, (timer, read), &mut pairs);
+    drop(pairs);
+    let mut phases = WorkerPhases {
+        counter_setup: profiling.take_setup(),
+        counters: profiling.take_spent(),
+        ..WorkerPhases::default()
+    };
+    let mut read_on = read_on.map(Vec::into_iter);
+    for r in chunk {
+        let counters = match read_on.as_mut() {
+            Ok(values) => CounterReport::Collected(values.by_ref().take(r.units.len()).collect()),
+            Err(e) => CounterReport::NotCollected { why: e.to_string() },
+        };
+        results[r.index] = Some(TrialResult {
+            outcome: Ok(TrialData {
+                samples: Samples::none(),
+                footprint: r.footprint,
+                base_footprint: r.base_footprint,
+                counters: Some(Box::new(counters)),
+            }),
+            setup_seconds: r.setup,
+            // The configuration's profile goes with its first trial.
+            phases: std::mem::take(&mut phases),
+            ..TrialResult::failed(TrialFailure::Harness(String::new()))
+        });
+    }
+}
+
+/// Makes `trial`'s buffers and copies on [`COUNTER_UNITS`] allocations (a further allocation
+/// the device has no room for is left out), with its footprint from a first run. Each further
+/// allocation is placed after a spacer (`units::spacer_bytes`), freed once it is made.
+fn ready_units(trial: Trial<'_>) -> Result<Ready<'_>, TrialFailure> {
+    let made = (|| {
+        trial.shared_memory_fits()?;
+        let req = trial.req;
+        let bufs = case_buffers(trial.gpu, trial.suite, req.case)?;
+        let first = InputSet::new(req.case, req.seed);
+        first.upload(trial.gpu, trial.kernels, trial.suite, &bufs)?;
+        let (footprint, base_footprint) = trial.footprints(&bufs)?;
+        let seeds: Vec<u64> = (0..INPUT_SETS as u64)
+            .map(|s| req.seed.wrapping_add(s))
+            .collect();
+        let mut sets = vec![first];
+        sets.extend(seeds[1..].iter().map(|s| InputSet::new(req.case, *s)));
+        let mut units = vec![Copies::new(
+            trial.gpu,
+            trial.kernels,
+            trial.suite,
+            bufs,
+            sets,
+        )?];
+        for u in 1..COUNTER_UNITS {
+            let _spacer: DeviceBuffer = trial.gpu.alloc_plain(spacer_bytes(u))?;
+            match fresh_copies(&trial, &seeds) {
+                Ok(c) => units.push(c),
+                Err(Failure::Trial(TrialFailure::OutOfMemory(_))) => break,
+                Err(e) => return Err(e),
+            }
+        }
+        Ok((units, footprint, base_footprint))
+    })();
+    let (units, footprint, base_footprint) = made.map_err(Failure::into_trial)?;
+    Ok(Ready {
+        index: 0,
+        trial,
+        units,
+        footprint,
+        base_footprint,
+        setup: 0.0,
+    })
+}
