@@ -19,7 +19,7 @@ use crate::check::input_set::InputSet;
 use crate::device::{DeviceBuffer, Function, Gpu};
 use crate::failure::TrialFailure;
 use crate::measure::counters::CounterReport;
-use crate::measure::{Footprint, Samples, Timer, INPUT_SETS};
+use crate::measure::{Footprint, Samples, Timer};
 use crate::report::totals::WorkerPhases;
 use std::collections::BTreeSet;
 use std::time::Instant;
@@ -42,10 +42,16 @@ struct Ready<'a> {
 }
 
 impl Ready<'_> {
-    /// Profiled operations, at most: the kernel, and what it is timed against, per
-    /// allocation.
+    /// Whether what the kernel is timed against is profiled too: only in paired mode, where
+    /// the base kernel's counters are what the kernel's are compared with (a stored baseline
+    /// holds the kernel's own; nothing reads the reference's).
+    fn with_against(&self) -> bool {
+        self.trial.req.base.is_some()
+    }
+
+    /// Profiled operations: the kernel, and in paired mode the base kernel, per allocation.
     fn ranges(&self) -> usize {
-        2 * self.units.len()
+        self.units.len() * (1 + usize::from(self.with_against()))
     }
 }
 
@@ -190,7 +196,12 @@ fn read_chunk(
     let device = (gpu, gpu.info.ordinal);
     let mut pairs: Vec<_> = chunk
         .iter()
-        .flat_map(|r| r.units.iter().map(|c| r.trial.ops(c)))
+        .flat_map(|r| {
+            r.units.iter().map(|c| {
+                let (kernel, against) = r.trial.ops(c);
+                (kernel, against.filter(|_| r.with_against()))
+            })
+        })
         .collect();
     let read_on = profiling.collect(device, (timer, read), &mut pairs);
     drop(pairs);
@@ -220,8 +231,9 @@ fn read_chunk(
     }
 }
 
-/// Makes `trial`'s buffers and copies on [`COUNTER_UNITS`] allocations (a further allocation
-/// the device has no room for is left out), with its footprint from a first run. Each further
+/// Makes `trial`'s buffers and a copy of its first input set on [`COUNTER_UNITS`] allocations
+/// (a further allocation the device has no room for is left out), with its footprint from a
+/// first run. Each further
 /// allocation is placed after a spacer (`units::spacer_bytes`), freed once it is made.
 fn ready_units(trial: Trial<'_>) -> Result<Ready<'_>, TrialFailure> {
     let made = (|| {
@@ -231,18 +243,10 @@ fn ready_units(trial: Trial<'_>) -> Result<Ready<'_>, TrialFailure> {
         let first = InputSet::new(req.case, req.seed);
         first.upload(trial.gpu, trial.kernels, trial.suite, &bufs)?;
         let (footprint, base_footprint) = trial.footprints(&bufs)?;
-        let seeds: Vec<u64> = (0..INPUT_SETS as u64)
-            .map(|s| req.seed.wrapping_add(s))
-            .collect();
-        let mut sets = vec![first];
-        sets.extend(seeds[1..].iter().map(|s| InputSet::new(req.case, *s)));
-        let mut units = vec![Copies::new(
-            trial.gpu,
-            trial.kernels,
-            trial.suite,
-            bufs,
-            sets,
-        )?];
+        // The profiled launches run on the first input set only (`Profiling::collect`).
+        let seeds = [req.seed];
+        let copies = Copies::new(trial.gpu, trial.kernels, trial.suite, bufs, vec![first]);
+        let mut units = vec![copies?];
         for u in 1..COUNTER_UNITS {
             let _spacer: DeviceBuffer = trial.gpu.alloc_plain(spacer_bytes(u))?;
             match fresh_copies(&trial, &seeds) {

@@ -1,8 +1,8 @@
 //! `Profiling`: a worker's hardware-counter state — the CUPTI profiler session, made and
 //! enabled on the first counters-only request (or why it could not be) and kept for the rest
-//! of the process — and the collection of one trial's counters: the kernel and what it is
-//! timed against on each allocation, profiled in one configuration (one range each, every
-//! replay pass replaying them all), each launch on input copy 0 put back into its checked
+//! of the process — and the collection of a batch's counters: each trial's kernel (and in
+//! paired mode the base kernel) on each allocation, profiled in one configuration (one range
+//! each, every replay pass replaying them all), each launch on input copy 0 put back into its checked
 //! starting state, with L2 flushed and left clean (`Timer::clean_l2`) outside the range. A worker that has profiled
 //! times nothing more: the pool restarts it before a timed request (`Worker::profiled`).
 
@@ -54,12 +54,12 @@ impl Profiling {
         }
     }
 
-    /// The counters of each pair's kernel and what it is timed against (`against`), one pair
-    /// per allocation, or why they could not be read. Every pair is profiled in one CUPTI
+    /// The counters of each pair's kernel and what it is timed against (`against`, where
+    /// given), or why they could not be read. Every pair is profiled in one CUPTI
     /// configuration (one range per operation, each pass replaying them all): a configuration
-    /// costs ~30 ms after the first (seen on an H100), so one per trial rather than one per
-    /// allocation (issue 22: `KERNELGATE_COUNTERS=all` was 6 s for 60 trials). `ordinal` is the
-    /// device's, for CUPTI's chip name.
+    /// costs ~24 ms to start and stop (seen on an H100), so a batch of trials shares one
+    /// (`batch.rs`; issue 22: `KERNELGATE_COUNTERS=all` was 6 s for 60 trials with one per
+    /// allocation). `ordinal` is the device's, for CUPTI's chip name.
     pub fn collect<'o>(
         &mut self,
         (gpu, ordinal): (&Gpu, i32),
