@@ -102,8 +102,9 @@ fn add(old: &Entry, new: Entry) -> (Entry, Option<&'static str>) {
     pooled.footprint = new.footprint;
     pooled.code = new.code.or(pooled.code);
     pooled.trial_seconds = new.trial_seconds.or(pooled.trial_seconds);
-    // Reads of another counter set count some counters differently: the new ones only.
-    if pooled.counter_set != new.counter_set {
+    // Reads of another counter set count some counters differently: the new ones only (a
+    // bless that read none keeps the old reads and their set).
+    if pooled.counter_set != new.counter_set && !new.counters.is_empty() {
         pooled.counters.clear();
         pooled.counter_set = new.counter_set;
     }
@@ -313,5 +314,10 @@ mod tests {
         // The same set: pooled.
         let (pooled, _) = add(&pooled, new);
         assert_eq!(pooled.counters, vec![read(5.0), read(5.0)]);
+        // A bless that read no counters keeps the old reads and their set.
+        let mut none = super::super::tests::entry("vec4", 1e-5, 0);
+        none.counters.clear();
+        let (kept, _) = add(&old, none);
+        assert_eq!((kept.counter_set, kept.counters.len()), (1, 2));
     }
 }

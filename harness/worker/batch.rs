@@ -37,8 +37,10 @@ struct Ready<'a> {
     units: Vec<Copies>,
     footprint: Footprint,
     base_footprint: Option<Footprint>,
-    /// Seconds making its buffers, inputs and copies.
+    /// Seconds making its buffers, inputs and footprint.
     setup: f64,
+    /// Of that, seconds making its copies and further allocations.
+    copies: f64,
 }
 
 impl Ready<'_> {
@@ -162,7 +164,7 @@ impl Session {
                 kernels: kernels.as_ref(),
             };
             let at = Instant::now();
-            match ready_units(trial) {
+            match ready_units(trial, chunk.is_empty()) {
                 Ok(mut r) => {
                     if !chunk.is_empty() && ranges + r.ranges() > MAX_RANGES {
                         break;
@@ -172,7 +174,26 @@ impl Session {
                     ranges += r.ranges();
                     chunk.push(r);
                 }
+                // Retried alone, after the chunk is read and freed.
                 Err(TrialFailure::OutOfMemory(_)) if !chunk.is_empty() => break,
+                Err(f) if f.is_fatal() => {
+                    // The context is gone: nothing more is read in this worker. The trials
+                    // readied or not yet reached are not this one's victims: sent again.
+                    let name = format!("trial {} of the batch", next + 1);
+                    results[next] = Some(TrialResult::failed(f));
+                    let again = chunk.iter().map(|r| r.index).chain(next + 1..reqs.len());
+                    for i in again.collect::<Vec<_>>() {
+                        if results[i].is_none() {
+                            results[i] = Some(TrialResult {
+                                again: true,
+                                ..TrialResult::failed(TrialFailure::Harness(format!(
+                                    "not read: {name} faulted the GPU first"
+                                )))
+                            });
+                        }
+                    }
+                    return reqs.len();
+                }
                 Err(f) => results[next] = Some(TrialResult::failed(f)),
             }
             next += 1;
@@ -186,7 +207,9 @@ impl Session {
 }
 
 /// Profiles the trials of `chunk` in one configuration and fills their results: the
-/// configuration's profile goes with its first trial.
+/// configuration's profile goes with its first trial. When the configuration cannot be read
+/// (a launch failed, CUPTI refused), each trial of a larger chunk is profiled alone, so that
+/// one trial's failure is its own.
 fn read_chunk(
     chunk: Vec<Ready>,
     (gpu, timer, read): (&Gpu, &mut Timer, &Function),
@@ -203,12 +226,27 @@ fn read_chunk(
             })
         })
         .collect();
-    let read_on = profiling.collect(device, (timer, read), &mut pairs);
+    let read_on = profiling.collect(device, (&mut *timer, read), &mut pairs);
     drop(pairs);
     let mut phases = WorkerPhases {
         counter_setup: profiling.take_setup(),
         counters: profiling.take_spent(),
         ..WorkerPhases::default()
+    };
+    let read_on = match read_on {
+        Err(_) if chunk.len() > 1 => {
+            let spent = phases;
+            for (k, r) in chunk.into_iter().enumerate() {
+                let index = r.index;
+                read_chunk(vec![r], (gpu, &mut *timer, read), profiling, results);
+                // The failed configuration's cost goes with the first trial's result.
+                if let (0, Some(first)) = (k, results[index].as_mut()) {
+                    first.phases.add(&spent);
+                }
+            }
+            return;
+        }
+        read_on => read_on,
     };
     let mut read_on = read_on.map(Vec::into_iter);
     for r in chunk {
@@ -216,6 +254,9 @@ fn read_chunk(
             Ok(values) => CounterReport::Collected(values.by_ref().take(r.units.len()).collect()),
             Err(e) => CounterReport::NotCollected { why: e.to_string() },
         };
+        // The configuration's profile goes with its first trial.
+        let mut own = std::mem::take(&mut phases);
+        own.copies += r.copies;
         results[r.index] = Some(TrialResult {
             outcome: Ok(TrialData {
                 samples: Samples::none(),
@@ -223,19 +264,20 @@ fn read_chunk(
                 base_footprint: r.base_footprint,
                 counters: Some(Box::new(counters)),
             }),
-            setup_seconds: r.setup,
-            // The configuration's profile goes with its first trial.
-            phases: std::mem::take(&mut phases),
+            setup_seconds: r.setup - r.copies,
+            phases: own,
             ..TrialResult::failed(TrialFailure::Harness(String::new()))
         });
     }
 }
 
-/// Makes `trial`'s buffers and a copy of its first input set on [`COUNTER_UNITS`] allocations
-/// (a further allocation the device has no room for is left out), with its footprint from a
-/// first run. Each further
-/// allocation is placed after a spacer (`units::spacer_bytes`), freed once it is made.
-fn ready_units(trial: Trial<'_>) -> Result<Ready<'_>, TrialFailure> {
+/// Makes `trial`'s buffers and a copy of its first input set on [`COUNTER_UNITS`] allocations,
+/// with its footprint from a first run. Each further allocation is placed after a spacer
+/// (`units::spacer_bytes`), freed once it is made. A further allocation the device has no room
+/// for is left out when the trial is readied `alone`; beside other trials it is out of memory,
+/// so that the trial is readied again alone.
+fn ready_units(trial: Trial<'_>, alone: bool) -> Result<Ready<'_>, TrialFailure> {
+    let mut copies = 0.0;
     let made = (|| {
         trial.shared_memory_fits()?;
         let req = trial.req;
@@ -243,18 +285,23 @@ fn ready_units(trial: Trial<'_>) -> Result<Ready<'_>, TrialFailure> {
         let first = InputSet::new(req.case, req.seed);
         first.upload(trial.gpu, trial.kernels, trial.suite, &bufs)?;
         let (footprint, base_footprint) = trial.footprints(&bufs)?;
+        let at = Instant::now();
         // The profiled launches run on the first input set only (`Profiling::collect`).
         let seeds = [req.seed];
-        let copies = Copies::new(trial.gpu, trial.kernels, trial.suite, bufs, vec![first]);
-        let mut units = vec![copies?];
+        let made = Copies::new(trial.gpu, trial.kernels, trial.suite, bufs, vec![first]);
+        let mut units = vec![made?];
         for u in 1..COUNTER_UNITS {
             let _spacer: DeviceBuffer = trial.gpu.alloc_plain(spacer_bytes(u))?;
             match fresh_copies(&trial, &seeds) {
                 Ok(c) => units.push(c),
+                Err(Failure::Trial(TrialFailure::OutOfMemory(m))) if !alone => {
+                    return Err(Failure::Trial(TrialFailure::OutOfMemory(m)))
+                }
                 Err(Failure::Trial(TrialFailure::OutOfMemory(_))) => break,
                 Err(e) => return Err(e),
             }
         }
+        copies = at.elapsed().as_secs_f64();
         Ok((units, footprint, base_footprint))
     })();
     let (units, footprint, base_footprint) = made.map_err(Failure::into_trial)?;
@@ -265,5 +312,6 @@ fn ready_units(trial: Trial<'_>) -> Result<Ready<'_>, TrialFailure> {
         footprint,
         base_footprint,
         setup: 0.0,
+        copies,
     })
 }

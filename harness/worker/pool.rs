@@ -251,9 +251,26 @@ impl<'a> WorkerPool<'a> {
             let call = |worker: &mut Worker| worker.counters(&needed, requests, timeout);
             match self.on_worker(slot, (false, true), call) {
                 Ok((ordinal, results, wall)) => {
-                    let share = wall / results.len().max(1) as f64;
-                    for (i, result) in asked.into_iter().zip(results) {
-                        outcomes[i] = Some(self.account(&specs[i], ordinal, result, share));
+                    let again = sent_again(&results);
+                    let counted = again.iter().filter(|a| !**a).count();
+                    let share = wall / counted.max(1) as f64;
+                    let mut retry = Vec::new();
+                    for ((i, result), again) in asked.iter().zip(&results).zip(again) {
+                        match again {
+                            true => retry.push(*i),
+                            false => {
+                                let outcome =
+                                    self.account(&specs[*i], ordinal, result.clone(), share);
+                                outcomes[*i] = Some(outcome);
+                            }
+                        }
+                    }
+                    if !retry.is_empty() {
+                        let specs: Vec<TrialSpec> =
+                            retry.iter().map(|i| specs[*i].clone()).collect();
+                        for (i, outcome) in retry.into_iter().zip(self.counters(slot, &specs)) {
+                            outcomes[i] = Some(outcome);
+                        }
                     }
                 }
                 Err(outcome) => asked
@@ -434,6 +451,14 @@ impl<'a> WorkerPool<'a> {
     }
 }
 
+/// Which of a counters request's `results` are sent again, to a fresh worker: those another
+/// trial's fault kept from being read (`TrialResult::again`) — never all of them, so that
+/// sending again ends.
+fn sent_again(results: &[TrialResult]) -> Vec<bool> {
+    let some_read = results.iter().any(|r| !r.again);
+    results.iter().map(|r| r.again && some_read).collect()
+}
+
 /// The lock of `info`'s physical GPU (`crate::lock`), waiting — and saying for whom — while
 /// another kernelgate process measures on it; at most ten trial time-outs and a minute.
 fn take_gpu(
@@ -539,5 +564,23 @@ impl Executor for WorkerPool<'_> {
             .unwrap_or_else(|e| e.into_inner())
             .insert(suite, built.clone());
         built
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_victims_of_a_fault_are_sent_again_and_never_all() {
+        let read = TrialResult::failed(TrialFailure::Harness("faulted".into()));
+        let victim = TrialResult {
+            again: true,
+            ..read.clone()
+        };
+        let got = sent_again(&[read.clone(), victim.clone(), victim.clone()]);
+        assert_eq!(got, [false, true, true]);
+        assert_eq!(sent_again(&[victim.clone(), victim]), [false, false]);
+        assert!(sent_again(&[]).is_empty());
     }
 }

@@ -132,6 +132,10 @@ pub struct TrialResult {
     /// The worker ends after this answer (it failed inside): the harness starts a fresh one.
     #[serde(default)]
     pub worker_stops: bool,
+    /// Not run: another trial of the same request faulted the GPU first (a sticky error ends
+    /// the worker's context); the harness sends it again to a fresh worker.
+    #[serde(default)]
+    pub again: bool,
 }
 
 /// Encodes a request as one line; a value JSON cannot hold (a path that is not UTF-8) is an
@@ -173,6 +177,7 @@ impl TrialResult {
             setup_seconds: 0.0,
             check_seconds: 0.0,
             worker_stops: false,
+            again: false,
             phases: Default::default(),
         }
     }

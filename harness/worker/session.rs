@@ -159,6 +159,7 @@ impl Session {
             check_seconds: phases.check,
             phases: phases.rest,
             worker_stops: false,
+            again: false,
         }
     }
 
