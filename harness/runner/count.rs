@@ -112,13 +112,8 @@ impl Runner<'_> {
         let Kind::Kernel { case, .. } = trial.kind else {
             return 0;
         };
-        let case_bytes: u64 = suite.cases[case]
-            .lens
-            .iter()
-            .zip(&suite.buffers)
-            .map(|(len, b)| (*len as u64).saturating_mul(b.dtype.size() as u64))
-            .fold(0, u64::saturating_add);
-        case_bytes
+        suite
+            .buffer_bytes(case)
             .saturating_mul(2)
             .saturating_mul(u64::from(crate::worker::COUNTER_UNITS))
     }

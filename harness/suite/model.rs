@@ -363,6 +363,16 @@ impl Init {
 }
 
 impl Suite {
+    /// Bytes of `case`'s buffers, all of them (saturating).
+    pub fn buffer_bytes(&self, case: usize) -> u64 {
+        let lens = self.cases.get(case).map_or(&[][..], |c| &c.lens[..]);
+        self.buffers
+            .iter()
+            .zip(lens)
+            .map(|(b, len)| (*len as u64).saturating_mul(b.dtype.size() as u64))
+            .fold(0, u64::saturating_add)
+    }
+
     /// Buffer `i`'s init in `case`: as declared, with the bounds the case resolved where they
     /// are written over the sizes.
     pub fn init(&self, case: usize, i: usize) -> Option<std::borrow::Cow<'_, Init>> {

@@ -39,7 +39,7 @@ struct Ready<'a> {
     base_footprint: Option<Footprint>,
     /// Seconds making its buffers, inputs and footprint.
     setup: f64,
-    /// Of that, seconds making its copies and further allocations.
+    /// Seconds making its copies and further allocations.
     copies: f64,
 }
 
@@ -163,14 +163,11 @@ impl Session {
                 paired,
                 kernels: kernels.as_ref(),
             };
-            let at = Instant::now();
-            match ready_units(trial, chunk.is_empty()) {
-                Ok(mut r) => {
+            match ready_units(trial, next, chunk.is_empty()) {
+                Ok(r) => {
                     if !chunk.is_empty() && ranges + r.ranges() > MAX_RANGES {
                         break;
                     }
-                    r.index = next;
-                    r.setup = at.elapsed().as_secs_f64();
                     ranges += r.ranges();
                     chunk.push(r);
                 }
@@ -181,8 +178,7 @@ impl Session {
                     // readied or not yet reached are not this one's victims: sent again.
                     let name = format!("trial {} of the batch", next + 1);
                     results[next] = Some(TrialResult::failed(f));
-                    let again = chunk.iter().map(|r| r.index).chain(next + 1..reqs.len());
-                    for i in again.collect::<Vec<_>>() {
+                    for i in chunk.iter().map(|r| r.index).chain(next + 1..reqs.len()) {
                         if results[i].is_none() {
                             results[i] = Some(TrialResult {
                                 again: true,
@@ -264,7 +260,7 @@ fn read_chunk(
                 base_footprint: r.base_footprint,
                 counters: Some(Box::new(counters)),
             }),
-            setup_seconds: r.setup - r.copies,
+            setup_seconds: r.setup,
             phases: own,
             ..TrialResult::failed(TrialFailure::Harness(String::new()))
         });
@@ -272,19 +268,21 @@ fn read_chunk(
 }
 
 /// Makes `trial`'s buffers and a copy of its first input set on [`COUNTER_UNITS`] allocations,
-/// with its footprint from a first run. Each further allocation is placed after a spacer
-/// (`units::spacer_bytes`), freed once it is made. A further allocation the device has no room
-/// for is left out when the trial is readied `alone`; beside other trials it is out of memory,
-/// so that the trial is readied again alone.
-fn ready_units(trial: Trial<'_>, alone: bool) -> Result<Ready<'_>, TrialFailure> {
-    let mut copies = 0.0;
+/// with its footprint from a first run, as trial `index` of the batch. Each further allocation
+/// is placed after a spacer (`units::spacer_bytes`), freed once it is made. A further
+/// allocation the device has no room for is left out when the trial is readied `alone`;
+/// beside other trials it is out of memory, so that the trial is readied again alone.
+fn ready_units(trial: Trial<'_>, index: usize, alone: bool) -> Result<Ready<'_>, TrialFailure> {
+    let (mut setup, mut copies) = (0.0, 0.0);
     let made = (|| {
+        let at = Instant::now();
         trial.shared_memory_fits()?;
         let req = trial.req;
         let bufs = case_buffers(trial.gpu, trial.suite, req.case)?;
         let first = InputSet::new(req.case, req.seed);
         first.upload(trial.gpu, trial.kernels, trial.suite, &bufs)?;
         let (footprint, base_footprint) = trial.footprints(&bufs)?;
+        setup = at.elapsed().as_secs_f64();
         let at = Instant::now();
         // The profiled launches run on the first input set only (`Profiling::collect`).
         let seeds = [req.seed];
@@ -294,10 +292,7 @@ fn ready_units(trial: Trial<'_>, alone: bool) -> Result<Ready<'_>, TrialFailure>
             let _spacer: DeviceBuffer = trial.gpu.alloc_plain(spacer_bytes(u))?;
             match fresh_copies(&trial, &seeds) {
                 Ok(c) => units.push(c),
-                Err(Failure::Trial(TrialFailure::OutOfMemory(m))) if !alone => {
-                    return Err(Failure::Trial(TrialFailure::OutOfMemory(m)))
-                }
-                Err(Failure::Trial(TrialFailure::OutOfMemory(_))) => break,
+                Err(Failure::Trial(TrialFailure::OutOfMemory(_))) if alone => break,
                 Err(e) => return Err(e),
             }
         }
@@ -306,12 +301,12 @@ fn ready_units(trial: Trial<'_>, alone: bool) -> Result<Ready<'_>, TrialFailure>
     })();
     let (units, footprint, base_footprint) = made.map_err(Failure::into_trial)?;
     Ok(Ready {
-        index: 0,
+        index,
         trial,
         units,
         footprint,
         base_footprint,
-        setup: 0.0,
+        setup,
         copies,
     })
 }

@@ -255,13 +255,12 @@ impl<'a> WorkerPool<'a> {
                     let counted = again.iter().filter(|a| !**a).count();
                     let share = wall / counted.max(1) as f64;
                     let mut retry = Vec::new();
-                    for ((i, result), again) in asked.iter().zip(&results).zip(again) {
+                    for ((i, result), again) in asked.iter().zip(results).zip(again) {
                         match again {
                             true => retry.push(*i),
                             false => {
-                                let outcome =
-                                    self.account(&specs[*i], ordinal, result.clone(), share);
-                                outcomes[*i] = Some(outcome);
+                                outcomes[*i] =
+                                    Some(self.account(&specs[*i], ordinal, result, share))
                             }
                         }
                     }

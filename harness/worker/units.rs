@@ -121,12 +121,6 @@ pub(super) fn case_buffers(
     case: usize,
 ) -> Result<Vec<DeviceBuffer>, Failure> {
     let lens = &suite.cases[case].lens;
-    let needed: usize = suite
-        .buffers
-        .iter()
-        .zip(lens)
-        .map(|(b, len)| len * b.dtype.size())
-        .sum();
     let mut out = Vec::new();
     for (b, len) in suite.buffers.iter().zip(lens) {
         match gpu.alloc(len * b.dtype.size()) {
@@ -135,7 +129,7 @@ pub(super) fn case_buffers(
                 let (free, total) = gpu.memory_info().unwrap_or((0, 0));
                 return Err(Failure::Trial(TrialFailure::OutOfMemory(format!(
                     "out of memory: the case's buffers need {} in all (`{}` alone {}), the device has {} free of {}",
-                    bytes(needed as u64),
+                    bytes(suite.buffer_bytes(case)),
                     b.name,
                     bytes((len * b.dtype.size()) as u64),
                     bytes(free as u64),
