@@ -18,6 +18,15 @@ pub enum FailKind {
 }
 
 impl FailKind {
+    /// The word reports use: `performance`, `correctness`, `infrastructure`.
+    pub fn word(self) -> &'static str {
+        match self {
+            FailKind::Performance => "performance",
+            FailKind::Correctness => "correctness",
+            FailKind::Infrastructure => "infrastructure",
+        }
+    }
+
     /// The process exit code for a run whose worst failure is this.
     pub fn exit_code(self) -> u8 {
         match self {
@@ -108,6 +117,24 @@ impl TrialFailure {
             TrialFailure::Harness(_) | TrialFailure::Input(_) | TrialFailure::Unavailable(_) => {
                 FailKind::Infrastructure
             }
+        }
+    }
+
+    /// What happened, in two or three words (`wrong output`, `fault`, `time-out`).
+    pub fn what(&self) -> &'static str {
+        match self {
+            TrialFailure::WrongOutput(_) => "wrong output",
+            TrialFailure::InputWritten(_) => "input written",
+            TrialFailure::Compile(_) => "compile error",
+            TrialFailure::Fault(_) => "fault",
+            TrialFailure::OutOfMemory(_) => "out of memory",
+            TrialFailure::ResourceLimit(_) => "over a device limit",
+            TrialFailure::Forbidden(_) => "forbidden code",
+            TrialFailure::Timeout { .. } => "time-out",
+            TrialFailure::Crashed { .. } => "worker crashed",
+            TrialFailure::Harness(_) => "harness error",
+            TrialFailure::Input(_) => "inputs unreadable",
+            TrialFailure::Unavailable(_) => "no GPU or NVRTC",
         }
     }
 

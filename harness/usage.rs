@@ -39,17 +39,23 @@ pub const AFTER: &str =
 /// `kernelgate compare`'s description.
 pub const COMPARE: &str = "\
 Applies the gate to two results files (written with KERNELGATE_RESULTS) and prints a table
-of the trials that changed: a verdict other than unchanged, timed on one side only or in
-another regime, or ended otherwise (passed, then failed). Each file's commit, branch, start
-time and mode are read from the file. Warns when the runs differ in mode (stored against
-paired) or in their suite files.
+of the trials that changed: every trial that failed in NEW (whether or not OLD has it), a
+verdict other than unchanged, timed on one side only or in another regime, or ended otherwise.
+Each file's commit, branch, start time and mode are read from the file. Warns when the runs
+differ in mode (stored against paired) or in their suite files. --json prints every trial, the
+counts and the exit code as JSON.
 
-Exit 0: no regression; 1: a regression; 2: bad input, or files from different devices.";
+Exit: NEW's own failure class, the worst first — 2: bad input, files from different devices,
+or a harness failure in NEW; 101: a trial failed correctness in NEW; 1: a regression (found
+between the files, or NEW's own) or a memory or resource limit; 0: none of these.";
 
 /// `kernelgate merge`'s description.
 pub const MERGE: &str = "\
-Joins the results files of shards (KERNELGATE_SHARD=k/n, one per runner) into one, and
-decides the gate over all of them together. Exit 0: passed; 1: a trial failed; 2: bad input.";
+Joins the results files of one run's shards (KERNELGATE_SHARD=k/n, one per runner; each file
+records its shard) into one, and exits with the merged run's code. Refuses files of different
+modes or bases, commits, suite revisions or kinds of GPU; names a missing shard, a shard given
+twice and a trial in two files. Exit 0: passed; 1: only performance failures (a regression, a
+limit); 101: a correctness failure; 2: bad input, or a harness failure in a shard.";
 
 /// `kernelgate calibrate`'s description.
 pub const CALIBRATE: &str = "\

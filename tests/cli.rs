@@ -490,7 +490,17 @@ fn shards_split_the_trials_and_merge_back() {
     let o = kernelgate(&["merge", &paths[2], &paths[0], &paths[0]], &[]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
-        text(&o).1.contains("is in two of the files"),
+        text(&o).1.contains("error: shard 1/2 is given twice: "),
+        "{}",
+        text(&o).1
+    );
+    // Each file records its shard; a missing one is named.
+    let o = kernelgate(&["merge", &paths[2], &paths[1]], &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o)
+            .1
+            .contains("error: shard(s) 1/2 of the run are missing"),
         "{}",
         text(&o).1
     );

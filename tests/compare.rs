@@ -315,3 +315,143 @@ fn bad_input_exits_2_naming_the_file() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// A trial that failed in NEW fails `compare` with NEW's own failure class — 101 for a wrong
+/// output or a fault, whatever OLD says — and is listed whether or not OLD has it; a harness
+/// failure is 2, a performance failure alone 1. `--json` says the same.
+#[test]
+fn a_run_that_lost_correctness_fails_compare() {
+    use kernelgate::report::results::{FailKind, TrialFailure};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(14);
+    let failed = |mut t: TrialRecord, f: TrialFailure| {
+        t.status = Status::Failed;
+        t.failure = Some(f.kind());
+        t.failure_detail = Some(f);
+        t.measurement = None;
+        t
+    };
+    let old = write(
+        "lost-old.json",
+        &results(vec![
+            record("s::a::n=1", 10e-6, &mut rng),
+            record("s::b::n=1", 20e-6, &mut rng),
+            record("s::c::n=1", 20e-6, &mut rng),
+        ]),
+    );
+    let wrong = TrialFailure::WrongOutput("y[3]: 2 against 1".into());
+    let new_trials = vec![
+        failed(record("s::a::n=1", 10e-6, &mut rng), wrong.clone()),
+        record("s::b::n=1", 20e-6, &mut rng),
+        record("s::c::n=1", 20e-6, &mut rng),
+        // Only in NEW, and failed: listed all the same.
+        failed(
+            record("s::new::n=1", 1e-6, &mut rng),
+            TrialFailure::Timeout { seconds: 5 },
+        ),
+    ];
+    let new = write("lost-new.json", &results(new_trials.clone()));
+    let (code, out, err) = compare(&old, &new);
+    assert_eq!(code, Some(101), "{out}{err}");
+    assert!(
+        out.lines().any(|l| l.starts_with("s::a::n=1")
+            && l.ends_with("FAILED in NEW: correctness (wrong output); passed in OLD")),
+        "{out}"
+    );
+    assert!(
+        out.lines().any(|l| l.starts_with("s::new::n=1")
+            && l.ends_with("FAILED in NEW: correctness (time-out); not in OLD")),
+        "{out}"
+    );
+    assert!(
+        out.contains("2 compared: 0 regressed, 0 improved, 0 inconclusive, 2 unchanged; 2 trial(s) FAILED in NEW"),
+        "{out}"
+    );
+    let (code, json, _) = compare_with(&["--json"], &old, &new);
+    assert_eq!(code, Some(101));
+    let v: serde_json::Value = serde_json::from_str(&json).expect("compare --json is JSON");
+    assert_eq!(v["summary"]["failed_in_new"], 2);
+    assert_eq!(v["summary"]["exit_code"], 101);
+    assert_eq!(v["trials"].as_array().unwrap().len(), 4);
+    assert_eq!(v["trials"][0]["failed"]["kind"], "correctness");
+    assert_eq!(v["trials"][0]["failed"]["what"], "wrong output");
+
+    // The worst class decides: a harness failure is 2; a performance failure alone is 1.
+    let mut worst = new_trials.clone();
+    worst[1] = failed(worst[1].clone(), TrialFailure::Harness("probe".into()));
+    let (code, out, _) = compare(&old, &write("lost-harness.json", &results(worst)));
+    assert_eq!(code, Some(2), "{out}");
+    let perf = vec![
+        failed(
+            record("s::a::n=1", 10e-6, &mut rng),
+            TrialFailure::OutOfMemory("12 GiB".into()),
+        ),
+        record("s::b::n=1", 20e-6, &mut rng),
+    ];
+    let (code, out, _) = compare(&old, &write("lost-perf.json", &results(perf)));
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.contains("FAILED in NEW: performance (out of memory)"),
+        "{out}"
+    );
+    assert_eq!(FailKind::Performance.exit_code(), 1);
+}
+
+/// `merge` is the gate of a sharded run: its exit code is the merged run's — 101 where a shard
+/// has a correctness failure, 1 where the worst is a performance failure, 0 where none failed.
+#[test]
+fn merge_exits_with_the_runs_code() {
+    use kernelgate::report::provenance::Shard;
+    use kernelgate::report::results::TrialFailure;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(15);
+    let shard = |k, trials| {
+        let mut r = results(trials);
+        r.provenance.shard = Some(Shard { index: k, count: 2 });
+        r
+    };
+    let fail = |mut t: TrialRecord, f: TrialFailure| {
+        t.status = Status::Failed;
+        t.failure = Some(f.kind());
+        t.failure_detail = Some(f);
+        t
+    };
+    let merge = |name: &str, one: Results, two: Results| {
+        let (a, b) = (
+            write(&format!("{name}-1.json"), &one),
+            write(&format!("{name}-2.json"), &two),
+        );
+        let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-merged.json"));
+        let o = Command::new(env!("CARGO_BIN_EXE_kernelgate"))
+            .arg("merge")
+            .args([&out, &a, &b])
+            .output()
+            .unwrap();
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stdout).to_string(),
+        )
+    };
+    let (code, out) = merge(
+        "clean",
+        shard(1, vec![record("s::a::n=1", 1e-5, &mut rng)]),
+        shard(2, vec![record("s::b::n=1", 1e-5, &mut rng)]),
+    );
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.ends_with("none failed\n"), "{out}");
+    let wrong = fail(
+        record("s::b::n=1", 1e-5, &mut rng),
+        TrialFailure::WrongOutput("y".into()),
+    );
+    let oom = fail(
+        record("s::a::n=1", 1e-5, &mut rng),
+        TrialFailure::OutOfMemory("x".into()),
+    );
+    let (code, out) = merge("wrong", shard(1, vec![oom.clone()]), shard(2, vec![wrong]));
+    assert_eq!(code, Some(101), "{out}");
+    assert!(out.ends_with("2 failed (worst: correctness)\n"), "{out}");
+    let (code, out) = merge(
+        "perf",
+        shard(1, vec![oom]),
+        shard(2, vec![record("s::b::n=1", 1e-5, &mut rng)]),
+    );
+    assert_eq!(code, Some(1), "{out}");
+}

@@ -191,7 +191,11 @@ mod tests {
             assert!(history.contains(option), "`help history` omits {option}");
         }
         let compare = help(&mut cli, "compare");
-        assert!(compare.contains("--allow-device") && compare.contains("Exit 0: no regression"));
+        assert!(
+            compare.contains("--allow-device")
+                && compare.contains("101: a trial failed correctness in NEW")
+        );
+        assert!(help(&mut cli, "merge").contains("101: a correctness failure"));
         assert!(help(&mut cli, "run").contains("KERNELGATE_REQUIRE_GPU=1"));
         assert!(help(&mut cli, "bisect").contains("KERNELGATE_BLESS are refused"));
     }

@@ -1,9 +1,9 @@
-//! `kernelgate compare [--all] [--allow-device] OLD.json NEW.json`: the gate between two
-//! results files, as a table of the trials that changed.
+//! `kernelgate compare [--all] [--allow-device] [--json] OLD.json NEW.json`: the gate between
+//! two results files, as a table of the trials that changed and every trial that failed in NEW.
 
 use crate::exit;
-use crate::gate::{Strictness, Verdict};
-use crate::report::compare::{compare, mismatches, table, Mismatch};
+use crate::gate::Verdict;
+use crate::report::compare::{compare, failure, mismatches, table, Mismatch, Row};
 use crate::report::results::Results;
 use std::path::PathBuf;
 
@@ -22,6 +22,9 @@ pub struct Args {
     /// Compare files from different devices (otherwise exit 2)
     #[arg(long)]
     allow_device: bool,
+    /// Print the comparison as JSON (every trial, the counts and the exit code)
+    #[arg(long)]
+    json: bool,
 }
 
 /// How a file introduces itself in the header: its path, where the run came from, its mode.
@@ -33,7 +36,40 @@ fn describe(label: &str, path: &std::path::Path, r: &Results) -> String {
     format!("{label}: {} ({from}; {})", path.display(), r.mode())
 }
 
-/// The `kernelgate compare` command: prints the table; returns the exit code.
+/// The counts of the closing line (and of `--json`).
+#[derive(Debug, serde::Serialize)]
+struct Summary {
+    compared: usize,
+    regressed: usize,
+    improved: usize,
+    inconclusive: usize,
+    unchanged: usize,
+    /// Trials that failed in NEW, whatever OLD says of them.
+    failed_in_new: usize,
+    /// The exit code.
+    exit_code: u8,
+}
+
+fn summary(rows: &[Row], code: u8) -> Summary {
+    let count = |v: Verdict| {
+        rows.iter()
+            .filter(|r| r.verdict.is_some_and(|x| x.verdict == v))
+            .count()
+    };
+    Summary {
+        compared: rows.iter().filter(|r| r.verdict.is_some()).count(),
+        regressed: count(Verdict::Regressed),
+        improved: count(Verdict::Improved),
+        inconclusive: count(Verdict::Inconclusive),
+        unchanged: count(Verdict::Unchanged),
+        failed_in_new: rows.iter().filter(|r| r.failed.is_some()).count(),
+        exit_code: code,
+    }
+}
+
+/// The `kernelgate compare` command: prints the table (or `--json`); returns the exit code —
+/// NEW's own failure class: 101 where a trial failed correctness in NEW, 1 for a regression
+/// (found by the comparison, or NEW's own), 2 for a harness error or unusable input.
 pub fn command(a: &Args) -> u8 {
     let (old, new) = match (Results::load(&a.old), Results::load(&a.new)) {
         (Ok(o), Ok(n)) => (o, n),
@@ -42,48 +78,60 @@ pub fn command(a: &Args) -> u8 {
             return exit::BAD_INPUT;
         }
     };
-    println!("{}", describe("OLD", &a.old, &old));
-    println!("{}", describe("NEW", &a.new, &new));
-    for m in mismatches(&old, &new) {
-        match m {
-            Mismatch::Device { .. } if !a.allow_device => {
-                eprintln!("error: {m}");
-                return exit::BAD_INPUT;
-            }
-            m => println!("warning: {m}"),
-        }
+    let mismatches = mismatches(&old, &new);
+    if let Some(m) = mismatches
+        .iter()
+        .find(|m| matches!(m, Mismatch::Device { .. }) && !a.allow_device)
+    {
+        eprintln!("error: {m}");
+        return exit::BAD_INPUT;
     }
     let rows = compare(&old, &new);
+    let code = failure(&new, &rows).map_or(exit::SUCCESS, |k| k.exit_code());
+    let summary = summary(&rows, code);
+    if a.json {
+        let json = serde_json::json!({
+            "old": { "file": a.old, "from": old.provenance.recorded(), "mode": old.mode() },
+            "new": { "file": a.new, "from": new.provenance.recorded(), "mode": new.mode() },
+            "warnings": mismatches.iter().map(|m| m.to_string()).collect::<Vec<_>>(),
+            "trials": rows,
+            "summary": summary,
+        });
+        println!("{json:#}");
+        return code;
+    }
+    println!("{}", describe("OLD", &a.old, &old));
+    println!("{}", describe("NEW", &a.new, &new));
+    for m in &mismatches {
+        println!("warning: {m}");
+    }
     let shown: Vec<_> = rows.iter().filter(|r| a.all || r.changed()).collect();
     if shown.is_empty() {
         println!("no trial changed");
     } else {
         print!("{}", table(&shown));
     }
-    let count = |v: Verdict| {
-        rows.iter()
-            .filter(|r| r.verdict.is_some_and(|x| x.verdict == v))
-            .count()
-    };
-    let regressed = count(Verdict::Regressed);
     let hidden = rows.len() - shown.len();
+    let Summary {
+        compared,
+        regressed,
+        improved,
+        inconclusive,
+        unchanged,
+        failed_in_new,
+        ..
+    } = summary;
+    let failed = match failed_in_new {
+        0 => String::new(),
+        n => format!("; {n} trial(s) FAILED in NEW"),
+    };
     println!(
-        "{} compared: {regressed} regressed, {} improved, {} inconclusive, {} unchanged{}",
-        rows.iter().filter(|r| r.verdict.is_some()).count(),
-        count(Verdict::Improved),
-        count(Verdict::Inconclusive),
-        count(Verdict::Unchanged),
+        "{compared} compared: {regressed} regressed, {improved} improved, {inconclusive} inconclusive, {unchanged} unchanged{failed}{}",
         if hidden > 0 {
             format!("; {hidden} trial(s) that did not change not shown (`--all` lists them)")
         } else {
             String::new()
         }
     );
-    // Two results files are compared with the gate's own tests: the verdicts a plain run fails.
-    let fails = |v: &crate::gate::TrialVerdict| v.verdict.fails(Strictness::default());
-    if rows.iter().any(|r| r.verdict.as_ref().is_some_and(fails)) {
-        exit::REGRESSED
-    } else {
-        exit::SUCCESS
-    }
+    code
 }

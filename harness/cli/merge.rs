@@ -1,28 +1,36 @@
-//! `kernelgate merge OUT.json IN.json...`: joins the results files of shards.
+//! `kernelgate merge OUT.json IN.json...`: joins the results files of shards into one run, and
+//! is the gate of a sharded run: its exit code is the run's.
 
 use crate::exit;
-use crate::report::merge::merge;
-use crate::report::results::Results;
-use crate::report::results_file::ResultsError;
+use crate::report::merge::{load_all, merge};
 use std::path::{Path, PathBuf};
 
-/// The `kernelgate merge OUT.json IN.json...` command; returns the exit code (0, or 2 for
-/// bad input).
+/// The `kernelgate merge OUT.json IN.json...` command; returns the exit code: the merged run's
+/// (0 passed, 1 a performance failure, 101 a correctness failure, the worst first), or 2 for
+/// bad input or a harness failure in a shard.
 pub fn command(out: &Path, inputs: &[PathBuf]) -> u8 {
-    let loaded: Result<Vec<Results>, ResultsError> =
-        inputs.iter().map(|p| Results::load(p)).collect();
-    let merged = loaded
+    let merged = load_all(inputs)
         .and_then(|l| merge(&l))
         .and_then(|m| m.save(out).map(|_| m));
     match merged {
         Ok(m) => {
+            let failed = m
+                .trials
+                .iter()
+                .filter(|t| t.status == crate::report::results::Status::Failed)
+                .count();
+            let worst = m.worst_failure();
+            let verdict = match worst {
+                None => "none failed".to_string(),
+                Some(k) => format!("{failed} failed (worst: {})", k.word()),
+            };
             println!(
-                "merged {} trial(s) from {} file(s) into {}",
+                "merged {} trial(s) from {} file(s) into {}: {verdict}",
                 m.trials.len(),
                 inputs.len(),
                 out.display()
             );
-            exit::SUCCESS
+            worst.map_or(exit::SUCCESS, |k| k.exit_code())
         }
         Err(e) => {
             eprintln!("error: {e}");

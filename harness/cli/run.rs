@@ -290,6 +290,9 @@ fn execute(
         .collect();
     report.results.provenance =
         crate::report::provenance::Provenance::here(started, &config.suites, &files);
+    report.results.provenance.shard = config
+        .shard
+        .map(|(index, count)| crate::report::provenance::Shard { index, count });
     if let Some(t) = report.results.totals.as_mut() {
         (t.load_seconds, t.base_seconds) = loaded;
     }

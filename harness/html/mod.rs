@@ -24,7 +24,6 @@ pub mod trial;
 mod view;
 
 use crate::report::results::Results;
-use crate::report::results_file::ResultsError;
 use page::{esc, table};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -161,9 +160,11 @@ pub fn command(args: &ReportArgs) -> ExitCode {
         crate::exit::code(crate::exit::BAD_INPUT)
     };
     let (inputs, out) = (&args.inputs, &args.html);
-    let loaded: Result<Vec<Results>, ResultsError> =
-        inputs.iter().map(|p| Results::load(p)).collect();
-    let merged = loaded.and_then(|r| crate::report::merge::merge(&r));
+    // One file is rendered as it is (a shard's too); several are one run's files, merged.
+    let merged = crate::report::merge::load_all(inputs).and_then(|mut r| match r.len() {
+        1 => Ok(r.remove(0).1),
+        _ => crate::report::merge::merge(&r),
+    });
     match merged.and_then(|r| Ok(write(out, &r)?)) {
         Ok(()) => {
             println!("kernelgate: wrote {}", out.display());

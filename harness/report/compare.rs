@@ -3,12 +3,14 @@
 //! trials that changed; and what makes the two files hard to compare (`Mismatch`).
 
 use super::duration;
-use super::results::{Results, Status, TrialRecord};
+use super::results::{FailKind, Results, Status, TrialRecord};
 use crate::gate::{self, GateInput, Verdict};
 use crate::measure::Regime;
+use serde::Serialize;
 
 /// Why a row has no verdict.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", content = "status", rename_all = "snake_case")]
 pub enum Note {
     /// The trial is only in NEW.
     OnlyInNew,
@@ -22,8 +24,33 @@ pub enum Note {
     Regimes(Regime, Regime),
 }
 
+/// How a trial failed in NEW: its kind (which decides `compare`'s exit code) and what happened.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Failed {
+    /// The kind of failure.
+    pub kind: FailKind,
+    /// What happened (`wrong output`, `fault`), where the file says.
+    pub what: Option<&'static str>,
+}
+
+impl Failed {
+    /// How `trial` failed, if it did: the typed failure's kind, else the recorded kind (a
+    /// failed trial whose file names no kind counts as a correctness failure: never as passed).
+    pub fn of(trial: &TrialRecord) -> Option<Failed> {
+        (trial.status == Status::Failed).then(|| Failed {
+            kind: trial
+                .failure_detail
+                .as_ref()
+                .map(|f| f.kind())
+                .or(trial.failure)
+                .unwrap_or(FailKind::Correctness),
+            what: trial.failure_detail.as_ref().map(|f| f.what()),
+        })
+    }
+}
+
 /// One row of the table.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Row {
     /// Trial name.
     pub name: String,
@@ -37,20 +64,47 @@ pub struct Row {
     pub verdict: Option<gate::TrialVerdict>,
     /// Why there is no verdict.
     pub note: Option<Note>,
+    /// How the trial failed in NEW, when it did.
+    pub failed: Option<Failed>,
 }
 
 impl Row {
-    /// Whether the row says something changed: a verdict other than `unchanged`, a trial timed
-    /// on one side only or in another regime, or a trial that ended differently (passed in
-    /// OLD, failed in NEW). A trial timed on neither side that ended the same (a compile
-    /// trial) has not changed.
+    /// Whether the row says something changed: a trial that failed in NEW (always listed,
+    /// whether or not OLD has it), a verdict other than `unchanged`, a trial timed on one side
+    /// only or in another regime, or a trial that ended differently. A trial timed on neither
+    /// side that ended the same (a compile trial) has not changed.
     pub fn changed(&self) -> bool {
+        if self.failed.is_some() {
+            return true;
+        }
         if let Some(v) = &self.verdict {
             return v.verdict != Verdict::Unchanged;
         }
         let timed_once = self.old.is_some() != self.new.is_some();
         let ended_otherwise = matches!(self.status, [Some(a), Some(b)] if a != b);
         timed_once || ended_otherwise || matches!(self.note, Some(Note::Regimes(..)))
+    }
+
+    /// The verdict column: the gate's verdict or why there is none, and a failure in NEW
+    /// first, by its kind (`FAILED in NEW: correctness (wrong output); passed in OLD`).
+    pub fn describe(&self) -> String {
+        let what = match &self.verdict {
+            Some(v) => v.verdict.to_string(),
+            None => self.describe_note(),
+        };
+        let Some(f) = &self.failed else { return what };
+        let detail = f.what.map(|w| format!(" ({w})")).unwrap_or_default();
+        let before = match self.status[0] {
+            Some(Status::Passed) => "; passed in OLD",
+            Some(Status::Failed) => "; failed in OLD too",
+            Some(Status::Ignored) => "; ignored in OLD",
+            None => "; not in OLD",
+        };
+        let verdict = match &self.verdict {
+            Some(_) => format!("; {what}"),
+            None => String::new(),
+        };
+        format!("FAILED in NEW: {}{detail}{before}{verdict}", f.kind.word())
     }
 
     fn describe_note(&self) -> String {
@@ -85,6 +139,7 @@ pub fn compare(old: &Results, new: &Results) -> Vec<Row> {
             status: [o.map(|o| o.status), Some(n.status)],
             verdict: None,
             note: None,
+            failed: Failed::of(n),
         };
         match (
             o.and_then(|o| o.measurement.as_ref()),
@@ -120,6 +175,7 @@ pub fn compare(old: &Results, new: &Results) -> Vec<Row> {
                 status: [Some(o.status), None],
                 verdict: None,
                 note: Some(Note::OnlyInOld),
+                failed: None,
             });
         }
     }
@@ -127,6 +183,20 @@ pub fn compare(old: &Results, new: &Results) -> Vec<Row> {
         rows[k].verdict = Some(v);
     }
     rows
+}
+
+/// NEW's exit class for `kernelgate compare`: the worst of NEW's own failures and a
+/// regression the comparison found — 2, then 101, then 1 (as a run's); `None` when it passes.
+pub fn failure(new: &Results, rows: &[Row]) -> Option<FailKind> {
+    let fails = |v: &gate::TrialVerdict| v.verdict.fails(gate::Strictness::default());
+    let regressed = rows
+        .iter()
+        .any(|r| r.verdict.as_ref().is_some_and(fails))
+        .then_some(FailKind::Performance);
+    let own = rows
+        .iter()
+        .filter_map(|r| r.failed.as_ref().map(|f| f.kind));
+    own.chain(regressed).chain(new.worst_failure()).max()
 }
 
 /// What differs between the two files besides their measurements.
@@ -216,7 +286,7 @@ pub fn table(rows: &[&Row]) -> String {
                     time(r.new),
                     crate::report::terminal::verdict_change(v),
                     format!("{:.2e}", v.shown().p_adjusted),
-                    v.verdict.to_string(),
+                    r.describe(),
                 ],
                 None => [
                     r.name.clone(),
@@ -224,7 +294,7 @@ pub fn table(rows: &[&Row]) -> String {
                     time(r.new),
                     "-".into(),
                     "-".into(),
-                    r.describe_note(),
+                    r.describe(),
                 ],
             }
         })
@@ -264,6 +334,7 @@ mod tests {
             status,
             verdict: None,
             note: None,
+            failed: None,
         }
     }
 

@@ -1,18 +1,101 @@
-//! `merge`: joins the results files of shards (`KERNELGATE_SHARD=k/n` on n runners) into one,
-//! for reports and `kernelgate compare`.
+//! `merge`: joins the results files of shards (`KERNELGATE_SHARD=k/n` on n runners) into one
+//! run, for reports, `kernelgate compare` and the gate of a sharded run: files of one run only
+//! (one mode and base, one commit, one revision of each suite, one kind of GPU), every shard
+//! present, no trial twice.
 
+use super::provenance::Shard;
 use super::results::{Identical, Results, SavedFrom};
 use super::results_file::ResultsError;
+use std::path::{Path, PathBuf};
 
-/// Merges `inputs`: one device fingerprint, no trial twice, trials in input order; the
-/// earliest start time, the first file's commit and branch.
-pub fn merge(inputs: &[Results]) -> Result<Results, ResultsError> {
-    let first = inputs.first().ok_or(ResultsError::NothingToMerge)?;
+/// Reads every file, in order, for [`merge`].
+pub fn load_all(paths: &[PathBuf]) -> Result<Vec<(PathBuf, Results)>, ResultsError> {
+    paths
+        .iter()
+        .map(|p| Ok((p.clone(), Results::load(p)?)))
+        .collect()
+}
+
+/// Checks that `inputs` are the files of one run: one mode and base, one commit, one revision
+/// of each suite, and — where they were shards — one shard count, each shard once, none missing.
+fn one_run(inputs: &[(PathBuf, Results)]) -> Result<(), ResultsError> {
+    let Some((first_path, first)) = inputs.first() else {
+        return Err(ResultsError::NothingToMerge);
+    };
+    let other = |p: &Path, what: String| ResultsError::OtherRun {
+        first: first_path.clone(),
+        other: p.to_path_buf(),
+        what,
+    };
+    for (path, r) in &inputs[1..] {
+        if r.mode() != first.mode() {
+            return Err(other(
+                path,
+                format!("decided {} and {}", first.mode(), r.mode()),
+            ));
+        }
+        let (a, b) = (&first.provenance.commit, &r.provenance.commit);
+        if let (Some(a), Some(b)) = (a, b) {
+            if a != b {
+                return Err(other(path, format!("ran commits {a} and {b}")));
+            }
+        }
+        if let Some(suite) = first.provenance.changed_suites(&r.provenance).first() {
+            return Err(other(
+                path,
+                format!("hold different revisions of suite `{suite}` (its file differs)"),
+            ));
+        }
+        if first.provenance.shard.map(|s| s.count) != r.provenance.shard.map(|s| s.count) {
+            let word = |s: Option<Shard>| s.map_or("not a shard".into(), |s| format!("shard {s}"));
+            return Err(other(
+                path,
+                format!(
+                    "are {} and {}",
+                    word(first.provenance.shard),
+                    word(r.provenance.shard)
+                ),
+            ));
+        }
+    }
+    let Some(count) = first.provenance.shard.map(|s| s.count) else {
+        return Ok(());
+    };
+    for index in 1..=count {
+        let files: Vec<PathBuf> = inputs
+            .iter()
+            .filter(|(_, r)| r.provenance.shard.is_some_and(|s| s.index == index))
+            .map(|(p, _)| p.clone())
+            .collect();
+        let shard = Shard { index, count };
+        if files.len() > 1 {
+            return Err(ResultsError::ShardTwice { shard, files });
+        }
+    }
+    let missing: Vec<Shard> = (1..=count)
+        .map(|index| Shard { index, count })
+        .filter(|s| !inputs.iter().any(|(_, r)| r.provenance.shard == Some(*s)))
+        .collect();
+    if !missing.is_empty() {
+        return Err(ResultsError::MissingShards(missing));
+    }
+    Ok(())
+}
+
+/// Merges `inputs` (each with the file it came from) into one run: checked to be one run's
+/// files ([`one_run`]), one device fingerprint, no trial twice (the error names the file or
+/// files it is in), trials in input order; the earliest start time, the first file's commit
+/// and branch. The merged run is no shard.
+pub fn merge(inputs: &[(PathBuf, Results)]) -> Result<Results, ResultsError> {
+    one_run(inputs)?;
+    let (_, first) = &inputs[0];
     let mut out = first.clone();
     out.trials.clear();
     out.identical = None;
     out.sass.clear();
-    for r in inputs {
+    out.provenance.shard = None;
+    let mut from: Vec<&Path> = Vec::new();
+    for (path, r) in inputs {
         out.identical = join_identical(out.identical.take(), r.identical.as_ref());
         for d in &r.sass {
             let same = |x: &&crate::sass::change::KernelDiff| {
@@ -47,10 +130,18 @@ pub fn merge(inputs: &[Results]) -> Result<Results, ResultsError> {
                 .or_insert_with(|| digest.clone());
         }
         for t in &r.trials {
-            if out.trials.iter().any(|x| x.name == t.name) {
-                return Err(ResultsError::TrialTwice(t.name.clone()));
+            if let Some(k) = out.trials.iter().position(|x| x.name == t.name) {
+                let mut files = vec![from[k].to_path_buf()];
+                if from[k] != path.as_path() {
+                    files.push(path.clone());
+                }
+                return Err(ResultsError::TrialTwice {
+                    trial: t.name.clone(),
+                    files,
+                });
             }
             out.trials.push(t.clone());
+            from.push(path);
         }
     }
     Ok(out)
@@ -99,6 +190,76 @@ fn join_identical(a: Option<Identical>, b: Option<&Identical>) -> Option<Identic
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::results::BaseRevision;
+
+    fn file(name: &str, shard: Option<(u64, u64)>, trials: &[&str]) -> (PathBuf, Results) {
+        let mut r: Results =
+            serde_json::from_str(include_str!("../../tests/fixtures/results/example.json"))
+                .unwrap();
+        let template = r.trials[0].clone();
+        r.trials = trials
+            .iter()
+            .map(|n| {
+                let mut t = template.clone();
+                t.name = n.to_string();
+                t
+            })
+            .collect();
+        r.provenance.commit = Some("c0ffee".into());
+        r.provenance.shard = shard.map(|(index, count)| Shard { index, count });
+        (PathBuf::from(name), r)
+    }
+
+    fn error(inputs: &[(PathBuf, Results)]) -> String {
+        merge(inputs).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn only_the_files_of_one_run_merge() {
+        let a = file("a.json", Some((1, 3)), &["s::k::n=1"]);
+        let b = file("b.json", Some((2, 3)), &["s::k::n=2"]);
+        let c = file("c.json", Some((3, 3)), &["s::k::n=3"]);
+        let merged = merge(&[a.clone(), b.clone(), c.clone()]).unwrap();
+        assert_eq!(merged.trials.len(), 3);
+        assert_eq!(merged.provenance.shard, None, "the merged run is whole");
+        assert_eq!(
+            error(&[a.clone(), c.clone()]),
+            "shard(s) 2/3 of the run are missing: give every shard's results file"
+        );
+        assert_eq!(
+            error(&[a.clone(), b.clone(), c.clone(), c.clone()]),
+            "shard 3/3 is given twice: `c.json`, `c.json`"
+        );
+        let twice = file("d.json", Some((3, 3)), &["s::k::n=1"]);
+        assert_eq!(
+            error(&[a.clone(), b.clone(), twice]),
+            "trial `s::k::n=1` is in `a.json` and `d.json` (two shards given the same k/n, or one run's file twice)"
+        );
+        let inside = file("e.json", None, &["s::k::n=1", "s::k::n=1"]);
+        assert_eq!(error(&[inside]), "trial `s::k::n=1` is twice in `e.json`");
+        let mut paired = b.clone();
+        paired.1.base = Some(BaseRevision {
+            rev: "origin/main".into(),
+            commit: "1234567890abcdef".into(),
+        });
+        assert!(error(&[a.clone(), paired, c.clone()]).starts_with(
+            "`a.json` and `b.json` are not the files of one run: they decided against stored baselines and paired against KERNELGATE_BASE=origin/main"
+        ));
+        let mut later = b.clone();
+        later.1.provenance.commit = Some("beef".into());
+        assert!(error(&[a.clone(), later, c.clone()]).contains("ran commits c0ffee and beef"));
+        let mut revised = b.clone();
+        revised.1.provenance.suites.insert("s".into(), "one".into());
+        let mut first = a.clone();
+        first.1.provenance.suites.insert("s".into(), "two".into());
+        assert!(error(&[first, revised, c.clone()]).contains("different revisions of suite `s`"));
+        let whole = file("w.json", None, &["s::k::n=9"]);
+        assert!(error(&[a.clone(), whole]).contains("are shard 1/3 and not a shard"));
+        // Disjoint suites of one commit, not sharded, merge.
+        let x = file("x.json", None, &["x::k"]);
+        let y = file("y.json", None, &["y::k"]);
+        assert_eq!(merge(&[x, y]).unwrap().trials.len(), 2);
+    }
 
     #[test]
     fn identical_trials_of_shards_add_up() {

@@ -62,6 +62,25 @@ pub struct Provenance {
     /// (sizes, launches, buffers, tolerances). `compare` warns when they differ.
     #[serde(default)]
     pub suites: BTreeMap<String, String>,
+    /// The shard this run was of a sharded run (`KERNELGATE_SHARD=k/n`; results format 4), so
+    /// `merge` knows how many shards the run had and names a missing one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<Shard>,
+}
+
+/// One shard of a run: the `k` and `n` of `KERNELGATE_SHARD=k/n`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Shard {
+    /// Which shard, from 1.
+    pub index: u64,
+    /// Of how many.
+    pub count: u64,
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
 }
 
 impl Provenance {
@@ -118,6 +137,7 @@ impl Provenance {
             dirty,
             started: None,
             suites: BTreeMap::new(),
+            shard: None,
         }
     }
 

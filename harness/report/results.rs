@@ -13,8 +13,9 @@ pub use super::gate_note::{BaselineRef, GateNote};
 pub use super::skipped::{Identical, Noise, SavedFrom};
 
 /// Format of results files this kernelgate writes (3: each trial carries its code —
-/// `TrialRecord::code`, `base_code`, `code_change` — and a paired run its identical trials).
-pub const FORMAT: u32 = 3;
+/// `TrialRecord::code`, `base_code`, `code_change` — and a paired run its identical trials;
+/// 4: a shard's run records which shard it was, `shard`).
+pub const FORMAT: u32 = 4;
 
 /// The oldest format this kernelgate reads. Format 1 (no code) reads with the code absent;
 /// there was no format 2 of results files (the number was the baselines').

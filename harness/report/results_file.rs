@@ -120,9 +120,39 @@ pub enum ResultsError {
     /// Merging: shards of different kinds of GPU.
     #[error("the shards ran on different kinds of GPU ({0} and {1}): merge results of one kind")]
     OtherGpus(String, String),
-    /// Merging: a trial in two files.
-    #[error("trial `{0}` is in two of the files (were two shards given the same k/n?)")]
-    TrialTwice(String),
+    /// Merging: a trial in two files, or twice in one.
+    #[error("trial `{trial}` is {}", match files.as_slice() {
+        [one] => format!("twice in `{}`", one.display()),
+        many => format!("in {} (two shards given the same k/n, or one run's file twice)",
+            many.iter().map(|p| format!("`{}`", p.display())).collect::<Vec<_>>().join(" and ")),
+    })]
+    TrialTwice {
+        /// The trial.
+        trial: String,
+        /// The file it is twice in, or the two files it is in.
+        files: Vec<std::path::PathBuf>,
+    },
+    /// Merging: files of different runs (modes or bases, commits, suite revisions, shard counts).
+    #[error("`{}` and `{}` are not the files of one run: they {what}", .first.display(), .other.display())]
+    OtherRun {
+        /// The first file.
+        first: std::path::PathBuf,
+        /// The file that differs from it.
+        other: std::path::PathBuf,
+        /// How they differ.
+        what: String,
+    },
+    /// Merging: one shard given in two files.
+    #[error("shard {shard} is given twice: {}", files.iter().map(|p| format!("`{}`", p.display())).collect::<Vec<_>>().join(", "))]
+    ShardTwice {
+        /// The shard.
+        shard: super::provenance::Shard,
+        /// The files that say they are it.
+        files: Vec<std::path::PathBuf>,
+    },
+    /// Merging: shards of the run not given.
+    #[error("shard(s) {} of the run are missing: give every shard's results file", .0.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(", "))]
+    MissingShards(Vec<super::provenance::Shard>),
     /// The file (or a report made from it) could not be written.
     #[error(transparent)]
     Write(#[from] crate::baseline::WriteError),

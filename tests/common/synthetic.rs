@@ -298,6 +298,7 @@ pub fn run() -> Results {
             dirty: Some(false),
             started: Some("2026-11-21T23:31:07Z".into()),
             suites: Default::default(),
+            shard: None,
         },
     }
 }
