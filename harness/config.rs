@@ -177,6 +177,9 @@ pub struct Config {
     /// `KERNELGATE_LOCK_DIR`: where the per-GPU locks live (default: the system's temporary
     /// folder); containers sharing a GPU must share it (`crate::lock`).
     pub lock_dir: PathBuf,
+    /// How this run was started, before libtest's arguments (`./kernelgate run`): the commands
+    /// a report prints run the same binary (`runner::commands`).
+    pub launcher: String,
 }
 
 /// Every `KERNELGATE_*` variable kernelgate reads; any other is a mistake (a misspelled
@@ -378,6 +381,7 @@ impl Config {
             annotations: var("GITHUB_ACTIONS").as_deref() == Some("true")
                 || flag("KERNELGATE_ANNOTATIONS")?,
             allow_empty: flag("KERNELGATE_ALLOW_EMPTY")?,
+            launcher: crate::shell::DEFAULT_LAUNCHER.into(),
             profile: flag("KERNELGATE_PROFILE")?,
             lock_dir: crate::lock::lock_dir(),
         })

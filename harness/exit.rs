@@ -14,7 +14,7 @@ pub const CORRECTNESS: u8 = 101;
 
 /// `kernelgate compare`: at least one trial regressed.
 pub const REGRESSED: u8 = PERFORMANCE;
-/// `kernelgate history --check`: a trial's level moved beyond `max_slowdown`.
+/// `kernelgate history --check`: a trend's latest run regressed against its trailing runs.
 pub const DRIFT: u8 = PERFORMANCE;
 /// `kernelgate lint`: a kernel does not compile.
 pub const COMPILE_ERROR: u8 = PERFORMANCE;

@@ -30,6 +30,7 @@ pub mod problems;
 pub mod report;
 pub mod runner;
 pub mod sass;
+pub mod shell;
 pub mod stats;
 pub mod suggest;
 pub mod suite;

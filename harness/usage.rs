@@ -92,17 +92,20 @@ separate trends; a switch is shown, never drift.
                    + improved, R regressed, ? inconclusive, F failed, - not compared) and the
                    trend page (--html, default beside the database)
   import           append results files (KERNELGATE_RESULTS); each keeps the commit, branch,
-                   start time and mode it records
-  --check          level shifts by change-point detection (E-divisive means); exit 1 when a
-                   trial moved beyond its max_slowdown, naming the commits between
+                   start time and mode it records; a run already stored is refused
+  --check          each trend's latest run against its trailing runs by the gate's own rule
+                   (pooled samples, max_slowdown widened by their spread, one Benjamini-
+                   Hochberg family over every trend); exit 1 when one regressed, naming its
+                   first slow run. Level shifts (E-divisive means) are shown in the table.
 
-Exit 0: done, no drift; 1: drift (--check); 2: bad input.";
+Exit 0: done, no regression; 1: a regression (--check); 2: bad input.";
 
 /// `kernelgate history import`'s description.
 pub const HISTORY_IMPORT: &str = "\
 Appends results files (KERNELGATE_RESULTS) to the history; each keeps the commit, branch,
 start time and mode it records (--commit, --branch and --mode fill in for files that record
-none).";
+none). A run the history holds already, or one given twice, is refused naming it, and nothing
+is imported.";
 
 /// `kernelgate run`'s description: what it does, its libtest arguments and every variable.
 pub const RUN: &str = "\

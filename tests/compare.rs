@@ -36,6 +36,7 @@ fn record(name: &str, median: f64, rng: &mut rand_chacha::ChaCha8Rng) -> TrialRe
             speedup: None,
             speedup_samples: vec![],
             max_slowdown: 0.03,
+            precision: None,
             hit_time_cap: false,
             clocks: Default::default(),
             reference: None,

@@ -140,8 +140,11 @@ fn exit_codes_quoted_outside_the_readme_are_the_exit_module() {
     // docs/reports-and-history.md: the `history --check` table.
     let history = fs::read_to_string(root().join("docs/reports-and-history.md")).unwrap();
     for (code, meaning) in [
-        (exit::SUCCESS, "no trial drifted"),
-        (exit::DRIFT, "a trial's level moved"),
+        (exit::SUCCESS, "no trend's latest run regressed"),
+        (
+            exit::DRIFT,
+            "a trend's latest run regressed against its trailing runs by the gate's rule",
+        ),
         (exit::BAD_INPUT, "bad input"),
     ] {
         assert!(

@@ -1,5 +1,6 @@
-//! The run history: a synthetic history of 12 runs with a 2% step injected in one trial is
-//! flagged as drift for exactly that trial and commit range; results files imported in random
+//! The run history: a synthetic history of 12 runs with a 10% step injected in one trial is
+//! flagged by `--check` (the gate's rule against the trailing runs) for exactly that trial,
+//! from the step's first run, and found as a level shift at that commit range; results files imported in random
 //! order come out in commit order with their own commits; a regime switch is shown, not drift;
 //! failures are kept and shown; concurrent writers lose nothing; the schema is versioned;
 //! `kernelgate history` exit codes 0 / 1 / 2 end to end.
@@ -32,8 +33,9 @@ fn scratch(name: &str) -> PathBuf {
     path
 }
 
-/// Run `i` of a history: every trial's median moved by 0.5% run-to-run noise; `STEPPED` 2%
-/// slower from run `step` on.
+/// Run `i` of a history: every trial's median moved by 0.5% run-to-run noise (the whole GPU:
+/// kernels and references alike, so speedups stay); `STEPPED` 10% slower from run `step` on (its
+/// speedup over its reference 10% lower).
 fn nth_run(i: usize, step: usize, rng: &mut ChaCha8Rng) -> Results {
     let noise = Normal::new(1.0, 0.005).unwrap();
     let mut r = synthetic::run();
@@ -41,13 +43,14 @@ fn nth_run(i: usize, step: usize, rng: &mut ChaCha8Rng) -> Results {
     for t in &mut r.trials {
         if let Some(m) = &mut t.measurement {
             let level = if t.name == STEPPED && i >= step {
-                1.02
+                1.10
             } else {
                 1.0
             };
             let f = level * noise.sample(rng);
             m.time.median *= f;
             m.time_samples.iter_mut().for_each(|s| *s *= f);
+            m.speedup_samples.iter_mut().for_each(|s| *s /= level);
             m.max_slowdown = 0.01;
         }
     }
@@ -82,7 +85,7 @@ fn kernelgate(args: &[&str]) -> Output {
 }
 
 #[test]
-fn a_two_percent_step_in_one_trial_is_the_only_drift() {
+fn a_ten_percent_step_in_one_trial_is_the_only_drift() {
     let path = scratch("step.sqlite");
     build(&path, 12, 7);
     let h = History::open(&path).unwrap();
@@ -107,18 +110,20 @@ fn a_two_percent_step_in_one_trial_is_the_only_drift() {
     let samples = h.samples(runs[0].id, STEPPED).unwrap().unwrap();
     assert_eq!(samples.len(), 24);
 
-    // End to end: exit 1 naming the trial and the commits; nothing since the step.
+    // End to end: exit 1 naming the trial and its first slow run; nothing since the step.
     let db = path.to_str().unwrap();
     let out = kernelgate(&["history", "--check", "--db", db]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}");
-    assert_eq!(
-        stdout.lines().filter(|l| l.starts_with("drift:")).count(),
-        1,
-        "{stdout}"
-    );
+    let flagged: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("regressed:"))
+        .collect();
+    assert_eq!(flagged.len(), 1, "{stdout}");
     assert!(
-        stdout.contains(&format!("drift: {STEPPED}")) && stdout.contains("c060000000..c070000000"),
+        flagged[0].starts_with(&format!("regressed: {STEPPED} [cold]"))
+            && flagged[0].contains("against its 7 trailing run(s)")
+            && flagged[0].contains("slow since c070000000 (2026-11-08) (5 run(s))"),
         "{stdout}"
     );
     let out = kernelgate(&["history", "--check", "--since", "c07", "--db", db]);
@@ -128,9 +133,14 @@ fn a_two_percent_step_in_one_trial_is_the_only_drift() {
         "{}",
         String::from_utf8_lossy(&out.stdout)
     );
-    // A 2% step is under a 5% threshold.
-    let out = kernelgate(&["history", "--check", "--max-slowdown", "5%", "--db", db]);
-    assert_eq!(out.status.code(), Some(0));
+    // A 10% step is under a 15% threshold.
+    let out = kernelgate(&["history", "--check", "--max-slowdown", "15%", "--db", db]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 
     // The table and the trend page.
     let html = scratch("trend.html");
@@ -177,8 +187,11 @@ fn concurrent_writers_lose_nothing() {
             let path = path.clone();
             std::thread::spawn(move || {
                 let mut h = History::open(&path).unwrap();
-                let results = synthetic::run();
                 for i in 0..4 {
+                    // 24 runs, each its own (a run is stored once).
+                    let mut results = synthetic::run();
+                    results.provenance.started =
+                        Some(format!("2026-11-{:02}T08:00:00Z", w * 4 + i + 1));
                     h.append(&results, &info(w * 4 + i)).unwrap();
                 }
             })
@@ -223,8 +236,19 @@ fn import_and_bad_input() {
     let path = scratch("import.sqlite");
     let db = path.to_str().unwrap();
     let fixture = "tests/fixtures/results/example.json";
+    // One run given twice: refused, nothing imported.
+    let out = kernelgate(&["history", "import", fixture, fixture, "--db", db]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(&format!(
+            "`{fixture}` and `{fixture}` hold one run: import it once (nothing was imported)"
+        )),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(History::open(&path).unwrap().runs().unwrap().len(), 0);
     let out = kernelgate(&[
-        "history", "import", fixture, fixture, "--commit", "abc123", "--db", db,
+        "history", "import", fixture, "--commit", "abc123", "--db", db,
     ]);
     // The file records its own commit: `--commit` only fills in for files that record none.
     assert!(
@@ -239,7 +263,36 @@ fn import_and_bad_input() {
         String::from_utf8_lossy(&out.stderr)
     );
     let runs = History::open(&path).unwrap().runs().unwrap();
-    assert_eq!(runs.len(), 2);
+    assert_eq!(runs.len(), 1);
+    // A run already stored is refused, naming it; under another file name too.
+    let copy = scratch("copy.json");
+    std::fs::copy(fixture, &copy).unwrap();
+    let out = kernelgate(&["history", "import", copy.to_str().unwrap(), "--db", db]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("already, as run 1 (commit 8a8b2565d0c1e2f3a4b5c6d7e8f90a1b2c3d4e5f, 2026-11-21T23:31:07Z): a run is stored once; nothing was imported"),
+        "{err}"
+    );
+    // A start time that is no time is refused where the file is read.
+    let text = std::fs::read_to_string(fixture).unwrap();
+    for bad in ["yesterday afternoon", "2026-02-30T10:00:00Z"] {
+        let file = scratch("bad-start.json");
+        std::fs::write(
+            &file,
+            text.replace("\"2026-11-21T23:31:07Z\"", &format!("\"{bad}\"")),
+        )
+        .unwrap();
+        let out = kernelgate(&["history", "import", file.to_str().unwrap(), "--db", db]);
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(&format!("`started` `{bad}` is not a time")),
+            "{err}"
+        );
+    }
+    let runs = History::open(&path).unwrap().runs().unwrap();
+    assert_eq!(runs.len(), 1);
     assert_eq!(
         runs[0].info.commit,
         "8a8b2565d0c1e2f3a4b5c6d7e8f90a1b2c3d4e5f"
@@ -293,8 +346,8 @@ fn kernelgate_in(dir: &Path, args: &[&str]) -> Output {
 }
 
 /// Twelve results files of twelve commits, the first four run last (a backfill), imported in
-/// random order: the history reads them in commit order, each with its own commit, and the 2%
-/// step at the eighth commit is the only drift, between the seventh and the eighth.
+/// random order: the history reads them in commit order, each with its own commit, and the 10%
+/// step at the eighth commit is the only regression, slow since the eighth.
 #[test]
 fn imported_in_random_order_read_in_commit_order() {
     use rand::seq::SliceRandom;
@@ -350,11 +403,14 @@ fn imported_in_random_order_read_in_commit_order() {
     let out = kernelgate_in(&repo, &["history", "--check", "--db", db.to_str().unwrap()]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}");
-    let drifts: Vec<&str> = stdout.lines().filter(|l| l.starts_with("drift:")).collect();
-    assert_eq!(drifts.len(), 1, "{stdout}");
+    let flagged: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("regressed:"))
+        .collect();
+    assert_eq!(flagged.len(), 1, "{stdout}");
     assert!(
-        drifts[0].starts_with(&format!("drift: {STEPPED}"))
-            && drifts[0].contains(&format!("{}..{}", &commits[6][..10], &commits[7][..10])),
+        flagged[0].starts_with(&format!("regressed: {STEPPED}"))
+            && flagged[0].contains(&format!("slow since {}", &commits[7][..10])),
         "{stdout}"
     );
 }

@@ -499,8 +499,11 @@ fn markdown_and_junit_say_identical_code_too() {
         .lines()
         .find(|l| l.starts_with(&format!("| `{}` | **regressed**", paired::REGRESSED)))
         .unwrap();
+    // The cause begins with what changed in the trial.
     assert!(
-        regressed.contains("; changed since base c7b4c3e: kernel `vec4` (code), launches |"),
+        regressed.contains(
+            "after Benjamini–Hochberg — changed since base c7b4c3e: kernel `vec4` (code), launches |"
+        ),
         "{regressed}"
     );
     let xml = kernelgate::report::junit::render(&results);

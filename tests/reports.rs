@@ -29,6 +29,7 @@ fn measured(median: f64, speedup: Option<f64>) -> Measurement {
         }),
         speedup_samples: speedup.map(|s| vec![s; 16]).unwrap_or_default(),
         max_slowdown: 0.03,
+        precision: None,
         hit_time_cap: false,
         clocks: Default::default(),
         reference: None,
@@ -138,6 +139,7 @@ fn run() -> Results {
         rebless: Some(
             "KERNELGATE_BLESS=1 cargo test --test perf -- --exact 'matmul::tiled::n=1000'".into(),
         ),
+        invocation: None,
     });
     let mut improved = trial("reduce::shuffle::n=65536", Status::Passed, None);
     improved.measurement = Some(measured(4.1e-6, Some(30.0)));

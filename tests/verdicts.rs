@@ -5,9 +5,13 @@
 //! code (`KERNELGATE_TIME_IDENTICAL=1`) — put into a trial's record, rendered by the terminal
 //! line, the `compare` table and the Markdown summary, and the printed label and interval are
 //! read back and checked with `Verdict::agrees`. Seen before this: `improved +0.1% [-0.4%,
-//! +0.7%]`.
+//! +0.7%]`. Where the plain word would mislead, the words read back are checked too: `within
+//! threshold` is a significant change whose whole interval lies inside the threshold (seen:
+//! `+2.5% [+2.3%, +2.7%] p=1.8e-20 unchanged`), `on the threshold` an interval no wider than the
+//! precision target that holds the threshold (seen: `INCONCLUSIVE +3.0% [+2.8%, +3.1%] … too
+//! noisy to tell`).
 
-use kernelgate::gate::{combine, Basis, Comparison, Strictness, TrialVerdict, Verdict};
+use kernelgate::gate::{combine, Basis, Comparison, Reading, Strictness, TrialVerdict, Verdict};
 use kernelgate::report::compare::{table, Row};
 use kernelgate::report::results::{GateNote, Results, Status, TrialRecord};
 use kernelgate::report::{markdown, terminal};
@@ -17,17 +21,38 @@ use std::path::Path;
 mod lcg;
 use lcg::Lcg;
 
-/// A comparison whose interval ends stay 0.3% away from the thresholds `1 / t` and `t`, so a
-/// label read back from one-decimal percentages is judged as it was decided.
+/// A comparison whose interval ends stay 0.3% away from 1 and the thresholds `1 / t` and `t`,
+/// so a label read back from one-decimal percentages is judged as it was decided. One in four
+/// is narrow: around the threshold (on it, or wider than the precision target) or a
+/// significant change inside it — where the plain words misled.
 fn comparison(rng: &mut Lcg, t: f64) -> Comparison {
+    let far =
+        |v: f64| (v - t).abs() > 0.003 && (v - 1.0 / t).abs() > 0.003 && (v - 1.0).abs() > 0.003;
     let end = |rng: &mut Lcg| loop {
         let v = 0.85 + 0.3 * rng.unit();
-        if (v - t).abs() > 0.003 && (v - 1.0 / t).abs() > 0.003 {
+        if far(v) {
             return v;
         }
     };
-    let (a, b) = (end(rng), end(rng));
-    let (low, high) = (a.min(b), a.max(b));
+    let (low, high) = match rng.unit() {
+        u if u < 0.125 => (
+            t - 0.003 - 0.012 * rng.unit(),
+            t + 0.003 + 0.012 * rng.unit(),
+        ),
+        u if u < 0.25 => loop {
+            let (a, b) = (
+                1.003 + (t - 1.006) * rng.unit(),
+                1.003 + (t - 1.006) * rng.unit(),
+            );
+            if far(a) && far(b) {
+                break (a.min(b), a.max(b));
+            }
+        },
+        _ => {
+            let (a, b) = (end(rng), end(rng));
+            (a.min(b), a.max(b))
+        }
+    };
     let p = if rng.unit() < 0.6 { 1e-4 } else { 0.3 };
     Comparison {
         slowdown: (low * high).sqrt(),
@@ -68,19 +93,42 @@ fn read(text: &str, p_adjusted: f64) -> Comparison {
 }
 
 /// The verdict whose label `text` starts with (`REGRESSED`, `**regressed**`, `identical code
-/// to base ...`), and what follows the label.
-fn label(text: &str) -> (Verdict, &str) {
+/// to base ...`, `within threshold`, `ON THE THRESHOLD`), how it reads, and what follows.
+fn label(text: &str) -> (Verdict, Reading, &str) {
     let text = text.trim().trim_start_matches('*');
-    Verdict::ALL
-        .iter()
-        .filter_map(|v| {
-            let n = v.label().len();
-            let head = text.get(..n)?;
-            head.eq_ignore_ascii_case(v.label())
-                .then(|| (*v, text[n..].trim_start_matches('*')))
+    let phrases = Verdict::ALL.iter().map(|v| (*v, Reading::Plain)).chain([
+        (Verdict::Unchanged, Reading::WithinThreshold),
+        (Verdict::Inconclusive, Reading::OnThreshold),
+    ]);
+    phrases
+        .filter_map(|(v, r)| {
+            let words = r.phrase(v);
+            let head = text.get(..words.len())?;
+            head.eq_ignore_ascii_case(words)
+                .then(|| (v, r, text[words.len()..].trim_start_matches('*')))
         })
-        .max_by_key(|(v, _)| v.label().len())
+        .max_by_key(|(v, r, _)| r.phrase(*v).len())
         .unwrap_or_else(|| panic!("`{text}` is not a verdict"))
+}
+
+/// Whether interval `c`, read back from one-decimal percentages, holds what `reading` claims
+/// of it at threshold `t` and `precision` (0.06% of rounding allowed).
+fn holds(reading: Reading, c: &Comparison, t: f64, precision: f64) -> bool {
+    let slack = 6e-4;
+    match reading {
+        Reading::Plain => true,
+        Reading::WithinThreshold => {
+            (c.low > 1.0 - slack || c.high < 1.0 + slack)
+                && c.low >= 1.0 / t - slack
+                && c.high <= t + slack
+                && c.p_adjusted < kernelgate::gate::FDR
+        }
+        Reading::OnThreshold => {
+            c.low <= t + slack
+                && t <= c.high + slack
+                && (c.high - c.low) / 2.0 / c.slowdown <= precision + slack
+        }
+    }
 }
 
 #[test]
@@ -139,17 +187,28 @@ fn every_rendered_label_agrees_with_the_interval_beside_it() {
             baseline.spread = 1.0;
             baseline.other_gpus.clear();
         }
+        if let Some(GateNote::Compared { remeasured, .. }) = &mut r.gate {
+            *remeasured = false;
+        }
+        let precision = max_slowdown / 3.0;
         if let Some(m) = &mut r.measurement {
             m.max_slowdown = max_slowdown;
+            m.precision = Some(precision);
         }
         let p = v.shown().p_adjusted;
+        let reading = verdict.reading(v.shown(), max_slowdown, precision);
         let check = |what: &str, printed_label: &str, printed: &str| {
-            let (l, _) = label(printed_label);
+            let (l, how, _) = label(printed_label);
             assert_eq!(l, verdict, "{what}: `{printed_label}`");
+            assert_eq!(how, reading, "{what}: `{printed_label}` beside `{printed}`");
             let c = read(printed, p);
             assert!(
                 l.agrees(&c, max_slowdown),
                 "{what}: `{printed_label}` beside `{printed}` (max_slowdown {max_slowdown}; decided from time {time:?}, speedup {speedup:?})"
+            );
+            assert!(
+                holds(how, &c, t, precision),
+                "{what}: `{printed_label}` beside `{printed}` (max_slowdown {max_slowdown}, precision {precision})"
             );
             if l.about().is_none() {
                 // A verdict no interval decided (an A/A pair's): what is beside it is the time.
@@ -164,7 +223,7 @@ fn every_rendered_label_agrees_with_the_interval_beside_it() {
         // The terminal: `<label> <interval>...` in the gate's note (an A/A pair's interval
         // after its label's explanation: `identical code to base ..., timed anyway (..): <interval>`).
         let note = terminal::note(&r);
-        let (_, rest) = label(&note);
+        let (_, _, rest) = label(&note);
         let rest = match verdict.about() {
             Some(_) => rest,
             None => rest.rsplit_once("): ").map_or(rest, |(_, after)| after),
@@ -180,6 +239,8 @@ fn every_rendered_label_agrees_with_the_interval_beside_it() {
             status: [Some(Status::Passed), Some(r.status)],
             verdict: Some(v),
             note: None,
+            failed: None,
+            words: Some(reading.phrase(verdict)),
         };
         let text = table(&[&row]);
         let line = text.lines().find(|l| l.starts_with(&r.name)).unwrap();
@@ -198,8 +259,18 @@ fn every_rendered_label_agrees_with_the_interval_beside_it() {
             check("markdown", cells[l], cells[c]);
         }
         *seen
-            .entry((verdict.label().to_string(), format!("{basis:?}")))
+            .entry((reading.phrase(verdict).to_string(), format!("{basis:?}")))
             .or_default() += 1;
+    }
+    for reading in [Reading::WithinThreshold, Reading::OnThreshold] {
+        assert!(
+            seen.keys().any(|(l, _)| l
+                == reading.phrase(match reading {
+                    Reading::WithinThreshold => Verdict::Unchanged,
+                    _ => Verdict::Inconclusive,
+                })),
+            "{reading:?} never occurred"
+        );
     }
     println!("verdicts rendered and read back: {seen:?}");
     for v in Verdict::ALL {

@@ -2,7 +2,7 @@
 //! with — and `BaselineFile`, a suite's entries on one device.
 
 use super::fingerprint::Fingerprint;
-use super::runs::{spread, thin, Origin, Run, MAX_RUNS, MAX_STORED_SAMPLES};
+use super::runs::{spread, Origin, Run, MAX_RUNS};
 use crate::stats::Summary;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -139,17 +139,10 @@ impl Entry {
         if self.runs.is_empty() {
             return;
         }
-        let each = (MAX_STORED_SAMPLES / self.runs.len()).max(1);
-        self.time_samples = self
-            .runs
-            .iter()
-            .flat_map(|r| thin(&r.time_samples, each))
-            .collect();
-        self.speedup_samples = self
-            .runs
-            .iter()
-            .flat_map(|r| thin(&r.speedup_samples, each))
-            .collect();
+        let times: Vec<&[f64]> = self.runs.iter().map(|r| &r.time_samples[..]).collect();
+        let speedups: Vec<&[f64]> = self.runs.iter().map(|r| &r.speedup_samples[..]).collect();
+        self.time_samples = super::runs::pool(&times);
+        self.speedup_samples = super::runs::pool(&speedups);
         if self.runs.len() > 1 {
             if let Some(time) = Summary::of(&self.time_samples) {
                 self.time = Stored::from(time);

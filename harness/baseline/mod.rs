@@ -14,13 +14,13 @@ mod runs;
 mod store;
 mod valid;
 
-pub use date::{now_rfc3339, rfc3339, today};
+pub use date::{now_rfc3339, parse_rfc3339, rfc3339, today};
 pub use entry::{
     BaselineFile, Entry, Stored, StoredCounters, FORMAT, MAX_COUNTER_READS, OLDEST_FORMAT,
 };
 pub use file::{load, path, recorded_elsewhere, save, write_atomically, BaselineError, WriteError};
 pub use fingerprint::Fingerprint;
-pub use runs::{host_name, spread, thin, Origin, Run, MAX_RUNS, MAX_STORED_SAMPLES};
+pub use runs::{host_name, pool, spread, thin, Origin, Run, MAX_RUNS, MAX_STORED_SAMPLES};
 pub use store::{BaselineStore, SuiteBaseline};
 pub use valid::validate;
 

@@ -125,6 +125,13 @@ pub fn spread(medians: impl IntoIterator<Item = f64>) -> f64 {
     max / min
 }
 
+/// The pooled samples of several runs' samples: each run thinned to `MAX_STORED_SAMPLES / runs`,
+/// so a run weighs about as much as another and the pool stays as small as one run's.
+pub fn pool(runs: &[&[f64]]) -> Vec<f64> {
+    let each = (MAX_STORED_SAMPLES / runs.len().max(1)).max(1);
+    runs.iter().flat_map(|r| thin(r, each)).collect()
+}
+
 /// At most `cap` samples, evenly spaced through `samples` (keeping the measured order).
 pub fn thin(samples: &[f64], cap: usize) -> Vec<f64> {
     if samples.len() <= cap {

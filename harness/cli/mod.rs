@@ -79,7 +79,10 @@ fn command() -> ExitCode {
             println!("{}", help.map(|h| h.to_string()).unwrap_or_default());
             ExitCode::SUCCESS
         }
-        Command::Run { args } => run::run(std::iter::once(program).chain(args)),
+        Command::Run { args } => {
+            let launcher = format!("{} run", crate::shell::shell_word(&program));
+            run::run_with(std::iter::once(program).chain(args), Some(launcher))
+        }
         Command::Lint { files } => lint::lint(&files),
         Command::Compare(a) => exit::code(compare::command(&a)),
         Command::Merge { out, inputs } => exit::code(merge::command(&out, &inputs)),

@@ -25,16 +25,45 @@ pub fn main() -> ExitCode {
 /// Runs the suites with libtest arguments `args` (the first is the program name), or serves
 /// as the GPU worker when started as one.
 pub fn run(args: impl Iterator<Item = String>) -> ExitCode {
+    run_with(args, None)
+}
+
+/// How the perf binary was started, for the commands reports print: under nextest or cargo
+/// (`cargo test --test perf --`, `--release` where the binary is a release build), else its
+/// own path (a copied binary, as the CI bundle runs it).
+fn perf_launcher(program: &str) -> String {
+    if std::env::var_os("NEXTEST").is_some() {
+        return "cargo nextest run --test perf --".into();
+    }
+    if std::env::var_os("CARGO").is_none() {
+        return crate::shell::shell_word(program);
+    }
+    let release =
+        std::env::current_exe().is_ok_and(|p| p.components().any(|c| c.as_os_str() == "release"));
+    match release {
+        true => "cargo test --release --test perf --".into(),
+        false => crate::shell::DEFAULT_LAUNCHER.into(),
+    }
+}
+
+/// [`run`], where `launcher` is how the trials are run again (`./kernelgate run`); `None`:
+/// the perf binary's ([`perf_launcher`]).
+pub fn run_with(args: impl Iterator<Item = String>, launcher: Option<String>) -> ExitCode {
     if std::env::var_os(WORKER_ENV).is_some() {
         let cache = Config::from_env().map(|c| c.cache).ok();
         return ExitCode::from(crate::worker::serve(cache) as u8);
     }
     let entry = crate::report::totals::mark_entry();
+    let args: Vec<String> = args.collect();
+    let program = args.first().cloned().unwrap_or_else(|| "perf".into());
     let mut args = Arguments::from_iter(args);
     // One thread keeps each trial's figures on its own line, in order.
     args.test_threads.get_or_insert(1);
     let config = match Config::from_env() {
-        Ok(c) => c,
+        Ok(c) => Config {
+            launcher: launcher.unwrap_or_else(|| perf_launcher(&program)),
+            ..c
+        },
         Err(e) => {
             eprintln!("error: {e}");
             return exit::code(exit::BAD_INPUT);

@@ -10,7 +10,7 @@ mod semantics;
 mod settle;
 mod verdict;
 
-pub use semantics::{combine, Basis, Comparison, Strictness, Verdict, FDR};
+pub use semantics::{combine, Basis, Comparison, Reading, Strictness, Verdict, FDR};
 pub use settle::{settle, Decision, REMEASURE_EFFORT};
 pub use verdict::{
     compare_larger_worse, compare_paired, compare_smaller_worse, decide, percent, with_spread,

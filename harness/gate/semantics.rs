@@ -218,6 +218,56 @@ impl Verdict {
     }
 }
 
+/// How a verdict reads beside its interval where its plain word would contradict the numbers
+/// (criterion's "change within noise threshold"): the gate's decision is unchanged, only the
+/// words that describe it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reading {
+    /// The verdict's own word.
+    Plain,
+    /// `unchanged`, but a significant change whose whole interval lies inside the threshold
+    /// (`+2.5% [+2.3%, +2.7%] p=1.8e-20` at a 3% threshold): `within threshold`.
+    WithinThreshold,
+    /// `inconclusive` with an interval no wider than the precision target that holds the
+    /// threshold itself (`+3.0% [+2.8%, +3.1%]` at 3%): no re-measure can resolve it, it is
+    /// not too noisy: `on the threshold`.
+    OnThreshold,
+}
+
+impl Reading {
+    /// The words every report prints for a verdict read this way: `within threshold`, `on the
+    /// threshold`, else the verdict's label.
+    pub fn phrase(self, v: Verdict) -> &'static str {
+        match self {
+            Reading::Plain => v.label(),
+            Reading::WithinThreshold => "within threshold",
+            Reading::OnThreshold => "on the threshold",
+        }
+    }
+}
+
+impl Verdict {
+    /// How this verdict reads beside comparison `c` (the one printed beside it), gated at
+    /// `max_slowdown`, sampled to the relative `precision` target (see [`Reading`]).
+    pub fn reading(self, c: &Comparison, max_slowdown: f64, precision: f64) -> Reading {
+        let t = 1.0 + max_slowdown;
+        let significant = c.p_adjusted < FDR;
+        let excludes_one = c.low > 1.0 || c.high < 1.0;
+        let half_width = (c.high - c.low) / 2.0 / c.slowdown;
+        match self {
+            Verdict::Unchanged
+                if significant && excludes_one && c.low >= 1.0 / t && c.high <= t =>
+            {
+                Reading::WithinThreshold
+            }
+            Verdict::Inconclusive if c.low <= t && t <= c.high && half_width <= precision => {
+                Reading::OnThreshold
+            }
+            _ => Reading::Plain,
+        }
+    }
+}
+
 impl std::fmt::Display for Verdict {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.label())

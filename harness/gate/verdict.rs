@@ -77,6 +77,28 @@ pub struct GateInput {
     pub paired: Option<Vec<f64>>,
 }
 
+impl GateInput {
+    /// A trial against stored runs (a stored baseline's, or a history's trailing runs): their
+    /// pooled time and speedup samples, `max_slowdown` widened by the `spread` between their
+    /// medians ([`with_spread`]); the speedup compared where both sides have one.
+    pub fn stored(
+        (old_times, old_speedups): (Vec<f64>, Vec<f64>),
+        spread: f64,
+        (new_times, new_speedups): (Vec<f64>, Vec<f64>),
+        max_slowdown: f64,
+    ) -> GateInput {
+        let speedups = (!old_speedups.is_empty() && !new_speedups.is_empty())
+            .then_some((old_speedups, new_speedups));
+        GateInput {
+            old_times,
+            new_times,
+            speedups,
+            max_slowdown: with_spread(max_slowdown, spread),
+            paired: None,
+        }
+    }
+}
+
 /// Compares a candidate with its base from per-round ratios candidate / base (larger is worse):
 /// the slowdown factor is `exp` of the Hodges–Lehmann centre of the log-ratios, with its
 /// interval, tested with the Wilcoxon signed-rank test.

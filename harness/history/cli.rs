@@ -14,14 +14,14 @@ use super::drift::{regime_switches, trends, RegimeSwitch, Trend};
 use super::error::HistoryError;
 use super::run_info::RunInfo;
 use super::store::{History, Run};
-use crate::gate::percent;
+use crate::gate::{percent, Verdict};
 use crate::report::duration;
 use crate::report::results::Results;
 use crate::stats::changepoint::Options;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// `history --check`: a trial's level moved beyond its threshold.
+/// `history --check`: a trend's latest run regressed against its trailing runs.
 pub const EXIT_DRIFT: u8 = crate::exit::DRIFT;
 /// Bad input: arguments, an unreadable or newer history, an unreadable results file.
 pub const EXIT_BAD_INPUT: u8 = crate::exit::BAD_INPUT;
@@ -42,7 +42,7 @@ pub struct HistoryArgs {
     /// Where the trend page goes (default beside the database)
     #[arg(long, value_name = "OUT.html")]
     html: Option<PathBuf>,
-    /// Level shifts by change-point detection; exit 1 on drift
+    /// Each trend's latest run against its trailing runs by the gate's rule; exit 1 on a regression
     #[arg(long)]
     check: bool,
     /// --check: from the run of that commit (a prefix) or date on
@@ -149,9 +149,31 @@ fn run(a: &Args) -> Result<u8, HistoryError> {
     })?;
     if let Some(files) = &a.import {
         let mut history = History::open(&db)?;
+        // Every file read and checked before any is stored: a run already in the history, or
+        // given twice, is refused and nothing is imported.
+        let mut loaded: Vec<(&PathBuf, Results, RunInfo)> = Vec::new();
         for f in files {
             let results = Results::load(f)?;
             let info = imported(&results, a, f);
+            if let Some((run, commit, when)) = history.stored(&results, &info)? {
+                return Err(HistoryError::AlreadyStored {
+                    path: db.clone(),
+                    file: Some(f.clone()),
+                    run,
+                    commit,
+                    when,
+                });
+            }
+            if let Some((g, ..)) = loaded.iter().find(|(_, r, _)| *r == results) {
+                return Err(HistoryError::Usage(format!(
+                    "`{}` and `{}` hold one run: import it once (nothing was imported)",
+                    g.display(),
+                    f.display()
+                )));
+            }
+            loaded.push((f, results, info));
+        }
+        for (f, results, info) in loaded {
             let id = history.append(&results, &info)?;
             println!(
                 "kernelgate: run {id} ({} trials, commit {}, {}) from {}",
@@ -357,46 +379,58 @@ fn check(
     for s in switches.iter().filter(|s| s.runs.1 >= since) {
         println!("{}", switch_line(runs, s));
     }
-    let mut drifted = 0;
-    for t in trends {
-        let threshold = a.max_slowdown.unwrap_or(t.max_slowdown);
-        let Some(d) = t.drift(since) else { continue };
-        if d.factor() > 1.0 + threshold {
-            drifted += 1;
-            let ranges: Vec<String> = d
-                .moved
-                .iter()
-                .map(|&(x, y)| {
-                    format!(
-                        "{}..{}",
-                        short(&runs[x].info.commit),
-                        short(&runs[y].info.commit)
-                    )
-                })
-                .collect();
-            println!(
-                "drift: {} ({}) {} → {} ({}), beyond max_slowdown {:.1}%; the level moved between commits {}",
-                t.label(),
-                t.device,
-                duration(d.before),
-                duration(d.now),
-                percent(d.factor()),
-                100.0 * threshold,
-                ranges.join(", ")
-            );
-        }
+    let found = super::check::check(trends, since, a.max_slowdown);
+    let family = found.judged.len();
+    let mut regressed = 0;
+    for j in &found.judged {
+        let v = &j.verdict;
+        let words = match v.verdict {
+            Verdict::Regressed => "regressed",
+            Verdict::Inconclusive => "inconclusive",
+            _ => continue,
+        };
+        regressed += usize::from(v.verdict == Verdict::Regressed);
+        let since_run = match j.first_bad == j.latest {
+            true => String::new(),
+            false => format!(
+                "; slow since {} ({} run(s))",
+                run_label(&runs[j.first_bad]),
+                j.trend
+                    .points
+                    .iter()
+                    .filter(|p| p.run >= j.first_bad)
+                    .count()
+            ),
+        };
+        println!(
+            "{words}: {} ({}) {} in {} against its {} trailing run(s) at {}: {} (threshold {}; p = {:.1e} after Benjamini–Hochberg over {family} trend(s)){since_run}",
+            j.trend.label(),
+            j.trend.device,
+            duration(j.trend.points.iter().find(|p| p.run == j.latest).map_or(f64::NAN, |p| p.median)),
+            run_label(&runs[j.latest]),
+            j.window.len(),
+            duration(j.level),
+            crate::report::terminal::verdict_change(v),
+            percent(1.0 + j.threshold),
+            v.shown().p_adjusted,
+        );
     }
     let from = runs.get(since).map(run_label).unwrap_or_default();
-    if drifted == 0 {
+    let too_few = match found.too_few.len() {
+        0 => String::new(),
+        n => format!(
+            "; {n} trend(s) with fewer than {} runs before their latest not judged",
+            super::check::MIN_TRAILING_RUNS
+        ),
+    };
+    if regressed == 0 {
         println!(
-            "kernelgate: no drift since {from} in {} trend(s) (a trial and regime each)",
-            trends.len()
+            "kernelgate: no drift since {from}: the latest run of {family} trend(s) (a trial and regime each) within its trailing runs by the gate's rule{too_few}"
         );
         Ok(0)
     } else {
         println!(
-            "kernelgate: {drifted} of {} trend(s) drifted since {from}",
-            trends.len()
+            "kernelgate: {regressed} of {family} trend(s) regressed in their latest run against the runs before it since {from}{too_few}"
         );
         Ok(EXIT_DRIFT)
     }
@@ -434,6 +468,7 @@ mod tests {
                     // As the history stores it: the verdict's word.
                     verdict: v.map(|v| v.to_string()),
                     failed: v.is_some_and(|v| v.fails(crate::gate::Strictness::default())),
+                    ..Default::default()
                 })
                 .collect(),
             failures: vec![verdicts.len()],

@@ -8,7 +8,7 @@ use crate::stats::changepoint::{e_divisive, ChangePoint, Options};
 use crate::stats::Summary;
 
 /// One timed run of a trend.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct TrendPoint {
     /// Index into the history's runs.
     pub run: usize,
@@ -18,6 +18,12 @@ pub struct TrendPoint {
     pub verdict: Option<String>,
     /// Whether the trial failed that run (regressed, or a limit).
     pub failed: bool,
+    /// Its time samples, seconds.
+    pub samples: Vec<f64>,
+    /// Its per-round speedups over the reference (empty for the reference).
+    pub speedups: Vec<f64>,
+    /// Whether its times were unreliable that run: never judged, never a baseline.
+    pub unreliable: bool,
 }
 
 /// One trial on one device in one regime over the history, oldest run first.
@@ -92,6 +98,9 @@ pub fn trends(runs: &[Run], points: &[Point], options: &Options) -> Vec<Trend> {
             median,
             verdict: p.verdict.clone(),
             failed: p.failed,
+            samples: p.samples.clone(),
+            speedups: p.speedups.clone(),
+            unreliable: p.unreliable,
         };
         match out
             .iter_mut()
@@ -296,6 +305,7 @@ mod tests {
             regime: regime.map(String::from),
             verdict: None,
             max_slowdown: 0.03,
+            ..Default::default()
         }
     }
 

@@ -40,6 +40,20 @@ pub enum HistoryError {
     /// The command line.
     #[error("{0}")]
     Usage(String),
+    /// The run is in the history already.
+    #[error("history `{}` holds {} already, as run {run} (commit {commit}, {when}): a run is stored once{}", path.display(), file.as_ref().map_or("this run".into(), |f| format!("the run of `{}`", f.display())), if file.is_some() { "; nothing was imported" } else { "" })]
+    AlreadyStored {
+        /// The history file.
+        path: PathBuf,
+        /// The results file being imported, where one was.
+        file: Option<PathBuf>,
+        /// The stored run's id.
+        run: i64,
+        /// Its commit.
+        commit: String,
+        /// When it started (or its date).
+        when: String,
+    },
     /// `--since` names no run.
     #[error("no run in the history matches `--since {0}` (give a commit prefix or a date such as 2026-11-01)")]
     UnknownSince(String),

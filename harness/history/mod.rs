@@ -8,6 +8,7 @@
 //! the commit, branch and start time its results file records ([`RunInfo::of`]); runs are
 //! read in commit order where the repository knows the commit ([`order`]).
 
+pub mod check;
 mod cli;
 pub mod drift;
 mod error;

@@ -26,7 +26,11 @@ impl RunInfo {
         let p = &results.provenance;
         RunInfo {
             date: results.date.clone(),
-            started: p.started.clone(),
+            // In UTC, so start times order as text (a results file may carry an offset).
+            started: p.started.as_ref().map(|s| {
+                crate::baseline::parse_rfc3339(s)
+                    .map_or_else(|| s.clone(), crate::baseline::rfc3339)
+            }),
             commit: p.commit.clone().unwrap_or_else(|| "unknown".into()),
             branch: p.branch.clone().unwrap_or_else(|| "unknown".into()),
             dirty: p.dirty.unwrap_or(false),

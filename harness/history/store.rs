@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// The schema this kernelgate writes.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// `MIGRATIONS[v]` takes the schema from version `v` to `v + 1`.
 const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [
@@ -53,6 +53,12 @@ ALTER TABLE runs ADD COLUMN started TEXT;
 ALTER TABLE trials ADD COLUMN regime TEXT;
 UPDATE trials SET regime = json_extract(record, '$.measurement.regime');
 "#,
+    // 3: each run's results digest (SHA-256 of the results as stored), so a run is stored once
+    // (NULL for runs appended before: those are matched by commit, start time and device).
+    r#"
+ALTER TABLE runs ADD COLUMN digest TEXT;
+CREATE UNIQUE INDEX runs_by_digest ON runs(digest);
+"#,
 ];
 
 /// How long a writer waits for another (a shard appending its run) before giving up.
@@ -84,7 +90,7 @@ impl Run {
 }
 
 /// One trial in one run: its median, or that it failed without one.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Point {
     /// The run's id.
     pub run: i64,
@@ -102,6 +108,13 @@ pub struct Point {
     pub verdict: Option<String>,
     /// The suite's `max_slowdown` that run.
     pub max_slowdown: f64,
+    /// Its time samples, seconds (empty where none were stored).
+    pub samples: Vec<f64>,
+    /// Its per-round speedups over the reference (empty for the reference, or where none).
+    pub speedups: Vec<f64>,
+    /// Whether the run's gate found its times unreliable (throttled or shared rounds): never
+    /// judged, never a baseline for another run.
+    pub unreliable: bool,
 }
 
 /// An open history file.
@@ -158,7 +171,18 @@ impl History {
         }
     }
 
-    /// Appends one run and every trial of it, in one transaction; returns the run's id.
+    /// The run already stored that `results` is (the same results digest, or for runs stored
+    /// before digests the same commit, start time and device), as its id, commit and start.
+    pub fn stored(
+        &self,
+        results: &Results,
+        info: &RunInfo,
+    ) -> Result<Option<(i64, String, String)>, HistoryError> {
+        already(&self.conn, results, info).map_err(self.sql())
+    }
+
+    /// Appends one run and every trial of it, in one transaction; returns the run's id. A run
+    /// already stored ([`History::stored`]) is refused, naming it.
     pub fn append(&mut self, results: &Results, info: &RunInfo) -> Result<i64, HistoryError> {
         let path = self.path.clone();
         let sql = |source| HistoryError::Sqlite {
@@ -169,15 +193,22 @@ impl History {
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(sql)?;
-        let device = results
-            .device
-            .as_ref()
-            .map(|d| d.describe())
-            .unwrap_or_else(|| "no GPU".into());
+        let device = device_of(results);
         let uuid = results.device_info.as_ref().and_then(|d| d.uuid.clone());
+        let digest = digest(results);
+        // Inside the transaction: two writers of one run store it once.
+        if let Some((run, commit, when)) = already(&tx, results, info).map_err(sql)? {
+            return Err(HistoryError::AlreadyStored {
+                path: path.clone(),
+                file: None,
+                run,
+                commit,
+                when,
+            });
+        }
         tx.execute(
-            "INSERT INTO runs (date, commit_sha, branch, dirty, mode, kernelgate, device, gpu_uuid, started) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-            params![info.date, info.commit, info.branch, info.dirty, info.mode, results.kernelgate, device, uuid, info.started],
+            "INSERT INTO runs (date, commit_sha, branch, dirty, mode, kernelgate, device, gpu_uuid, started, digest) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            params![info.date, info.commit, info.branch, info.dirty, info.mode, results.kernelgate, device, uuid, info.started, digest],
         )
         .map_err(sql)?;
         let run = tx.last_insert_rowid();
@@ -243,7 +274,7 @@ impl History {
     pub fn points(&self, filter: &str) -> Result<Vec<Point>, HistoryError> {
         let mut stmt = self
             .conn
-            .prepare("SELECT run_id, name, suite, median, verdict, max_slowdown, status, regime FROM trials WHERE (median IS NOT NULL OR status = 'failed') AND instr(name, ?1) > 0 ORDER BY name, run_id")
+            .prepare("SELECT run_id, name, suite, median, verdict, max_slowdown, status, regime, samples, json_extract(record, '$.measurement.speedup_samples'), json_extract(record, '$.gate.kind') FROM trials WHERE (median IS NOT NULL OR status = 'failed') AND instr(name, ?1) > 0 ORDER BY name, run_id")
             .map_err(self.sql())?;
         let rows = stmt
             .query_map([filter], |r| {
@@ -256,6 +287,9 @@ impl History {
                     max_slowdown: r.get::<_, Option<f64>>(5)?.unwrap_or(0.0),
                     failed: r.get::<_, String>(6)? == "failed",
                     regime: r.get(7)?,
+                    samples: numbers(r.get(8)?),
+                    speedups: numbers(r.get(9)?),
+                    unreliable: r.get::<_, Option<String>>(10)?.as_deref() == Some("unreliable"),
                 })
             })
             .map_err(self.sql())?;
@@ -294,6 +328,45 @@ fn schema_version(conn: &Connection, path: &Path) -> Result<u32, HistoryError> {
         });
     }
     Ok(found)
+}
+
+/// The stored run that `results` is ([`History::stored`]).
+fn already(
+    conn: &Connection,
+    results: &Results,
+    info: &RunInfo,
+) -> rusqlite::Result<Option<(i64, String, String)>> {
+    conn.query_row(
+        "SELECT id, commit_sha, COALESCE(started, date) FROM runs WHERE digest = ?1 OR (digest IS NULL AND started IS NOT NULL AND started = ?2 AND commit_sha = ?3 AND device = ?4) ORDER BY id LIMIT 1",
+        params![digest(results), info.started, info.commit, device_of(results)],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+    )
+    .optional()
+}
+
+/// The device a run is stored under: its fingerprint, described.
+fn device_of(results: &Results) -> String {
+    results
+        .device
+        .as_ref()
+        .map(|d| d.describe())
+        .unwrap_or_else(|| "no GPU".into())
+}
+
+/// What identifies a run's results: the SHA-256 of their JSON.
+fn digest(results: &Results) -> String {
+    use sha2::{Digest, Sha256};
+    let bytes = serde_json::to_vec(results).unwrap_or_default();
+    Sha256::digest(&bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// A stored JSON list of numbers (`null`, absent or not a list: none).
+fn numbers(text: Option<String>) -> Vec<f64> {
+    text.and_then(|t| serde_json::from_str::<Option<Vec<f64>>>(&t).ok().flatten())
+        .unwrap_or_default()
 }
 
 /// A value as JSON (plain data; a value JSON cannot hold is stored as `null`).

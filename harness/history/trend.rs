@@ -359,6 +359,7 @@ mod tests {
                     median: 50e-6,
                     verdict: None,
                     failed: false,
+                    ..Default::default()
                 })
                 .collect(),
             failures: Vec::new(),

@@ -19,8 +19,8 @@ pre.diff .add { color: #0f6b2f; background: #e6f6ea; } pre.diff .del { color: #a
 .charts svg, figure svg { max-width: 100%; height: auto; border: 1px solid #e3e7ee; }
 figure { margin: 0; } figcaption { font-size: 13px; color: #37415a; margin: 2px 0 10px; }
 .badge { display: inline-block; padding: 1px 7px; border-radius: 9px; font-size: 12px; font-weight: 600; white-space: nowrap; }
-.failed, .regressed { background: #fde2e1; color: #a3160f; } .inconclusive, .unreliable, .machine-slower { background: #fff1cc; color: #7a5200; }
-.improved { background: #dcf5e3; color: #0f6b2f; } .unchanged, .passed, .identical-code, .machine-faster { background: #eef1f5; color: #37415a; }
+.failed, .regressed { background: #fde2e1; color: #a3160f; } .inconclusive, .on-the-threshold, .unreliable, .machine-slower { background: #fff1cc; color: #7a5200; }
+.improved { background: #dcf5e3; color: #0f6b2f; } .unchanged, .within-threshold, .passed, .compiled, .identical-code, .machine-faster { background: #eef1f5; color: #37415a; }
 .ignored, .no-baseline, .gone { background: #f4f4f4; color: #6b6b6b; }
 .new { background: #e0ecff; color: #1d4f91; } .changed { background: #efe3fb; color: #5b2a86; }
 tr.differs td { background: #fff1cc; font-weight: 600; } mark { background: #fff1cc; padding: 0 2px; }

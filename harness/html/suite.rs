@@ -186,8 +186,8 @@ fn sweep_charts(view: &View, suite: &str, trials: &[&TrialRecord]) -> String {
 fn note(t: &TrialRecord) -> String {
     let mut text = headline(t);
     let failed_by_gate = t.status == Status::Failed && t.failure_detail.is_none();
-    if let (true, Some(_), Some(m)) = (failed_by_gate, &t.verdict, &t.measurement) {
-        text.push_str(&crate::report::counters::explanation(m));
+    if let (true, Some(_)) = (failed_by_gate, &t.verdict) {
+        text.push_str(&crate::report::terminal::cause(t));
     }
     text
 }

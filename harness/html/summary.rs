@@ -7,7 +7,7 @@ use super::page::{anchor, badge, esc, table};
 use super::trial::{commands, kernel_and_case, State};
 use super::view::View;
 use crate::report::results::{GateNote, TrialRecord};
-use crate::report::terminal::{headline, verdict_change};
+use crate::report::terminal::{headline, other_gpu, verdict_change, verdict_words};
 
 /// Trials of one kernel in one state (and, for failures, of one kind).
 struct Group<'a> {
@@ -67,15 +67,24 @@ fn why(view: &View, t: &TrialRecord) -> String {
             Some(GateNote::Compared { family, .. } | GateNote::Paired { family, .. }),
             Some(v),
             None,
-        ) => format!(
-            "{} against {}: Benjamini–Hochberg over {family} comparisons, max_slowdown {}",
-            v.verdict,
-            view.against(),
-            t.measurement
-                .as_ref()
-                .map(|m| format!("{}%", 100.0 * m.max_slowdown))
-                .unwrap_or_else(|| "–".into()),
-        ),
+        ) => {
+            let host = match &t.gate {
+                Some(GateNote::Compared { baseline, .. }) => other_gpu(baseline)
+                    .map(|g| format!("; the baseline came from another physical GPU ({g}): hosts of one model differ by several percent"))
+                    .unwrap_or_default(),
+                _ => String::new(),
+            };
+            format!(
+                "{} against {}: Benjamini–Hochberg over {family} comparisons, max_slowdown {}{}",
+                esc(verdict_words(t).unwrap_or(v.verdict.label())),
+                view.against(),
+                t.measurement
+                    .as_ref()
+                    .map(|m| format!("{}%", 100.0 * m.max_slowdown))
+                    .unwrap_or_else(|| "–".into()),
+                esc(&host),
+            )
+        }
         _ => esc(&headline(t)),
     }
 }
@@ -86,11 +95,7 @@ fn why(view: &View, t: &TrialRecord) -> String {
 fn size_change(t: &TrialRecord) -> Option<String> {
     let v = t.verdict.as_ref()?;
     let (_, case) = kernel_and_case(t);
-    let counters = t
-        .measurement
-        .as_ref()
-        .map(crate::report::counters::explanation)
-        .unwrap_or_default();
+    let counters = crate::report::terminal::cause(t);
     let counters = match counters.is_empty() {
         true => String::new(),
         false => format!(" <span class=\"counters\">{}</span>", esc(&counters)),
@@ -111,18 +116,22 @@ fn group_commands(g: &Group) -> Vec<(String, String)> {
     if g.trials.len() == 1 {
         return own.into_iter().map(|(w, c)| (w.to_string(), c)).collect();
     }
-    let filter = format!("{}::{}::", g.suite, g.kernel);
-    let mut out = vec![(
-        "rerun".to_string(),
-        format!("cargo test --test perf -- '{filter}'"),
-    )];
+    let filter = format!("'{}::{}::'", g.suite, g.kernel);
+    let invocation = first.invocation();
+    let mut out = vec![("rerun".to_string(), format!("{invocation} {filter}"))];
     if let Some((_, p)) = own.iter().find(|(w, _)| *w == "profile") {
         out.push((format!("profile ({})", kernel_and_case(first).1), p.clone()));
     }
-    if g.trials.iter().all(|t| t.rebless().is_some()) {
+    let reblessed: Option<Vec<String>> = g.trials.iter().map(|t| t.rebless()).collect();
+    if let Some(each) = reblessed {
+        // Against a baseline from another GPU, a run is added (`=add`), never replaced.
+        let how = match each.iter().any(|b| b.starts_with("KERNELGATE_BLESS=add")) {
+            true => "add",
+            false => "1",
+        };
         out.push((
             "rebless".to_string(),
-            format!("KERNELGATE_BLESS=1 cargo test --test perf -- '{filter}'"),
+            format!("KERNELGATE_BLESS={how} {invocation} {filter}"),
         ));
     }
     out

@@ -1,8 +1,9 @@
 //! `State`: what one trial record says at a glance, the commands that act on it, and its
 //! place in a size sweep — read from the typed record only.
 
-use crate::gate::Verdict;
+use crate::gate::{Reading, Verdict};
 use crate::report::results::{Standing, Status, TrialRecord};
+use crate::report::terminal::reading;
 
 /// A trial's state, in the order a person should look at them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -13,6 +14,8 @@ pub enum State {
     Regressed,
     /// Too noisy to tell.
     Inconclusive,
+    /// Inconclusive with a narrow interval around the threshold itself: no re-measure can tell.
+    OnThreshold,
     /// The SM clock throttled in too many rounds: not gated.
     Unreliable,
     /// Slower than its baseline with the same code and counters: the machine's change.
@@ -21,6 +24,8 @@ pub enum State {
     MachineFaster,
     /// Faster than its baseline.
     Improved,
+    /// A significant change, all of it inside the threshold.
+    WithinThreshold,
     /// No meaningful change.
     Unchanged,
     /// Paired mode: identical code at the base (not timed, or timed as an A/A pair).
@@ -31,7 +36,9 @@ pub enum State {
     Changed,
     /// Measured, with no comparable baseline.
     NoBaseline,
-    /// Passed without timing (a compile trial).
+    /// A compile trial: its suite's kernels compiled (counted apart from the verdicts).
+    Compiled,
+    /// Passed without timing.
     Passed,
     /// Not run.
     Ignored,
@@ -46,15 +53,22 @@ impl State {
             (Status::Failed, _) => State::Failed,
             (Status::Ignored, _) => State::Ignored,
             _ if t.measurement.as_ref().is_some_and(|m| m.clocks.unreliable) => State::Unreliable,
+            (_, Some(Verdict::Inconclusive)) if reading(t) == Reading::OnThreshold => {
+                State::OnThreshold
+            }
             (_, Some(Verdict::Inconclusive)) => State::Inconclusive,
             (_, Some(Verdict::Improved)) => State::Improved,
             (_, Some(Verdict::MachineSlower)) => State::MachineSlower,
             (_, Some(Verdict::MachineFaster)) => State::MachineFaster,
+            (_, Some(Verdict::Unchanged)) if reading(t) == Reading::WithinThreshold => {
+                State::WithinThreshold
+            }
             (_, Some(Verdict::Unchanged)) => State::Unchanged,
             (_, Some(Verdict::IdenticalCode)) => State::IdenticalCode,
             (_, None) if t.paired_standing() == Some(Standing::New) => State::New,
             (_, None) if t.paired_standing() == Some(Standing::Changed) => State::Changed,
             (_, None) if t.measurement.is_some() => State::NoBaseline,
+            (_, None) if t.compiled.is_some() => State::Compiled,
             (_, None) => State::Passed,
         }
     }
@@ -65,15 +79,18 @@ impl State {
             State::Failed => "failed",
             State::Regressed => Verdict::Regressed.label(),
             State::Inconclusive => Verdict::Inconclusive.label(),
+            State::OnThreshold => Reading::OnThreshold.phrase(Verdict::Inconclusive),
             State::Unreliable => "unreliable",
             State::Improved => Verdict::Improved.label(),
             State::MachineSlower => Verdict::MachineSlower.label(),
             State::MachineFaster => Verdict::MachineFaster.label(),
+            State::WithinThreshold => Reading::WithinThreshold.phrase(Verdict::Unchanged),
             State::Unchanged => Verdict::Unchanged.label(),
             State::IdenticalCode => Verdict::IdenticalCode.label(),
             State::New => "new",
             State::Changed => "changed",
             State::NoBaseline => "no baseline",
+            State::Compiled => "compiled",
             State::Passed => "passed",
             State::Ignored => "ignored",
         }
@@ -90,18 +107,13 @@ impl State {
 /// blessed), as the runner recorded them. Results files written before the record carried
 /// them get the re-run command alone.
 pub fn commands(t: &TrialRecord) -> Vec<(&'static str, String)> {
-    let Some(c) = &t.commands else {
-        return vec![(
-            "rerun",
-            format!("cargo test --test perf -- --exact '{}'", t.name),
-        )];
-    };
+    let c = t.repeat();
     let mut out = vec![("rerun", c.rerun.clone())];
     if let (Some(p), Some(_)) = (&c.profile, &t.measurement) {
         out.push(("profile", p.clone()));
     }
     if let Some(b) = t.rebless() {
-        out.push(("rebless", b.to_string()));
+        out.push(("rebless", b));
     }
     out
 }

@@ -411,12 +411,11 @@ pub fn changes(old: &StoredCounters, new: &CounterValues) -> Vec<CounterChange> 
         })
         .collect();
     out.sort_by(|a, b| {
-        b.stable.cmp(&a.stable).then(
-            b.relative()
-                .abs()
-                .partial_cmp(&a.relative().abs())
-                .unwrap_or(std::cmp::Ordering::Equal),
-        )
+        b.relative()
+            .abs()
+            .partial_cmp(&a.relative().abs())
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then(b.stable.cmp(&a.stable))
     });
     out
 }
@@ -515,9 +514,10 @@ mod tests {
         };
         let c = changes(&old, &new);
         let which: Vec<Counter> = c.iter().map(|c| c.counter).collect();
-        assert_eq!(which, vec![Counter::Instructions, Counter::Occupancy]);
-        assert_eq!(c[1].describe(), "achieved occupancy 0.98 → 0.49");
-        assert_eq!(c[0].describe(), "instructions +0.1% (1.00 k → 1.00 k)");
+        // Largest change first: occupancy halving, then the exact count's 0.1%.
+        assert_eq!(which, vec![Counter::Occupancy, Counter::Instructions]);
+        assert_eq!(c[0].describe(), "achieved occupancy 0.98 → 0.49");
+        assert_eq!(c[1].describe(), "instructions +0.1% (1.00 k → 1.00 k)");
     }
 
     #[test]

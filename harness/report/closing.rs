@@ -4,7 +4,7 @@
 
 use super::duration;
 use super::results::{GateNote, Results, RunTotals, Status};
-use crate::gate::Verdict;
+use crate::gate::{Reading, Verdict};
 
 /// The run's closing lines: where the time went, the clocks, the launch floor, the profile.
 pub fn summary(t: &RunTotals, wall: f64) -> Vec<String> {
@@ -54,7 +54,12 @@ pub fn summary(t: &RunTotals, wall: f64) -> Vec<String> {
 
 /// The warning naming the stored-mode trials that passed with `verdict`, which `what` says;
 /// `None` where there are none.
-fn passed_with(results: &Results, verdict: Verdict, what: &str) -> Option<String> {
+fn passed_with(
+    results: &Results,
+    verdict: Verdict,
+    reading: impl Fn(Reading) -> bool,
+    what: &str,
+) -> Option<String> {
     let names: Vec<&str> = results
         .trials
         .iter()
@@ -62,6 +67,7 @@ fn passed_with(results: &Results, verdict: Verdict, what: &str) -> Option<String
             r.status == Status::Passed
                 && matches!(r.gate, Some(GateNote::Compared { .. }))
                 && r.verdict.is_some_and(|v| v.verdict == verdict)
+                && reading(super::terminal::reading(r))
         })
         .map(|r| r.name.as_str())
         .collect();
@@ -75,12 +81,23 @@ fn passed_with(results: &Results, verdict: Verdict, what: &str) -> Option<String
 }
 
 /// The warning for trials that passed though still inconclusive after re-measuring.
+/// Those whose interval was narrow and held the threshold itself are said apart: no
+/// re-measure could resolve them.
 pub fn inconclusive_warning(results: &Results) -> Option<String> {
-    passed_with(
+    let noisy = passed_with(
         results,
         Verdict::Inconclusive,
+        |r| r != Reading::OnThreshold,
         "INCONCLUSIVE even after re-measuring (they passed; KERNELGATE_STRICT=1 fails them)",
-    )
+    );
+    let on = passed_with(
+        results,
+        Verdict::Inconclusive,
+        |r| r == Reading::OnThreshold,
+        "ON THE THRESHOLD: each change is max_slowdown itself, measured finer than the precision target, which more samples cannot resolve (they passed; KERNELGATE_STRICT=1 fails them)",
+    );
+    let lines: Vec<String> = noisy.into_iter().chain(on).collect();
+    (!lines.is_empty()).then(|| lines.join("\n"))
 }
 
 /// The warning for trials that passed as `machine-slower`: confirmed slower with nothing of
@@ -89,6 +106,7 @@ pub fn machine_warning(results: &Results) -> Option<String> {
     passed_with(
         results,
         Verdict::MachineSlower,
+        |_| true,
         "machine-slower: confirmed slower with the same code, launches and exact counters as the baseline, so the machine's change (they passed; KERNELGATE_STRICT_TIME=1 fails them)",
     )
 }

@@ -6,6 +6,7 @@ use super::duration;
 use super::results::{FailKind, Results, Status, TrialRecord};
 use crate::gate::{self, GateInput, Verdict};
 use crate::measure::Regime;
+use crate::suite::PRECISION_OF_MAX_SLOWDOWN;
 use serde::Serialize;
 
 /// Why a row has no verdict.
@@ -66,6 +67,9 @@ pub struct Row {
     pub note: Option<Note>,
     /// How the trial failed in NEW, when it did.
     pub failed: Option<Failed>,
+    /// The verdict's words beside its interval (`within threshold`, `on the threshold`, or
+    /// its label), gated at NEW's `max_slowdown` and precision target.
+    pub words: Option<&'static str>,
 }
 
 impl Row {
@@ -88,9 +92,10 @@ impl Row {
     /// The verdict column: the gate's verdict or why there is none, and a failure in NEW
     /// first, by its kind (`FAILED in NEW: correctness (wrong output); passed in OLD`).
     pub fn describe(&self) -> String {
-        let what = match &self.verdict {
-            Some(v) => v.verdict.to_string(),
-            None => self.describe_note(),
+        let what = match (&self.verdict, self.words) {
+            (Some(_), Some(w)) => w.to_string(),
+            (Some(v), None) => v.verdict.to_string(),
+            (None, _) => self.describe_note(),
         };
         let Some(f) = &self.failed else { return what };
         let detail = f.what.map(|w| format!(" ({w})")).unwrap_or_default();
@@ -140,6 +145,7 @@ pub fn compare(old: &Results, new: &Results) -> Vec<Row> {
             verdict: None,
             note: None,
             failed: Failed::of(n),
+            words: None,
         };
         match (
             o.and_then(|o| o.measurement.as_ref()),
@@ -176,11 +182,23 @@ pub fn compare(old: &Results, new: &Results) -> Vec<Row> {
                 verdict: None,
                 note: Some(Note::OnlyInOld),
                 failed: None,
+                words: None,
             });
         }
     }
-    for (k, v) in compared_rows.into_iter().zip(gate::decide(&inputs)) {
-        rows[k].verdict = Some(v);
+    for ((k, v), input) in compared_rows.iter().zip(gate::decide(&inputs)).zip(&inputs) {
+        let precision = new
+            .trials
+            .iter()
+            .find(|n| n.name == rows[*k].name)
+            .and_then(|n| n.measurement.as_ref())
+            .map_or(input.max_slowdown * PRECISION_OF_MAX_SLOWDOWN, |m| {
+                m.precision
+                    .unwrap_or(m.max_slowdown * PRECISION_OF_MAX_SLOWDOWN)
+            });
+        let reading = v.verdict.reading(v.shown(), input.max_slowdown, precision);
+        rows[*k].words = Some(reading.phrase(v.verdict));
+        rows[*k].verdict = Some(v);
     }
     rows
 }
@@ -335,6 +353,7 @@ mod tests {
             verdict: None,
             note: None,
             failed: None,
+            words: None,
         }
     }
 

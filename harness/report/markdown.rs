@@ -5,7 +5,17 @@
 use super::results::{GateNote, Results, Standing, Status, TrialRecord};
 use super::{bytes, duration};
 use crate::gate::Verdict;
-use crate::report::terminal::{code_note, headline, record_change as change};
+use crate::report::terminal::{
+    cause, code_note, headline, identity_change, other_gpu, record_change as change, verdict_words,
+};
+
+/// The other physical GPUs `t`'s stored baseline came from, where it did.
+fn other_gpu_of(t: &TrialRecord) -> Option<String> {
+    match &t.gate {
+        Some(GateNote::Compared { baseline, .. }) => other_gpu(baseline),
+        _ => None,
+    }
+}
 use crate::stats::Summary;
 
 /// The size the summary is kept under.
@@ -24,11 +34,12 @@ fn verdict(t: &TrialRecord) -> String {
         (_, Some(Verdict::Regressed), _) => "**regressed**".into(),
         (Status::Failed, _, _) => "**failed**".into(),
         (Status::Ignored, _, _) => "ignored".into(),
-        (_, Some(v), _) => v.to_string(),
+        (_, Some(_), _) => verdict_words(t).unwrap_or("identical code").to_string(),
         (_, None, Some(_)) => t
             .paired_standing()
             .map_or("no baseline", Standing::word)
             .into(),
+        (_, None, None) if t.compiled.is_some() => "compiled".into(),
         (_, None, None) => "passed".into(),
     }
 }
@@ -56,14 +67,18 @@ fn why(t: &TrialRecord) -> String {
             duration(m.time.median),
             cell(&against),
             v.shown().p_adjusted,
-            // What moved in the hardware counters: the cause, beside the change.
-            cell(&super::counters::explanation(m))
+            // What changed in the trial, then in its counters: the cause, beside the change.
+            cell(&cause(t))
         ),
         _ => return cell(&headline(t)),
     };
-    match code_note(t) {
-        Some(code) => format!("{why}; {}", cell(&code)),
+    let why = match other_gpu_of(t) {
+        Some(g) => format!("{why}; baseline from another physical GPU ({})", cell(&g)),
         None => why,
+    };
+    match (identity_change(t), code_note(t)) {
+        (None, Some(code)) => format!("{why}; {}", cell(&code)),
+        _ => why,
     }
 }
 

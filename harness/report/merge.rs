@@ -118,8 +118,14 @@ pub fn merge(inputs: &[(PathBuf, Results)]) -> Result<Results, ResultsError> {
             out.device_info = r.device_info.clone();
         }
         // The run started when its first shard did; every shard's suites are the run's.
+        let time = |s: &String| crate::baseline::parse_rfc3339(s);
         if let Some(s) = &r.provenance.started {
-            if out.provenance.started.as_ref().is_none_or(|o| s < o) {
+            if out
+                .provenance
+                .started
+                .as_ref()
+                .is_none_or(|o| time(s) < time(o))
+            {
                 out.provenance.started = Some(s.clone());
             }
         }

@@ -17,6 +17,7 @@ pub mod junit;
 pub mod markdown;
 pub mod merge;
 pub mod provenance;
+pub mod reading;
 pub mod results;
 pub mod results_file;
 mod skipped;
@@ -230,6 +231,7 @@ mod tests {
             speedup: None,
             speedup_samples: vec![2.0; 20],
             max_slowdown: 0.03,
+            precision: None,
             hit_time_cap: false,
             footprint: Default::default(),
             clocks: Default::default(),

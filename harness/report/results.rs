@@ -117,6 +117,11 @@ pub struct Commands {
     pub profile: Option<String>,
     /// Re-records its baseline (kernel trials).
     pub rebless: Option<String>,
+    /// What every command of this run starts with, before libtest's filter: the variables
+    /// that make it the same experiment and the launcher (`KERNELGATE_BASE=main ./kernelgate
+    /// run`); absent in older files, whose commands were `cargo test --test perf --`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invocation: Option<String>,
 }
 
 /// Measurements of one trial.
@@ -138,6 +143,11 @@ pub struct Measurement {
     pub speedup_samples: Vec<f64>,
     /// The suite's `max_slowdown`.
     pub max_slowdown: f64,
+    /// The precision target the samples were taken to (the suite's `precision`: the relative
+    /// half-width of the median's 95% interval; a re-measure's is [`crate::gate::REMEASURE_EFFORT`]
+    /// times finer). Absent in older files: reports take the default share of `max_slowdown`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision: Option<f64>,
     /// Whether sampling stopped at the time cap before the precision target.
     pub hit_time_cap: bool,
     /// Memory and resources of the kernel.
@@ -323,8 +333,10 @@ pub struct BaseRevision {
 impl TrialRecord {
     /// The command that re-records this trial's stored baseline, where that is a fix: it was
     /// compared with a stored baseline (not in paired mode, where bless is refused) and its
-    /// output was right (a wrong result is never blessed).
-    pub fn rebless(&self) -> Option<&str> {
+    /// output was right (a wrong result is never blessed). Against a baseline from another
+    /// physical GPU it adds this GPU's run (`KERNELGATE_BLESS=add`) instead of replacing the
+    /// baseline: hosts of one model differ, and the spread between them is what the gate needs.
+    pub fn rebless(&self) -> Option<String> {
         let stored = matches!(
             self.gate,
             Some(GateNote::Compared { .. } | GateNote::OtherRegime { .. })
@@ -333,7 +345,57 @@ impl TrialRecord {
         if !(stored && correct) {
             return None;
         }
-        self.commands.as_ref()?.rebless.as_deref()
+        let command = self.commands.as_ref()?.rebless.clone()?;
+        let cross_host = matches!(&self.gate, Some(GateNote::Compared { baseline, .. }) if !baseline.other_gpus.is_empty());
+        Some(match cross_host {
+            true => command.replacen("KERNELGATE_BLESS=1", "KERNELGATE_BLESS=add", 1),
+            false => command,
+        })
+    }
+
+    /// What this trial's commands start with before libtest's filter
+    /// ([`Commands::invocation`]); for files that did not record it, the perf binary under
+    /// cargo, with the paired base where the trial was compared with one.
+    pub fn invocation(&self) -> String {
+        if let Some(i) = self.commands.as_ref().and_then(|c| c.invocation.clone()) {
+            return i;
+        }
+        let launcher = crate::shell::DEFAULT_LAUNCHER;
+        match &self.gate {
+            Some(GateNote::Paired { rev, .. } | GateNote::IdenticalCode { rev, .. }) => {
+                format!(
+                    "KERNELGATE_BASE={} {launcher}",
+                    crate::shell::shell_word(rev)
+                )
+            }
+            _ => launcher.to_string(),
+        }
+    }
+
+    /// The commands that repeat this trial's experiment: as recorded, and in files written
+    /// before commands carried the run's mode, a paired trial's rerun and profile with its
+    /// `KERNELGATE_BASE` (without it they would re-run it against stored baselines).
+    pub fn repeat(&self) -> Commands {
+        let recorded = self.commands.clone();
+        let Some(mut c) = recorded else {
+            return Commands {
+                rerun: format!("{} --exact '{}'", self.invocation(), self.name),
+                profile: None,
+                rebless: None,
+                invocation: None,
+            };
+        };
+        let base = match &self.gate {
+            Some(GateNote::Paired { rev, .. } | GateNote::IdenticalCode { rev, .. })
+                if c.invocation.is_none() && !c.rerun.contains("KERNELGATE_BASE=") =>
+            {
+                format!("KERNELGATE_BASE={} ", crate::shell::shell_word(rev))
+            }
+            _ => return c,
+        };
+        c.rerun = format!("{base}{}", c.rerun);
+        c.profile = c.profile.map(|p| format!("{base}{p}"));
+        c
     }
 
     /// The verdict reports show: the gate's, or `identical code` for a paired trial decided

@@ -3,12 +3,14 @@
 //! rendered from the runner's typed record alone. Plain-text reporters (JUnit, annotations)
 //! take the same text; Markdown and HTML render the record their own way.
 
-use super::results::{BaselineRef, Breach, GateNote, ResourceChange, Status, TrialRecord};
+pub use super::reading::{cause, code_note, identity_change, other_gpu, reading, verdict_words};
+use super::reading::{short, stored_threshold};
+use super::results::{Breach, GateNote, ResourceChange, Status, TrialRecord};
 use super::{bytes, duration, footprint, TrialLine};
 use crate::device::DeviceInfo;
 use crate::failure::{FailKind, TrialFailure};
 use crate::gate::{
-    percent, with_spread, Basis, Comparison, TrialVerdict, Verdict, REMEASURE_EFFORT,
+    percent, with_spread, Basis, Comparison, Reading, TrialVerdict, Verdict, REMEASURE_EFFORT,
 };
 
 /// "change [low, high]": a comparison's estimate and interval, as signed percentages.
@@ -75,11 +77,6 @@ fn resource_text(c: &ResourceChange) -> String {
         "`{}` regs {} → {}, local {} → {} B",
         c.entry, c.registers[0], c.registers[1], c.local_bytes[0], c.local_bytes[1]
     )
-}
-
-/// A commit's first seven characters (a folder's name as it is).
-fn short(commit: &str) -> &str {
-    commit.get(..7).unwrap_or(commit)
 }
 
 /// The gate's note for a trial's line: the verdict with its change, or why there is none.
@@ -151,17 +148,16 @@ pub fn note(r: &TrialRecord) -> String {
                 }
                 _ => change,
             };
-            let why = r
-                .measurement
-                .as_ref()
-                .map(super::counters::explanation)
-                .unwrap_or_default();
+            let why = cause(r);
             let matched = r
                 .measurement
                 .as_ref()
                 .map(super::counters::matched)
                 .unwrap_or_default();
-            let text = match verdict.verdict {
+            let text = match (verdict.verdict, reading(r)) {
+                (Verdict::Inconclusive, Reading::OnThreshold) => format!("ON THE THRESHOLD {change}{again}{held}: a change of max_slowdown itself (threshold {}), measured finer than the precision target — more samples cannot resolve it (KERNELGATE_STRICT=1 fails it)", percent(1.0 + max_slowdown)),
+                (Verdict::Unchanged, Reading::WithinThreshold) => format!("within threshold {change}{again}{held}: a real change, smaller than the threshold {}", percent(1.0 + max_slowdown)),
+                _ => match verdict.verdict {
                 Verdict::Inconclusive => format!("INCONCLUSIVE {change}{again}{held}: too noisy to tell (KERNELGATE_STRICT=1 fails it)"),
                 Verdict::Regressed => format!("REGRESSED {change}{again}{why}"),
                 Verdict::MachineSlower | Verdict::MachineFaster => format!(
@@ -170,14 +166,17 @@ pub fn note(r: &TrialRecord) -> String {
                 ),
                 Verdict::Improved => format!("improved {change}{again}{held}{why}"),
                 v => format!("{v} {change}{again}{held}"),
+                },
             };
-            // A machine verdict already says the code is the baseline's.
-            let machine = matches!(
-                verdict.verdict,
-                Verdict::MachineSlower | Verdict::MachineFaster
-            );
+            // A machine verdict already says the code is the baseline's; a change's cause
+            // already began with what changed in the trial.
+            let said = match verdict.verdict {
+                Verdict::MachineSlower | Verdict::MachineFaster => true,
+                Verdict::Regressed | Verdict::Improved => identity_change(r).is_some(),
+                _ => false,
+            };
             match code_note(r) {
-                Some(code) if !machine => format!("{text} · {code}"),
+                Some(code) if !said => format!("{text} · {code}"),
                 _ => text,
             }
         }
@@ -211,53 +210,6 @@ fn unreliable(discarded: usize, rounds: usize, contended: usize, others: &[Strin
         "UNRELIABLE: {}; not gated (its times are not this kernel's alone: re-run when the GPU is free)",
         why.join("; ")
     )
-}
-
-/// What the record says of its code against what it was compared with: `same code as the
-/// baseline`, `changed since base 1a2b3c4: kernel `vec4` (code)`; `None` where it has no code
-/// change (no code, or not compared).
-pub fn code_note(r: &TrialRecord) -> Option<String> {
-    let other = match &r.gate {
-        Some(GateNote::Compared { .. }) => "the baseline".to_string(),
-        Some(GateNote::Paired { commit, .. } | GateNote::IdenticalCode { commit, .. }) => {
-            format!("base {}", short(commit))
-        }
-        _ => return None,
-    };
-    r.code_change.as_ref().map(|c| c.describe(&other))
-}
-
-/// The threshold a trial was gated with (its `max_slowdown`, widened by the spread between a
-/// stored baseline's runs), and where that baseline came from when it matters for reading the
-/// verdict (empty otherwise).
-fn stored_threshold(r: &TrialRecord) -> (f64, String) {
-    let suite_max = r.measurement.as_ref().map_or(0.0, |m| m.max_slowdown);
-    match &r.gate {
-        Some(GateNote::Compared { baseline, .. }) => (
-            with_spread(suite_max, baseline.spread),
-            origin(baseline, suite_max),
-        ),
-        _ => (suite_max, String::new()),
-    }
-}
-
-/// Where the baseline came from, when that matters for reading the verdict: pooled runs with
-/// the threshold their spread gave, and another physical GPU. Empty for one run on this GPU.
-fn origin(baseline: &BaselineRef, max_slowdown: f64) -> String {
-    let mut out = String::new();
-    if baseline.runs > 1 {
-        out.push_str(&format!(
-            " (baseline of {} runs, spread {}: threshold {})",
-            baseline.runs,
-            percent(baseline.spread),
-            percent(1.0 + with_spread(max_slowdown, baseline.spread))
-        ));
-    }
-    if !baseline.other_gpus.is_empty() {
-        let gpus: Vec<String> = baseline.other_gpus.iter().map(|o| o.describe()).collect();
-        out.push_str(&format!(" vs baseline from {}", gpus.join(", ")));
-    }
-    out
 }
 
 /// A trial's line before libtest's verdict: a compile trial's counts, a measured trial's
@@ -409,16 +361,16 @@ fn evidence(r: &TrialRecord) -> Option<String> {
                 "\n  baseline: {} (recorded {} by kernelgate {})",
                 baseline.path, baseline.date, baseline.kernelgate
             );
-            if !baseline.other_gpus.is_empty() {
-                let gpus: Vec<String> = baseline.other_gpus.iter().map(|o| o.describe()).collect();
+            if let Some(gpus) = other_gpu(baseline) {
                 source.push_str(&format!(
-                    "\n  the baseline came from another physical GPU ({}): hosts of one model differ by several percent; KERNELGATE_BLESS=add on this one adds a run and its spread",
-                    gpus.join(", ")
+                    "\n  the baseline came from another physical GPU ({gpus}): hosts of one model differ by several percent; KERNELGATE_BLESS=add on this one adds a run and its spread"
                 ));
             }
             (
                 baseline.median,
-                "",
+                other_gpu(baseline)
+                    .map(|g| format!(" against a baseline from another physical GPU ({g})"))
+                    .unwrap_or_default(),
                 format!(
                     "p = {:.2e} after Benjamini–Hochberg over {family} comparison(s); max_slowdown {}%{spread}",
                     verdict.time.p_adjusted,
@@ -435,7 +387,7 @@ fn evidence(r: &TrialRecord) -> Option<String> {
             family,
         } => (
             crate::stats::Summary::of(&m.baseline_samples).map_or(f64::NAN, |s| s.median),
-            " against the base revision",
+            " against the base revision".to_string(),
             format!(
                 "paired per-round ratios: Hodges–Lehmann, p = {:.2e} by Wilcoxon signed-rank after Benjamini–Hochberg over {family} comparison(s); max_slowdown {}%",
                 verdict.time.p_adjusted,
@@ -451,6 +403,7 @@ fn evidence(r: &TrialRecord) -> Option<String> {
     };
     let what = match verdict.verdict {
         Verdict::Regressed => format!("regressed{against}"),
+        Verdict::Inconclusive if reading(r) == Reading::OnThreshold => format!("on the threshold{against} (KERNELGATE_STRICT is set): the change is max_slowdown itself, measured finer than the precision target"),
         Verdict::Inconclusive => format!("inconclusive{against} (KERNELGATE_STRICT is set): too noisy to tell whether it is meaningfully slower"),
         Verdict::MachineSlower => format!("machine-slower{against} (KERNELGATE_STRICT_TIME is set): confirmed slower in a fresh worker with the same code, launches and exact counters"),
         _ => return None,
@@ -462,9 +415,9 @@ fn evidence(r: &TrialRecord) -> Option<String> {
         change(&verdict.time),
     );
     out.push_str(&trailer.0);
-    let moved = super::counters::explanation(m);
+    let moved = cause(r);
     if let Some(what) = moved.strip_prefix(" — ") {
-        out.push_str(&format!("\n  counters: {what}"));
+        out.push_str(&format!("\n  cause: {what}"));
     }
     if remeasured {
         out.push_str(&format!(
@@ -479,7 +432,8 @@ fn evidence(r: &TrialRecord) -> Option<String> {
 /// to re-bless it, for performance failures against a stored baseline).
 pub fn failure(r: &TrialRecord) -> String {
     let mut out = reasons(r).join("\n");
-    if let Some(c) = &r.commands {
+    if r.commands.is_some() {
+        let c = r.repeat();
         out.push_str(&format!("\n  rerun:   {}", c.rerun));
         if let Some(p) = &c.profile {
             out.push_str(&format!("\n  profile: {p}"));

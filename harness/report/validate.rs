@@ -35,6 +35,14 @@ pub fn validate(results: &Results) -> Result<(), Problem> {
         finite_all(&mut p, &format!("{at}.clock_mhz"), &t.clock_mhz);
         finite_all(&mut p, &format!("{at}.celsius"), &t.celsius);
     }
+    if let Some(s) = &results.provenance.started {
+        if crate::baseline::parse_rfc3339(s).is_none() {
+            p.add(
+                "started",
+                format!("`{s}` is not a time: kernelgate writes RFC 3339 to the second, e.g. `2026-11-22T14:03:07Z`"),
+            );
+        }
+    }
     if let Some(i) = &results.identical {
         if let Some(s) = i.saved_seconds {
             p.non_negative("identical.saved_seconds", s);

@@ -28,16 +28,16 @@ pub(super) fn unreliable(samples: &Samples) -> Option<GateNote> {
 /// The gate's input for new samples against a stored entry: its pooled samples, with
 /// `max_slowdown` widened by the spread between its runs ([`gate::with_spread`]).
 fn input(samples: &Samples, old: &Entry, max_slowdown: f64) -> GateInput {
-    let max_slowdown = gate::with_spread(max_slowdown, old.spread());
-    let speedups = (!old.speedup_samples.is_empty() && !samples.reference.is_empty())
-        .then(|| (old.speedup_samples.clone(), samples.ratios()));
-    GateInput {
-        old_times: old.time_samples.clone(),
-        new_times: samples.kernel.clone(),
-        speedups,
+    let ratios = match samples.reference.is_empty() {
+        true => Vec::new(),
+        false => samples.ratios(),
+    };
+    GateInput::stored(
+        (old.time_samples.clone(), old.speedup_samples.clone()),
+        old.spread(),
+        (samples.kernel.clone(), ratios),
         max_slowdown,
-        paired: None,
-    }
+    )
 }
 
 /// How a run re-measures: the gate's policy gets the re-measure callback only when gating.

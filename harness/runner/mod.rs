@@ -11,6 +11,7 @@
 mod attribute;
 mod bless;
 mod code;
+mod commands;
 mod count;
 mod executor;
 mod identical;
@@ -25,6 +26,7 @@ mod schedule;
 mod tests;
 
 pub use crate::plan::{plan, Kind, Planned};
+pub use commands::commands;
 pub use executor::{Executor, Measured, Outcome, TrialSpec};
-pub use record::{commands, limit_breaches, memory_growth, resource_changes};
+pub use record::{limit_breaches, memory_growth, resource_changes};
 pub use run::{RunReport, Runner, BLESS_UNITS, UNITS};

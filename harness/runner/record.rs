@@ -12,36 +12,9 @@ use crate::failure::FailKind;
 use crate::gate::{Strictness, Verdict};
 use crate::measure::Footprint;
 use crate::report::results::{
-    Breach, Commands, Compiled, GateNote, Measurement, ResourceChange, Status, TrialRecord,
+    Breach, Compiled, GateNote, Measurement, ResourceChange, Status, TrialRecord,
 };
 use crate::suite::Suite;
-
-/// The commands that re-run one trial, profile its kernel with Nsight Compute, and re-bless it
-/// (not in paired mode, `paired`, where bless is refused).
-pub fn commands(name: &str, suite: &Suite, trial: &Planned, paired: bool) -> Commands {
-    let rerun = format!("cargo test --test perf -- --exact '{name}'");
-    let kernel = trial
-        .case_kernel()
-        .map(|(_, kernel)| &suite.kernels[kernel]);
-    Commands {
-        profile: kernel.map(|k| {
-            let names: Vec<&str> = k
-                .entries
-                .iter()
-                .map(|e| e.split('<').next().unwrap_or(e))
-                .collect();
-            format!(
-                "KERNELGATE_TIMEOUT=600 ncu --target-processes all -k regex:'^({})' -c {} {rerun}",
-                names.join("|"),
-                k.entries.len()
-            )
-        }),
-        rebless: kernel
-            .filter(|_| !paired)
-            .map(|_| format!("KERNELGATE_BLESS=1 {rerun}")),
-        rerun,
-    }
-}
 
 /// Breaches of the kernel's declared limits: memory budget, registers, spills.
 pub fn limit_breaches(suite: &Suite, kernel: usize, f: &Footprint) -> Vec<Breach> {
@@ -131,7 +104,13 @@ fn blank(run: &Runner, trial: &Planned) -> TrialRecord {
         breaches: Vec::new(),
         resource_changes: Vec::new(),
         failure_detail: None,
-        commands: Some(commands(&trial.name, suite, trial, run.base.is_some())),
+        commands: Some(super::commands::commands(
+            &trial.name,
+            suite,
+            trial,
+            run.config,
+            run.base.map(|b| b.rev.as_str()),
+        )),
         compiled: None,
         code: None,
         base_code: None,
@@ -227,6 +206,7 @@ fn measurement(
         speedup: samples.speedup().map(Stored::from),
         speedup_samples: samples.ratios(),
         max_slowdown: suite.bench.max_slowdown,
+        precision: Some(suite.bench.precision),
         hit_time_cap: samples.hit_time_cap,
         footprint: m.footprint.clone(),
         clocks: samples.clocks.clone(),

@@ -298,6 +298,7 @@ fn config(dir: &Path, mode: Mode) -> Config {
         require_baseline: false,
         strict_time: false,
         counters: crate::config::CounterPolicy::Auto,
+        launcher: crate::shell::DEFAULT_LAUNCHER.into(),
         require_counters: false,
         blessing: crate::config::Blessing::Replace,
         results: None,
@@ -432,7 +433,9 @@ fn a_failed_remeasure_fails_its_own_trial_and_the_run_goes_on() {
             "{message}"
         );
         assert!(message.contains(text), "{message}");
-        assert!(message.contains("rerun:   cargo test --test perf -- --exact 't::fast'"));
+        // The rerun repeats this run's experiment: its folders, then the launcher.
+        assert!(message.contains("rerun:   KERNELGATE_SUITES="), "{message}");
+        assert!(message.contains(" cargo test --test perf -- --exact 't::fast'"));
         // The other trial is decided without it.
         let naive = record(&results, "t::naive");
         assert_eq!(naive.status, Status::Passed);
@@ -489,7 +492,8 @@ fn a_remeasure_settles_the_verdict() {
         "{message}"
     );
     assert!(
-        message.contains("rebless: KERNELGATE_BLESS=1 cargo test --test perf -- --exact 't::fast'")
+        message.contains("rebless: KERNELGATE_BLESS=1 KERNELGATE_SUITES=")
+            && message.contains(" cargo test --test perf -- --exact 't::fast'")
     );
     assert_eq!(
         results.worst_failure().unwrap().exit_code(),

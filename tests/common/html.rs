@@ -55,10 +55,19 @@ pub fn check_structure(results: &Results, html: &str) {
         !html.contains("url(") && !html.contains("@import"),
         "a style that fetches"
     );
-    // Every summary's attention row carries the command that reruns it.
+    // Every summary's attention row carries the command that reruns it: in a paired run,
+    // against the same base.
     for row in select(&doc, "table.attention tbody tr") {
         let text: String = row.text().collect();
-        assert!(text.contains("rerun: cargo test --test perf -- "), "{text}");
+        assert!(text.contains("cargo test --test perf -- "), "{text}");
+        let repeats = match &results.base {
+            Some(b) => text.contains(&format!(
+                "rerun: KERNELGATE_BASE={} ",
+                kernelgate::shell::shell_word(&b.rev)
+            )),
+            None => text.contains("rerun: cargo test --test perf -- "),
+        };
+        assert!(repeats, "{text}");
     }
     // The header says how the run decided.
     let mode = select(&doc, "#mode");

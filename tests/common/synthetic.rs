@@ -46,6 +46,7 @@ fn record(name: &str, status: Status, failure: Option<TrialFailure>) -> TrialRec
             rebless: Some(format!(
                 "KERNELGATE_BLESS=1 cargo test --test perf -- --exact '{name}'"
             )),
+            invocation: None,
         }),
         compiled: None,
         code: None,
@@ -183,6 +184,7 @@ pub fn run() -> Results {
                         ratios.clone()
                     },
                     max_slowdown: 0.03,
+                    precision: None,
                     hit_time_cap: false,
                     footprint: Footprint {
                         pool_peak: bytes(n) as u64,

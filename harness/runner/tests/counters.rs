@@ -157,8 +157,9 @@ fn a_confirmed_slowdown_of_changed_code_stays_a_regression() {
     assert_eq!(fast.status, Status::Failed);
     let note = crate::report::terminal::note(fast);
     assert!(note.starts_with("REGRESSED +5.0%"), "{note}");
+    // The cause starts with what changed in the trial, before any counter.
     assert!(
-        note.ends_with("· changed since the baseline: kernel `fast` (code)"),
+        note.contains(" — changed since the baseline: kernel `fast` (code); instructions"),
         "{note}"
     );
     assert_eq!(
@@ -211,7 +212,7 @@ fn a_moved_exact_counter_keeps_the_regression_and_names_it() {
     );
     let why = crate::report::terminal::failure(fast);
     assert!(
-        why.contains("\n  counters: instructions +2.0% (1.00 k → 1.02 k)"),
+        why.contains("\n  cause: instructions +2.0% (1.00 k → 1.02 k)"),
         "{why}"
     );
 }

@@ -148,7 +148,18 @@ fn a_verdict_against_another_physical_gpu_says_so() {
     // A regression against another GPU's baseline says so in its failure too.
     let (results, _) = run_on(&dir, GPU_B, None, both_at(11e-6));
     let message = said(record(&results, "t::naive"));
-    assert!(message.starts_with("regressed: "), "{message}");
+    // In its first line, which is the headline of every one-line report.
+    assert!(
+        message.starts_with(&format!(
+            "regressed against a baseline from another physical GPU ({from_a}): "
+        )),
+        "{message}"
+    );
+    // Re-blessing adds this GPU's run to the baseline, never replaces it.
+    assert!(
+        message.contains("rebless: KERNELGATE_BLESS=add "),
+        "{message}"
+    );
     assert!(
         message.contains(&format!(
             "the baseline came from another physical GPU ({from_a})"
