@@ -378,7 +378,10 @@ fn real_runs_render_labels_that_agree_with_their_numbers() {
         counts.contains("on the threshold 1") && counts.contains("compiled 1"),
         "{counts}"
     );
-    assert!(!counts.contains("passed"), "compile trials are not `passed`: {counts}");
+    assert!(
+        !counts.contains("passed"),
+        "compile trials are not `passed`: {counts}"
+    );
     for t in paired.trials.iter().filter(|t| t.status == Status::Failed) {
         let failure = terminal::failure(t);
         assert!(
@@ -426,4 +429,38 @@ fn real_runs_render_labels_that_agree_with_their_numbers() {
         "{row}"
     );
     assert!(!row.contains("KERNELGATE_BLESS=1"), "{row}");
+
+    // Every label of every real run agrees with the interval printed beside it, read back from
+    // the terminal's note (files written before `basis` was recorded included: a verdict about
+    // the speedup prints the speedup).
+    for file in [
+        PAIRED_BLOCK,
+        STORED,
+        "tests/fixtures/results/h200-run.json",
+        "tests/fixtures/results/h200-paired.json",
+    ] {
+        let results = Results::load(file.as_ref()).unwrap();
+        for t in results.trials.iter().filter(|t| t.verdict.is_some()) {
+            let v = t.verdict.unwrap();
+            let note = terminal::note(t);
+            let shown = v.shown();
+            let max = t.measurement.as_ref().unwrap().max_slowdown;
+            let threshold = match &t.gate {
+                Some(GateNote::Compared { baseline, .. }) => {
+                    kernelgate::gate::with_spread(max, baseline.spread)
+                }
+                _ => max,
+            };
+            assert!(
+                v.verdict.agrees(shown, threshold),
+                "{file}: {}: {note}",
+                t.name
+            );
+            assert!(
+                note.contains(&kernelgate::report::terminal::verdict_change(&v)),
+                "{file}: {}: {note}",
+                t.name
+            );
+        }
+    }
 }

@@ -23,6 +23,43 @@ fn keep_ignored_reasons(mut value: serde_json::Value) -> serde_json::Value {
     value
 }
 
+/// The trials whose verdict does not say which comparison it is about (files written before
+/// `basis` was recorded), by index.
+fn without_basis(value: &serde_json::Value) -> Vec<usize> {
+    let trials = value.get("trials").and_then(|t| t.as_array());
+    trials
+        .into_iter()
+        .flatten()
+        .enumerate()
+        .filter(|(_, t)| {
+            t.get("verdict")
+                .and_then(|v| v.as_object())
+                .is_some_and(|v| !v.contains_key("basis"))
+        })
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// A verdict of a file that did not record its basis, about the speedup where that is the
+/// comparison its label agrees with and the time's does not (the gate decided about the speedup
+/// when the reference slowed as much: `gate::combine`); so every report prints the interval the
+/// label is about.
+fn infer_basis(t: &mut super::results::TrialRecord) {
+    let (Some(v), Some(m)) = (t.verdict.as_mut(), t.measurement.as_ref()) else {
+        return;
+    };
+    let Some(s) = v.speedup else { return };
+    let max_slowdown = match &t.gate {
+        Some(super::results::GateNote::Compared { baseline, .. }) => {
+            crate::gate::with_spread(m.max_slowdown, baseline.spread)
+        }
+        _ => m.max_slowdown,
+    };
+    if !v.verdict.agrees(&v.time, max_slowdown) && v.verdict.agrees(&s, max_slowdown) {
+        v.basis = crate::gate::Basis::Speedup;
+    }
+}
+
 impl Results {
     /// Writes the file atomically.
     pub fn save(&self, path: &Path) -> Result<(), ResultsError> {
@@ -45,7 +82,8 @@ impl Results {
             })?;
         match value.get("format").and_then(|f| f.as_u64()) {
             Some(f) if (OLDEST_FORMAT as u64..=FORMAT as u64).contains(&f) => {
-                let results: Results = serde_json::from_value(keep_ignored_reasons(value))
+                let unsaid = without_basis(&value);
+                let mut results: Results = serde_json::from_value(keep_ignored_reasons(value))
                     .map_err(|source| ResultsError::NotResults {
                         path: path_buf(),
                         source,
@@ -54,6 +92,9 @@ impl Results {
                     path: path_buf(),
                     problem,
                 })?;
+                for i in unsaid {
+                    infer_basis(&mut results.trials[i]);
+                }
                 Ok(results)
             }
             Some(found) => Err(ResultsError::Format {
