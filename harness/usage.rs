@@ -76,9 +76,11 @@ KERNELGATE_DEVICE (its first ordinal) and KERNELGATE_TIMEOUT apply, KERNELGATE_S
 
 /// `kernelgate report`'s description.
 pub const REPORT: &str = "\
-Renders results files (KERNELGATE_RESULTS) as one self-contained HTML page: what needs
-attention first, time against size per kernel, distributions against the baseline, memory and
-resources, the device. Exit 0: written; 2: bad input.";
+Renders results files (KERNELGATE_RESULTS; several are one run's shards, joined as merge joins
+them) as one self-contained HTML page (--html): what needs attention first, time against size
+per kernel, distributions against the baseline, memory and resources, the device; and as the
+run's Markdown summary (--markdown FILE, or - for standard output: a pull-request comment).
+Exit 0: written; 2: bad input.";
 
 /// `kernelgate history`'s description.
 pub const HISTORY: &str = "\

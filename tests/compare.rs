@@ -456,3 +456,45 @@ fn merge_exits_with_the_runs_code() {
     );
     assert_eq!(code, Some(1), "{out}");
 }
+
+/// `compare --markdown` and `report --markdown`: the comparison and the run's own summary as
+/// Markdown, for a pull-request comment.
+#[test]
+fn markdown_for_a_pull_request_comment() {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(16);
+    let old = write(
+        "md-old.json",
+        &results(vec![
+            record("s::a::n=1", 10e-6, &mut rng),
+            record("s::b::n=1", 20e-6, &mut rng),
+        ]),
+    );
+    let new = write(
+        "md-new.json",
+        &results(vec![
+            record("s::a::n=1", 12e-6, &mut rng),
+            record("s::b::n=1", 20e-6, &mut rng),
+        ]),
+    );
+    let (code, out, _) = compare_with(&["--markdown"], &old, &new);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.starts_with("## kernelgate compare\n"), "{out}");
+    assert!(
+        out.contains("| trial | old | new | change [95% interval] | p (BH) | verdict |\n| --- | --- | --- | --- | --- | --- |\n| `s::a::n=1` | "),
+        "{out}"
+    );
+    assert!(out.contains(" | **regressed** |"), "{out}");
+    let o = Command::new(env!("CARGO_BIN_EXE_kernelgate"))
+        .args(["report", new.to_str().unwrap(), "--markdown", "-"])
+        .output()
+        .unwrap();
+    let md = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{md}");
+    assert!(md.starts_with("## kernelgate: "), "{md}");
+    assert!(md.contains("| `s::a::n=1` |"), "{md}");
+    let o = Command::new(env!("CARGO_BIN_EXE_kernelgate"))
+        .args(["report", new.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "--html or --markdown is required");
+}

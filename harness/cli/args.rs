@@ -57,7 +57,7 @@ pub enum Command {
         #[arg(required = true, value_name = "IN.json")]
         inputs: Vec<PathBuf>,
     },
-    /// The HTML report of results files (no GPU)
+    /// The HTML report and Markdown summary of results files (no GPU)
     #[command(long_about = crate::usage::REPORT)]
     Report(crate::html::ReportArgs),
     /// The run history in SQLite: trends in commit order, drift

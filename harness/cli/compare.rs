@@ -3,7 +3,7 @@
 
 use crate::exit;
 use crate::gate::Verdict;
-use crate::report::compare::{compare, failure, mismatches, table, Mismatch, Row};
+use crate::report::compare::{compare, failure, markdown_table, mismatches, table, Mismatch, Row};
 use crate::report::results::Results;
 use std::path::PathBuf;
 
@@ -23,8 +23,11 @@ pub struct Args {
     #[arg(long)]
     allow_device: bool,
     /// Print the comparison as JSON (every trial, the counts and the exit code)
-    #[arg(long)]
+    #[arg(long, conflicts_with = "markdown")]
     json: bool,
+    /// Print the comparison as Markdown (for a pull-request comment)
+    #[arg(long)]
+    markdown: bool,
 }
 
 /// How a file introduces itself in the header: its path, where the run came from, its mode.
@@ -100,16 +103,25 @@ pub fn command(a: &Args) -> u8 {
         println!("{json:#}");
         return code;
     }
-    println!("{}", describe("OLD", &a.old, &old));
-    println!("{}", describe("NEW", &a.new, &new));
-    for m in &mismatches {
-        println!("warning: {m}");
-    }
     let shown: Vec<_> = rows.iter().filter(|r| a.all || r.changed()).collect();
-    if shown.is_empty() {
-        println!("no trial changed");
+    if a.markdown {
+        println!("## kernelgate compare\n");
+        println!("{}  ", describe("OLD", &a.old, &old));
+        println!("{}\n", describe("NEW", &a.new, &new));
+        for m in &mismatches {
+            println!("> **warning**: {m}\n");
+        }
     } else {
-        print!("{}", table(&shown));
+        println!("{}", describe("OLD", &a.old, &old));
+        println!("{}", describe("NEW", &a.new, &new));
+        for m in &mismatches {
+            println!("warning: {m}");
+        }
+    }
+    match (shown.is_empty(), a.markdown) {
+        (true, _) => println!("no trial changed"),
+        (false, false) => print!("{}", table(&shown)),
+        (false, true) => println!("{}", markdown_table(&shown)),
     }
     let hidden = rows.len() - shown.len();
     let Summary {

@@ -143,33 +143,58 @@ pub fn write(path: &Path, results: &Results) -> Result<(), crate::baseline::Writ
 
 /// `kernelgate report`'s command line.
 #[derive(Debug, clap::Args)]
+#[command(group(clap::ArgGroup::new("out").required(true).multiple(true).args(["html", "markdown"])))]
 pub struct ReportArgs {
     /// Results files (KERNELGATE_RESULTS), joined as `merge` joins them
     #[arg(required = true, value_name = "RESULTS.json")]
     inputs: Vec<PathBuf>,
-    /// Where to write the report
-    #[arg(long, value_name = "OUT.html", required = true)]
-    html: PathBuf,
+    /// Where to write the HTML report
+    #[arg(long, value_name = "OUT.html")]
+    html: Option<PathBuf>,
+    /// Where to write the Markdown summary (the run's own, fit for a pull-request comment; `-`
+    /// for standard output)
+    #[arg(long, value_name = "OUT.md")]
+    markdown: Option<PathBuf>,
 }
 
-/// `kernelgate report RESULTS.json... --html OUT.html`: joins the results files (as `merge`
-/// does) and writes the report; exit code 0, or 2 for bad input.
+/// `kernelgate report RESULTS.json... [--html OUT.html] [--markdown OUT.md]`: joins the results
+/// files (as `merge` does) and writes the HTML report, the Markdown summary or both; exit code
+/// 0, or 2 for bad input.
 pub fn command(args: &ReportArgs) -> ExitCode {
-    let bad = |msg: String| {
-        eprintln!("error: {msg}");
-        crate::exit::code(crate::exit::BAD_INPUT)
-    };
-    let (inputs, out) = (&args.inputs, &args.html);
     // One file is rendered as it is (a shard's too); several are one run's files, merged.
-    let merged = crate::report::merge::load_all(inputs).and_then(|mut r| match r.len() {
+    let merged = crate::report::merge::load_all(&args.inputs).and_then(|mut r| match r.len() {
         1 => Ok(r.remove(0).1),
         _ => crate::report::merge::merge(&r),
     });
-    match merged.and_then(|r| Ok(write(out, &r)?)) {
-        Ok(()) => {
-            println!("kernelgate: wrote {}", out.display());
-            ExitCode::SUCCESS
+    // Standard output holds the Markdown alone when it goes there.
+    let to_stdout = args.markdown.as_ref().is_some_and(|m| m.as_os_str() == "-");
+    let wrote = |out: &Path| match to_stdout {
+        true => eprintln!("kernelgate: wrote {}", out.display()),
+        false => println!("kernelgate: wrote {}", out.display()),
+    };
+    let written = merged.and_then(|r| {
+        if let Some(out) = &args.html {
+            write(out, &r)?;
+            wrote(out);
         }
-        Err(e) => bad(e.to_string()),
+        match &args.markdown {
+            Some(out) if out.as_os_str() == "-" => {
+                print!("{}", crate::report::markdown::render(&r))
+            }
+            Some(out) => {
+                let md = crate::report::markdown::render(&r);
+                crate::baseline::write_atomically(out, md.as_bytes())?;
+                wrote(out);
+            }
+            None => {}
+        }
+        Ok(())
+    });
+    match written {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            crate::exit::code(crate::exit::BAD_INPUT)
+        }
     }
 }

@@ -283,18 +283,46 @@ pub fn mismatches(old: &Results, new: &Results) -> Vec<Mismatch> {
     out
 }
 
+/// The table's header.
+const HEAD: [&str; 6] = [
+    "trial",
+    "old",
+    "new",
+    "change [95% interval]",
+    "p (BH)",
+    "verdict",
+];
+
+/// The Markdown table, one row per trial of `rows` (for a pull-request comment: `compare
+/// --markdown`).
+pub fn markdown_table(rows: &[&Row]) -> String {
+    let cell = |c: &str| c.replace('|', "\\|");
+    let mut out = format!(
+        "| {} |\n|{}\n",
+        HEAD.join(" | "),
+        " --- |".repeat(HEAD.len())
+    );
+    for (r, row) in rows.iter().zip(cells(rows)) {
+        let mut row = row.map(|c| cell(&c));
+        row[0] = format!("`{}`", r.name);
+        if r.failed.is_some() || r.verdict.is_some_and(|v| v.verdict == Verdict::Regressed) {
+            row[5] = format!("**{}**", row[5]);
+        }
+        out.push_str(&format!("| {} |\n", row.join(" | ")));
+    }
+    out
+}
+
 /// The table, one row per trial of `rows`, widths fitted to the content.
 pub fn table(rows: &[&Row]) -> String {
-    let head = [
-        "trial",
-        "old",
-        "new",
-        "change [95% interval]",
-        "p (BH)",
-        "verdict",
-    ];
-    let body: Vec<[String; 6]> = rows
-        .iter()
+    let head = HEAD;
+    let body = cells(rows);
+    table_text(head, body)
+}
+
+/// Each row's cells, in [`HEAD`]'s order.
+fn cells(rows: &[&Row]) -> Vec<[String; 6]> {
+    rows.iter()
         .map(|r| {
             let time = |t: Option<f64>| t.map(duration).unwrap_or_else(|| "-".into());
             match &r.verdict {
@@ -316,7 +344,11 @@ pub fn table(rows: &[&Row]) -> String {
                 ],
             }
         })
-        .collect();
+        .collect()
+}
+
+/// `body` under `head` as aligned text.
+fn table_text(head: [&str; 6], body: Vec<[String; 6]>) -> String {
     let mut widths = head.map(|h| h.chars().count());
     for row in &body {
         for (w, cell) in widths.iter_mut().zip(row) {
