@@ -31,7 +31,18 @@ export KERNELGATE_REQUIRE_NVRTC=1
 
 cargo fmt --all -- --check
 cargo clippy --all-targets -- -D warnings
-cargo test
+# Every test, the ones that need NVRTC (and nvdisasm) too: they are `#[ignore]`d with that
+# reason, so a run without NVRTC lists them as ignored instead of passing them by skipping.
+# Only the tests that need a GPU (named `needs_gpu_*`) are left out, and counted: nothing else
+# may be ignored or filtered out.
+test_out=$(cargo test -- --include-ignored --skip needs_gpu_ 2>&1) || { echo "$test_out"; exit 1; }
+echo "$test_out"
+sum() { grep -Eo "[0-9]+ $1" <<<"$test_out" | awk '{ s += $1 } END { print s + 0 }'; }
+gpu_tests=$(grep -rhoE 'fn needs_gpu_[a-z0-9_]+' tests harness | sort -u | wc -l)
+if [ "$(sum ignored)" -ne 0 ] || [ "$(sum 'filtered out')" -ne "$gpu_tests" ]; then
+  echo "ci/test.sh: $(sum ignored) test(s) ignored and $(sum 'filtered out') left out; only the $gpu_tests that need a GPU may be" >&2
+  exit 1
+fi
 # Every suite valid and every kernel compiled, errors at file:line.
 cargo run --quiet --bin kernelgate -- lint
 # `kernelgate sass --base` on two real revisions: in a throwaway repository, one kernel's code

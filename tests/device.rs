@@ -1,5 +1,7 @@
-//! The safe types over the CUDA driver, where only a GPU can show them (each test skips, saying
-//! why, without one).
+//! The safe types over the CUDA driver, where only a GPU can show them: each test is
+//! `#[ignore]`d with that reason and its name starts `needs_gpu_` (ci/test.sh skips those when
+//! it runs the ignored tests that need only NVRTC); on a GPU machine, `cargo test --test device
+//! -- --ignored`.
 
 use kernelgate::device::compile::{compile, CompileRequest};
 use kernelgate::device::{Gpu, LaunchDims};
@@ -7,19 +9,16 @@ use std::path::Path;
 
 /// On a GPU: a function launched after its `Module` value is dropped still finds its code
 /// (the module stays loaded while a function holds it). Without a GPU there is nothing to
-/// load, and the test says so.
+/// load: the test is ignored, with that reason.
 #[test]
-fn a_function_keeps_its_module_loaded() {
+#[ignore = "needs a GPU and NVRTC: cargo test --test device -- --ignored on a GPU machine"]
+fn needs_gpu_a_function_keeps_its_module_loaded() {
     if let Some(why) =
         kernelgate::device::driver_missing().or_else(kernelgate::device::nvrtc_missing)
     {
-        eprintln!("skipped: {why}");
-        return;
+        panic!("this test needs a GPU and NVRTC: {why}");
     }
-    let Ok(gpu) = Gpu::open(0) else {
-        eprintln!("skipped: no usable GPU");
-        return;
-    };
+    let gpu = Gpu::open(0).expect("a usable GPU");
     let entries = ["kg_nothing".to_string()];
     let req = CompileRequest {
         path: Path::new("kg_nothing.cu"),

@@ -23,14 +23,10 @@ fn lint(suites: &str) -> (bool, String) {
 }
 
 #[test]
+#[ignore = "needs NVRTC: ci/test.sh installs it and runs these (--include-ignored)"]
 fn the_fixtures_compile() {
     if let Some(why) = kernelgate::device::nvrtc_missing() {
-        assert!(
-            std::env::var_os("KERNELGATE_REQUIRE_NVRTC").is_none(),
-            "KERNELGATE_REQUIRE_NVRTC is set but NVRTC cannot be loaded"
-        );
-        eprintln!("skipped: {why}");
-        return;
+        panic!("this test needs NVRTC, which does not load here ({why}): ci/test.sh installs it");
     }
     let (ok, text) = lint("tests/fixtures/integrity");
     assert!(ok, "{text}");

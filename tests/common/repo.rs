@@ -59,20 +59,12 @@ pub fn text(o: &Output) -> String {
     )
 }
 
-/// Whether NVRTC loads here; where it does not, the test using it is skipped (with why),
-/// unless `KERNELGATE_REQUIRE_NVRTC` is set, which makes that a failure. (Unused by the tests
-/// that include this file without compiling anything.)
+/// For a test that compiles with NVRTC (marked `#[ignore]` with that reason, so a run without
+/// NVRTC lists it as ignored, never as passed): fails, saying why, where NVRTC does not load.
+/// (Unused by the tests that include this file without compiling anything.)
 #[allow(dead_code)]
-pub fn nvrtc_or_skip() -> bool {
-    match kernelgate::device::nvrtc_missing() {
-        None => true,
-        Some(why) => {
-            assert!(
-                std::env::var_os("KERNELGATE_REQUIRE_NVRTC").is_none(),
-                "KERNELGATE_REQUIRE_NVRTC is set but {why}"
-            );
-            eprintln!("skipped: {why}");
-            false
-        }
+pub fn require_nvrtc() {
+    if let Some(why) = kernelgate::device::nvrtc_missing() {
+        panic!("this test needs NVRTC, which does not load here ({why}): ci/test.sh installs it");
     }
 }
