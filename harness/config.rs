@@ -177,8 +177,7 @@ pub struct Config {
     /// `KERNELGATE_LOCK_DIR`: where the per-GPU locks live (default: the system's temporary
     /// folder); containers sharing a GPU must share it (`crate::lock`).
     pub lock_dir: PathBuf,
-    /// How this run was started, before libtest's arguments (`./kernelgate run`): the commands
-    /// a report prints run the same binary (`runner::commands`).
+    /// How this run was started (`./kernelgate run`): reports' commands run it (`runner::commands`).
     pub launcher: String,
 }
 
@@ -463,7 +462,7 @@ fn shard(text: &str) -> Result<(u64, u64), ConfigError> {
         invalid(
             "KERNELGATE_SHARD",
             text,
-            "is not a shard (write k/n with 1 <= k <= n, e.g. 1/2)",
+            "is not a shard (write k/n with 1 <= k <= n <= 10000, e.g. 1/2)",
         )
     };
     let (k, n) = text.split_once('/').ok_or_else(bad)?;
@@ -471,11 +470,14 @@ fn shard(text: &str) -> Result<(u64, u64), ConfigError> {
         k.trim().parse().map_err(|_| bad())?,
         n.trim().parse().map_err(|_| bad())?,
     );
-    if k == 0 || n == 0 || k > n {
+    if k == 0 || n == 0 || k > n || n > MAX_SHARDS {
         return Err(bad());
     }
     Ok((k, n))
 }
+
+/// The most shards a run may have (`KERNELGATE_SHARD=k/n`).
+pub const MAX_SHARDS: u64 = 10_000;
 
 /// Whether trial `name` belongs to shard `k` of `n`: a stable hash of the name (FNV-1a), so a
 /// trial stays in its shard whatever else is added.

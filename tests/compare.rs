@@ -498,3 +498,49 @@ fn markdown_for_a_pull_request_comment() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2), "--html or --markdown is required");
 }
+
+/// A results file holding one trial twice is refused where it is read (the one validator
+/// `lint` uses), naming both places: by `compare`, `merge`, `report` and `history import`.
+#[test]
+fn a_trial_twice_in_one_file_is_refused_where_it_is_read() {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(17);
+    let twice = write(
+        "twice.json",
+        &results(vec![
+            record("s::a::n=1", 1e-5, &mut rng),
+            record("s::b::n=1", 1e-5, &mut rng),
+            record("s::a::n=1", 1e-5, &mut rng),
+        ]),
+    );
+    let good = write(
+        "once.json",
+        &results(vec![record("s::a::n=1", 1e-5, &mut rng)]),
+    );
+    let db = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("twice.sqlite");
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("twice-merged.json");
+    for args in [
+        vec!["compare".into(), good.clone(), twice.clone()],
+        vec!["merge".into(), out, twice.clone()],
+        vec![
+            "history".into(),
+            "import".into(),
+            twice.clone(),
+            "--db".into(),
+            db,
+        ],
+        vec!["lint".into(), twice.clone()],
+    ] {
+        let o = Command::new(env!("CARGO_BIN_EXE_kernelgate"))
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(
+                "`trials[2].name` `s::a::n=1` is trials[0] too: a run records each trial once"
+            ),
+            "{args:?}: {err}"
+        );
+    }
+}

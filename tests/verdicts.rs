@@ -126,7 +126,8 @@ fn holds(reading: Reading, c: &Comparison, t: f64, precision: f64) -> bool {
         Reading::OnThreshold => {
             c.low <= t + slack
                 && t <= c.high + slack
-                && (c.high - c.low) / 2.0 / c.slowdown <= precision + slack
+                && (c.high - c.low) / 2.0 / c.slowdown
+                    <= precision * std::f64::consts::SQRT_2 + slack
         }
     }
 }

@@ -58,9 +58,9 @@ mod tests {
         assert!(checked.files.len() >= 7, "{}", checked.files.len());
 
         let tmp = std::env::temp_dir().join(format!("kg-baseline-check-{}", std::process::id()));
-        let device = tmp.join("some-gpu");
-        std::fs::create_dir_all(&device).unwrap();
         let (good, file) = &checked.files[0];
+        let device = tmp.join(file.device.slug());
+        std::fs::create_dir_all(&device).unwrap();
         let mut text = std::fs::read_to_string(good).unwrap();
         std::fs::write(device.join(format!("{}.json", file.suite)), &text).unwrap();
         std::fs::write(device.join("renamed.json"), &text).unwrap();
@@ -82,6 +82,22 @@ mod tests {
             checked.errors
         );
         assert!(checked.errors[1].contains("torn.json` is not valid JSON"));
+        // Another device's baseline in this device's folder: named, never read as this one's.
+        let other = tmp.join("nvidia-h100-80gb-hbm3-sm90-132sm-80gib-drv580.159.04-cuda13.0");
+        std::fs::create_dir_all(&other).unwrap();
+        let text = std::fs::read_to_string(good).unwrap();
+        std::fs::write(other.join(format!("{}.json", file.suite)), &text).unwrap();
+        let checked = check_dir(&tmp, None);
+        assert!(
+            checked.errors.iter().any(|e| e.contains(&format!(
+                "`device` is {}, but the file is in folder `nvidia-h100-80gb-hbm3-sm90-132sm-80gib-drv580.159.04-cuda13.0`: a baseline lives in its device's folder (`{}/{}.json`",
+                file.device.describe(),
+                file.device.slug(),
+                file.suite
+            ))),
+            "{:?}",
+            checked.errors
+        );
         std::fs::remove_dir_all(&tmp).unwrap();
     }
 
@@ -95,7 +111,9 @@ mod tests {
         let mut run = entry.runs[0].clone();
         run.time_samples[0] = -1.0;
         entry.add_run(run);
-        let path = tmp.join("some-gpu").join(format!("{}.json", file.suite));
+        let path = tmp
+            .join(file.device.slug())
+            .join(format!("{}.json", file.suite));
         super::super::file::save(&path, &file).unwrap();
         let checked = check_dir(&tmp, None);
         assert_eq!(checked.errors.len(), 1, "{:?}", checked.errors);

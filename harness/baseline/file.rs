@@ -303,8 +303,11 @@ mod tests {
     #[test]
     fn format_1_is_read_as_one_run_and_written_as_format_3() {
         let dir = std::env::temp_dir().join(format!("kg-format1-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let p = dir.join("saxpy.json");
+        // In its device's folder, where a baseline lives.
+        let p = dir
+            .join("nvidia-h200-sm90-132sm-140gib-drv580.159.04-cuda13.0")
+            .join("saxpy.json");
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(&p, V1).unwrap();
         let file = load(&p).unwrap().unwrap();
         let e = &file.trials["saxpy::vec4::n=4096"];
@@ -337,8 +340,11 @@ mod tests {
     #[test]
     fn format_2_reads_without_code_and_format_3_keeps_code_and_room_for_counters() {
         let dir = std::env::temp_dir().join(format!("kg-format3-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let p = dir.join("saxpy.json");
+        // In its device's folder, where a baseline lives.
+        let p = dir
+            .join("nvidia-h200-sm90-132sm-140gib-drv580.159.04-cuda13.0")
+            .join("saxpy.json");
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         // A format-2 entry: runs with GPU and host, no code.
         let v2 = V1.replace("\"format\": 1", "\"format\": 2").replace(
             "\"speedup_samples\": [1.2, 1.19, 1.21],\n      \"time\": {\"high\": 4.6e-6, \"low\": 4.4e-6, \"median\": 4.5e-6},\n      \"time_samples\": [4.4e-6, 4.5e-6, 4.6e-6]",

@@ -24,6 +24,24 @@ pub fn validate(path: &Path, file: &BaselineFile) -> Result<(), Problem> {
             ),
         );
     }
+    // A baseline is read from its device's folder only: one in another device's folder (an H100
+    // file among the H200's) would never be compared with, or worse, read as that device's.
+    let folder = path
+        .parent()
+        .and_then(|d| d.file_name())
+        .and_then(|n| n.to_str())
+        .unwrap_or("");
+    if folder != file.device.slug() {
+        p.add(
+            "device",
+            format!(
+                "is {}, but the file is in folder `{folder}`: a baseline lives in its device's folder (`{}/{}.json`; bless on that device, or move the file)",
+                file.device.describe(),
+                file.device.slug(),
+                file.suite
+            ),
+        );
+    }
     for (name, entry) in &file.trials {
         check_entry(&mut p, &format!("trials{}", key(name)), entry);
     }

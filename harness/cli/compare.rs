@@ -47,6 +47,9 @@ struct Summary {
     improved: usize,
     inconclusive: usize,
     unchanged: usize,
+    /// Of the inconclusive ones, those on the threshold; of the unchanged, those within it.
+    on_threshold: usize,
+    within_threshold: usize,
     /// Trials that failed in NEW, whatever OLD says of them.
     failed_in_new: usize,
     /// The exit code.
@@ -65,6 +68,14 @@ fn summary(rows: &[Row], code: u8) -> Summary {
         improved: count(Verdict::Improved),
         inconclusive: count(Verdict::Inconclusive),
         unchanged: count(Verdict::Unchanged),
+        on_threshold: rows
+            .iter()
+            .filter(|r| r.words == Some("on the threshold"))
+            .count(),
+        within_threshold: rows
+            .iter()
+            .filter(|r| r.words == Some("within threshold"))
+            .count(),
         failed_in_new: rows.iter().filter(|r| r.failed.is_some()).count(),
         exit_code: code,
     }
@@ -130,15 +141,25 @@ pub fn command(a: &Args) -> u8 {
         improved,
         inconclusive,
         unchanged,
+        on_threshold,
+        within_threshold,
         failed_in_new,
         ..
     } = summary;
+    let some = |n: usize, what: &str| match n {
+        0 => String::new(),
+        n => format!(" ({n} {what})"),
+    };
+    let (on, within) = (
+        some(on_threshold, "on the threshold"),
+        some(within_threshold, "within threshold"),
+    );
     let failed = match failed_in_new {
         0 => String::new(),
         n => format!("; {n} trial(s) FAILED in NEW"),
     };
     println!(
-        "{compared} compared: {regressed} regressed, {improved} improved, {inconclusive} inconclusive, {unchanged} unchanged{failed}{}",
+        "{compared} compared: {regressed} regressed, {improved} improved, {inconclusive} inconclusive{on}, {unchanged} unchanged{within}{failed}{}",
         if hidden > 0 {
             format!("; {hidden} trial(s) that did not change not shown (`--all` lists them)")
         } else {

@@ -28,21 +28,30 @@ pub fn run(args: impl Iterator<Item = String>) -> ExitCode {
     run_with(args, None)
 }
 
-/// How the perf binary was started, for the commands reports print: under nextest or cargo
-/// (`cargo test --test perf --`, `--release` where the binary is a release build), else its
-/// own path (a copied binary, as the CI bundle runs it).
+/// How the perf binary was started, for the commands reports print: under nextest or cargo,
+/// with the cargo profile it was built in (the folder above `deps`: `debug` none, `release`
+/// `--release`, another `--profile NAME`), else its own path (a copied binary, as the CI bundle
+/// runs it).
 fn perf_launcher(program: &str) -> String {
-    if std::env::var_os("NEXTEST").is_some() {
-        return "cargo nextest run --test perf --".into();
-    }
-    if std::env::var_os("CARGO").is_none() {
+    let nextest = std::env::var_os("NEXTEST").is_some();
+    if !nextest && std::env::var_os("CARGO").is_none() {
         return crate::shell::shell_word(program);
     }
-    let release =
-        std::env::current_exe().is_ok_and(|p| p.components().any(|c| c.as_os_str() == "release"));
-    match release {
-        true => "cargo test --release --test perf --".into(),
-        false => crate::shell::DEFAULT_LAUNCHER.into(),
+    let exe = std::env::current_exe().ok();
+    let profile = exe
+        .as_deref()
+        .and_then(|p| p.parent())
+        .filter(|deps| deps.file_name().is_some_and(|n| n == "deps"))
+        .and_then(|deps| deps.parent()?.file_name()?.to_str().map(String::from));
+    let flag = match (profile.as_deref(), nextest) {
+        (None | Some("debug"), _) => String::new(),
+        (Some("release"), false) => " --release".into(),
+        (Some(name), false) => format!(" --profile {}", crate::shell::shell_word(name)),
+        (Some(name), true) => format!(" --cargo-profile {}", crate::shell::shell_word(name)),
+    };
+    match nextest {
+        true => format!("cargo nextest run{flag} --test perf --"),
+        false => format!("cargo test{flag} --test perf --"),
     }
 }
 

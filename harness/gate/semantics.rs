@@ -228,9 +228,10 @@ pub enum Reading {
     /// `unchanged`, but a significant change whose whole interval lies inside the threshold
     /// (`+2.5% [+2.3%, +2.7%] p=1.8e-20` at a 3% threshold): `within threshold`.
     WithinThreshold,
-    /// `inconclusive` with an interval no wider than the precision target that holds the
-    /// threshold itself (`+3.0% [+2.8%, +3.1%]` at 3%): no re-measure can resolve it, it is
-    /// not too noisy: `on the threshold`.
+    /// `inconclusive` with an interval that holds the threshold itself and is no wider than
+    /// the precision target allows a ratio of two medians each sampled to it (√2 times the
+    /// target: `+3.0% [+2.8%, +3.1%]` at 3%): no re-measure can resolve it, it is not too noisy:
+    /// `on the threshold`.
     OnThreshold,
 }
 
@@ -260,7 +261,11 @@ impl Verdict {
             {
                 Reading::WithinThreshold
             }
-            Verdict::Inconclusive if c.low <= t && t <= c.high && half_width <= precision => {
+            Verdict::Inconclusive
+                if c.low <= t
+                    && t <= c.high
+                    && half_width <= precision * std::f64::consts::SQRT_2 =>
+            {
                 Reading::OnThreshold
             }
             _ => Reading::Plain,

@@ -86,9 +86,15 @@ fn replay(
     for p in before {
         if accepted.len() >= MIN_TRAILING_RUNS {
             let one = gate::decide(&[input(&trailing(&accepted), p, max_slowdown)]);
-            if one[0].verdict == Verdict::Regressed {
-                slow_since.get_or_insert(p.run);
-                continue;
+            match one[0].verdict {
+                Verdict::Regressed => {
+                    slow_since.get_or_insert(p.run);
+                    continue;
+                }
+                // A faster level starts the trailing runs afresh, as a re-bless would: two
+                // levels in one window would widen its spread by the step.
+                Verdict::Improved => accepted.clear(),
+                _ => {}
             }
         }
         slow_since = None;
@@ -222,6 +228,21 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// After a faster level (an improvement), the trailing runs start afresh: a +10% step from
+    /// the new level is flagged, not hidden by a window spanning both levels.
+    #[test]
+    fn an_improvement_starts_the_trailing_runs_afresh() {
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        let mut levels = vec![1.0; 10];
+        levels.extend(std::iter::repeat_n(0.8, 6));
+        levels.push(0.88);
+        let trends = vec![trend("s::k", &levels, 0.003, &mut rng)];
+        let found = check(&trends, 0, None);
+        let j = &found.judged[0];
+        assert_eq!(j.verdict.verdict, Verdict::Regressed, "{:?}", j.verdict);
+        assert!(j.window.iter().all(|&r| r >= 10), "{:?}", j.window);
     }
 
     /// Flat series whose runs move by σ = 1% between runs: 100 trends of 6 to 30 runs checked

@@ -35,16 +35,10 @@ pub struct Failed {
 }
 
 impl Failed {
-    /// How `trial` failed, if it did: the typed failure's kind, else the recorded kind (a
-    /// failed trial whose file names no kind counts as a correctness failure: never as passed).
+    /// How `trial` failed, if it did ([`TrialRecord::fail_kind`]).
     pub fn of(trial: &TrialRecord) -> Option<Failed> {
         (trial.status == Status::Failed).then(|| Failed {
-            kind: trial
-                .failure_detail
-                .as_ref()
-                .map(|f| f.kind())
-                .or(trial.failure)
-                .unwrap_or(FailKind::Correctness),
+            kind: trial.fail_kind().unwrap_or(FailKind::Correctness),
             what: trial.failure_detail.as_ref().map(|f| f.what()),
         })
     }
@@ -187,15 +181,13 @@ pub fn compare(old: &Results, new: &Results) -> Vec<Row> {
         }
     }
     for ((k, v), input) in compared_rows.iter().zip(gate::decide(&inputs)).zip(&inputs) {
+        // NEW's own target (finer where NEW re-measured), as its run's reports read it.
         let precision = new
             .trials
             .iter()
             .find(|n| n.name == rows[*k].name)
-            .and_then(|n| n.measurement.as_ref())
-            .map_or(input.max_slowdown * PRECISION_OF_MAX_SLOWDOWN, |m| {
-                m.precision
-                    .unwrap_or(m.max_slowdown * PRECISION_OF_MAX_SLOWDOWN)
-            });
+            .and_then(super::reading::precision)
+            .unwrap_or(input.max_slowdown * PRECISION_OF_MAX_SLOWDOWN);
         let reading = v.verdict.reading(v.shown(), input.max_slowdown, precision);
         rows[*k].words = Some(reading.phrase(v.verdict));
         rows[*k].verdict = Some(v);

@@ -4,7 +4,7 @@
 
 use super::results::{GateNote, Results, Standing, Status, TrialRecord};
 use super::{bytes, duration};
-use crate::gate::Verdict;
+use crate::gate::{Reading, Verdict};
 use crate::report::terminal::{
     cause, code_note, headline, identity_change, other_gpu, record_change as change, verdict_words,
 };
@@ -118,13 +118,24 @@ pub fn render(results: &Results) -> String {
         .filter(|(n, _)| *n > 0)
         .map(|(n, v)| format!(", {n} {v}"))
         .collect();
+    // How many of a verdict read otherwise beside their numbers, said after its count.
+    let reads = |r: Reading| match count(&|t| crate::report::reading::reading(t) == r) {
+        0 => String::new(),
+        n => format!(" ({n} {})", r.phrase(Verdict::Unchanged)),
+    };
+    let compiled = match count(&|t| t.compiled.is_some()) {
+        0 => String::new(),
+        n => format!(", {n} compile trial(s)"),
+    };
     let mut out = format!(
-        "## kernelgate: {} failed, {} regressed, {} inconclusive, {} improved{machine}, {} unchanged, {} ignored{paired}\n\n{device} · {} · {}kernelgate {} · {}\n\n",
+        "## kernelgate: {} failed, {} regressed, {} inconclusive{}, {} improved{machine}, {} unchanged{}, {} ignored{compiled}{paired}\n\n{device} · {} · {}kernelgate {} · {}\n\n",
         count(&|t| t.status == Status::Failed),
         count(&is(Verdict::Regressed)),
         count(&is(Verdict::Inconclusive)),
+        reads(Reading::OnThreshold),
         count(&is(Verdict::Improved)),
         count(&is(Verdict::Unchanged)),
+        reads(Reading::WithinThreshold),
         count(&|t| t.status == Status::Ignored),
         results.mode(),
         match results.provenance.recorded() {

@@ -59,10 +59,20 @@ pub fn cause(r: &TrialRecord) -> String {
 /// to (finer after a re-measure; in files that did not record it, the default share of
 /// `max_slowdown`). `Plain` where it has no verdict or measurement.
 pub fn reading(r: &TrialRecord) -> Reading {
-    let (Some(v), Some(m)) = (&r.verdict, &r.measurement) else {
+    let (Some(v), Some(p)) = (&r.verdict, precision(r)) else {
         return Reading::Plain;
     };
     let (max_slowdown, _) = stored_threshold(r);
+    v.verdict.reading(v.shown(), max_slowdown, p)
+}
+
+/// The precision target a measured trial's samples were taken to: the recorded one (or, in
+/// files that did not record it, the default share of `max_slowdown`), [`REMEASURE_EFFORT`]
+/// times finer after a re-measure; `None` without a measurement.
+///
+/// [`REMEASURE_EFFORT`]: crate::gate::REMEASURE_EFFORT
+pub fn precision(r: &TrialRecord) -> Option<f64> {
+    let m = r.measurement.as_ref()?;
     let remeasured = matches!(
         r.gate,
         Some(
@@ -80,11 +90,10 @@ pub fn reading(r: &TrialRecord) -> Reading {
     } else {
         1.0
     };
-    let precision = m
+    let target = m
         .precision
-        .unwrap_or(m.max_slowdown * crate::suite::PRECISION_OF_MAX_SLOWDOWN)
-        / effort;
-    v.verdict.reading(v.shown(), max_slowdown, precision)
+        .unwrap_or(m.max_slowdown * crate::suite::PRECISION_OF_MAX_SLOWDOWN);
+    Some(target / effort)
 }
 
 /// The words a report prints for the record's verdict: its label, or how it reads beside its

@@ -353,6 +353,20 @@ impl TrialRecord {
         })
     }
 
+    /// The kind of failure this trial counts as: the recorded kind; for a failed trial whose
+    /// file records none, its typed failure's, else correctness — a failed trial never counts as
+    /// passed. `compare`, `merge` and the run's exit code use this one rule.
+    pub fn fail_kind(&self) -> Option<FailKind> {
+        match self.status {
+            Status::Failed => Some(
+                self.failure
+                    .or(self.failure_detail.as_ref().map(|f| f.kind()))
+                    .unwrap_or(FailKind::Correctness),
+            ),
+            _ => self.failure,
+        }
+    }
+
     /// What this trial's commands start with before libtest's filter
     /// ([`Commands::invocation`]); for files that did not record it, the perf binary under
     /// cargo, with the paired base where the trial was compared with one.
@@ -466,6 +480,6 @@ impl Results {
 
     /// The worst failure of the run, which decides its exit code.
     pub fn worst_failure(&self) -> Option<FailKind> {
-        self.trials.iter().filter_map(|r| r.failure).max()
+        self.trials.iter().filter_map(TrialRecord::fail_kind).max()
     }
 }

@@ -12,11 +12,22 @@ use crate::gate::Comparison;
 use crate::measure::counters_valid as counters;
 use crate::problems::{Problem, Problems, MAX_SECONDS};
 
+use crate::config::MAX_SHARDS;
+
 /// The first problem in `results`, if any.
 pub fn validate(results: &Results) -> Result<(), Problem> {
     let mut p = Problems::default();
     for (i, t) in results.trials.iter().enumerate() {
         check_trial(&mut p, &format!("trials[{i}]"), t);
+        if let Some(k) = results.trials[..i].iter().position(|o| o.name == t.name) {
+            p.add(
+                format!("trials[{i}].name"),
+                format!(
+                    "`{}` is trials[{k}] too: a run records each trial once",
+                    t.name
+                ),
+            );
+        }
     }
     if let Some(t) = &results.totals {
         let at = "totals";
@@ -34,6 +45,14 @@ pub fn validate(results: &Results) -> Result<(), Problem> {
         }
         finite_all(&mut p, &format!("{at}.clock_mhz"), &t.clock_mhz);
         finite_all(&mut p, &format!("{at}.celsius"), &t.celsius);
+    }
+    if let Some(s) = results.provenance.shard {
+        if !(1..=s.count).contains(&s.index) || s.count > MAX_SHARDS {
+            p.add(
+                "shard",
+                format!("`{s}` is not a shard: k/n with 1 <= k <= n <= {MAX_SHARDS}"),
+            );
+        }
     }
     if let Some(s) = &results.provenance.started {
         if crate::baseline::parse_rfc3339(s).is_none() {

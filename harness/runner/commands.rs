@@ -8,35 +8,101 @@ use crate::report::results::Commands;
 use crate::suite::Suite;
 use std::path::Path;
 
-/// What a command that repeats one of this run's experiments starts with: the variables
-/// that make it the same experiment (the paired `base`, a suites or baselines folder other
-/// than the default, the seed), then the launcher: `KERNELGATE_BASE=origin/main ./kernelgate
-/// run`. Libtest's filter follows it.
-pub fn prefix(config: &Config, base: Option<&str>) -> String {
-    let mut words: Vec<String> = Vec::new();
-    if let Some(base) = base {
-        words.push(format!(
-            "KERNELGATE_BASE={}",
-            crate::shell::shell_word(base)
-        ));
-    }
-    let path = |p: &Path| crate::shell::shell_word(&p.display().to_string());
-    if config.suites != Path::new("suites") {
-        words.push(format!("KERNELGATE_SUITES={}", path(&config.suites)));
-    }
-    if config.baselines != Path::new("baselines") && base.is_none() {
-        words.push(format!("KERNELGATE_BASELINES={}", path(&config.baselines)));
-    }
-    if let Some(seed) = config.seed {
-        words.push(format!("KERNELGATE_SEED={seed}"));
-    }
-    words.push(config.launcher.clone());
-    words.join(" ")
+/// The variables that change what a trial's run decides or how it runs, repeated as the run
+/// had them (besides the base, folders and seed, which come from the run itself).
+const REPEATED: &[&str] = &[
+    "KERNELGATE_ARCH",
+    "KERNELGATE_COUNTERS",
+    "KERNELGATE_CUDA_INCLUDE",
+    "KERNELGATE_DEVICE",
+    "KERNELGATE_REQUIRE_BASELINE",
+    "KERNELGATE_REQUIRE_COUNTERS",
+    "KERNELGATE_REQUIRE_GPU",
+    "KERNELGATE_REQUIRE_NVRTC",
+    "KERNELGATE_STRICT",
+    "KERNELGATE_STRICT_TIME",
+    "KERNELGATE_TIME_IDENTICAL",
+    "KERNELGATE_TIMEOUT",
+];
+
+/// What a command that repeats one of this run's experiments is made of: the variables that
+/// make it the same experiment, each one shell word, and the launcher.
+pub struct Invocation {
+    /// `NAME=value` words: the paired base (its commit, so a later rerun compares with the same
+    /// code), a suites or baselines folder other than the default, the seed, and the
+    /// [`REPEATED`] variables the run was given.
+    pub vars: Vec<String>,
+    /// How the run was started (`./kernelgate run`, `cargo test --test perf --`).
+    pub launcher: String,
 }
 
-/// The commands that re-run one trial as this run ran it (its mode — the paired `base` as
-/// given —, folders and seed, with its launcher: [`prefix`]), profile its kernel with Nsight Compute, and
-/// re-bless it (not in paired mode, where bless is refused).
+impl Invocation {
+    /// The variables, then `extra` words, then the launcher: a command line.
+    fn line(&self, extra: &[String]) -> String {
+        let words: Vec<&str> = self
+            .vars
+            .iter()
+            .chain(extra)
+            .map(String::as_str)
+            .chain([self.launcher.as_str()])
+            .collect();
+        words.join(" ")
+    }
+}
+
+/// This run's [`Invocation`]; `base` is the paired base's commit (or its folder).
+pub fn invocation(config: &Config, base: Option<&str>) -> Invocation {
+    let word = crate::shell::shell_word;
+    let mut vars: Vec<String> = Vec::new();
+    if let Some(base) = base {
+        vars.push(format!("KERNELGATE_BASE={}", word(base)));
+    }
+    let path = |p: &Path| word(&p.display().to_string());
+    if config.suites != Path::new("suites") {
+        vars.push(format!("KERNELGATE_SUITES={}", path(&config.suites)));
+    }
+    if config.baselines != Path::new("baselines") && base.is_none() {
+        vars.push(format!("KERNELGATE_BASELINES={}", path(&config.baselines)));
+    }
+    if let Some(seed) = config.seed {
+        vars.push(format!("KERNELGATE_SEED={seed}"));
+    }
+    for name in REPEATED {
+        if let Ok(value) = std::env::var(name) {
+            vars.push(format!("{name}={}", word(&value)));
+        }
+    }
+    Invocation {
+        vars,
+        launcher: config.launcher.clone(),
+    }
+}
+
+/// The Nsight Compute command that profiles the first `launches` launches of the entries
+/// `names`, run as `how` runs the trials, then `exact`: the variables first (`ncu` runs the
+/// command after it as it is), the profiler's own time-out in place of the run's, each entry
+/// matched whole (`vec` is not `vec4`).
+fn profile(how: &Invocation, names: &[&str], launches: usize, exact: &str) -> String {
+    let vars = Invocation {
+        vars: how
+            .vars
+            .iter()
+            .filter(|v| !v.starts_with("KERNELGATE_TIMEOUT="))
+            .cloned()
+            .chain(["KERNELGATE_TIMEOUT=600".to_string()])
+            .collect(),
+        launcher: format!(
+            "ncu --target-processes all -k regex:'^({})($|[<(])' -c {launches} {}",
+            names.join("|"),
+            how.launcher
+        ),
+    };
+    format!("{} {exact}", vars.line(&[]))
+}
+
+/// The commands that re-run one trial as this run ran it (its mode — the paired base's
+/// commit —, folders, seed and settings, with its launcher: [`invocation`]), profile its kernel
+/// with Nsight Compute, and re-bless it (not in paired mode, where bless is refused).
 pub fn commands(
     name: &str,
     suite: &Suite,
@@ -44,8 +110,9 @@ pub fn commands(
     config: &Config,
     base: Option<&str>,
 ) -> Commands {
-    let invocation = prefix(config, base);
-    let rerun = format!("{invocation} --exact '{name}'");
+    let how = invocation(config, base);
+    let exact = format!("--exact {}", crate::shell::shell_word(name));
+    let rerun = format!("{} {exact}", how.line(&[]));
     let kernel = trial
         .case_kernel()
         .map(|(_, kernel)| &suite.kernels[kernel]);
@@ -56,18 +123,51 @@ pub fn commands(
                 .iter()
                 .map(|e| e.split('<').next().unwrap_or(e))
                 .collect();
-            // The variables go first: `ncu` runs the command after it as it is.
-            let (vars, command) = crate::shell::split_variables(&rerun);
-            format!(
-                "{vars}KERNELGATE_TIMEOUT=600 ncu --target-processes all -k regex:'^({})' -c {} {command}",
-                names.join("|"),
-                k.entries.len()
-            )
+            profile(&how, &names, k.entries.len(), &exact)
         }),
         rebless: kernel
             .filter(|_| base.is_none())
             .map(|_| format!("KERNELGATE_BLESS=1 {rerun}")),
         rerun,
-        invocation: Some(invocation),
+        invocation: Some(how.line(&[])),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every printed command is one a shell takes as it is: folders with spaces, a base with a
+    /// `~`, the profile's variables before `ncu` (checked with `bash -n`).
+    #[test]
+    fn printed_commands_paste_into_a_shell() {
+        let config = Config {
+            suites: "my suites/kernels".into(),
+            baselines: "it's baselines".into(),
+            seed: Some(7),
+            launcher: "'./my kernelgate' run".into(),
+            ..Config::from_env().unwrap()
+        };
+        for base in [None, Some("HEAD~1")] {
+            let how = invocation(&config, base);
+            let exact = format!("--exact {}", crate::shell::shell_word("s::k::n=1"));
+            let rerun = format!("{} {exact}", how.line(&[]));
+            let profile = profile(&how, &["k", "k_vec4"], 2, &exact);
+            for command in [&rerun, &profile] {
+                let ok = std::process::Command::new("bash")
+                    .args(["-n", "-c", command])
+                    .status()
+                    .is_ok_and(|s| s.success());
+                assert!(ok, "bash does not take `{command}`");
+            }
+            assert!(
+                profile.contains(" KERNELGATE_TIMEOUT=600 ncu --target-processes all -k regex:'^(k|k_vec4)($|[<(])' -c 2 './my kernelgate' run --exact s::k::n=1"),
+                "{profile}"
+            );
+            assert!(rerun.starts_with(match base {
+                Some(_) => "KERNELGATE_BASE='HEAD~1' KERNELGATE_SUITES='my suites/kernels' KERNELGATE_SEED=7",
+                None => "KERNELGATE_SUITES='my suites/kernels' KERNELGATE_BASELINES='it'\\''s baselines' KERNELGATE_SEED=7",
+            }), "{rerun}");
+        }
     }
 }

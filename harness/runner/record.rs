@@ -109,7 +109,15 @@ fn blank(run: &Runner, trial: &Planned) -> TrialRecord {
             suite,
             trial,
             run.config,
-            run.base.map(|b| b.rev.as_str()),
+            // The base's commit, so a later rerun compares with the same code (a folder: as given).
+            run.base.map(|b| {
+                if b.commit == "folder" {
+                    &b.rev
+                } else {
+                    &b.commit
+                }
+                .as_str()
+            }),
         )),
         compiled: None,
         code: None,

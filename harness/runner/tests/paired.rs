@@ -122,11 +122,11 @@ fn paired_trials_are_timed_against_their_base_and_judged_on_ratios() {
     // Its commands repeat the paired experiment against the same base (the variables before
     // `ncu`, which runs the rest as it is), never a stored-mode run.
     assert!(
-        message.contains("rerun:   KERNELGATE_BASE='HEAD~1' KERNELGATE_SUITES="),
+        message.contains("rerun:   KERNELGATE_BASE=0123456789abcdef KERNELGATE_SUITES="),
         "{message}"
     );
     assert!(
-        message.contains("profile: KERNELGATE_BASE='HEAD~1' KERNELGATE_SUITES=")
+        message.contains("profile: KERNELGATE_BASE=0123456789abcdef KERNELGATE_SUITES=")
             && message.contains(" KERNELGATE_TIMEOUT=600 ncu "),
         "{message}"
     );
