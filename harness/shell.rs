@@ -10,8 +10,13 @@ pub fn shell_word(text: &str) -> String {
     if !text.is_empty() && text.chars().all(plain) {
         text.to_string()
     } else {
-        format!("'{}'", text.replace('\'', r"'\''"))
+        quoted(text)
     }
+}
+
+/// `text` in single quotes, as one shell word whatever it holds (a trial name: `'saxpy::vec4::n=4096'`).
+pub fn quoted(text: &str) -> String {
+    format!("'{}'", text.replace('\'', r"'\''"))
 }
 
 #[cfg(test)]

@@ -10,6 +10,15 @@ use std::path::{Path, PathBuf};
 /// bad input or a harness failure in a shard.
 pub fn command(out: &Path, inputs: &[PathBuf]) -> u8 {
     let merged = load_all(inputs)
+        .inspect(|l| {
+            for (path, r) in l.iter().filter(|(_, r)| r.format < 4) {
+                eprintln!(
+                    "warning: `{}` is results format {}, which records no shard: a missing shard of its run cannot be named",
+                    path.display(),
+                    r.format
+                );
+            }
+        })
         .and_then(|l| merge(&l))
         .and_then(|m| m.save(out).map(|_| m));
     match merged {

@@ -393,7 +393,11 @@ impl TrialRecord {
         let recorded = self.commands.clone();
         let Some(mut c) = recorded else {
             return Commands {
-                rerun: format!("{} --exact '{}'", self.invocation(), self.name),
+                rerun: format!(
+                    "{} --exact {}",
+                    self.invocation(),
+                    crate::shell::quoted(&self.name)
+                ),
                 profile: None,
                 rebless: None,
                 invocation: None,

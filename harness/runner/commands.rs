@@ -111,7 +111,7 @@ pub fn commands(
     base: Option<&str>,
 ) -> Commands {
     let how = invocation(config, base);
-    let exact = format!("--exact {}", crate::shell::shell_word(name));
+    let exact = format!("--exact {}", crate::shell::quoted(name));
     let rerun = format!("{} {exact}", how.line(&[]));
     let kernel = trial
         .case_kernel()
@@ -150,7 +150,7 @@ mod tests {
         };
         for base in [None, Some("HEAD~1")] {
             let how = invocation(&config, base);
-            let exact = format!("--exact {}", crate::shell::shell_word("s::k::n=1"));
+            let exact = format!("--exact {}", crate::shell::quoted("s::k::n=1"));
             let rerun = format!("{} {exact}", how.line(&[]));
             let profile = profile(&how, &["k", "k_vec4"], 2, &exact);
             for command in [&rerun, &profile] {
@@ -161,7 +161,7 @@ mod tests {
                 assert!(ok, "bash does not take `{command}`");
             }
             assert!(
-                profile.contains(" KERNELGATE_TIMEOUT=600 ncu --target-processes all -k regex:'^(k|k_vec4)($|[<(])' -c 2 './my kernelgate' run --exact s::k::n=1"),
+                profile.contains(" KERNELGATE_TIMEOUT=600 ncu --target-processes all -k regex:'^(k|k_vec4)($|[<(])' -c 2 './my kernelgate' run --exact 's::k::n=1'"),
                 "{profile}"
             );
             assert!(rerun.starts_with(match base {
