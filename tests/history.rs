@@ -97,15 +97,16 @@ fn a_ten_percent_step_in_one_trial_is_the_only_drift() {
         17,
         "every timed trial has a trend, and the wrong result one of failures"
     );
-    let drifted: Vec<(&str, Vec<(usize, usize)>)> = found
+    // Level shifts (information for the table and the trend page): the step's alone.
+    let shifted: Vec<(&str, Vec<(usize, usize)>)> = found
         .iter()
-        .filter_map(|t| {
-            t.drift(0)
-                .filter(|d| d.factor() > 1.01)
-                .map(|d| (t.name.as_str(), d.moved))
+        .filter(|t| !t.change_points.is_empty())
+        .map(|t| {
+            let runs = t.change_points.iter().map(|c| t.shift_runs(c)).collect();
+            (t.name.as_str(), runs)
         })
         .collect();
-    assert_eq!(drifted, vec![(STEPPED, vec![(6, 7)])]);
+    assert_eq!(shifted, vec![(STEPPED, vec![(6, 7)])]);
     // The samples are stored with each run.
     let samples = h.samples(runs[0].id, STEPPED).unwrap().unwrap();
     assert_eq!(samples.len(), 24);

@@ -1,6 +1,7 @@
 //! `Trend`: one trial's medians in one timing regime over the runs of a history, split into
-//! levels by change-point detection on log-times, with the runs where it failed; `Drift`: how
-//! far its level moved since a chosen run; `RegimeSwitch`: where a trial's regime changed
+//! levels by change-point detection on log-times (information for the table and the trend page;
+//! `history --check` decides by the gate's rule, `check.rs`), with the runs where it failed;
+//! `RegimeSwitch`: where a trial's regime changed
 //! (graph and cold times are never one trend, so a switch is shown, never counted as drift).
 
 use super::store::{Point, Run};
@@ -46,25 +47,6 @@ pub struct Trend {
     pub max_slowdown: f64,
     /// Level shifts; `index` is into `points`.
     pub change_points: Vec<ChangePoint>,
-}
-
-/// A level that moved beyond the threshold since the chosen run.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Drift {
-    /// The level (median of medians) of the segment holding the chosen run, seconds.
-    pub before: f64,
-    /// The latest segment's level, seconds.
-    pub now: f64,
-    /// Each level shift after the chosen run: (last run of the old level, first of the new),
-    /// as indices into the history's runs.
-    pub moved: Vec<(usize, usize)>,
-}
-
-impl Drift {
-    /// `now / before`.
-    pub fn factor(&self) -> f64 {
-        self.now / self.before
-    }
 }
 
 /// Where a trial's timing regime changed between two runs.
@@ -250,28 +232,6 @@ impl Trend {
     pub fn shift_runs(&self, c: &ChangePoint) -> (usize, usize) {
         (self.points[c.index - 1].run, self.points[c.index].run)
     }
-
-    /// How the level moved from the segment holding the first point at or after run `since`
-    /// to the latest segment; `None` when no level shift lies between them.
-    pub fn drift(&self, since: usize) -> Option<Drift> {
-        let from = self.points.iter().position(|p| p.run >= since)?;
-        let moved: Vec<(usize, usize)> = self
-            .change_points
-            .iter()
-            .filter(|c| c.index > from)
-            .map(|c| self.shift_runs(c))
-            .collect();
-        if moved.is_empty() {
-            return None;
-        }
-        let (a, b) = self.segment(from);
-        let (c, d) = self.segment(self.points.len() - 1);
-        Some(Drift {
-            before: self.level(a, b),
-            now: self.level(c, d),
-            moved,
-        })
-    }
 }
 
 #[cfg(test)]
@@ -341,7 +301,7 @@ mod tests {
             vec![6],
             "run 7 is index 6, after the graph runs"
         );
-        assert!(found.iter().all(|t| t.drift(0).is_none()));
+        assert!(found.iter().all(|t| t.change_points.is_empty()));
         assert_eq!(
             regime_switches(&found),
             vec![RegimeSwitch {
