@@ -179,7 +179,7 @@ fn trials_whose_code_is_identical_at_the_base_are_skipped_without_a_gpu() {
         "{said}"
     );
     let r = kernelgate::report::results::Results::load(&results).unwrap();
-    assert_eq!(r.format, 3);
+    assert_eq!(r.format, kernelgate::report::results::FORMAT);
     assert_eq!(r.identical.as_ref().map(|i| i.skipped), Some(8));
     let vec4 = r
         .trials
