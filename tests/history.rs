@@ -316,6 +316,17 @@ fn import_and_bad_input() {
     let out = kernelgate(&["history", "import", "no-such.json", "--db", db]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read `no-such.json`"));
+    // A failed import into a new history leaves no file behind.
+    let fresh = scratch("never.sqlite");
+    let out = kernelgate(&[
+        "history",
+        "import",
+        "no-such.json",
+        "--db",
+        fresh.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!fresh.exists(), "an empty history was left behind");
 }
 
 /// A repository of `n` commits, oldest first.

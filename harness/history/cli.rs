@@ -148,42 +148,15 @@ fn run(a: &Args) -> Result<u8, HistoryError> {
         HistoryError::Usage("which history? (`--db PATH` or KERNELGATE_HISTORY)".into())
     })?;
     if let Some(files) = &a.import {
-        let mut history = History::open(&db)?;
-        // Every file read and checked before any is stored: a run already in the history, or
-        // given twice, is refused and nothing is imported.
-        let mut loaded: Vec<(&PathBuf, Results, RunInfo)> = Vec::new();
-        for f in files {
-            let results = Results::load(f)?;
-            let info = imported(&results, a, f);
-            if let Some((run, commit, when)) = history.stored(&results, &info)? {
-                return Err(HistoryError::AlreadyStored {
-                    path: db.clone(),
-                    file: Some(f.clone()),
-                    run,
-                    commit,
-                    when,
-                });
+        // A history this import created is not left behind, empty, when the import fails.
+        let existed = db.exists();
+        let imported = import(a, &db, files);
+        if imported.is_err() && !existed {
+            for ext in ["", "-wal", "-shm"] {
+                let _ = std::fs::remove_file(format!("{}{ext}", db.display()));
             }
-            if let Some((g, ..)) = loaded.iter().find(|(_, r, _)| *r == results) {
-                return Err(HistoryError::Usage(format!(
-                    "`{}` and `{}` hold one run: import it once (nothing was imported)",
-                    g.display(),
-                    f.display()
-                )));
-            }
-            loaded.push((f, results, info));
         }
-        for (f, results, info) in loaded {
-            let id = history.append(&results, &info)?;
-            println!(
-                "kernelgate: run {id} ({} trials, commit {}, {}) from {}",
-                results.trials.len(),
-                short(&info.commit),
-                info.when(),
-                f.display()
-            );
-        }
-        return Ok(0);
+        return imported;
     }
     if !db.exists() {
         return Err(HistoryError::Usage(format!(
@@ -259,6 +232,46 @@ fn run_label(r: &Run) -> String {
         s if s == r.info.when() => s,
         s => format!("{s} ({})", r.info.when()),
     }
+}
+
+/// `history import FILES`: every file read and checked, then appended.
+fn import(a: &Args, db: &std::path::Path, files: &[PathBuf]) -> Result<u8, HistoryError> {
+    let mut history = History::open(db)?;
+    // Every file read and checked before any is stored: a run already in the history, or
+    // given twice, is refused and nothing is imported.
+    let mut loaded: Vec<(&PathBuf, Results, RunInfo)> = Vec::new();
+    for f in files {
+        let results = Results::load(f)?;
+        let info = imported(&results, a, f);
+        if let Some((run, commit, when)) = history.stored(&results, &info)? {
+            return Err(HistoryError::AlreadyStored {
+                path: db.to_path_buf(),
+                file: Some(f.clone()),
+                run,
+                commit,
+                when,
+            });
+        }
+        if let Some((g, ..)) = loaded.iter().find(|(_, r, _)| *r == results) {
+            return Err(HistoryError::Usage(format!(
+                "`{}` and `{}` hold one run: import it once (nothing was imported)",
+                g.display(),
+                f.display()
+            )));
+        }
+        loaded.push((f, results, info));
+    }
+    for (f, results, info) in loaded {
+        let id = history.append(&results, &info)?;
+        println!(
+            "kernelgate: run {id} ({} trials, commit {}, {}) from {}",
+            results.trials.len(),
+            short(&info.commit),
+            info.when(),
+            f.display()
+        );
+    }
+    Ok(0)
 }
 
 /// One line for a regime switch: shown, and said not to be drift.
