@@ -78,8 +78,29 @@ fn samples_and_time(ctx: &mut Ctx, rb: &RawBench, bench: &mut Bench) {
             );
         }
     }
+    // A minimum over the maximum left at its default is refused at the minimum, with the range.
+    if let (Some(m), None) = (&rb.min_samples, &rb.max_samples) {
+        if bench.min_samples > bench.max_samples {
+            ctx.error(
+                m.span().start,
+                format!(
+                    "`min_samples` {} is over `max_samples` ({}, the default): write 3 to {}, or raise `max_samples` too",
+                    bench.min_samples, bench.max_samples, bench.max_samples
+                ),
+            );
+        }
+    }
     if let Some(m) = &rb.min_time_ms {
         bench.min_time_ms = *m.get_ref();
+        if rb.max_time_ms.is_none() && bench.min_time_ms > bench.max_time_ms {
+            ctx.error(
+                m.span().start,
+                format!(
+                    "`min_time_ms` {} is over the time cap `max_time_ms` ({}, the default): write at most {}, or raise `max_time_ms` too",
+                    bench.min_time_ms, bench.max_time_ms, bench.max_time_ms
+                ),
+            );
+        }
     }
     if let Some(m) = &rb.max_time_ms {
         bench.max_time_ms = *m.get_ref();
@@ -237,6 +258,16 @@ mod tests {
             m[3].starts_with("7:13: precision 4% is not finer than max_slowdown 3"),
             "{m:?}"
         );
+        let (_, over) = read("min_samples = 5000\nmin_time_ms = 5000\n");
+        assert_eq!(
+            over,
+            [
+                "4:15: `min_samples` 5000 is over `max_samples` (2000, the default): write 3 to 2000, or raise `max_samples` too",
+                "5:15: `min_time_ms` 5000 is over the time cap `max_time_ms` (1000, the default): write at most 1000, or raise `max_time_ms` too"
+            ]
+        );
+        let (_, fine) = read("min_samples = 5000\nmax_samples = 6000\n");
+        assert!(fine.is_empty(), "{fine:?}");
     }
 
     #[test]
