@@ -24,8 +24,11 @@ pub(super) struct Kernels {
     pub decls: Vec<KernelDecl>,
     /// Line of each `[[kernel]]` header.
     pub lines: Vec<usize>,
-    /// The reference kernel's index, when exactly one says `reference = true`.
+    /// The reference kernel's index, when exactly one says `reference = true`, and where it
+    /// says so.
     pub reference: Option<usize>,
+    /// Where the first `reference = true` is written.
+    pub reference_at: Option<usize>,
     /// Where each name was first written (for a name declared twice).
     pub name_at: std::collections::BTreeMap<String, usize>,
 }
@@ -54,6 +57,7 @@ pub(super) fn kernel_tables(
         decls: Vec::new(),
         lines: Vec::new(),
         reference: None,
+        reference_at: None,
         name_at: Default::default(),
     };
     for rk in &raw.kernel {
@@ -120,16 +124,26 @@ fn name_and_reference(ctx: &mut Ctx, k: &RawKernel, out: &mut Kernels) {
     let Some(reference) = k.reference.as_ref().filter(|r| *r.get_ref()) else {
         return;
     };
-    match out.reference {
-        // At the second `reference = true`, not its table.
-        Some(r) => ctx.error(
-            reference.span().start,
-            format!(
-                "kernel `{name}` and kernel `{}` both say `reference = true` (keep one)",
-                out.list[r].name
-            ),
-        ),
-        None => out.reference = Some(out.list.len()),
+    match (out.reference, out.reference_at) {
+        // At the first `reference = true` and at this one, not at their tables.
+        (Some(r), Some(first)) => {
+            let other = &out.list[r].name;
+            let line = crate::error::line_col(ctx.text, reference.span().start).0;
+            ctx.error(
+                first,
+                format!("kernel `{other}` and kernel `{name}` both say `reference = true`: here, and at line {line} (keep one)"),
+            );
+            ctx.error(
+                reference.span().start,
+                format!(
+                    "kernel `{name}` and kernel `{other}` both say `reference = true` (keep one)"
+                ),
+            );
+        }
+        _ => {
+            out.reference = Some(out.list.len());
+            out.reference_at = Some(reference.span().start);
+        }
     }
 }
 
@@ -248,7 +262,10 @@ mod tests {
         let (_, m) = read(&format!("{}{}", one("a", true), one("b", true)));
         assert_eq!(
             m,
-            ["25:13: kernel `b` and kernel `a` both say `reference = true` (keep one)"]
+            [
+                "18:13: kernel `a` and kernel `b` both say `reference = true`: here, and at line 25 (keep one)",
+                "25:13: kernel `b` and kernel `a` both say `reference = true` (keep one)"
+            ]
         );
         let (_, m) = read(&one("a", false));
         assert!(
