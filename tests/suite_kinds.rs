@@ -171,6 +171,7 @@ const MORE: &[Kind] = &[
     kind("an unknown kernel source", "name = \"naive\"", "name = \"naive\"\nsource = \"nowhere.cu\"", "\"nowhere.cu\"", "source `nowhere.cu` not found"),
     kind("a memory budget in words", "sizes = {", "memory_budget = \"lots\"\nsizes = {", "\"lots\"", "bad memory_budget `lots`"),
     kind("two references", "name = \"fast\"", "name = \"fast\"\nreference = true", "true\nentry = \"scale_fast\"", "both say `reference = true`"),
+    kind("a size value written twice", "n = [256, 1024]", "n = [256, 1024, 256]", "256]", "size `n` has the value 256 twice: its cases would be made twice (remove one)"),
 ];
 
 /// A fresh suites folder under the target's temporary space holding `text` and the source.

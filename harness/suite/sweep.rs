@@ -28,7 +28,8 @@ pub(super) fn sweep(ctx: &mut Ctx, rs: &RawSuite, suite_at: usize) -> Sweep {
         .as_ref()
         .map(|s| s.span().start)
         .unwrap_or(suite_at);
-    let sizes = sizes(ctx, rs, at);
+    let zipped = rs.sweep.as_ref().is_some_and(|s| s.get_ref() == "zip");
+    let sizes = sizes(ctx, rs, at, zipped);
     let zip = match rs.sweep.as_ref().map(|s| s.get_ref().as_str()) {
         None | Some("product") => false,
         Some("zip") => {
@@ -57,7 +58,9 @@ pub(super) fn sweep(ctx: &mut Ctx, rs: &RawSuite, suite_at: usize) -> Sweep {
 /// Each size's values: an integer or a non-empty list of them, none negative; an error at the
 /// value. A size whose values are wrong still names a size (its expressions are not also
 /// "unknown size" errors): it gets the value 1.
-fn sizes(ctx: &mut Ctx, rs: &RawSuite, at: usize) -> Vec<(String, Vec<i64>)> {
+/// In a product sweep (not `zipped`) a value written twice in one list is an error at its second
+/// writing, and the case is made once.
+fn sizes(ctx: &mut Ctx, rs: &RawSuite, at: usize, zipped: bool) -> Vec<(String, Vec<i64>)> {
     let mut sizes = Vec::new();
     let Some(table) = &rs.sizes else {
         return sizes;
@@ -86,10 +89,46 @@ fn sizes(ctx: &mut Ctx, rs: &RawSuite, at: usize) -> Vec<(String, Vec<i64>)> {
             );
             sizes.push((k.clone(), vec![1]));
         } else {
-            sizes.push((k.clone(), values));
+            let mut once: Vec<i64> = Vec::new();
+            for (j, value) in values.iter().enumerate() {
+                if once.contains(value) && !zipped {
+                    ctx.error(
+                        element_at(ctx.text, value_at, j),
+                        format!("size `{k}` has the value {value} twice: its cases would be made twice (remove one)"),
+                    );
+                } else if !once.contains(value) || zipped {
+                    once.push(*value);
+                }
+            }
+            sizes.push((k.clone(), once));
         }
     }
     sizes
+}
+
+/// Where element `j` of the array written at `at` in `text` starts (`at` itself when it cannot
+/// be told: not an array, or fewer elements).
+fn element_at(text: &str, at: usize, j: usize) -> usize {
+    let Some(rest) = text.get(at..).and_then(|r| r.strip_prefix('[')) else {
+        return at;
+    };
+    let mut start = at + 1;
+    let mut index = 0;
+    for (i, c) in rest.char_indices() {
+        match c {
+            ',' if index < j => {
+                index += 1;
+                start = at + 1 + i + 1;
+            }
+            ']' => break,
+            _ => {}
+        }
+    }
+    if index < j {
+        return at;
+    }
+    let skipped = text[start..].len() - text[start..].trim_start().len();
+    start + skipped
 }
 
 #[cfg(test)]
@@ -114,6 +153,21 @@ mod tests {
         assert_eq!(s.names(), ["n", "k"]);
         let (s, m) = read("");
         assert!(s.sizes.is_empty() && m.is_empty());
+    }
+
+    /// A value written twice in a product sweep: at the second writing, the case made once; in
+    /// a zip sweep the pairs differ, and nothing is said.
+    #[test]
+    fn a_repeated_value_is_an_error_where_it_is_repeated() {
+        let (s, m) = read("sizes = { n = [256, 1_024,\n  256], k = 7 }\n");
+        assert_eq!(
+            m,
+            ["4:3: size `n` has the value 256 twice: its cases would be made twice (remove one)"]
+        );
+        assert_eq!(s.sizes[0].1, [256, 1024]);
+        let (s, m) = read("sizes = { n = [1, 1], k = [2, 3] }\nsweep = \"zip\"\n");
+        assert!(m.is_empty(), "{m:?}");
+        assert_eq!(s.sizes[0].1, [1, 1]);
     }
 
     #[test]
