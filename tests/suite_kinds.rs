@@ -171,6 +171,7 @@ const MORE: &[Kind] = &[
     kind("an unknown kernel source", "name = \"naive\"", "name = \"naive\"\nsource = \"nowhere.cu\"", "\"nowhere.cu\"", "source `nowhere.cu` not found"),
     kind("a memory budget in words", "sizes = {", "memory_budget = \"lots\"\nsizes = {", "\"lots\"", "bad memory_budget `lots`"),
     kind("two references", "name = \"fast\"", "name = \"fast\"\nreference = true", "true\nentry = \"scale_fast\"", "both say `reference = true`"),
+    kind("a block over the limit in one case", "block = [256]", "block = [\"n\", 2]", "n\", 2", "a block of 2048 threads for n=1024,nbins=16 is over the limit of 1024"),
     kind("a size value written twice", "n = [256, 1024]", "n = [256, 1024, 256]", "256]", "size `n` has the value 256 twice: its cases would be made twice (remove one)"),
 ];
 

@@ -49,6 +49,15 @@ fn label(decls: &Decls, sizes: &BTreeMap<String, i64>) -> String {
         .join(",")
 }
 
+/// ` for n=4096` where one of `exprs` is written over the sizes (the case is what made it
+/// wrong); nothing where they are constants, wrong in every case alike.
+fn sized_case(exprs: &[Located<Expr>], label: &str) -> String {
+    match exprs.iter().any(|e| !e.value.names().is_empty()) {
+        true => in_case(label),
+        false => String::new(),
+    }
+}
+
 /// ` for n=4096`, or nothing when the suite has no sizes.
 fn in_case(label: &str) -> String {
     if label.is_empty() {
@@ -319,7 +328,7 @@ fn launch(
         let at = l.block.first().map(|b| b.at).unwrap_or(0);
         ctx.error(
             at,
-            format!("a block of {threads} threads is over the limit of {MAX_THREADS_PER_BLOCK} (make the product of `block` at most {MAX_THREADS_PER_BLOCK}, e.g. [256] or [32, 32])"),
+            format!("a block of {threads} threads{} is over the limit of {MAX_THREADS_PER_BLOCK} (make the product of `block` at most {MAX_THREADS_PER_BLOCK}, e.g. [256] or [32, 32])", sized_case(&l.block, label)),
         );
     }
     if let Some(r) = max_registers.filter(|r| threads * *r as i64 > MAX_REGISTERS_PER_BLOCK) {
