@@ -70,7 +70,10 @@ impl Probe for GpuProbe<'_, '_> {
             config,
             suites,
             executor: &pool,
-            progress: self.progress,
+            progress: match self.progress {
+                true => crate::runner::Progress::Terminal,
+                false => crate::runner::Progress::Off,
+            },
             base: Some(&self.good.base),
         };
         let plan = crate::plan::plan(suites);

@@ -7,7 +7,7 @@ use crate::exit;
 use crate::nextest::{self, Invocation};
 use crate::report::results::{Results, Status};
 use crate::report::{closing, terminal};
-use crate::runner::{plan, Planned, Runner};
+use crate::runner::{plan, Planned, Progress, Runner};
 use crate::suite::Suite;
 use crate::worker::client::WORKER_ENV;
 use crate::worker::pool::{Started, WorkerPool};
@@ -162,7 +162,13 @@ pub fn run_with(args: impl Iterator<Item = String>, launcher: Option<String>) ->
             &Trial::test(p.name.clone(), || Ok(())).with_ignored_flag(ignored_flag(p)),
         )
     };
-    let progress = pretty && std::io::stderr().is_terminal();
+    // On a terminal each trial as it starts; off one (a CI log) each trial as it is measured,
+    // and every 10 s what is still running.
+    let progress = match (pretty, std::io::stderr().is_terminal()) {
+        (false, _) => Progress::Off,
+        (true, true) => Progress::Terminal,
+        (true, false) => Progress::Log,
+    };
     let (results, ran) = match &invocation {
         Invocation::Plain => {
             let selected: Vec<usize> = (0..plan.len()).filter(|&i| selects(&plan[i])).collect();
@@ -195,7 +201,7 @@ pub fn run_with(args: impl Iterator<Item = String>, launcher: Option<String>) ->
                 let run = Run {
                     plan: &plan,
                     selected: &all,
-                    progress: false,
+                    progress: Progress::Off,
                     started: None,
                     loaded: (loaded, base_seconds),
                 };
@@ -289,7 +295,7 @@ struct Ran {
 struct Run<'p> {
     plan: &'p [Planned],
     selected: &'p [usize],
-    progress: bool,
+    progress: Progress,
     started: Option<Started>,
     loaded: (f64, Option<f64>),
 }

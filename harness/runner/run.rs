@@ -16,12 +16,28 @@ pub struct Runner<'a> {
     pub suites: &'a [Suite],
     /// Runs trials.
     pub executor: &'a dyn Executor,
-    /// Print progress on stderr.
-    pub progress: bool,
+    /// What to say on stderr while the trials run.
+    pub progress: Progress,
     /// Paired mode: the base revision each trial is timed and judged against (its suites
     /// numbered after `suites` for the executor), instead of stored baselines.
     pub base: Option<&'a crate::paired::Base>,
 }
+
+/// What a run says on stderr while its trials run (libtest's stdout is not touched).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Progress {
+    /// Nothing (`--quiet`, `--format json`, a nextest process, tests).
+    Off,
+    /// On a terminal: each trial as it starts.
+    Terminal,
+    /// Off a terminal (a CI log): each trial's measurement as soon as it is measured (its
+    /// verdict comes at the end, after the run-wide decision), and the trials still running
+    /// every [`TICK_SECONDS`], so a log stopped early still says how far the run got.
+    Log,
+}
+
+/// How often a log says which trials are still running.
+pub const TICK_SECONDS: u64 = 10;
 
 /// What a run produced: the typed record of every selected trial, and what blessing wrote.
 #[derive(Debug, Clone)]
@@ -43,7 +59,7 @@ pub const BLESS_UNITS: u32 = 6;
 
 impl Runner<'_> {
     pub(crate) fn progress(&self, text: &str) {
-        if self.progress {
+        if self.progress != Progress::Off {
             eprintln!("kernelgate: {text}");
         }
     }

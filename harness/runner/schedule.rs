@@ -3,7 +3,7 @@
 //! [`TrialRecord`] per trial.
 
 use super::{bless, code, identical, judge, paired, record, sass};
-use super::{Outcome, Planned, RunReport, Runner};
+use super::{Outcome, Planned, Progress, RunReport, Runner, TICK_SECONDS};
 use crate::baseline::{BaselineStore, Fingerprint};
 use crate::config::Mode;
 use crate::paired::Pairing;
@@ -205,6 +205,10 @@ impl Runner<'_> {
         let slots: Vec<Mutex<Option<Outcome>>> = plan.iter().map(|_| Mutex::new(None)).collect();
         let next = AtomicUsize::new(0);
         let workers = self.executor.slots().max(1);
+        // What each slot is running and since when, for the log's ticks.
+        let running: Vec<Mutex<Option<(String, std::time::Instant)>>> =
+            (0..workers).map(|_| Mutex::new(None)).collect();
+        let finished = std::sync::atomic::AtomicBool::new(false);
         let work = |slot: usize| loop {
             let n = next.fetch_add(1, Ordering::SeqCst);
             let Some(&i) = selected.get(n) else { break };
@@ -214,12 +218,16 @@ impl Runner<'_> {
             } else {
                 String::new()
             };
-            self.progress(&format!(
-                "[{}/{}] {}{on}",
-                n + 1,
-                selected.len(),
-                trial.name
-            ));
+            if self.progress == Progress::Terminal {
+                self.progress(&format!(
+                    "[{}/{}] {}{on}",
+                    n + 1,
+                    selected.len(),
+                    trial.name
+                ));
+            }
+            *running[slot].lock().unwrap_or_else(|e| e.into_inner()) =
+                Some((trial.name.clone(), std::time::Instant::now()));
             let spec = match pairing {
                 Some(pairing) => self.spec_paired(trial, &pairing[i], 1),
                 None => {
@@ -229,21 +237,90 @@ impl Runner<'_> {
                 }
             };
             let outcome = self.executor.execute(slot, &spec);
+            *running[slot].lock().unwrap_or_else(|e| e.into_inner()) = None;
+            if let (Progress::Log, Some(line)) = (self.progress, measured_line(&outcome)) {
+                self.progress(&format!(
+                    "[{}/{}] {}{on}: {line}",
+                    n + 1,
+                    selected.len(),
+                    trial.name
+                ));
+            }
             *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(outcome);
         };
-        if workers == 1 {
-            work(0);
-        } else {
-            std::thread::scope(|scope| {
-                for slot in 0..workers {
-                    let work = &work;
-                    scope.spawn(move || work(slot));
+        // The log's ticks: the trials still running, every TICK_SECONDS.
+        let tick = || {
+            let mut last = std::time::Instant::now();
+            while !finished.load(Ordering::SeqCst) {
+                std::thread::sleep(std::time::Duration::from_millis(200));
+                if last.elapsed().as_secs() < TICK_SECONDS {
+                    continue;
                 }
-            });
-        }
+                last = std::time::Instant::now();
+                let now: Vec<String> = running
+                    .iter()
+                    .filter_map(|r| r.lock().unwrap_or_else(|e| e.into_inner()).clone())
+                    .map(|(name, since)| format!("{name} ({} s)", since.elapsed().as_secs()))
+                    .collect();
+                let done = next.load(Ordering::SeqCst).min(selected.len()) - now.len();
+                self.progress(&format!(
+                    "{done} of {} trial(s) done; running {}",
+                    selected.len(),
+                    if now.is_empty() {
+                        "none".into()
+                    } else {
+                        now.join(", ")
+                    }
+                ));
+            }
+        };
+        std::thread::scope(|scope| {
+            if self.progress == Progress::Log {
+                scope.spawn(tick);
+            }
+            let handles: Vec<_> = (0..workers)
+                .map(|slot| {
+                    let work = &work;
+                    scope.spawn(move || work(slot))
+                })
+                .collect();
+            for h in handles {
+                let _ = h.join();
+            }
+            finished.store(true, Ordering::SeqCst);
+        });
         slots
             .into_iter()
             .map(|s| s.into_inner().unwrap_or_else(|e| e.into_inner()))
             .collect()
+    }
+}
+
+/// A measured trial as the log says it as soon as it is measured: its median with the interval
+/// and the speedup over what it was timed against (its verdict comes at the end); a failure's
+/// first line; `None` for compile and ignored trials.
+pub(super) fn measured_line(outcome: &Outcome) -> Option<String> {
+    use crate::report::duration;
+    match outcome {
+        Outcome::Measured(m) => {
+            let time = m.samples.kernel_summary()?;
+            let speedup = m
+                .samples
+                .speedup()
+                .map(|s| format!(", {:.2}× [{:.2}, {:.2}]", s.median, s.low, s.high))
+                .unwrap_or_default();
+            Some(format!(
+                "{} [{}, {}]{speedup}, {} samples (verdict after the run)",
+                duration(time.median),
+                duration(time.low),
+                duration(time.high),
+                m.samples.kernel.len()
+            ))
+        }
+        Outcome::Failed(f) => Some(format!(
+            "FAILED: {}",
+            f.to_string().lines().next().unwrap_or_default()
+        )),
+        _ => None,
     }
 }

@@ -229,7 +229,7 @@ fn concurrent_bless_add_runs_keep_every_run() {
                     config,
                     suites,
                     executor: &executor,
-                    progress: false,
+                    progress: crate::runner::Progress::Off,
                 };
                 let selected: Vec<usize> = (0..plan.len()).collect();
                 let report = runner.run(plan, &selected);

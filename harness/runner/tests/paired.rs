@@ -29,7 +29,7 @@ pub(super) fn runner<'a>(
         config,
         suites,
         executor,
-        progress: false,
+        progress: crate::runner::Progress::Off,
         base: Some(base),
     }
 }
