@@ -206,8 +206,7 @@ impl Runner<'_> {
         let next = AtomicUsize::new(0);
         let workers = self.executor.slots().max(1);
         // What each slot is running and since when, for the log's ticks.
-        let running: Vec<Mutex<Option<(String, std::time::Instant)>>> =
-            (0..workers).map(|_| Mutex::new(None)).collect();
+        let running: Vec<Mutex<Running>> = (0..workers).map(|_| Mutex::new(None)).collect();
         let finished = std::sync::atomic::AtomicBool::new(false);
         let work = |slot: usize| loop {
             let n = next.fetch_add(1, Ordering::SeqCst);
@@ -248,35 +247,9 @@ impl Runner<'_> {
             }
             *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(outcome);
         };
-        // The log's ticks: the trials still running, every TICK_SECONDS.
-        let tick = || {
-            let mut last = std::time::Instant::now();
-            while !finished.load(Ordering::SeqCst) {
-                std::thread::sleep(std::time::Duration::from_millis(200));
-                if last.elapsed().as_secs() < TICK_SECONDS {
-                    continue;
-                }
-                last = std::time::Instant::now();
-                let now: Vec<String> = running
-                    .iter()
-                    .filter_map(|r| r.lock().unwrap_or_else(|e| e.into_inner()).clone())
-                    .map(|(name, since)| format!("{name} ({} s)", since.elapsed().as_secs()))
-                    .collect();
-                let done = next.load(Ordering::SeqCst).min(selected.len()) - now.len();
-                self.progress(&format!(
-                    "{done} of {} trial(s) done; running {}",
-                    selected.len(),
-                    if now.is_empty() {
-                        "none".into()
-                    } else {
-                        now.join(", ")
-                    }
-                ));
-            }
-        };
         std::thread::scope(|scope| {
             if self.progress == Progress::Log {
-                scope.spawn(tick);
+                scope.spawn(|| self.tick(&running, (&next, selected.len()), &finished));
             }
             let handles: Vec<_> = (0..workers)
                 .map(|slot| {
@@ -295,6 +268,43 @@ impl Runner<'_> {
             .collect()
     }
 }
+
+impl Runner<'_> {
+    /// The log's ticks until `finished`: every [`TICK_SECONDS`], how many of `total` trials are
+    /// done (`next` is the next to start) and the ones still `running`, with their time so far.
+    fn tick(
+        &self,
+        running: &[Mutex<Running>],
+        (next, total): (&std::sync::atomic::AtomicUsize, usize),
+        finished: &std::sync::atomic::AtomicBool,
+    ) {
+        use std::sync::atomic::Ordering;
+        let mut last = std::time::Instant::now();
+        while !finished.load(Ordering::SeqCst) {
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            if last.elapsed().as_secs() < TICK_SECONDS {
+                continue;
+            }
+            last = std::time::Instant::now();
+            let now: Vec<String> = running
+                .iter()
+                .filter_map(|r| r.lock().unwrap_or_else(|e| e.into_inner()).clone())
+                .map(|(name, since)| format!("{name} ({} s)", since.elapsed().as_secs()))
+                .collect();
+            let done = next.load(Ordering::SeqCst).min(total).saturating_sub(now.len());
+            self.progress(&format!(
+                "{done} of {total} trial(s) done; running {}",
+                match now.is_empty() {
+                    true => "none".into(),
+                    false => now.join(", "),
+                }
+            ));
+        }
+    }
+}
+
+/// What a GPU slot is running, and since when.
+type Running = Option<(String, std::time::Instant)>;
 
 /// A measured trial as the log says it as soon as it is measured: its median with the interval
 /// and the speedup over what it was timed against (its verdict comes at the end); a failure's
