@@ -291,7 +291,10 @@ impl Runner<'_> {
                 .filter_map(|r| r.lock().unwrap_or_else(|e| e.into_inner()).clone())
                 .map(|(name, since)| format!("{name} ({} s)", since.elapsed().as_secs()))
                 .collect();
-            let done = next.load(Ordering::SeqCst).min(total).saturating_sub(now.len());
+            let done = next
+                .load(Ordering::SeqCst)
+                .min(total)
+                .saturating_sub(now.len());
             self.progress(&format!(
                 "{done} of {total} trial(s) done; running {}",
                 match now.is_empty() {
