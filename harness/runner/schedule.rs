@@ -312,7 +312,7 @@ type Running = Option<(String, std::time::Instant)>;
 /// A measured trial as the log says it as soon as it is measured: its median with the interval
 /// and the speedup over what it was timed against (its verdict comes at the end); a failure's
 /// first line; `None` for compile and ignored trials.
-pub(super) fn measured_line(outcome: &Outcome) -> Option<String> {
+fn measured_line(outcome: &Outcome) -> Option<String> {
     use crate::report::duration;
     match outcome {
         Outcome::Measured(m) => {
@@ -335,5 +335,53 @@ pub(super) fn measured_line(outcome: &Outcome) -> Option<String> {
             f.to_string().lines().next().unwrap_or_default()
         )),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::{Footprint, Regime, Samples};
+
+    /// Off a terminal the log says each trial as soon as it is measured: its median with the
+    /// interval and the sample count (its verdict comes after the run); a failure's first line;
+    /// nothing for an ignored trial.
+    #[test]
+    fn the_log_says_each_trial_as_it_is_measured() {
+        let kernel: Vec<f64> = (0..32).map(|i| 10e-6 * (1.0 + 0.001 * i as f64)).collect();
+        let measured = Outcome::Measured(Box::new(super::super::executor::Measured {
+            ordinal: 0,
+            samples: Samples {
+                regime: Regime::Cold,
+                batch: [1, 1],
+                launch_floor: 4e-6,
+                kernel,
+                reference: vec![20e-6; 32],
+                hit_time_cap: false,
+                wall_seconds: 0.01,
+                clocks: Default::default(),
+                units: Vec::new(),
+            },
+            footprint: Footprint {
+                pool_peak: 1 << 20,
+                free_drop: 0,
+                local_reservation: 0,
+                fp64: None,
+                launches: vec![],
+            },
+            base_footprint: None,
+            seconds: 0.5,
+            counters: None,
+        }));
+        let line = measured_line(&measured).unwrap();
+        assert!(
+            line.starts_with("10.") && line.ends_with("32 samples (verdict after the run)"),
+            "{line}"
+        );
+        let failed = Outcome::Failed(crate::failure::TrialFailure::Timeout { seconds: 5 });
+        assert!(measured_line(&failed)
+            .unwrap()
+            .starts_with("FAILED: timed out after 5 s"));
+        assert_eq!(measured_line(&Outcome::Ignored("no GPU".into())), None);
     }
 }

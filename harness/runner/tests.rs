@@ -597,21 +597,3 @@ fn mixed_outcomes_exit_with_the_worst() {
     assert!(message.contains("kernel declared at"), "{message}");
     assert!(message.contains("t.toml:"), "{message}");
 }
-
-/// Off a terminal the log says each trial as soon as it is measured: its median with the
-/// interval and the sample count (its verdict comes after the run); a failure's first line.
-#[test]
-fn the_log_says_each_trial_as_it_is_measured() {
-    let line = super::schedule::measured_line(&measured(10e-6, 32, 0.01, 1000)).unwrap();
-    assert!(
-        line.starts_with("10.")
-            && line.contains(" µs [")
-            && line.ends_with("32 samples (verdict after the run)"),
-        "{line}"
-    );
-    let failed = Outcome::Failed(crate::failure::TrialFailure::Timeout { seconds: 5 });
-    assert_eq!(
-        super::schedule::measured_line(&failed).unwrap(),
-        "FAILED: timed out after 5 s (the worker was stopped and will restart; raise KERNELGATE_TIMEOUT if this kernel is that slow)"
-    );
-}
