@@ -68,13 +68,18 @@ fn trailing<'p>(accepted: &[&'p TrendPoint]) -> Vec<&'p TrendPoint> {
     accepted[accepted.len().saturating_sub(MAX_RUNS)..].to_vec()
 }
 
-/// One trend replayed from run `since`: the latest run's input with its window and the first
-/// run of the slow stretch ending at it; `None` where it has too few usable runs.
-fn replay(
-    t: &Trend,
-    since: usize,
-    max_slowdown: f64,
-) -> Option<(GateInput, Vec<usize>, f64, usize)> {
+/// One trend replayed from run `since`: its latest run's gate input, the trailing runs it is
+/// judged against and their level, and where the slow stretch ending at it began.
+struct Replayed {
+    input: GateInput,
+    latest: usize,
+    window: Vec<usize>,
+    level: f64,
+    slow_since: Option<usize>,
+}
+
+/// Replays trend `t` from run `since` ([`Replayed`]); `None` where it has too few usable runs.
+fn replay(t: &Trend, since: usize, max_slowdown: f64) -> Option<Replayed> {
     let points: Vec<&TrendPoint> = t
         .points
         .iter()
@@ -104,18 +109,21 @@ fn replay(
         return None;
     }
     let window = trailing(&accepted);
-    let level = crate::stats::Summary::of(&window.iter().map(|p| p.median).collect::<Vec<_>>())
-        .map_or(f64::NAN, |s| s.median);
-    let input = input(&window, latest, max_slowdown);
-    let runs = window.iter().map(|p| p.run).collect();
-    Some((input, runs, level, slow_since.unwrap_or(latest.run)))
+    let medians: Vec<f64> = window.iter().map(|p| p.median).collect();
+    Some(Replayed {
+        input: input(&window, latest, max_slowdown),
+        latest: latest.run,
+        window: window.iter().map(|p| p.run).collect(),
+        level: crate::stats::Summary::of(&medians).map_or(f64::NAN, |s| s.median),
+        slow_since,
+    })
 }
 
 /// Judges every trend's latest run at or after run `since` (an index into the history's runs)
 /// against its trailing runs, all in one family; `max_slowdown` overrides each trend's own.
 pub fn check(trends: &[Trend], since: usize, max_slowdown: Option<f64>) -> Check<'_> {
     let mut out = Check::default();
-    let mut pending = Vec::new();
+    let mut pending: Vec<(&Trend, Replayed)> = Vec::new();
     for t in trends {
         let threshold = max_slowdown.unwrap_or(t.max_slowdown);
         match replay(t, since, threshold) {
@@ -124,28 +132,17 @@ pub fn check(trends: &[Trend], since: usize, max_slowdown: Option<f64>) -> Check
             None => {}
         }
     }
-    let inputs: Vec<GateInput> = pending.iter().map(|(_, (i, ..))| i.clone()).collect();
-    for ((t, (input, window, level, first_bad)), verdict) in
-        pending.into_iter().zip(gate::decide(&inputs))
-    {
-        let latest = t
-            .points
-            .iter()
-            .rev()
-            .find(|p| p.run >= since && !p.unreliable && !p.samples.is_empty())
-            .map_or(0, |p| p.run);
+    let inputs: Vec<GateInput> = pending.iter().map(|(_, r)| r.input.clone()).collect();
+    for ((t, r), verdict) in pending.into_iter().zip(gate::decide(&inputs)) {
+        let regressed = verdict.verdict == Verdict::Regressed;
         out.judged.push(Judged {
             trend: t,
-            latest,
-            window,
-            level,
+            latest: r.latest,
+            window: r.window,
+            level: r.level,
             verdict,
-            threshold: input.max_slowdown,
-            first_bad: if verdict.verdict == Verdict::Regressed {
-                first_bad
-            } else {
-                latest
-            },
+            threshold: r.input.max_slowdown,
+            first_bad: r.slow_since.filter(|_| regressed).unwrap_or(r.latest),
         });
     }
     out

@@ -178,7 +178,7 @@ impl History {
         results: &Results,
         info: &RunInfo,
     ) -> Result<Option<(i64, String, String)>, HistoryError> {
-        already(&self.conn, results, info).map_err(self.sql())
+        already(&self.conn, &digest(results), &device_of(results), info).map_err(self.sql())
     }
 
     /// Appends one run and every trial of it, in one transaction; returns the run's id. A run
@@ -197,7 +197,7 @@ impl History {
         let uuid = results.device_info.as_ref().and_then(|d| d.uuid.clone());
         let digest = digest(results);
         // Inside the transaction: two writers of one run store it once.
-        if let Some((run, commit, when)) = already(&tx, results, info).map_err(sql)? {
+        if let Some((run, commit, when)) = already(&tx, &digest, &device, info).map_err(sql)? {
             return Err(HistoryError::AlreadyStored {
                 path: path.clone(),
                 file: None,
@@ -330,15 +330,16 @@ fn schema_version(conn: &Connection, path: &Path) -> Result<u32, HistoryError> {
     Ok(found)
 }
 
-/// The stored run that `results` is ([`History::stored`]).
+/// The stored run of results with this `digest` and `device` ([`History::stored`]).
 fn already(
     conn: &Connection,
-    results: &Results,
+    digest: &str,
+    device: &str,
     info: &RunInfo,
 ) -> rusqlite::Result<Option<(i64, String, String)>> {
     conn.query_row(
         "SELECT id, commit_sha, COALESCE(started, date) FROM runs WHERE digest = ?1 OR (digest IS NULL AND started IS NOT NULL AND started = ?2 AND commit_sha = ?3 AND device = ?4) ORDER BY id LIMIT 1",
-        params![digest(results), info.started, info.commit, device_of(results)],
+        params![digest, info.started, info.commit, device],
         |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
     )
     .optional()

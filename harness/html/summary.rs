@@ -7,7 +7,7 @@ use super::page::{anchor, badge, esc, table};
 use super::trial::{commands, kernel_and_case, State};
 use super::view::View;
 use crate::report::results::{GateNote, TrialRecord};
-use crate::report::terminal::{headline, other_gpu, verdict_change, verdict_words};
+use crate::report::terminal::{headline, other_gpu_of, verdict_change, verdict_words};
 
 /// Trials of one kernel in one state (and, for failures, of one kind).
 struct Group<'a> {
@@ -68,12 +68,9 @@ fn why(view: &View, t: &TrialRecord) -> String {
             Some(v),
             None,
         ) => {
-            let host = match &t.gate {
-                Some(GateNote::Compared { baseline, .. }) => other_gpu(baseline)
-                    .map(|g| format!("; the baseline came from another physical GPU ({g}): hosts of one model differ by several percent"))
-                    .unwrap_or_default(),
-                _ => String::new(),
-            };
+            let host = other_gpu_of(t)
+                .map(|g| format!("; the baseline came from another physical GPU ({g}): hosts of one model differ by several percent"))
+                .unwrap_or_default();
             format!(
                 "{} against {}: Benjamini–Hochberg over {family} comparisons, max_slowdown {}{}",
                 esc(verdict_words(t).unwrap_or(v.verdict.label())),

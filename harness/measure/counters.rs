@@ -302,6 +302,16 @@ pub struct CounterChange {
 }
 
 impl CounterChange {
+    /// The order a cause is said in: the largest relative change first, an exact counter
+    /// before an unstable one of the same size.
+    pub fn larger_first(a: &CounterChange, b: &CounterChange) -> std::cmp::Ordering {
+        b.relative()
+            .abs()
+            .partial_cmp(&a.relative().abs())
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then(b.stable.cmp(&a.stable))
+    }
+
     /// The relative change, `new / old - 1` (0 when both are 0, infinite from 0).
     pub fn relative(&self) -> f64 {
         if self.old == self.new {
@@ -410,13 +420,7 @@ pub fn changes(old: &StoredCounters, new: &CounterValues) -> Vec<CounterChange> 
             moved.then_some(change)
         })
         .collect();
-    out.sort_by(|a, b| {
-        b.relative()
-            .abs()
-            .partial_cmp(&a.relative().abs())
-            .unwrap_or(std::cmp::Ordering::Equal)
-            .then(b.stable.cmp(&a.stable))
-    });
+    out.sort_by(CounterChange::larger_first);
     out
 }
 

@@ -161,7 +161,11 @@ pub fn compare(old: &Results, new: &Results) -> Vec<Row> {
                     max_slowdown: nm.max_slowdown,
                     paired: None,
                 });
-                compared_rows.push(rows.len());
+                // NEW's own precision target (finer where NEW re-measured), as its run's
+                // reports read it.
+                let precision = super::reading::precision(n)
+                    .unwrap_or(nm.max_slowdown * PRECISION_OF_MAX_SLOWDOWN);
+                compared_rows.push((rows.len(), precision));
             }
         }
         rows.push(row);
@@ -180,17 +184,14 @@ pub fn compare(old: &Results, new: &Results) -> Vec<Row> {
             });
         }
     }
-    for ((k, v), input) in compared_rows.iter().zip(gate::decide(&inputs)).zip(&inputs) {
-        // NEW's own target (finer where NEW re-measured), as its run's reports read it.
-        let precision = new
-            .trials
-            .iter()
-            .find(|n| n.name == rows[*k].name)
-            .and_then(super::reading::precision)
-            .unwrap_or(input.max_slowdown * PRECISION_OF_MAX_SLOWDOWN);
+    for (((k, precision), v), input) in compared_rows
+        .into_iter()
+        .zip(gate::decide(&inputs))
+        .zip(&inputs)
+    {
         let reading = v.verdict.reading(v.shown(), input.max_slowdown, precision);
-        rows[*k].words = Some(reading.phrase(v.verdict));
-        rows[*k].verdict = Some(v);
+        rows[k].words = Some(reading.phrase(v.verdict));
+        rows[k].verdict = Some(v);
     }
     rows
 }

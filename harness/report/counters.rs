@@ -3,7 +3,7 @@
 //! regression), and which exact ones matched (the evidence for `machine-slower`).
 
 use super::results::Measurement;
-use crate::measure::counters::{Counter, CounterReport};
+use crate::measure::counters::{Counter, CounterChange, CounterReport};
 
 /// `inst 590 k · DRAM rd 4.20 MB · occ 0.72`, or `counters not collected: why`; `None` when
 /// the run did not read counters for this trial.
@@ -60,14 +60,8 @@ pub fn explanation(m: &Measurement) -> String {
     };
     // Largest change first, whatever the order stored: a 0.02% move of an exact count is no
     // cause beside occupancy halving (files written before this sorted exact counts first).
-    let mut changes: Vec<&crate::measure::counters::CounterChange> =
-        m.counter_changes.iter().collect();
-    changes.sort_by(|a, b| {
-        b.relative()
-            .abs()
-            .partial_cmp(&a.relative().abs())
-            .unwrap_or(std::cmp::Ordering::Equal)
-    });
+    let mut changes: Vec<&CounterChange> = m.counter_changes.iter().collect();
+    changes.sort_by(|a, b| CounterChange::larger_first(a, b));
     let mut parts: Vec<String> = changes.iter().take(3).map(|c| c.describe()).collect();
     let said = changes
         .iter()

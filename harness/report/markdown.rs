@@ -6,16 +6,9 @@ use super::results::{GateNote, Results, Standing, Status, TrialRecord};
 use super::{bytes, duration};
 use crate::gate::{Reading, Verdict};
 use crate::report::terminal::{
-    cause, code_note, headline, identity_change, other_gpu, record_change as change, verdict_words,
+    cause, code_note, headline, identity_change, other_gpu_of, record_change as change,
+    verdict_words,
 };
-
-/// The other physical GPUs `t`'s stored baseline came from, where it did.
-fn other_gpu_of(t: &TrialRecord) -> Option<String> {
-    match &t.gate {
-        Some(GateNote::Compared { baseline, .. }) => other_gpu(baseline),
-        _ => None,
-    }
-}
 use crate::stats::Summary;
 
 /// The size the summary is kept under.

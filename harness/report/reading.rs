@@ -122,6 +122,15 @@ pub fn other_gpu(baseline: &BaselineRef) -> Option<String> {
     (!gpus.is_empty()).then(|| gpus.join(", "))
 }
 
+/// The other physical GPUs the trial's stored baseline came from, described; `None` where it
+/// was not compared with a stored baseline, or with this GPU's.
+pub fn other_gpu_of(r: &TrialRecord) -> Option<String> {
+    match &r.gate {
+        Some(GateNote::Compared { baseline, .. }) => other_gpu(baseline),
+        _ => None,
+    }
+}
+
 /// Where the baseline came from, when that matters for reading the verdict: pooled runs with
 /// the threshold their spread gave, and another physical GPU. Empty for one run on this GPU.
 pub(super) fn origin(baseline: &BaselineRef, max_slowdown: f64) -> String {

@@ -3,7 +3,9 @@
 //! rendered from the runner's typed record alone. Plain-text reporters (JUnit, annotations)
 //! take the same text; Markdown and HTML render the record their own way.
 
-pub use super::reading::{cause, code_note, identity_change, other_gpu, reading, verdict_words};
+pub use super::reading::{
+    cause, code_note, identity_change, other_gpu, other_gpu_of, reading, verdict_words,
+};
 use super::reading::{short, stored_threshold};
 use super::results::{Breach, GateNote, ResourceChange, Status, TrialRecord};
 use super::{bytes, duration, footprint, TrialLine};

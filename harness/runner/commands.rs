@@ -37,12 +37,11 @@ pub struct Invocation {
 }
 
 impl Invocation {
-    /// The variables, then `extra` words, then the launcher: a command line.
-    fn line(&self, extra: &[String]) -> String {
+    /// The variables, then the launcher: a command line.
+    fn line(&self) -> String {
         let words: Vec<&str> = self
             .vars
             .iter()
-            .chain(extra)
             .map(String::as_str)
             .chain([self.launcher.as_str()])
             .collect();
@@ -97,7 +96,7 @@ fn profile(how: &Invocation, names: &[&str], launches: usize, exact: &str) -> St
             how.launcher
         ),
     };
-    format!("{} {exact}", vars.line(&[]))
+    format!("{} {exact}", vars.line())
 }
 
 /// The commands that re-run one trial as this run ran it (its mode — the paired base's
@@ -112,7 +111,7 @@ pub fn commands(
 ) -> Commands {
     let how = invocation(config, base);
     let exact = format!("--exact {}", crate::shell::quoted(name));
-    let rerun = format!("{} {exact}", how.line(&[]));
+    let rerun = format!("{} {exact}", how.line());
     let kernel = trial
         .case_kernel()
         .map(|(_, kernel)| &suite.kernels[kernel]);
@@ -129,7 +128,7 @@ pub fn commands(
             .filter(|_| base.is_none())
             .map(|_| format!("KERNELGATE_BLESS=1 {rerun}")),
         rerun,
-        invocation: Some(how.line(&[])),
+        invocation: Some(how.line()),
     }
 }
 
@@ -151,7 +150,7 @@ mod tests {
         for base in [None, Some("HEAD~1")] {
             let how = invocation(&config, base);
             let exact = format!("--exact {}", crate::shell::quoted("s::k::n=1"));
-            let rerun = format!("{} {exact}", how.line(&[]));
+            let rerun = format!("{} {exact}", how.line());
             let profile = profile(&how, &["k", "k_vec4"], 2, &exact);
             for command in [&rerun, &profile] {
                 let ok = std::process::Command::new("bash")

@@ -28,14 +28,11 @@ pub(super) fn unreliable(samples: &Samples) -> Option<GateNote> {
 /// The gate's input for new samples against a stored entry: its pooled samples, with
 /// `max_slowdown` widened by the spread between its runs ([`gate::with_spread`]).
 fn input(samples: &Samples, old: &Entry, max_slowdown: f64) -> GateInput {
-    let ratios = match samples.reference.is_empty() {
-        true => Vec::new(),
-        false => samples.ratios(),
-    };
+    // No reference (the reference's own trial): no ratios, so no speedup compared.
     GateInput::stored(
         (old.time_samples.clone(), old.speedup_samples.clone()),
         old.spread(),
-        (samples.kernel.clone(), ratios),
+        (samples.kernel.clone(), samples.ratios()),
         max_slowdown,
     )
 }

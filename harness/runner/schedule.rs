@@ -249,7 +249,7 @@ impl Runner<'_> {
         };
         std::thread::scope(|scope| {
             if self.progress == Progress::Log {
-                scope.spawn(|| self.tick(&running, (&next, selected.len()), &finished));
+                scope.spawn(|| self.tick(&running, &next, selected.len(), &finished));
             }
             let handles: Vec<_> = (0..workers)
                 .map(|slot| {
@@ -275,7 +275,8 @@ impl Runner<'_> {
     fn tick(
         &self,
         running: &[Mutex<Running>],
-        (next, total): (&std::sync::atomic::AtomicUsize, usize),
+        next: &std::sync::atomic::AtomicUsize,
+        total: usize,
         finished: &std::sync::atomic::AtomicBool,
     ) {
         use std::sync::atomic::Ordering;

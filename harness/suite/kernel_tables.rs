@@ -24,8 +24,7 @@ pub(super) struct Kernels {
     pub decls: Vec<KernelDecl>,
     /// Line of each `[[kernel]]` header.
     pub lines: Vec<usize>,
-    /// The reference kernel's index, when exactly one says `reference = true`, and where it
-    /// says so.
+    /// The reference kernel's index, when exactly one says `reference = true`.
     pub reference: Option<usize>,
     /// Where the first `reference = true` is written.
     pub reference_at: Option<usize>,

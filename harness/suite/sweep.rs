@@ -91,14 +91,14 @@ fn sizes(ctx: &mut Ctx, rs: &RawSuite, at: usize, zipped: bool) -> Vec<(String, 
         } else {
             let mut once: Vec<i64> = Vec::new();
             for (j, value) in values.iter().enumerate() {
-                if once.contains(value) && !zipped {
+                if !zipped && once.contains(value) {
                     ctx.error(
                         element_at(ctx.text, value_at, j),
                         format!("size `{k}` has the value {value} twice: its cases would be made twice (remove one)"),
                     );
-                } else if !once.contains(value) || zipped {
-                    once.push(*value);
+                    continue;
                 }
+                once.push(*value);
             }
             sizes.push((k.clone(), once));
         }
