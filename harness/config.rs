@@ -32,6 +32,9 @@ pub enum ConfigError {
         /// The folder.
         dir: PathBuf,
     },
+    /// The project file (`kernelgate.toml`) cannot be used: its path, place and problem.
+    #[error(transparent)]
+    Project(#[from] crate::project::ProjectError),
 }
 
 fn invalid(name: &'static str, value: &str, problem: impl Into<String>) -> ConfigError {
@@ -181,44 +184,7 @@ pub struct Config {
     pub launcher: String,
 }
 
-/// Every `KERNELGATE_*` variable kernelgate reads; any other is a mistake (a misspelled
-/// `KERNELGATE_REQUIRE_GPU` would silently let CI pass without a GPU). Add new ones here.
-pub const KNOWN: &[&str] = &[
-    "KERNELGATE_ALLOW_EMPTY",
-    "KERNELGATE_ANNOTATIONS",
-    "KERNELGATE_ARCH",
-    "KERNELGATE_BASE",
-    "KERNELGATE_BASELINES",
-    "KERNELGATE_BLESS",
-    "KERNELGATE_BRANCH",
-    "KERNELGATE_CACHE",
-    "KERNELGATE_COMMIT",
-    "KERNELGATE_COUNTERS",
-    "KERNELGATE_CUDA_INCLUDE",
-    "KERNELGATE_DEVICE",
-    "KERNELGATE_DIRTY",
-    "KERNELGATE_DUMP",
-    "KERNELGATE_HISTORY",
-    "KERNELGATE_HTML",
-    "KERNELGATE_JUNIT",
-    "KERNELGATE_LOCK_DIR",
-    "KERNELGATE_MARKDOWN",
-    "KERNELGATE_PROFILE",
-    "KERNELGATE_REPORTS",
-    "KERNELGATE_REQUIRE_BASELINE",
-    "KERNELGATE_REQUIRE_COUNTERS",
-    "KERNELGATE_REQUIRE_GPU",
-    "KERNELGATE_REQUIRE_NVRTC",
-    "KERNELGATE_RESULTS",
-    "KERNELGATE_SEED",
-    "KERNELGATE_SHARD",
-    "KERNELGATE_STRICT",
-    "KERNELGATE_STRICT_TIME",
-    "KERNELGATE_SUITES",
-    "KERNELGATE_TIMEOUT",
-    "KERNELGATE_TIME_IDENTICAL",
-    "KERNELGATE_WORKER",
-];
+pub use crate::variables::KNOWN;
 
 /// The first unknown `KERNELGATE_*` name among `names`, as an error naming the closest known
 /// one.
@@ -306,10 +272,7 @@ fn archs_of(text: &str) -> Result<Vec<String>, ConfigError> {
     Ok(out)
 }
 
-/// Reads a variable; unset and empty are the same.
-fn var(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.is_empty())
-}
+pub use crate::project::var;
 
 fn flag(name: &'static str) -> Result<bool, ConfigError> {
     match var(name).as_deref() {
@@ -329,6 +292,7 @@ impl Config {
             .filter_map(|(k, _)| k.into_string().ok())
             .collect();
         unknown_variable(names.iter().map(String::as_str))?;
+        let project = crate::project::current().map_err(ConfigError::Project)?;
         let arch = archs_of(var("KERNELGATE_ARCH").as_deref().unwrap_or("sm_90"))?.swap_remove(0);
         let timeout = timeout(var("KERNELGATE_TIMEOUT").as_deref())?;
         let seed = match var("KERNELGATE_SEED") {
@@ -341,12 +305,15 @@ impl Config {
         // Read by `report::provenance` when the run's results are written; checked here so a
         // typo is a bad variable before anything runs.
         flag("KERNELGATE_DIRTY")?;
+        flag("KERNELGATE_BLESS_IN_CI")?;
         Ok(Config {
             suites: var("KERNELGATE_SUITES")
                 .map(PathBuf::from)
+                .or_else(|| project.map(|p| p.suites.clone()))
                 .unwrap_or_else(|| "suites".into()),
             baselines: var("KERNELGATE_BASELINES")
                 .map(PathBuf::from)
+                .or_else(|| project.map(|p| p.baselines.clone()))
                 .unwrap_or_else(|| "baselines".into()),
             devices: devices(var("KERNELGATE_DEVICE").as_deref().unwrap_or("0"))?,
             shard: var("KERNELGATE_SHARD").map(|v| shard(&v)).transpose()?,
@@ -402,6 +369,12 @@ impl Config {
             dir: self.suites.clone(),
         })
     }
+}
+
+/// `KERNELGATE_BLESS_IN_CI=1`: a CI job made to bless (started by hand, its baselines reviewed)
+/// may bless though `CI` is set. Checked in [`Config::from_env`].
+pub fn bless_in_ci() -> bool {
+    flag("KERNELGATE_BLESS_IN_CI") == Ok(true)
 }
 
 /// Whether this looks like a CI run (`CI` set to anything but empty, `0` or `false`).
@@ -498,103 +471,5 @@ fn parse_seed(v: &str) -> Option<u64> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn devices_and_shards() {
-        assert_eq!(devices("0"), Ok(vec![0]));
-        assert_eq!(devices("0, 1"), Ok(vec![0, 1]));
-        assert_eq!(
-            devices("0,0").unwrap_err().to_string(),
-            "`KERNELGATE_DEVICE=0,0` names GPU 0 twice"
-        );
-        assert!(devices("first").is_err());
-        assert!(devices("-1").is_err());
-        assert_eq!(shard("1/2"), Ok((1, 2)));
-        assert!(shard("0/2").is_err());
-        assert!(shard("3/2").is_err());
-        assert!(shard("half").is_err());
-        // Every name lands in exactly one shard, and the shards are about even.
-        let names: Vec<String> = (0..1000).map(|i| format!("suite::kernel::n={i}")).collect();
-        let sizes: Vec<usize> = (1..=3)
-            .map(|k| names.iter().filter(|n| in_shard(n, (k, 3))).count())
-            .collect();
-        assert_eq!(sizes.iter().sum::<usize>(), 1000);
-        assert!(sizes.iter().all(|s| (280..=390).contains(s)), "{sizes:?}");
-    }
-
-    #[test]
-    fn an_unknown_variable_names_the_closest_known_one() {
-        let e = unknown_variable(["PATH", "KERNELGATE_REQUIRE_GPUS", "KERNELGATE_SUITES"])
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.starts_with("unknown variable `KERNELGATE_REQUIRE_GPUS`: did you mean `KERNELGATE_REQUIRE_GPU`?"),
-            "{e}"
-        );
-        let e = unknown_variable(["KERNELGATE_REQUIRE_GUP"])
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("did you mean `KERNELGATE_REQUIRE_GPU`?"), "{e}");
-        let e = unknown_variable(["KERNELGATE_SUITE"])
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("did you mean `KERNELGATE_SUITES`?"), "{e}");
-        assert_eq!(unknown_variable(KNOWN.iter().copied()), Ok(()));
-        let e = unknown_variable(["KERNELGATE_FROBNICATE"])
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.starts_with("unknown variable `KERNELGATE_FROBNICATE`: it is not one"),
-            "{e}"
-        );
-    }
-
-    #[test]
-    fn architectures_are_checked_up_front() {
-        for good in ["sm_80", "sm_90", "sm_90a", "sm_100", "sm_100f", "sm_120a"] {
-            assert!(valid_arch(good), "{good}");
-        }
-        for bad in ["sm_9x", "sm_9", "compute_90", "90", "sm_1000", "sm_90b", ""] {
-            assert!(!valid_arch(bad), "{bad}");
-        }
-        assert_eq!(
-            archs_of("sm_90,sm90").unwrap_err().to_string(),
-            "`KERNELGATE_ARCH=sm_90,sm90` names `sm90`, which is not a GPU architecture (write e.g. sm_80, sm_90 or sm_90a, or a list: sm_90,sm_100)"
-        );
-        assert_eq!(archs_of("sm_90, sm_80,sm_90").unwrap(), ["sm_90", "sm_80"]);
-    }
-
-    #[test]
-    fn bless_replaces_or_adds() {
-        assert_eq!(blessing(None), Ok(None));
-        assert_eq!(blessing(Some("0")), Ok(None));
-        assert_eq!(blessing(Some("1")), Ok(Some(Blessing::Replace)));
-        assert_eq!(blessing(Some("add")), Ok(Some(Blessing::Add)));
-        assert_eq!(
-            blessing(Some("append")).unwrap_err().to_string(),
-            "`KERNELGATE_BLESS=append` is not 1, add or 0 (1 replaces the baselines, add adds this run to them)"
-        );
-    }
-
-    #[test]
-    fn the_timeout_is_bounded() {
-        assert_eq!(timeout(None), Ok(Duration::from_secs(120)));
-        assert_eq!(timeout(Some("30")), Ok(Duration::from_secs(30)));
-        assert_eq!(
-            timeout(Some("100000000000000000")).unwrap_err().to_string(),
-            "`KERNELGATE_TIMEOUT=100000000000000000` is not a number of seconds from 1 to 86400 (a day)"
-        );
-        assert!(timeout(Some("0")).is_err());
-        assert!(timeout(Some("1e3")).is_err());
-        assert!(timeout(Some("86400")).is_ok());
-    }
-
-    #[test]
-    fn seeds_in_decimal_or_hex() {
-        assert_eq!(parse_seed("24303"), Some(24303));
-        assert_eq!(parse_seed("0x5EED"), Some(0x5EED));
-        assert_eq!(parse_seed("seed"), None);
-    }
-}
+#[path = "config_tests.rs"]
+mod tests;

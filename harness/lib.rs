@@ -27,6 +27,7 @@ pub mod npy;
 pub mod paired;
 pub mod plan;
 pub mod problems;
+pub mod project;
 pub mod report;
 pub mod runner;
 pub mod sass;
@@ -35,6 +36,7 @@ pub mod stats;
 pub mod suggest;
 pub mod suite;
 pub mod usage;
+pub mod variables;
 pub mod worker;
 
 pub use cli::run::main;

@@ -59,8 +59,7 @@ pub enum LockError {
 
 /// The folder of the GPU locks: `KERNELGATE_LOCK_DIR`, else the system's temporary folder.
 pub fn lock_dir() -> PathBuf {
-    std::env::var_os("KERNELGATE_LOCK_DIR")
-        .filter(|v| !v.is_empty())
+    crate::project::var("KERNELGATE_LOCK_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(std::env::temp_dir)
 }

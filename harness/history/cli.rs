@@ -102,11 +102,10 @@ struct Args {
 impl From<&HistoryArgs> for Args {
     fn from(h: &HistoryArgs) -> Args {
         let mut a = Args {
-            db: h.db.clone().or_else(|| {
-                std::env::var_os("KERNELGATE_HISTORY")
-                    .filter(|v| !v.is_empty())
-                    .map(PathBuf::from)
-            }),
+            db: h
+                .db
+                .clone()
+                .or_else(|| crate::project::var("KERNELGATE_HISTORY").map(PathBuf::from)),
             filter: h.filter.clone().unwrap_or_default(),
             last: h.last,
             html: h.html.clone(),

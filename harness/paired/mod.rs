@@ -42,8 +42,8 @@ pub fn load(
     work: &Path,
     candidates: &[Suite],
 ) -> Result<Base, PairedError> {
-    let load_dir = |dir: &Path, commit: String| {
-        crate::suite::load_dir(dir)
+    let load_dir = |dir: &Path, commit: String, project: Option<&crate::project::Project>| {
+        crate::suite::load_dir_in(dir, project)
             .map(|suites| Base {
                 rev: rev.to_string(),
                 commit,
@@ -56,7 +56,15 @@ pub fn load(
     };
     let as_folder = Path::new(rev);
     if as_folder.is_dir() {
-        return load_dir(as_folder, "folder".into());
+        // A folder of a bundle's base (`ci/bundle.sh`): its own project file, where it has one.
+        let project = crate::project::find(as_folder)
+            .map(|f| crate::project::Project::read(&f, None))
+            .transpose()
+            .map_err(|e| PairedError::Load {
+                rev: rev.to_string(),
+                diagnostics: e.to_string(),
+            })?;
+        return load_dir(as_folder, "folder".into(), project.as_ref());
     }
     let (top, commit, rel) = git::resolve(rev, suites)?;
     if !git::exists(&top, &commit, &rel)? {
@@ -88,9 +96,24 @@ pub fn load(
             }
         }
     }
+    // The base's own project file, where the candidate has one: it names the base's source
+    // folders and settings.
+    let project_file = crate::project::find(&suites_abs)
+        .and_then(|f| Some(f.strip_prefix(&top).ok()?.to_path_buf()))
+        .filter(|r| git::exists(&top, &commit, r).unwrap_or(false));
+    paths.extend(project_file.clone());
     let dest = work.join(&commit);
     git::extract(&top, &commit, &paths, &dest)?;
-    load_dir(&dest.join(&rel), commit)
+    let project = match project_file {
+        Some(f) => Some(
+            crate::project::Project::read(&dest.join(f), None).map_err(|e| PairedError::Load {
+                rev: rev.to_string(),
+                diagnostics: e.to_string(),
+            })?,
+        ),
+        None => None,
+    };
+    load_dir(&dest.join(&rel), commit, project.as_ref())
 }
 
 /// How a candidate trial meets the base.

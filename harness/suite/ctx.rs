@@ -15,9 +15,9 @@ pub struct Ctx<'a> {
     pub text: &'a str,
     pub diagnostics: Vec<Diagnostic>,
     pub warnings: Vec<Diagnostic>,
-    /// The suites folder (its real path) when the file is loaded as one of a folder's: every
-    /// file a suite reads must be inside it.
-    pub root: Option<PathBuf>,
+    /// The folders (real paths) a suite may read files from, when the file is loaded as one of
+    /// a folder's: its suites folder, and the project's source folders (`crate::project`).
+    pub root: Option<Scope>,
 }
 
 impl<'a> Ctx<'a> {
@@ -155,7 +155,7 @@ pub(super) fn resolve_file(
     name: &Spanned<String>,
     what: &str,
 ) -> Option<PathBuf> {
-    let p = dir.join(name.get_ref());
+    let p = clean(&dir.join(name.get_ref()));
     if p.is_file() {
         inside_root(ctx, name.span().start, &p, what, name.get_ref()).then_some(p)
     } else {
@@ -171,25 +171,79 @@ pub(super) fn resolve_file(
     }
 }
 
-/// Whether `p` (which exists) is inside the suites folder, when there is one; an error at `at`
-/// when it is not. Sources, include folders and `.npy` files outside it would be missing where
-/// the suites folder goes alone: the CI bundle (`ci/bundle.sh` packs `suites/`), a copy of it.
+/// `p` with `a/../` and `./` removed as text, so `perf/../kernels/k.cu` reads `kernels/k.cu` in
+/// messages (a `..` with nothing before it to remove stays).
+pub fn clean(p: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out: Vec<Component> = Vec::new();
+    for c in p.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir if matches!(out.last(), Some(Component::Normal(_))) => {
+                out.pop();
+            }
+            c => out.push(c),
+        }
+    }
+    if out.is_empty() {
+        return PathBuf::from(".");
+    }
+    out.iter().collect()
+}
+
+/// The folders a suite of a suites folder may read files from: the folder itself and, with a
+/// project file, the project's source folders. Files outside them would be missing where the
+/// project goes: the CI bundle, paired mode's base, a clone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scope {
+    /// The suites folder, its real path.
+    pub suites: PathBuf,
+    /// The project's source folders (real paths); empty without a project file.
+    pub sources: Vec<PathBuf>,
+}
+
+impl Scope {
+    /// The scope of the suites folder `dir`: with `project`'s source folders when `dir` is
+    /// inside that project.
+    pub fn of(dir: &Path, project: Option<&crate::project::Project>) -> Option<Scope> {
+        let suites = dir.canonicalize().ok()?;
+        let sources = project
+            .filter(|p| suites.starts_with(&p.real_root))
+            .map(|p| p.sources.clone())
+            .unwrap_or_default();
+        Some(Scope { suites, sources })
+    }
+}
+
+/// Whether `p` (which exists) is inside the scope's folders, when there is a scope; an error at
+/// `at` when it is not.
 pub(super) fn inside_root(ctx: &mut Ctx, at: usize, p: &Path, what: &str, written: &str) -> bool {
-    let Some(root) = &ctx.root else {
+    let Some(scope) = &ctx.root else {
         return true;
     };
     let real = p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
-    if real.starts_with(root) {
+    if real.starts_with(&scope.suites) || scope.sources.iter().any(|s| real.starts_with(s)) {
         return true;
     }
-    ctx.error(
-        at,
+    let message = if scope.sources.is_empty() {
         format!(
-            "{what} `{written}` is outside the suites folder `{}` (it is `{}`): a suite reads only files inside its folder, which is what the CI bundle and paired mode's base carry (move it inside, or make the suites folder the one that holds it)",
-            root.display(),
+            "{what} `{written}` is outside the suites folder `{}` (it is `{}`): without a project file a suite reads only files inside its folder, which is what the CI bundle and paired mode's base carry (write a `kernelgate.toml` at the repository's root — `kernelgate init` does — and suites may read files anywhere in the repository, docs/project.md)",
+            scope.suites.display(),
             real.display()
-        ),
-    );
+        )
+    } else {
+        let folders: Vec<String> = scope
+            .sources
+            .iter()
+            .map(|s| format!("`{}`", s.display()))
+            .collect();
+        format!(
+            "{what} `{written}` is outside the project's source folders {} and the suites folder (it is `{}`): add its folder to `sources` in `kernelgate.toml`",
+            folders.join(", "),
+            real.display()
+        )
+    };
+    ctx.error(at, message);
     false
 }
 

@@ -25,7 +25,7 @@ fn at_path(file: &Path, message: String) -> Diagnostic {
     }
 }
 
-/// Every `.toml` file under `dir`, recursively; each real folder and file is visited once, so
+/// Every suite file under `dir`, recursively; each real folder and file is visited once, so
 /// time and memory are bounded by the real tree whatever links it holds.
 pub fn discover_all(dir: &Path) -> Result<Found, LoadError> {
     let fail = |d: &Path, message: String| LoadError {
@@ -73,7 +73,9 @@ pub fn discover_all(dir: &Path) -> Result<Found, LoadError> {
                 Err(_) => continue, // another dangling link: nothing to load
             };
             if target.is_dir() {
-                if ancestors.contains(&target) {
+                if hidden_or_build(&p) {
+                    continue;
+                } else if ancestors.contains(&target) {
                     found.loops.push(at_path(&p, format!(
                         "`{}` links back to `{}`, a folder above it: a link loop, not followed (remove the link, or point it outside the suites folder)",
                         p.display(),
@@ -84,7 +86,10 @@ pub fn discover_all(dir: &Path) -> Result<Found, LoadError> {
                     above.push(target);
                     stack.push((p, above));
                 }
-            } else if p.extension().is_some_and(|e| e == "toml") && seen_files.insert(target) {
+            } else if p.extension().is_some_and(|e| e == "toml")
+                && is_suite_file(&p)
+                && seen_files.insert(target)
+            {
                 found.files.push(p);
             }
         }
@@ -93,7 +98,36 @@ pub fn discover_all(dir: &Path) -> Result<Found, LoadError> {
     Ok(found)
 }
 
-/// Every `.toml` file under `dir`, recursively, sorted; a link loop is an error at the link.
+/// A folder no suite lives in: hidden (`.git`, `.config`) or a build's (`target`,
+/// `node_modules`).
+fn hidden_or_build(dir: &Path) -> bool {
+    let name = dir.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    name.starts_with('.') || name == "target" || name == "node_modules"
+}
+
+/// Whether a `.toml` file is a suite: it has a table of the suite schema (`[suite]`,
+/// `[[kernel]]`, `[[buffer]]`, `[check]`, `[bench]`), or cannot be read (then loading says why).
+/// Another tool's file (`Cargo.toml`, `pyproject.toml`, the project file) is not read as one, so
+/// a suites folder may be a repository's root.
+fn is_suite_file(p: &Path) -> bool {
+    if p.file_name().is_some_and(|n| n == crate::project::FILE) {
+        return false;
+    }
+    let Ok(text) = std::fs::read_to_string(p) else {
+        return true;
+    };
+    text.lines().map(str::trim_start).any(|l| {
+        let name = l.trim_start_matches('[').trim_start();
+        l.starts_with('[')
+            && ["suite", "kernel", "buffer", "check", "bench"]
+                .iter()
+                .any(|t| {
+                    name.starts_with(t) && name[t.len()..].trim_start().starts_with([']', '.'])
+                })
+    })
+}
+
+/// Every suite file under `dir`, recursively, sorted; a link loop is an error at the link.
 pub fn discover(dir: &Path) -> Result<Vec<PathBuf>, LoadError> {
     let found = discover_all(dir)?;
     if found.loops.is_empty() {
@@ -116,7 +150,11 @@ mod tests {
         let tmp = std::env::temp_dir().join(format!("kg-discover-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&tmp);
         std::fs::create_dir_all(tmp.join("a/b")).unwrap();
-        std::fs::write(tmp.join("a/b/s.toml"), "").unwrap();
+        std::fs::write(tmp.join("a/b/s.toml"), "[suite]\n").unwrap();
+        std::fs::write(tmp.join("a/Cargo.toml"), "[package]\nname = \"x\"\n").unwrap();
+        std::fs::write(tmp.join("a/kernelgate.toml"), "[defaults]\n").unwrap();
+        std::fs::create_dir_all(tmp.join("a/.config")).unwrap();
+        std::fs::write(tmp.join("a/.config/n.toml"), "[[kernel]]\n").unwrap();
         symlink(&tmp, tmp.join("a/b/again")).unwrap();
         symlink(tmp.join("a"), tmp.join("a/b/up")).unwrap();
         let found = discover_all(&tmp).unwrap();

@@ -31,8 +31,16 @@ pub use super::kernels::parse_bytes;
 /// Loads every suite under `dir`; all problems in all files are reported together, link
 /// loops in the folder among them.
 pub fn load_dir(dir: &Path) -> Result<Vec<Suite>, LoadError> {
+    load_dir_in(dir, crate::project::current().ok().flatten())
+}
+
+/// [`load_dir`] for the suites folder of `project` (paired mode's base reads its own).
+pub fn load_dir_in(
+    dir: &Path,
+    project: Option<&crate::project::Project>,
+) -> Result<Vec<Suite>, LoadError> {
     let found = super::discover::discover_all(dir)?;
-    let root = dir.canonicalize().ok();
+    let root = super::ctx::Scope::of(dir, project);
     let mut suites: Vec<Suite> = Vec::new();
     let mut diagnostics = found.loops;
     for path in found.files {
@@ -102,7 +110,7 @@ pub fn load_text(path: &Path, text: &str) -> Result<Suite, Vec<Diagnostic>> {
 fn load_in(
     path: &Path,
     text: &str,
-    root: Option<std::path::PathBuf>,
+    root: Option<super::ctx::Scope>,
 ) -> Result<Suite, Vec<Diagnostic>> {
     let mut ctx = Ctx::new(path, text);
     ctx.root = root;
@@ -133,6 +141,7 @@ fn build(ctx: &mut Ctx, raw: RawFile) -> Option<Suite> {
     let sizes = sweep.names();
     let mut buffers = buffer_tables(ctx, &dir, &raw.buffer, &sizes, suite_at);
     let kernels = kernel_tables(ctx, &dir, &raw, &mut table, &buffers, &sizes);
+    super::compiler::choose(ctx, rs.compiler.as_ref(), &mut table.sources);
     let check = check_table(
         ctx,
         raw.check.as_ref(),

@@ -9,7 +9,8 @@ mod binary;
 mod buffer_tables;
 mod cases;
 mod check_table;
-mod ctx;
+pub mod compiler;
+pub(crate) mod ctx;
 mod declarations;
 mod decls;
 pub mod discover;
@@ -29,7 +30,8 @@ mod toml_text;
 mod values;
 
 pub use bench_table::PRECISION_OF_MAX_SLOWDOWN;
-pub use load::{discover, load_bytes, load_dir, load_file, load_text};
+pub use ctx::Scope;
+pub use load::{discover, load_bytes, load_dir, load_dir_in, load_file, load_text};
 pub use model::{
     ArgValue, Bench, Buffer, Case, Check, Init, Kernel, Launch, Limits, Role, Scratch, Source,
     SourceKind, Suite, Tolerance,
