@@ -18,7 +18,20 @@ cargo build --release --locked --bin kernelgate
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 cp target/release/kernelgate "$stage/"
-cp -r suites baselines "$stage/"
+# The suites, the baselines and, with a project file (docs/project.md), the file and every
+# source folder it names: all a suite reads, at the same places.
+folders=(suites baselines)
+if [ -f kernelgate.toml ]; then
+  mapfile -t folders < <(python3 -c '
+import tomllib
+p = tomllib.load(open("kernelgate.toml", "rb"))
+print(p.get("suites", "suites")); print(p.get("baselines", "baselines"))
+for s in p.get("sources", []): print(s)')
+  cp kernelgate.toml "$stage/"
+fi
+for f in "${folders[@]}"; do
+  [ -e "$f" ] && cp -r --parents "$f" "$stage/"
+done
 mkdir -p "$stage/ci" && cp ci/gate.sh "$stage/ci/"
 git rev-parse HEAD > "$stage/COMMIT" 2>/dev/null || true
 if [ -n "${KERNELGATE_BASE:-}" ]; then
@@ -27,9 +40,14 @@ if [ -n "${KERNELGATE_BASE:-}" ]; then
     exit 2
   }
   mkdir -p "$stage/base"
-  git archive --format=tar "$base" -- suites | tar -x -C "$stage/base"
+  at_base=()
+  for f in "${folders[@]:0:1}" "${folders[@]:2}" kernelgate.toml; do
+    git cat-file -e "$base:$f" 2>/dev/null && at_base+=("$f")
+  done
+  git archive --format=tar "$base" -- "${at_base[@]}" | tar -x -C "$stage/base"
   echo "$base" > "$stage/base/COMMIT"
+  echo "${folders[0]}" > "$stage/base/SUITES"
 fi
 mkdir -p "$(dirname "$out")"
 tar -czf "$out" -C "$stage" .
-echo "ci/bundle.sh: wrote $out ($(du -h "$out" | cut -f1)): kernelgate, suites/, baselines/, ci/gate.sh${KERNELGATE_BASE:+, base/suites/ at $KERNELGATE_BASE}"
+echo "ci/bundle.sh: wrote $out ($(du -h "$out" | cut -f1)): kernelgate, ${folders[*]}, ci/gate.sh${KERNELGATE_BASE:+, the base revision $KERNELGATE_BASE under base/}"

@@ -16,7 +16,10 @@ export KERNELGATE_REQUIRE_GPU=${KERNELGATE_REQUIRE_GPU:-1}
 # (ci/bundle.sh with KERNELGATE_BASE), or in a checkout against the merge base with the PR's
 # target branch. Stored baselines stay for main-branch runs.
 if [ -z "${KERNELGATE_BASE:-}" ]; then
-  if [ -d base/suites ]; then
+  if [ -f base/SUITES ]; then
+    KERNELGATE_BASE=base/$(cat base/SUITES)
+    export KERNELGATE_BASE
+  elif [ -d base/suites ]; then
     export KERNELGATE_BASE=base/suites
   elif [ -n "${GITHUB_BASE_REF:-}" ] && git rev-parse --git-dir >/dev/null 2>&1; then
     KERNELGATE_BASE=$(git merge-base HEAD "origin/$GITHUB_BASE_REF") || {

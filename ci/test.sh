@@ -5,6 +5,9 @@
 # nvidia-cuda-cccl wheels, 13.0.x) under target/nvrtc when they are not there yet, so a machine
 # without CUDA compiles every kernel (f16/bf16 and CUB included) and a compile error fails.
 # kernelgate finds the headers in nvidia/cu13/include beside the NVRTC on LD_LIBRARY_PATH.
+# nvcc for sources with host code (nvidia-cuda-nvcc, its nvvm and crt, and the profiler API's
+# header) goes into the same nvidia/cu13 folder: one pip call, since pip --target replaces
+# the `nvidia` folder it installs into.
 # Installs nvdisasm (the nvidia-cuda-nvdisasm wheel, 13.2.x) under target/cuda-tools for
 # `kernelgate sass`, which finds it there.
 set -euo pipefail
@@ -13,10 +16,13 @@ cd "$(dirname "$0")/.."
 nvrtc_dir=target/nvrtc
 lib="$nvrtc_dir/nvidia/cu13/lib"
 include="$nvrtc_dir/nvidia/cu13/include"
-if [ ! -e "$lib/libnvrtc.so.13" ] || [ ! -e "$include/cuda_fp16.h" ] || [ ! -e "$include/cccl/cub/cub.cuh" ]; then
-  echo "ci/test.sh: installing nvidia-cuda-nvrtc, -runtime and -cccl 13.0.x into $nvrtc_dir"
+if [ ! -e "$lib/libnvrtc.so.13" ] || [ ! -e "$include/cuda_fp16.h" ] || [ ! -e "$include/cccl/cub/cub.cuh" ] \
+  || [ ! -x "$nvrtc_dir/nvidia/cu13/bin/nvcc" ] || [ ! -e "$include/cuda_profiler_api.h" ]; then
+  echo "ci/test.sh: installing nvidia-cuda-nvrtc, -runtime, -cccl and -nvcc 13.0.x into $nvrtc_dir"
+  rm -rf "$nvrtc_dir"
   python3 -m pip install --quiet --disable-pip-version-check --no-deps --upgrade \
-    --target "$nvrtc_dir" 'nvidia-cuda-nvrtc==13.0.*' 'nvidia-cuda-runtime==13.0.*' 'nvidia-cuda-cccl==13.0.*'
+    --target "$nvrtc_dir" 'nvidia-cuda-nvrtc==13.0.*' 'nvidia-cuda-runtime==13.0.*' 'nvidia-cuda-cccl==13.0.*' \
+    'nvidia-cuda-nvcc==13.0.*' 'nvidia-nvvm==13.0.*' 'nvidia-cuda-crt==13.0.*' 'nvidia-cuda-profiler-api==13.0.*'
 fi
 export LD_LIBRARY_PATH="$PWD/$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # nvdisasm reads a cubin alone (cuobjdump -sass would run it too); 13.2 is the oldest on PyPI
@@ -112,3 +118,9 @@ if cargo nextest --version >/dev/null 2>&1; then
     exit 1
   fi
 fi
+# The workflows kernelgate ships (the one `kernelgate init` writes among them): actionlint and
+# shellcheck, pinned.
+ci/workflows.sh
+# Installed as a team installs it: the wheel, cargo install (then `init` in a repository of
+# kernels with host code), the Rust snippet (docs/project.md).
+ci/install.sh

@@ -60,6 +60,7 @@ pub fn compile_suite(
         // PTX, CUBIN and fatbin files are loaded as they are, without NVRTC (`device::binary`).
         let result = match source.kind() {
             SourceKind::Cuda => compile::compile(&req, cache_dir),
+            SourceKind::Nvcc => crate::device::nvcc::compile(&req, cache_dir),
             _ => crate::device::binary::load(&source.path, &source.text, &entries, arch),
         };
         match result {

@@ -126,6 +126,7 @@ options (environment variables):
   KERNELGATE_TIME_IDENTICAL=1    paired mode: time identical-code trials anyway (an A/A test)
   KERNELGATE_BLESS=1             record the trials that ran and passed as the new baselines
   KERNELGATE_BLESS=add           add this run to the baselines (another GPU or host), keeping the spread
+  KERNELGATE_BLESS_IN_CI=1       bless though CI is set (a CI job made to bless, started by hand)
   KERNELGATE_DEVICE=0[,1...]     GPU ordinals to spread the trials over
   KERNELGATE_SHARD=k/n           run a stable k-th of n parts of the trials
   KERNELGATE_REQUIRE_GPU=1       no GPU fails the run (set it in CI)
@@ -138,6 +139,8 @@ options (environment variables):
   KERNELGATE_REQUIRE_COUNTERS=1  counters that cannot be read (no CUPTI, no permission) exit 2
   KERNELGATE_ARCH=sm_90          NVRTC target when no GPU says which (a list for `sass`)
   KERNELGATE_CUDA_INCLUDE=DIRS   CUDA headers (cuda_fp16.h, cub/) when not found by itself
+  KERNELGATE_NVCC=PATH           nvcc for sources with host code (default: PATH, CUDA_HOME, the
+                                 nvidia-cuda-nvcc wheel beside NVRTC)
   KERNELGATE_CACHE=DIR           compile cache (default target/kernelgate-cache)
   KERNELGATE_TIMEOUT=SECONDS     per trial, before its worker is stopped (default 120, at most 86400)
   KERNELGATE_LOCK_DIR=DIR        where the per-GPU locks live (default: the temp folder; share
@@ -155,10 +158,24 @@ options (environment variables):
   KERNELGATE_COMMIT=SHA          the commit results and history record (default: CI's, then git's)
   KERNELGATE_BRANCH=NAME         the branch they record (default: CI's, then git's)
   KERNELGATE_DIRTY=1|0           whether the work tree had changes (default: git status)
-An unknown KERNELGATE_* variable is an error naming the closest known one.
+An unknown KERNELGATE_* variable is an error naming the closest known one. A project file
+(kernelgate.toml, found from the working directory up) may give defaults for the settings that
+are not chosen per run; a variable that is set wins (docs/project.md).
 
 exit codes: 0 passed; 1 performance (a regression or a limit); 101 correctness (a wrong output,
 a fault, a time-out); 2 infrastructure or bad input (suite file, variable, arguments).";
+
+/// `kernelgate init`'s description.
+pub const INIT: &str = "\
+Sets kernelgate up in an existing repository, beside its kernels where they are: writes the
+project file kernelgate.toml (the suites folder, the baselines folder, the folders suites may
+read sources from), the baselines folder, and the CI workflow .github/workflows/kernelgate.yml.
+With --kernel PATH --entry NAME, a first suite over that existing source file, in place: one
+buffer per pointer parameter, the kernel as its own reference (add your faster version and
+move `reference = true` to the one you trust). Never overwrites a file: what exists is kept
+and named. Prints the next three commands.
+
+exit codes: 0 written; 2 bad input (no such file or entry, a file that exists).";
 
 /// `kernelgate sass`'s description.
 pub const SASS: &str = "\

@@ -69,6 +69,9 @@ pub enum Command {
     /// The kernels' SASS and code identities; with --base, what changed (no GPU)
     #[command(long_about = crate::usage::SASS)]
     Sass(sass::Request),
+    /// Set kernelgate up in an existing repository: project file, baselines, CI, a first suite
+    #[command(long_about = crate::usage::INIT)]
+    Init(super::init::Args),
     /// The first commit at which a trial regressed against GOOD (GPU)
     #[command(long_about = crate::usage::BISECT)]
     Bisect(bisect::Args),

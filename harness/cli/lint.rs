@@ -12,6 +12,7 @@ pub fn lint(files: &[PathBuf]) -> ExitCode {
     if !files.is_empty() {
         return lint_files(files);
     }
+    crate::project::enter();
     let config = match Config::from_env() {
         Ok(c) => c,
         Err(e) => {
@@ -45,6 +46,15 @@ pub fn lint(files: &[PathBuf]) -> ExitCode {
         match crate::compile_suite::compile_suite(s, &config.arch, Some(&config.cache)) {
             Ok(compiled) => {
                 sources += compiled.len();
+                // Which compiler took a source, where it is not NVRTC, and why.
+                for src in &s.sources {
+                    if let Some(why) = &src.nvcc {
+                        println!(
+                            "kernelgate lint: `{}` compiled with nvcc: {why}",
+                            src.path.display()
+                        );
+                    }
+                }
                 // The instruction-mix gate (`mix`), at the kernel's line.
                 for (ki, message) in crate::mix::fp64_breaches(s, &compiled) {
                     breaches += 1;

@@ -31,6 +31,7 @@ mod args;
 pub mod bisect;
 pub mod calibrate;
 pub mod compare;
+pub mod init;
 pub mod lint;
 pub mod merge;
 pub mod run;
@@ -50,6 +51,7 @@ pub fn main() -> ExitCode {
 }
 
 fn command() -> ExitCode {
+    crate::device::libraries::ensure();
     let mut args = std::env::args();
     let program = args.next().unwrap_or_else(|| "kernelgate".into());
     if std::env::var_os(crate::worker::client::WORKER_ENV).is_some() {
@@ -84,6 +86,7 @@ fn command() -> ExitCode {
             run::run_with(std::iter::once(program).chain(args), Some(launcher))
         }
         Command::Lint { files } => lint::lint(&files),
+        Command::Init(a) => init::init(&a),
         Command::Compare(a) => exit::code(compare::command(&a)),
         Command::Merge { out, inputs } => exit::code(merge::command(&out, &inputs)),
         Command::Report(a) => crate::html::command(&a),

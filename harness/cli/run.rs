@@ -19,7 +19,10 @@ use std::time::Instant;
 /// The perf binary's entry point: `tests/perf.rs` calls this and nothing else. A panic is a
 /// harness error, exit 2 ([`exit::guard`]).
 pub fn main() -> ExitCode {
-    exit::guard(|| run(std::env::args()))
+    exit::guard(|| {
+        crate::device::libraries::ensure();
+        run(std::env::args())
+    })
 }
 
 /// Runs the suites with libtest arguments `args` (the first is the program name), or serves
@@ -63,6 +66,7 @@ pub fn run_with(args: impl Iterator<Item = String>, launcher: Option<String>) ->
         return ExitCode::from(crate::worker::serve(cache) as u8);
     }
     let entry = crate::report::totals::mark_entry();
+    crate::project::enter();
     let args: Vec<String> = args.collect();
     let program = args.first().cloned().unwrap_or_else(|| "perf".into());
     let mut args = Arguments::from_iter(args);
@@ -78,8 +82,8 @@ pub fn run_with(args: impl Iterator<Item = String>, launcher: Option<String>) ->
             return exit::code(exit::BAD_INPUT);
         }
     };
-    if config.mode == Mode::Bless && config::in_ci() {
-        eprintln!("error: KERNELGATE_BLESS is refused when `CI` is set: baselines are recorded on purpose, by a person, and reviewed (unset CI to bless locally)");
+    if config.mode == Mode::Bless && config::in_ci() && !config::bless_in_ci() {
+        eprintln!("error: KERNELGATE_BLESS is refused when `CI` is set: baselines are recorded on purpose, by a person, and reviewed (unset CI to bless locally; a CI job made to bless, started by hand, sets KERNELGATE_BLESS_IN_CI=1 and has the result reviewed)");
         return exit::code(exit::BAD_INPUT);
     }
     // Where this process will run the trials itself (not a nextest process waiting for

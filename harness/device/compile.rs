@@ -52,9 +52,11 @@ pub struct Compiled {
 /// Why a compile failed.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum CompileError {
-    /// NVRTC rejected the source.
-    #[error("NVRTC failed to compile `{path}`:\n{log}")]
+    /// The compiler (NVRTC, or nvcc for a source with host code) rejected the source.
+    #[error("{compiler} failed to compile `{path}`:\n{log}")]
     Source {
+        /// `NVRTC`, `nvcc` or `ptxas`.
+        compiler: &'static str,
         /// The source file.
         path: String,
         /// NVRTC's log.
@@ -134,7 +136,7 @@ pub fn supported_archs() -> Result<Vec<i32>, CompileError> {
 }
 
 /// The cache key of a request: a hex SHA-256.
-pub fn cache_key(req: &CompileRequest, nvrtc: (i32, i32)) -> String {
+pub fn cache_key(req: &CompileRequest, compiler: &str) -> String {
     let mut h = Sha256::new();
     let mut field = |bytes: &[u8]| {
         h.update((bytes.len() as u64).to_le_bytes());
@@ -156,7 +158,7 @@ pub fn cache_key(req: &CompileRequest, nvrtc: (i32, i32)) -> String {
         field(e.as_bytes());
     }
     field(req.arch.as_bytes());
-    field(format!("{}.{}", nvrtc.0, nvrtc.1).as_bytes());
+    field(compiler.as_bytes());
     h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
@@ -191,15 +193,15 @@ fn headers(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
 /// Compiles `req`, or loads it from `cache_dir` when an identical compile is there.
 pub fn compile(req: &CompileRequest, cache_dir: Option<&Path>) -> Result<Compiled, CompileError> {
     let version = nvrtc_version()?;
-    let key = cache_key(req, version);
+    let key = cache_key(req, &format!("{}.{}", version.0, version.1));
     if let Some(dir) = cache_dir {
         if let Some(hit) = read_cache(dir, &key) {
-            CACHED.fetch_add(1, Ordering::Relaxed);
+            count(true);
             return Ok(hit);
         }
     }
     let compiled = compile_uncached(req)?;
-    COMPILED.fetch_add(1, Ordering::Relaxed);
+    count(false);
     if let Some(dir) = cache_dir {
         // A cache that cannot be written costs time, not correctness: carry on.
         let _ = write_cache(dir, &key, &compiled);
@@ -207,7 +209,12 @@ pub fn compile(req: &CompileRequest, cache_dir: Option<&Path>) -> Result<Compile
     Ok(compiled)
 }
 
-fn read_cache(dir: &Path, key: &str) -> Option<Compiled> {
+/// Counts one compile, or one cache hit.
+pub(super) fn count(cached: bool) {
+    if cached { &CACHED } else { &COMPILED }.fetch_add(1, Ordering::Relaxed);
+}
+
+pub(super) fn read_cache(dir: &Path, key: &str) -> Option<Compiled> {
     let cubin = std::fs::read(dir.join(format!("{key}.cubin"))).ok()?;
     let meta = std::fs::read(dir.join(format!("{key}.json"))).ok()?;
     let mut c: Compiled = serde_json::from_slice(&meta).ok()?;
@@ -218,7 +225,7 @@ fn read_cache(dir: &Path, key: &str) -> Option<Compiled> {
 
 /// Writes both files through temporaries and renames, metadata last: a reader finds both or
 /// misses.
-fn write_cache(dir: &Path, key: &str, c: &Compiled) -> std::io::Result<()> {
+pub(super) fn write_cache(dir: &Path, key: &str, c: &Compiled) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let put = |name: String, bytes: &[u8]| -> std::io::Result<()> {
         let tmp = dir.join(format!("{name}.tmp{}", std::process::id()));
@@ -284,6 +291,7 @@ fn compile_uncached(req: &CompileRequest) -> Result<Compiled, CompileError> {
             None => log,
         };
         return Err(CompileError::Source {
+            compiler: "NVRTC",
             path: req.path.display().to_string(),
             log,
         });

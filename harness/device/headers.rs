@@ -37,10 +37,10 @@ pub fn cuda_headers() -> &'static CudaHeaders {
 }
 
 /// Where to look, in order (see the module's documentation).
-fn candidates() -> Vec<PathBuf> {
+pub(super) fn candidates() -> Vec<PathBuf> {
     let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
     let mut out: Vec<PathBuf> = Vec::new();
-    if let Some(list) = env("KERNELGATE_CUDA_INCLUDE") {
+    if let Some(list) = crate::project::var("KERNELGATE_CUDA_INCLUDE") {
         out.extend(std::env::split_paths(&list));
     }
     for name in ["CUDA_HOME", "CUDA_PATH"] {
@@ -149,7 +149,7 @@ fn wheels(include: &Path) -> String {
 }
 
 /// C and C++ standard library headers: NVRTC has none (it compiles device code only).
-const HOST_HEADERS: &[&str] = &[
+pub const HOST_HEADERS: &[&str] = &[
     "cstdint",
     "cstddef",
     "cstdlib",

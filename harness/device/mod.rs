@@ -8,7 +8,9 @@ mod error;
 mod gpu;
 pub mod headers;
 mod info;
+pub mod libraries;
 mod module;
+pub mod nvcc;
 pub mod ptx;
 pub mod thermal;
 

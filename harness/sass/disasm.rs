@@ -19,8 +19,9 @@ pub struct Disassembler {
     pub path: PathBuf,
 }
 
-/// Where `nvdisasm` is looked for after `PATH`: `$CUDA_HOME/bin`, `/usr/local/cuda/bin`, and
-/// the PyPI wheel installed under the target folder (`ci/test.sh` installs it there).
+/// Where `nvdisasm` is looked for after `PATH`: `$CUDA_HOME/bin`, `/usr/local/cuda/bin`, the
+/// PyPI wheel installed under the target folder (`ci/test.sh` installs it there), and beside the
+/// libraries on `LD_LIBRARY_PATH`.
 pub fn search_path() -> Vec<PathBuf> {
     let mut dirs = Vec::new();
     if let Some(home) = std::env::var_os("CUDA_HOME").filter(|h| !h.is_empty()) {
@@ -32,6 +33,11 @@ pub fn search_path() -> Vec<PathBuf> {
         .map_or_else(|| PathBuf::from("target"), PathBuf::from);
     dirs.push(target.join("cuda-tools/nvidia/cu13/bin"));
     dirs.push(target.join("cuda-tools/nvidia/cuda_nvdisasm/bin"));
+    // Beside the libraries on LD_LIBRARY_PATH: the wheels' `nvidia/cu13/bin` once
+    // `device::libraries` put their `lib` there (`pip install kernelgate`).
+    if let Some(list) = std::env::var_os("LD_LIBRARY_PATH") {
+        dirs.extend(std::env::split_paths(&list).map(|lib| lib.join("../bin")));
+    }
     dirs
 }
 

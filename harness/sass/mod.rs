@@ -102,7 +102,9 @@ impl<'a> Module<'a> {
     ) -> Result<Module<'a>, SassError> {
         let image = &compiled.cubin;
         Ok(match kind {
-            SourceKind::Cuda | SourceKind::Cubin => Module::Cubin(image.as_slice().into()),
+            SourceKind::Cuda | SourceKind::Nvcc | SourceKind::Cubin => {
+                Module::Cubin(image.as_slice().into())
+            }
             SourceKind::Ptx => {
                 let text = image.strip_suffix(&[0]).unwrap_or(image);
                 Module::Ptx(String::from_utf8_lossy(text))

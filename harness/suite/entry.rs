@@ -85,7 +85,7 @@ pub(super) fn check_entry(
 ) {
     let entry = l.entry.get_ref();
     let at = l.entry.span().start;
-    if source.kind() != super::SourceKind::Cuda {
+    if !source.kind().is_compiled() {
         // PTX: the entry and its `.param` list; a cubin or fatbin is checked when loaded.
         let spans = (at, l.args.span().start);
         for (offset, message) in super::binary::check_launch(source, entry, spans, &decl.args) {

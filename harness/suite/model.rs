@@ -50,6 +50,9 @@ pub struct Source {
     /// Its contents, read at load time (so a run compiles what it validated); empty for a
     /// cubin or fatbin, which the compile step reads as bytes.
     pub text: String,
+    /// Why this CUDA source is compiled with nvcc rather than NVRTC (`suite::compiler`).
+    #[serde(default)]
+    pub nvcc: Option<String>,
 }
 
 /// What a source file holds, by its extension.
@@ -57,12 +60,21 @@ pub struct Source {
 pub enum SourceKind {
     /// CUDA C++, compiled with NVRTC.
     Cuda,
+    /// CUDA C++ with host code, compiled with nvcc (`Source::nvcc` says why).
+    Nvcc,
     /// PTX text (from nvcc, Triton, Numba...), JIT-compiled by the driver when loaded.
     Ptx,
     /// A CUBIN for one architecture.
     Cubin,
     /// A fat binary: CUBINs and PTX for several architectures; the driver picks.
     Fatbin,
+}
+
+impl SourceKind {
+    /// Whether kernelgate compiles it (NVRTC or nvcc), rather than loading it as built.
+    pub fn is_compiled(self) -> bool {
+        matches!(self, SourceKind::Cuda | SourceKind::Nvcc)
+    }
 }
 
 impl Source {
@@ -72,6 +84,7 @@ impl Source {
             Some("ptx") => SourceKind::Ptx,
             Some("cubin") => SourceKind::Cubin,
             Some("fatbin") => SourceKind::Fatbin,
+            _ if self.nvcc.is_some() => SourceKind::Nvcc,
             _ => SourceKind::Cuda,
         }
     }

@@ -29,6 +29,7 @@ pub struct RawSuite {
     pub include_dirs: Vec<Spanned<String>>,
     #[serde(default)]
     pub options: Vec<Spanned<String>>,
+    pub compiler: Option<Spanned<String>>,
     pub sizes: Option<Spanned<SizeTable>>,
     pub sweep: Option<Spanned<String>>,
     pub memory_budget: Option<Spanned<String>>,

@@ -87,13 +87,18 @@ pub(super) fn source_index(
             sources.push(Source {
                 path,
                 text: String::new(),
+                nvcc: None,
             });
             Some(sources.len() - 1)
         }
         Ok(bytes) => match super::toml_text::utf8(&path, &bytes) {
             Ok(text) => {
                 let text = text.to_string();
-                sources.push(Source { path, text });
+                sources.push(Source {
+                    path,
+                    text,
+                    nvcc: None,
+                });
                 Some(sources.len() - 1)
             }
             Err(d) => {

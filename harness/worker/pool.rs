@@ -200,7 +200,7 @@ impl<'a> WorkerPool<'a> {
         // PTX, CUBIN and fatbin sources are loaded as built, not compiled (`device::binary`).
         let built = compiled
             .iter()
-            .filter(|(si, _)| suite.sources[*si].kind() != crate::suite::SourceKind::Cuda)
+            .filter(|(si, _)| !suite.sources[*si].kind().is_compiled())
             .count();
         Outcome::Compiled {
             sources: compiled.len(),

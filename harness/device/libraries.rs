@@ -1,0 +1,90 @@
+//! `ensure`: NVRTC found without set-up. cudarc opens CUDA's libraries by bare name, so the
+//! loader must see their folder before anything loads, and NVRTC needs its builtins library
+//! beside it. When NVRTC does not load as things are, and the pip wheels' `nvidia/cu13/lib` is
+//! found — in the Python environment kernelgate was installed into (`pip install kernelgate`),
+//! in this project's `target/nvrtc` (where `ci/test.sh` installs it), or in `python3`'s `nvidia`
+//! package — the process runs itself again with that folder on `LD_LIBRARY_PATH`, which the
+//! GPU workers inherit.
+
+use std::path::{Path, PathBuf};
+
+/// Set in the process run again, so it is done once.
+const AGAIN: &str = "_KERNELGATE_LIBRARIES";
+
+/// Runs this process again with the wheels' libraries on `LD_LIBRARY_PATH` where NVRTC does not
+/// load without them; returns when nothing is to be done (or it cannot be done: the commands then
+/// say what is missing, as before).
+pub fn ensure() {
+    if std::env::var_os(AGAIN).is_some() {
+        return;
+    }
+    // SAFETY: only tries to open the library; no NVRTC call is made.
+    if unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+        return;
+    }
+    let Some(dir) = candidates()
+        .into_iter()
+        .find(|d| d.join("libnvrtc.so.13").is_file())
+    else {
+        return;
+    };
+    let Ok(exe) = std::env::current_exe() else {
+        return;
+    };
+    let mut paths = vec![dir];
+    paths.extend(std::env::split_paths(
+        &std::env::var_os("LD_LIBRARY_PATH").unwrap_or_default(),
+    ));
+    let Ok(joined) = std::env::join_paths(paths) else {
+        return;
+    };
+    let mut again = std::process::Command::new(exe);
+    again
+        .args(std::env::args_os().skip(1))
+        .env("LD_LIBRARY_PATH", joined)
+        .env(AGAIN, "1");
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        // Replaces this process: returns only when it could not.
+        let _ = again.exec();
+    }
+}
+
+/// Folders that may hold the wheels' libraries, nearest first.
+fn candidates() -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if let Some(prefix) = std::env::current_exe()
+        .ok()
+        .and_then(|e| e.canonicalize().ok())
+        .and_then(|e| Some(e.parent()?.parent()?.to_path_buf()))
+    {
+        // `<venv>/bin/kernelgate` → `<venv>/lib/python3.X/site-packages/nvidia/cu13/lib`.
+        out.extend(site_packages(&prefix.join("lib")));
+    }
+    out.push(PathBuf::from("target/nvrtc/nvidia/cu13/lib"));
+    out.extend(
+        super::headers::candidates()
+            .iter()
+            .map(|inc| inc.join("../lib")),
+    );
+    out
+}
+
+fn site_packages(lib: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(lib) else {
+        return Vec::new();
+    };
+    let mut found: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("python3"))
+        })
+        .map(|p| p.join("site-packages/nvidia/cu13/lib"))
+        .collect();
+    found.sort();
+    found
+}

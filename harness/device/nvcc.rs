@@ -1,0 +1,222 @@
+//! `compile` for sources with host code: nvcc (the toolkit's, or the `nvidia-cuda-nvcc` wheel's)
+//! compiles the file where it is to PTX, and `ptxas` beside it assembles the CUBIN — the two
+//! steps `nvcc -cubin` takes — through the same cache as NVRTC's. nvcc names kernels by their
+//! mangled symbols and has no name expressions: a generated file includes the source and takes
+//! each entry's address (`&scale<float>`), which instantiates templates and leaves the mangled
+//! name in the PTX, where it is read back.
+
+use super::compile::{self, CompileError, CompileRequest, Compiled};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// The nvcc to use: `KERNELGATE_NVCC`, else the first found on `PATH`, beside CUDA's headers
+/// (`CUDA_HOME`, `LD_LIBRARY_PATH`'s toolkits, `/usr/local/cuda`, the pip wheels' `nvidia/cu13`).
+pub fn nvcc() -> Option<&'static (PathBuf, String)> {
+    static FOUND: OnceLock<Option<(PathBuf, String)>> = OnceLock::new();
+    FOUND
+        .get_or_init(|| {
+            let mut tried: Vec<PathBuf> = Vec::new();
+            if let Some(given) = crate::config::var("KERNELGATE_NVCC") {
+                tried.push(given.into());
+            } else {
+                let path = std::env::var_os("PATH").unwrap_or_default();
+                tried.extend(std::env::split_paths(&path).map(|d| d.join("nvcc")));
+                tried.extend(
+                    super::headers::candidates()
+                        .iter()
+                        .map(|inc| inc.join("../bin/nvcc")),
+                );
+            }
+            for nvcc in &tried {
+                if let Ok(out) = Command::new(nvcc).arg("--version").output() {
+                    if out.status.success() {
+                        // nvcc's version, and its front end's (the nvvm wheel is versioned
+                        // apart from nvcc's): both are in the cache key.
+                        let mut version = String::from_utf8_lossy(&out.stdout).trim().to_string();
+                        let cicc = nvcc.with_file_name("../nvvm/bin/cicc");
+                        if let Ok(m) = std::fs::metadata(&cicc) {
+                            version.push_str(&format!("\ncicc {} bytes", m.len()));
+                        }
+                        return Some((nvcc.clone(), version));
+                    }
+                }
+            }
+            None
+        })
+        .as_ref()
+}
+
+/// What to do when no nvcc is found.
+pub const NO_NVCC: &str = "no nvcc: a source with host code is compiled with nvcc (pip install 'nvidia-cuda-nvcc==13.0.*' 'nvidia-nvvm==13.0.*' 'nvidia-cuda-crt==13.0.*' beside NVRTC, a CUDA toolkit, or KERNELGATE_NVCC=/path/to/nvcc)";
+
+/// Compiles `req` with nvcc, or loads it from `cache_dir`.
+pub fn compile(req: &CompileRequest, cache_dir: Option<&Path>) -> Result<Compiled, CompileError> {
+    let tool = |message: String| CompileError::Binary {
+        path: req.path.display().to_string(),
+        message,
+    };
+    let (nvcc, version) = nvcc().ok_or_else(|| tool(NO_NVCC.into()))?;
+    let key = compile::cache_key(req, &format!("nvcc {version}"));
+    if let Some(hit) = cache_dir.and_then(|d| compile::read_cache(d, &key)) {
+        compile::count(true);
+        return Ok(hit);
+    }
+    let work = std::env::temp_dir().join(format!(
+        "kernelgate-nvcc-{}-{}",
+        std::process::id(),
+        &key[..16]
+    ));
+    std::fs::create_dir_all(&work)
+        .map_err(|e| tool(format!("cannot create `{}`: {e}", work.display())))?;
+    let result = build(req, nvcc, &work);
+    let _ = std::fs::remove_dir_all(&work);
+    let compiled = result?;
+    compile::count(false);
+    if let Some(dir) = cache_dir {
+        let _ = compile::write_cache(dir, &key, &compiled);
+    }
+    Ok(compiled)
+}
+
+/// The name of entry `i`'s address in the generated file.
+fn slot(i: usize) -> String {
+    format!("kernelgate_entry_{i}")
+}
+
+fn build(req: &CompileRequest, nvcc: &Path, work: &Path) -> Result<Compiled, CompileError> {
+    let path = req.path.display().to_string();
+    let source = req
+        .path
+        .canonicalize()
+        .unwrap_or_else(|_| req.path.to_path_buf());
+    let mut wrapper = format!("#include \"{}\"\n", source.display());
+    for (i, e) in req.entries.iter().enumerate() {
+        wrapper.push_str(&format!("__device__ void *{} = (void *)&{e};\n", slot(i)));
+    }
+    let unit = work.join("kernelgate_entries.cu");
+    let ptx_path = work.join("module.ptx");
+    let cubin_path = work.join("module.cubin");
+    let io = |e: std::io::Error| CompileError::Binary {
+        path: path.clone(),
+        message: e.to_string(),
+    };
+    std::fs::write(&unit, wrapper).map_err(io)?;
+    let mut cmd = Command::new(nvcc);
+    cmd.args(["-ptx", "-std=c++17"])
+        .arg(format!("-arch={}", req.arch))
+        .args(
+            req.include_dirs
+                .iter()
+                .map(|d| format!("-I{}", d.display())),
+        )
+        .args(req.options)
+        .arg("-o")
+        .arg(&ptx_path)
+        .arg(&unit);
+    let out = cmd.output().map_err(io)?;
+    // Without the generated file's own line: the user's file is the one to read.
+    let log: Vec<&str> = std::str::from_utf8(&out.stderr)
+        .unwrap_or("")
+        .lines()
+        .filter(|l| {
+            !(l.starts_with("In file included from") && l.contains("kernelgate_entries.cu"))
+        })
+        .collect();
+    let log = log.join("\n").trim().to_string();
+    if !out.status.success() {
+        // An entry that is no kernel fails in the generated file, not the user's.
+        if let Some(e) = req
+            .entries
+            .iter()
+            .enumerate()
+            .find(|(i, _)| log.contains(&format!("kernelgate_entries.cu({})", i + 2)))
+        {
+            return Err(CompileError::NoEntry {
+                entry: e.1.clone(),
+                path,
+            });
+        }
+        return Err(CompileError::Source {
+            compiler: "nvcc",
+            path,
+            log,
+        });
+    }
+    let ptx = std::fs::read_to_string(&ptx_path).map_err(io)?;
+    let mut lowered = Vec::new();
+    for (i, e) in req.entries.iter().enumerate() {
+        let name = lowered_name(&ptx, &slot(i));
+        match name {
+            Some(n) => lowered.push(n),
+            None => {
+                return Err(CompileError::NoEntry {
+                    entry: e.clone(),
+                    path,
+                })
+            }
+        }
+    }
+    let ptxas = nvcc.with_file_name("ptxas");
+    let out = Command::new(&ptxas)
+        .arg(format!("-arch={}", req.arch))
+        .arg("-o")
+        .arg(&cubin_path)
+        .arg(&ptx_path)
+        .output()
+        .map_err(|e| CompileError::Binary {
+            path: path.clone(),
+            message: format!("cannot run `{}`: {e}", ptxas.display()),
+        })?;
+    if !out.status.success() {
+        return Err(CompileError::Source {
+            compiler: "ptxas",
+            path,
+            log: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        });
+    }
+    let functions = super::ptx::parse(&ptx);
+    let fp64 = lowered
+        .iter()
+        .map(|n| super::ptx::fp64_use(&functions, n).unwrap_or_default())
+        .collect();
+    Ok(Compiled {
+        cubin: std::fs::read(&cubin_path).map_err(io)?,
+        entries: req.entries.to_vec(),
+        lowered,
+        fp64,
+        log,
+        cached: false,
+    })
+}
+
+/// The symbol the PTX initializes `slot` with: `.global .align 8 .u64 slot = _Z5scaleIfEvPfi;`.
+fn lowered_name(ptx: &str, slot: &str) -> Option<String> {
+    ptx.lines().find_map(|l| {
+        let rest = l.split_once(&format!(" {slot} = "))?.1;
+        let name = rest.trim().trim_end_matches(';').trim();
+        let name = name
+            .strip_prefix("generic(")
+            .map_or(name, |n| n.trim_end_matches(')'));
+        (!name.is_empty()).then(|| name.to_string())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lowered_name;
+
+    #[test]
+    fn entries_are_read_from_their_slots() {
+        let ptx = ".global .align 8 .u64 kernelgate_entry_0 = _Z9vectorAddPKfS0_Pfi;\n.global .align 8 .u64 kernelgate_entry_1 = generic(_Z5scaleIfEvPT_i);\n";
+        assert_eq!(
+            lowered_name(ptx, "kernelgate_entry_0").as_deref(),
+            Some("_Z9vectorAddPKfS0_Pfi")
+        );
+        assert_eq!(
+            lowered_name(ptx, "kernelgate_entry_1").as_deref(),
+            Some("_Z5scaleIfEvPT_i")
+        );
+        assert_eq!(lowered_name(ptx, "kernelgate_entry_2"), None);
+    }
+}

@@ -1,0 +1,110 @@
+//! Phase `compiler`: which compiler each CUDA source takes. NVRTC compiles device code only; a
+//! source as a repository has it often mixes in host code (`#include <cstdio>`,
+//! `<cuda_runtime.h>`, `<cublas_v2.h>`, a `main`), which NVRTC cannot open. Such a source is
+//! compiled with nvcc (`device::nvcc`) — to the same CUBIN, cache, code identity and SASS — and
+//! the reason is kept for `lint` to print. `[suite] compiler = "nvcc"` or `"nvrtc"` decides for
+//! every source of the suite.
+
+use super::ctx::Ctx;
+use super::{Source, SourceKind};
+use toml::Spanned;
+
+/// Host headers of CUDA's libraries and runtime: a source that includes one has host code.
+const HOST_API: &[&str] = &[
+    "cuda_runtime.h",
+    "cuda_runtime_api.h",
+    "cuda_profiler_api.h",
+    "cublas_v2.h",
+    "cublas.h",
+    "cublasLt.h",
+    "cudnn.h",
+    "curand.h",
+    "cufft.h",
+    "cusparse.h",
+    "cusolverDn.h",
+    "nccl.h",
+];
+
+/// Whether `name` is a host header of CUDA's runtime or libraries.
+pub fn host_api(name: &str) -> bool {
+    HOST_API.contains(&name)
+}
+
+/// Why `text` needs nvcc: the first host header it includes, or its `main`; `None` when it is
+/// device code NVRTC compiles.
+pub fn host_code(text: &str) -> Option<String> {
+    for line in text.lines().map(str::trim_start) {
+        let Some(rest) = line.strip_prefix('#') else {
+            let code = line.split("//").next().unwrap_or("");
+            let main = code.find("main").is_some_and(|at| {
+                let before = code[..at].trim_end();
+                let after = code[at + 4..].trim_start();
+                after.starts_with('(') && (before.ends_with("int") || before.ends_with("void"))
+            });
+            if main {
+                return Some("it defines `main`".into());
+            }
+            continue;
+        };
+        let Some(header) = rest.trim_start().strip_prefix("include") else {
+            continue;
+        };
+        let name = header.trim().trim_matches(['<', '>', '"']);
+        let name = name.split(['>', '"']).next().unwrap_or(name);
+        if crate::device::headers::HOST_HEADERS.contains(&name) || HOST_API.contains(&name) {
+            return Some(format!(
+                "it includes `<{name}>`, host code NVRTC does not compile"
+            ));
+        }
+    }
+    None
+}
+
+/// Sets each CUDA source's compiler from `[suite] compiler` (`"nvrtc"`, `"nvcc"`, or absent:
+/// by what the source holds).
+pub(super) fn choose(ctx: &mut Ctx, compiler: Option<&Spanned<String>>, sources: &mut [Source]) {
+    let forced = match compiler.map(|c| (c.get_ref().as_str(), c.span().start)) {
+        None => None,
+        Some(("nvcc", _)) => Some(true),
+        Some(("nvrtc", _)) => Some(false),
+        Some((other, at)) => {
+            ctx.error(
+                at,
+                format!("compiler `{other}`: write \"nvrtc\" (device code, compiled in-process) or \"nvcc\" (sources with host code); without it each source takes the one it needs"),
+            );
+            return;
+        }
+    };
+    for s in sources.iter_mut().filter(|s| s.kind() == SourceKind::Cuda) {
+        s.nvcc = match forced {
+            Some(true) => Some("`compiler = \"nvcc\"` in [suite]".into()),
+            Some(false) => None,
+            None => host_code(&s.text),
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::host_code;
+
+    #[test]
+    fn host_code_is_found_by_its_headers_and_main() {
+        let device = "#include <cuda_fp16.h>\n#include \"tile.cuh\"\n__global__ void k(float *x) { x[0] = 1; }\n";
+        assert_eq!(host_code(device), None);
+        assert!(host_code("#include <cstdio>\n")
+            .unwrap()
+            .contains("`<cstdio>`"));
+        assert!(host_code("#  include \"cublas_v2.h\" // blas\n")
+            .unwrap()
+            .contains("cublas_v2.h"));
+        assert!(host_code("int main(int argc, char **argv) {\n")
+            .unwrap()
+            .contains("`main`"));
+        assert!(host_code("int main (void)\n").is_some());
+        assert_eq!(
+            host_code("__device__ int domain(int x);\n// int main() in a comment? no: code\n"),
+            None
+        );
+    }
+}
