@@ -33,6 +33,7 @@ pub mod runner;
 pub mod sass;
 pub mod shell;
 pub mod stats;
+pub mod stop;
 pub mod suggest;
 pub mod suite;
 pub mod usage;

@@ -75,6 +75,7 @@ impl Probe for GpuProbe<'_, '_> {
                 false => crate::runner::Progress::Off,
             },
             base: Some(&self.good.base),
+            stop: crate::stop::process(),
         };
         let plan = crate::plan::plan(suites);
         let Some(i) = plan.iter().position(|p| p.name == self.repo.trial) else {

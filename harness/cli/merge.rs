@@ -39,6 +39,11 @@ pub fn command(out: &Path, inputs: &[PathBuf]) -> u8 {
                 inputs.len(),
                 out.display()
             );
+            // A shard stopped before it finished: the run has no verdict on what it left.
+            if let Some(why) = &m.provenance.incomplete {
+                eprintln!("error: the run is incomplete: {why}");
+                return exit::BAD_INPUT;
+            }
             worst.map_or(exit::SUCCESS, |k| k.exit_code())
         }
         Err(e) => {

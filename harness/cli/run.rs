@@ -86,6 +86,8 @@ pub fn run_with(args: impl Iterator<Item = String>, launcher: Option<String>) ->
         eprintln!("error: KERNELGATE_BLESS is refused when `CI` is set: baselines are recorded on purpose, by a person, and reviewed (unset CI to bless locally; a CI job made to bless, started by hand, sets KERNELGATE_BLESS_IN_CI=1 and has the result reviewed)");
         return exit::code(exit::BAD_INPUT);
     }
+    // SIGTERM (a CI time limit) or SIGINT: finish cleanly with what ran (`stop`).
+    crate::stop::install();
     // Where this process will run the trials itself (not a nextest process waiting for
     // another's), its GPU workers start now: each opens its device and warms up while the
     // suites are read and compiled.
@@ -240,7 +242,12 @@ pub fn run_with(args: impl Iterator<Item = String>, launcher: Option<String>) ->
         }
     }
     let inline = pretty && args.test_threads == Some(1);
-    let trials = libtest_trials(&plan, &results, inline, under_nextest)
+    let missing = match (&results.provenance.incomplete, under_nextest) {
+        (Some(why), _) => Missing::Stopped(why.clone()),
+        (None, true) => Missing::Fails,
+        (None, false) => Missing::NotSelected,
+    };
+    let trials = libtest_trials(&plan, &results, inline, &missing)
         .into_iter()
         .zip(&plan)
         .map(|(t, p)| t.with_ignored_flag(ignored_flag(p)))
@@ -275,6 +282,12 @@ pub fn run_with(args: impl Iterator<Item = String>, launcher: Option<String>) ->
                 println!("{line}");
             }
         }
+    }
+    if let Some(why) = &results.provenance.incomplete {
+        println!(
+            "kernelgate: {why}: the trials that finished are above and in the results file, which is marked incomplete; the others have no verdict"
+        );
+        return exit::code(exit::BAD_INPUT);
     }
     match (own.worst_failure(), report_failed) {
         (Some(kind), _) => exit::code(kind.exit_code()),
@@ -329,6 +342,7 @@ fn execute(
         executor: &pool,
         progress,
         base,
+        stop: crate::stop::process(),
     };
     let started = crate::baseline::now_rfc3339();
     let mut report = runner.run(plan, selected);
@@ -341,6 +355,13 @@ fn execute(
     report.results.provenance.shard = config
         .shard
         .map(|(index, count)| crate::report::provenance::Shard { index, count });
+    report.results.provenance.incomplete = crate::stop::process().requested().map(|signal| {
+        format!(
+            "stopped by {signal} after {} of {} trial(s)",
+            report.results.trials.len(),
+            selected.len()
+        )
+    });
     if let Some(t) = report.results.totals.as_mut() {
         (t.load_seconds, t.base_seconds) = loaded;
     }
@@ -352,13 +373,23 @@ fn execute(
     })
 }
 
+/// What a planned trial without a record means.
+#[derive(Clone)]
+enum Missing {
+    /// It was not selected (a filter): it passes unseen.
+    NotSelected,
+    /// Under nextest every trial ran, so one without a record fails.
+    Fails,
+    /// The run was stopped before it finished: ignored, with why.
+    Stopped(String),
+}
+
 /// One libtest trial per planned trial, in list order; selected ones report their record.
-/// Under nextest every trial ran, so one without a record fails (`missing_fails`).
 fn libtest_trials(
     plan: &[Planned],
     results: &Results,
     inline: bool,
-    missing_fails: bool,
+    missing: &Missing,
 ) -> Vec<Trial> {
     let device = results.device_info.clone();
     plan.iter()
@@ -369,14 +400,16 @@ fn libtest_trials(
                 .find(|r| r.name == trial.name)
                 .cloned();
             let device = device.clone();
+            let missing = missing.clone();
             Trial::ignorable_test(trial.name.clone(), move || {
                 let Some(r) = record else {
-                    if missing_fails {
-                        return Err(Failed::from(
+                    return match &missing {
+                        Missing::Fails => Err(Failed::from(
                             "not among the trials this nextest run ran (did the suites change during the run?)",
-                        ));
-                    }
-                    return Ok(Completion::Completed);
+                        )),
+                        Missing::Stopped(why) => Ok(Completion::ignored_with(format!("not run: the run was {why}"))),
+                        Missing::NotSelected => Ok(Completion::Completed),
+                    };
                 };
                 let line = terminal::line(&r, device.as_ref());
                 if inline && !line.is_empty() {

@@ -138,6 +138,12 @@ pub fn render(results: &Results) -> String {
         results.kernelgate,
         results.date
     );
+    if let Some(why) = &results.provenance.incomplete {
+        out.push_str(&format!(
+            "**Incomplete:** the run was {}: the trials below finished; the others have no verdict.\n\n",
+            cell(why)
+        ));
+    }
     for line in results.identical.iter().flat_map(super::identical::lines) {
         out.push_str(&format!("{}\n\n", cell(&line)));
     }

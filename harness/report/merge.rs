@@ -94,6 +94,7 @@ pub fn merge(inputs: &[(PathBuf, Results)]) -> Result<Results, ResultsError> {
     out.identical = None;
     out.sass.clear();
     out.provenance.shard = None;
+    out.provenance.incomplete = None;
     let mut from: Vec<&Path> = Vec::new();
     for (path, r) in inputs {
         out.identical = join_identical(out.identical.take(), r.identical.as_ref());
@@ -116,6 +117,14 @@ pub fn merge(inputs: &[(PathBuf, Results)]) -> Result<Results, ResultsError> {
         if out.device.is_none() {
             out.device = r.device.clone();
             out.device_info = r.device_info.clone();
+        }
+        // A shard that was stopped leaves the whole run incomplete, and says which shard.
+        if let Some(why) = &r.provenance.incomplete {
+            let line = format!("{}: {why}", path.display());
+            out.provenance.incomplete = Some(match out.provenance.incomplete.take() {
+                Some(before) => format!("{before}; {line}"),
+                None => line,
+            });
         }
         // The run started when its first shard did; every shard's suites are the run's.
         let time = |s: &String| crate::baseline::parse_rfc3339(s);
@@ -218,6 +227,25 @@ mod tests {
 
     fn error(inputs: &[(PathBuf, Results)]) -> String {
         merge(inputs).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn a_stopped_shard_leaves_the_run_incomplete() {
+        let a = file("a.json", Some((1, 2)), &["s::k::n=1"]);
+        let mut b = file("b.json", Some((2, 2)), &["s::k::n=2"]);
+        b.1.provenance.incomplete = Some("stopped by SIGTERM after 1 of 4 trial(s)".into());
+        let merged = merge(&[a.clone(), b]).unwrap();
+        assert_eq!(
+            merged.provenance.incomplete.as_deref(),
+            Some("b.json: stopped by SIGTERM after 1 of 4 trial(s)")
+        );
+        let text = crate::report::markdown::render(&merged);
+        assert!(
+            text.contains("**Incomplete:** the run was b.json: stopped by SIGTERM"),
+            "{text}"
+        );
+        let whole = merge(&[a, file("c.json", Some((2, 2)), &["s::k::n=3"])]).unwrap();
+        assert_eq!(whole.provenance.incomplete, None);
     }
 
     #[test]

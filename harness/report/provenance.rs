@@ -66,6 +66,10 @@ pub struct Provenance {
     /// `merge` knows how many shards the run had and names a missing one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<Shard>,
+    /// Why the run ended before every selected trial ran (`stopped by SIGTERM after 5 of 60
+    /// trial(s)`): its file holds the trials that finished, and no verdict on the others.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub incomplete: Option<String>,
 }
 
 /// One shard of a run: the `k` and `n` of `KERNELGATE_SHARD=k/n`.
@@ -138,6 +142,7 @@ impl Provenance {
             started: None,
             suites: BTreeMap::new(),
             shard: None,
+            incomplete: None,
         }
     }
 

@@ -259,7 +259,12 @@ pub fn line(r: &TrialRecord, device: Option<&DeviceInfo>) -> String {
     }
     if !r.resource_changes.is_empty() {
         let changes: Vec<String> = r.resource_changes.iter().map(resource_text).collect();
-        line.push_str(&format!(" (since the baseline: {})", changes.join("; ")));
+        // Against what the trial was compared: the paired base, or the stored baseline.
+        let since = match &r.gate {
+            Some(GateNote::Paired { commit, .. }) => format!("base {}", short(commit)),
+            _ => "the baseline".into(),
+        };
+        line.push_str(&format!(" (since {since}: {})", changes.join("; ")));
     }
     let note = note(r);
     if !note.is_empty() {

@@ -21,6 +21,8 @@ pub struct Runner<'a> {
     /// Paired mode: the base revision each trial is timed and judged against (its suites
     /// numbered after `suites` for the executor), instead of stored baselines.
     pub base: Option<&'a crate::paired::Base>,
+    /// Set when the run is asked to stop (SIGTERM, SIGINT): no further trial starts.
+    pub stop: &'a crate::stop::Stop,
 }
 
 /// What a run says on stderr while its trials run (libtest's stdout is not touched).

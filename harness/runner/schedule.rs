@@ -209,6 +209,10 @@ impl Runner<'_> {
         let running: Vec<Mutex<Running>> = (0..workers).map(|_| Mutex::new(None)).collect();
         let finished = std::sync::atomic::AtomicBool::new(false);
         let work = |slot: usize| loop {
+            // Asked to stop: no trial starts, and the one a signal cut short is not kept.
+            if self.stop.requested().is_some() {
+                break;
+            }
             let n = next.fetch_add(1, Ordering::SeqCst);
             let Some(&i) = selected.get(n) else { break };
             let trial = &plan[i];
@@ -237,6 +241,9 @@ impl Runner<'_> {
             };
             let outcome = self.executor.execute(slot, &spec);
             *running[slot].lock().unwrap_or_else(|e| e.into_inner()) = None;
+            if self.stop.requested().is_some() {
+                break;
+            }
             if let (Progress::Log, Some(line)) = (self.progress, measured_line(&outcome)) {
                 self.progress(&format!(
                     "[{}/{}] {}{on}: {line}",

@@ -16,9 +16,9 @@ use std::sync::Mutex;
 
 mod code;
 mod counters;
-/// Host-aware baselines: `KERNELGATE_BLESS=add` and the other-GPU note.
 mod hosts;
 mod paired;
+mod stop;
 
 fn device() -> DeviceInfo {
     DeviceInfo::for_tests("Fake GPU", "580.0")
@@ -333,6 +333,7 @@ fn run_all(
         executor,
         progress: crate::runner::Progress::Off,
         base: None,
+        stop: &crate::stop::Stop::new(),
     };
     let selected: Vec<usize> = (0..plan.len()).collect();
     runner.run(plan, &selected)

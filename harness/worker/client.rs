@@ -145,6 +145,11 @@ impl Worker {
         if let Some(Err(e)) = &self.device {
             return Err(TrialFailure::Harness(e.clone()));
         }
+        // A run asked to stop starts no worker and sends no work.
+        if let Some(signal) = crate::stop::process().requested() {
+            self.stop();
+            return Err(TrialFailure::Harness(format!("stopped by {signal}")));
+        }
         self.start().map_err(|e| match e {
             NoDevice::Absent(reason) | NoDevice::Broken(reason) => TrialFailure::Harness(reason),
         })?;
@@ -318,7 +323,21 @@ impl Worker {
             .live
             .as_mut()
             .ok_or_else(|| TrialFailure::Harness("the GPU worker is not running".into()))?;
-        match live.lines.recv_timeout(timeout) {
+        // In slices, so a run asked to stop (SIGTERM, SIGINT) stops its worker at once.
+        let until = Instant::now() + timeout;
+        let slice = Duration::from_millis(100);
+        let received = loop {
+            if let Some(signal) = crate::stop::process().requested() {
+                self.stop();
+                return Err(TrialFailure::Harness(format!("stopped by {signal}")));
+            }
+            let left = until.saturating_duration_since(Instant::now());
+            match live.lines.recv_timeout(left.min(slice)) {
+                Err(RecvTimeoutError::Timeout) if !left.is_zero() => continue,
+                other => break other,
+            }
+        };
+        match received {
             Ok((at, line)) => serde_json::from_str(&line).map(|r| (at, r)).map_err(|e| {
                 self.stop();
                 TrialFailure::Harness(format!("the GPU worker sent an unreadable answer: {e}"))

@@ -301,6 +301,7 @@ pub fn run() -> Results {
             started: Some("2026-11-21T23:31:07Z".into()),
             suites: Default::default(),
             shard: None,
+            incomplete: None,
         },
     }
 }

@@ -226,6 +226,7 @@ fn concurrent_bless_add_runs_keep_every_run() {
                 };
                 let runner = Runner {
                     base: None,
+                    stop: &crate::stop::Stop::new(),
                     config,
                     suites,
                     executor: &executor,

@@ -4,6 +4,9 @@
 
 use super::*;
 
+/// A stop no signal sets.
+static NEVER: crate::stop::Stop = crate::stop::Stop::new();
+
 /// Paired mode: the executor's "reference" samples are the base kernel's.
 pub(super) fn paired_measured(cand: f64, base: f64, n: usize, spread: f64) -> Outcome {
     let mut s = samples(cand, n, spread);
@@ -31,6 +34,7 @@ pub(super) fn runner<'a>(
         executor,
         progress: crate::runner::Progress::Off,
         base: Some(base),
+        stop: &NEVER,
     }
 }
 
