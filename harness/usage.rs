@@ -165,6 +165,19 @@ are not chosen per run; a variable that is set wins (docs/project.md).
 exit codes: 0 passed; 1 performance (a regression or a limit); 101 correctness (a wrong output,
 a fault, a time-out); 2 infrastructure or bad input (suite file, variable, arguments).";
 
+/// `kernelgate baselines`'s description.
+pub const BASELINES: &str = "\
+kernelgate baselines join OUT IN...
+
+Joins the baselines folders of several runners, each blessed in its own processes with
+KERNELGATE_BLESS=add (the CI bless job uploads one per runner), into the folder OUT, which may
+be one of them. Per device and suite every trial keeps every run of every folder once (runs the
+folders share, such as the committed baseline both started from, count once) and every counter
+read; each entry is re-pooled from its runs. A trial blessed on other code in two folders is an
+error naming both; runs beyond the 12 an entry keeps are dropped oldest first, with a warning.
+
+exit codes: 0 written; 2 an unusable input file, other code in two folders, or OUT not writable.";
+
 /// `kernelgate init`'s description.
 pub const INIT: &str = "\
 Sets kernelgate up in an existing repository, beside its kernels where they are: writes the

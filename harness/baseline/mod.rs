@@ -9,6 +9,7 @@ mod date;
 mod entry;
 mod file;
 mod fingerprint;
+pub mod join;
 mod json;
 mod runs;
 mod store;

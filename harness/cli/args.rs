@@ -57,6 +57,9 @@ pub enum Command {
         #[arg(required = true, value_name = "IN.json")]
         inputs: Vec<PathBuf>,
     },
+    /// Join the baselines folders several runners blessed into one (no GPU)
+    #[command(long_about = crate::usage::BASELINES, subcommand)]
+    Baselines(super::baselines::Action),
     /// The HTML report and Markdown summary of results files (no GPU)
     #[command(long_about = crate::usage::REPORT)]
     Report(crate::html::ReportArgs),

@@ -8,6 +8,7 @@
 //! kernelgate lint [FILE...]            validate every suite and compile every kernel (no GPU),
 //!                                      or check the files named
 //! kernelgate merge OUT.json IN.json... join the results files of shards
+//! kernelgate baselines join OUT IN...  join the baselines folders of several runners
 //! kernelgate report RESULTS.json... --html OUT.html
 //!                                      the HTML report of results files (no GPU)
 //! kernelgate history [import FILES... | FILTER | --check [--since REV]]
@@ -28,6 +29,7 @@
 //! (the perf binary is not parsed by clap at all).
 
 mod args;
+pub mod baselines;
 pub mod bisect;
 pub mod calibrate;
 pub mod compare;
@@ -89,6 +91,7 @@ fn command() -> ExitCode {
         Command::Init(a) => init::init(&a),
         Command::Compare(a) => exit::code(compare::command(&a)),
         Command::Merge { out, inputs } => exit::code(merge::command(&out, &inputs)),
+        Command::Baselines(a) => exit::code(baselines::command(&a)),
         Command::Report(a) => crate::html::command(&a),
         Command::History(a) => crate::history::command(&a),
         Command::Calibrate(a) => calibrate::calibrate(&a),
