@@ -149,6 +149,7 @@ fn run() -> Results {
     reference.measurement = Some(measured(64.0e-6, None));
     reference.gate = Some(GateNote::NoBaseline {
         elsewhere: Vec::new(),
+        added: None,
     });
     let mut wrong = trial(
         "conv2d::tiled::h=200,w=200",

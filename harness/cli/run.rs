@@ -270,6 +270,9 @@ pub fn run_with(args: impl Iterator<Item = String>, launcher: Option<String>) ->
         if let Some(line) = closing::paired_summary(&results) {
             println!("{line}");
         }
+        if let Some(line) = closing::new_trials(&results).filter(|_| config.mode == Mode::Gate) {
+            println!("{line}");
+        }
         for line in results
             .identical
             .iter()
@@ -364,6 +367,9 @@ fn execute(
     });
     if let Some(t) = report.results.totals.as_mut() {
         (t.load_seconds, t.base_seconds) = loaded;
+    }
+    if config.mode == Mode::Gate {
+        crate::report::added::mark_added(&mut report.results);
     }
     let report_failed = !write_reports(config, &mut report.results);
     Ok(Ran {

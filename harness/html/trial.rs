@@ -89,7 +89,7 @@ impl State {
             State::IdenticalCode => Verdict::IdenticalCode.label(),
             State::New => "new",
             State::Changed => "changed",
-            State::NoBaseline => "no baseline",
+            State::NoBaseline => "new (not gated)",
             State::Compiled => "compiled",
             State::Passed => "passed",
             State::Ignored => "ignored",

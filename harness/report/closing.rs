@@ -111,6 +111,31 @@ pub fn machine_warning(results: &Results) -> Option<String> {
     )
 }
 
+/// Stored mode's line for trials without a baseline on this device: new, not gated, each with
+/// the commit that added it where git knows it. `None` when there are none.
+pub fn new_trials(results: &Results) -> Option<String> {
+    let new: Vec<String> = results
+        .trials
+        .iter()
+        .filter_map(|t| match &t.gate {
+            Some(GateNote::NoBaseline { added, .. }) => Some(format!(
+                "{}{}",
+                t.name,
+                crate::report::terminal::added_in(added)
+            )),
+            _ => None,
+        })
+        .collect();
+    if new.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "kernelgate: {} trial(s) new (not gated): no baseline on this device, so they pass without a verdict (KERNELGATE_REQUIRE_BASELINE=1 fails them); bless them on a GPU of this kind: {}",
+        new.len(),
+        new.join(", ")
+    ))
+}
+
 /// Paired mode's closing line: the base, how many trials were compared, and what was not.
 pub fn paired_summary(results: &Results) -> Option<String> {
     results.base.as_ref()?;

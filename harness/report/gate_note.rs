@@ -14,6 +14,10 @@ pub enum GateNote {
     NoBaseline {
         /// Devices with a baseline file for this suite.
         elsewhere: Vec<Fingerprint>,
+        /// The commit that added the trial's kernel to its suite file (git's short hash), where
+        /// git knows it: a new trial is not gated, and every summary says since when.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        added: Option<String>,
     },
     /// The baseline was measured in another regime: not comparable.
     OtherRegime {

@@ -30,7 +30,7 @@ fn verdict(t: &TrialRecord) -> String {
         (_, Some(_), _) => verdict_words(t).unwrap_or("identical code").to_string(),
         (_, None, Some(_)) => t
             .paired_standing()
-            .map_or("no baseline", Standing::word)
+            .map_or("new (not gated)", Standing::word)
             .into(),
         (_, None, None) if t.compiled.is_some() => "compiled".into(),
         (_, None, None) => "passed".into(),
@@ -102,7 +102,10 @@ pub fn render(results: &Results) -> String {
             standing(Standing::Changed),
             results.gone.len()
         ),
-        None => String::new(),
+        None => {
+            let new = count(&|t| matches!(t.gate, Some(GateNote::NoBaseline { .. })));
+            format!(", {new} new (not gated)")
+        }
     };
     // The machine's verdicts are counted where there are any (stored mode, with counters).
     let machine: String = [Verdict::MachineSlower, Verdict::MachineFaster]
@@ -145,6 +148,9 @@ pub fn render(results: &Results) -> String {
         ));
     }
     for line in results.identical.iter().flat_map(super::identical::lines) {
+        out.push_str(&format!("{}\n\n", cell(&line)));
+    }
+    if let Some(line) = super::closing::new_trials(results) {
         out.push_str(&format!("{}\n\n", cell(&line)));
     }
     let attention: Vec<&TrialRecord> = results

@@ -7,6 +7,7 @@ use crate::stats::Summary;
 use results::Measurement;
 use std::fmt;
 
+pub mod added;
 pub mod annotations;
 pub mod closing;
 pub mod compare;

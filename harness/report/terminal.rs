@@ -81,6 +81,14 @@ fn resource_text(c: &ResourceChange) -> String {
     )
 }
 
+/// ` since 1a2b3c4`, when the commit that added the trial is known.
+pub fn added_in(added: &Option<String>) -> String {
+    added
+        .as_deref()
+        .map(|c| format!(" since {c}"))
+        .unwrap_or_default()
+}
+
 /// The gate's note for a trial's line: the verdict with its change, or why there is none.
 pub fn note(r: &TrialRecord) -> String {
     let Some(gate) = &r.gate else {
@@ -88,11 +96,13 @@ pub fn note(r: &TrialRecord) -> String {
     };
     match gate {
         GateNote::Blessed => "blessed".into(),
-        GateNote::NoBaseline { elsewhere } if elsewhere.is_empty() => {
-            "no baseline — run with KERNELGATE_BLESS=1".into()
-        }
-        GateNote::NoBaseline { elsewhere } => format!(
-            "no baseline for this device — run with KERNELGATE_BLESS=1 (recorded on {})",
+        GateNote::NoBaseline { elsewhere, added } if elsewhere.is_empty() => format!(
+            "new (not gated){}: no baseline — bless it with KERNELGATE_BLESS=1 on a GPU of this kind",
+            added_in(added)
+        ),
+        GateNote::NoBaseline { elsewhere, added } => format!(
+            "new (not gated){}: no baseline for this device — bless it with KERNELGATE_BLESS=1 on a GPU of this kind (recorded on {})",
+            added_in(added),
             elsewhere
                 .iter()
                 .map(|f| f.describe())

@@ -89,16 +89,19 @@ fn note_before(
     match store.suite(suite).map(|s| (&s.file, &s.elsewhere)) {
         None => GateNote::NoBaseline {
             elsewhere: Vec::new(),
+            added: None,
         },
         Some((Err(e), _)) => GateNote::BaselineError {
             message: e.to_string(),
         },
         Some((Ok(None), elsewhere)) => GateNote::NoBaseline {
             elsewhere: elsewhere.clone(),
+            added: None,
         },
         Some((Ok(Some(_)), _)) => match baseline {
             None => GateNote::NoBaseline {
                 elsewhere: Vec::new(),
+                added: None,
             },
             Some(old) if old.regime != regime => GateNote::OtherRegime { regime: old.regime },
             Some(_) => GateNote::RemeasureFailed,
