@@ -42,7 +42,9 @@ pub fn lint(files: &[PathBuf]) -> ExitCode {
     let mut failed = 0;
     let mut breaches = 0;
     let mut sources = 0;
-    for s in &suites {
+    let mut progress = super::progress::Progress::new("kernelgate lint", suites.len());
+    for (i, s) in suites.iter().enumerate() {
+        progress.step(i, &s.name);
         match crate::compile_suite::compile_suite(s, &config.arch, Some(&config.cache)) {
             Ok(compiled) => {
                 sources += compiled.len();
@@ -58,6 +60,7 @@ pub fn lint(files: &[PathBuf]) -> ExitCode {
                 // The instruction-mix gate (`mix`), at the kernel's line.
                 for (ki, message) in crate::mix::fp64_breaches(s, &compiled) {
                     breaches += 1;
+                    progress.done();
                     let line = s.kernel_lines.get(ki).copied().unwrap_or(1);
                     eprintln!("error: {}:{line}:1: {message}", s.path.display());
                 }
@@ -70,10 +73,12 @@ pub fn lint(files: &[PathBuf]) -> ExitCode {
                     .position(|k| k.source == e.source_index)
                     .and_then(|k| s.kernel_lines.get(k).copied())
                     .unwrap_or(1);
+                progress.done();
                 eprintln!("error: {}:{line}:1: {e}", s.path.display());
             }
         }
     }
+    progress.done();
     println!(
         "kernelgate lint: {} suite(s), {kernels} kernel(s), {cases} case(s), {} baseline file(s) valid; {sources} source(s) compiled for {}{}",
         suites.len(),

@@ -36,6 +36,7 @@ pub mod compare;
 pub mod init;
 pub mod lint;
 pub mod merge;
+mod progress;
 pub mod run;
 pub mod sass;
 mod suites;

@@ -64,7 +64,9 @@ impl Run<'_> {
             built: Vec::new(),
             failed: Vec::new(),
         };
-        for suite in suites {
+        let mut progress = crate::cli::progress::Progress::new("kernelgate sass", suites.len());
+        for (i, suite) in suites.iter().enumerate() {
+            progress.step(i, &format!("{} ({arch})", suite.name));
             let selected: Vec<usize> = (0..suite.kernels.len())
                 .filter(|&k| {
                     self.filter.is_none_or(|f| {
@@ -95,11 +97,13 @@ impl Run<'_> {
                         CodeError::Compile(_) => exit::COMPILE_ERROR,
                         _ => exit::BAD_INPUT,
                     };
+                    progress.done();
                     self.fail(exit, &e.to_string());
                     out.failed.push(suite.name.clone());
                 }
             }
         }
+        progress.done();
         out
     }
 
