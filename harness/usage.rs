@@ -182,7 +182,7 @@ exit codes: 0 written; 2 an unusable input file, other code in two folders, or O
 pub const INIT: &str = "\
 Sets kernelgate up in an existing repository, beside its kernels where they are: writes the
 project file kernelgate.toml (the suites folder, the baselines folder, the folders suites may
-read sources from), the baselines folder, and the CI workflow .github/workflows/kernelgate.yml.
+read sources from), the baselines folder, and the CI workflows .github/workflows/kernelgate.yml and kernelgate-comment.yml.
 With --kernel PATH --entry NAME, a first suite over that existing source file, in place: one
 buffer per pointer parameter, the kernel as its own reference (add your faster version and
 move `reference = true` to the one you trust). Never overwrites a file: what exists is kept

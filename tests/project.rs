@@ -109,6 +109,7 @@ fn init_writes_a_suite_in_place_and_never_overwrites() {
         "kernelgate.toml",
         "perf/baselines/README.md",
         ".github/workflows/kernelgate.yml",
+        ".github/workflows/kernelgate-comment.yml",
         "perf/suites/add.toml",
     ] {
         assert!(

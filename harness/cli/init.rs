@@ -31,6 +31,9 @@ pub struct Args {
 /// The workflow `init` writes: a team's PR gate, main gate, bless and history (docs/ci.md).
 pub const WORKFLOW: &str = include_str!("../../ci/team/kernelgate.yml");
 
+/// The workflow that puts the gate's summary in one pull-request comment, forks' included.
+pub const COMMENT: &str = include_str!("../../ci/team/kernelgate-comment.yml");
+
 /// Why `init` wrote nothing (or stopped).
 #[derive(Debug, thiserror::Error)]
 enum InitError {
@@ -131,6 +134,10 @@ fn try_init(a: &Args) -> Result<(), InitError> {
         written.push(write_new(
             Path::new(".github/workflows/kernelgate.yml"),
             &workflow,
+        )?);
+        written.push(write_new(
+            Path::new(".github/workflows/kernelgate-comment.yml"),
+            COMMENT,
         )?);
     }
     if let Some((path, text)) = &suite {
