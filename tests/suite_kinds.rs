@@ -172,6 +172,11 @@ const MORE: &[Kind] = &[
     kind("a memory budget in words", "sizes = {", "memory_budget = \"lots\"\nsizes = {", "\"lots\"", "bad memory_budget `lots`"),
     kind("two references", "name = \"fast\"", "name = \"fast\"\nreference = true", "true\nentry = \"scale_fast\"", "both say `reference = true`"),
     kind("a block over the limit in one case", "block = [256]", "block = [\"n\", 2]", "n\", 2", "a block of 2048 threads for n=1024,nbins=16 is over the limit of 1024"),
+    kind("PTX text named .cubin", "name = \"naive\"", "name = \"naive\"\nsource = \"ptx_as.cubin\"", "\"ptx_as.cubin\"", "source `ptx_as.cubin`: holds PTX text, not a CUBIN: name it `.ptx`"),
+    kind("a host ELF named .cubin", "name = \"naive\"", "name = \"naive\"\nsource = \"host.cubin\"", "\"host.cubin\"", "an ELF for the host, not a CUDA ELF"),
+    kind("a file that is no ELF named .cubin", "name = \"naive\"", "name = \"naive\"\nsource = \"text.cubin\"", "\"text.cubin\"", "not a CUBIN (no ELF header)"),
+    kind("an empty fatbin", "name = \"naive\"", "name = \"naive\"\nsource = \"empty.fatbin\"", "\"empty.fatbin\"", "an empty fatbin: it holds no CUBIN and no PTX"),
+    kind("a CUBIN without the entry", "name = \"naive\"", "name = \"naive\"\nsource = \"other.cubin\"", "\"scale\"", "no kernel `scale` in `"),
     kind("a size value written twice", "n = [256, 1024]", "n = [256, 1024, 256]", "256]", "size `n` has the value 256 twice: its cases would be made twice (remove one)"),
 ];
 
@@ -183,6 +188,29 @@ fn folder(name: &str, text: &str) -> PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("k.cu"), SOURCE).unwrap();
     std::fs::write(root.join("outside.cu"), SOURCE).unwrap();
+    // Built kernels that are not what their names say, and a CUBIN of another kernel: a CUDA
+    // ELF header as NVRTC 13.0 writes it for sm_90 (ABI 8, flags 0x6005a04), no real code.
+    let elf = |osabi: u8, class: u8| {
+        let mut h = vec![0u8; 0x40];
+        h[..4].copy_from_slice(b"\x7fELF");
+        h[4] = class;
+        h[7] = osabi;
+        h[8] = 8;
+        h[0x30..0x34].copy_from_slice(&0x6005a04u32.to_le_bytes());
+        h.extend_from_slice(b".text.other\0");
+        h
+    };
+    std::fs::write(
+        dir.join("ptx_as.cubin"),
+        ".version 9.0\n.target sm_90\n.address_size 64\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("host.cubin"), elf(0, 2)).unwrap();
+    std::fs::write(dir.join("text.cubin"), [b'x'; 100]).unwrap();
+    std::fs::write(dir.join("other.cubin"), elf(0x41, 2)).unwrap();
+    let mut fatbin = 0xBA55_ED50u32.to_le_bytes().to_vec();
+    fatbin.extend_from_slice(&[1, 0, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+    std::fs::write(dir.join("empty.fatbin"), fatbin).unwrap();
     std::fs::write(dir.join("kinds.toml"), text).unwrap();
     dir
 }

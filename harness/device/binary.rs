@@ -98,6 +98,58 @@ pub fn load(
     })
 }
 
+/// What is wrong with a `.cubin` or `.fatbin` file's bytes, read from the file alone (no GPU, no
+/// NVRTC): not the format its name says, a host ELF or a 32-bit one, a fatbin that holds no
+/// code. `None` when it looks like what it claims.
+pub fn file_problem(path: &Path, bytes: &[u8]) -> Option<String> {
+    let text = bytes.iter().take(64).all(|b| b.is_ascii());
+    let ptx_text =
+        text && String::from_utf8_lossy(&bytes[..bytes.len().min(4096)]).contains(".version");
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("cubin") if ptx_text => Some("holds PTX text, not a CUBIN: name it `.ptx` (the driver compiles PTX when it loads)".into()),
+        Some("cubin") if bytes.len() < 0x34 || &bytes[..4] != b"\x7fELF" => Some(
+            "not a CUBIN (no ELF header): build it with `nvcc -cubin -arch=sm_XX`".into(),
+        ),
+        Some("cubin") if bytes[4] != 2 => Some("a 32-bit ELF: a CUBIN is 64-bit (`nvcc -cubin -arch=sm_XX`)".into()),
+        Some("cubin") if cubin_arch(bytes).is_none() => Some(
+            "an ELF for the host, not a CUDA ELF: build the device code with `nvcc -cubin -arch=sm_XX`".into(),
+        ),
+        Some("fatbin") if ptx_text => Some("holds PTX text, not a fatbin: name it `.ptx`".into()),
+        Some("fatbin") => {
+            let magic = bytes.get(..4).map(|m| u32::from_le_bytes(m.try_into().expect("4 bytes")));
+            if magic != Some(FATBIN_MAGIC) {
+                return Some("not a fatbin (no fatbin magic number): build it with `nvcc -fatbin`".into());
+            }
+            // The header: magic, version (2 bytes), header size (2), size of what follows (8).
+            let size = bytes.get(8..16).map(|s| u64::from_le_bytes(s.try_into().expect("8 bytes")));
+            match size {
+                Some(0) | None => Some("an empty fatbin: it holds no CUBIN and no PTX".into()),
+                Some(n) if 16 + n > bytes.len() as u64 => Some(format!(
+                    "a cut-off fatbin: its header says {n} bytes follow, the file holds {}",
+                    bytes.len().saturating_sub(16)
+                )),
+                Some(_) => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// The entries (kernels) of a CUBIN: the names of its `.text.<name>` sections.
+pub fn cubin_entries(bytes: &[u8]) -> Vec<String> {
+    let mut out = Vec::new();
+    for part in bytes.split(|&b| b == 0) {
+        if let Some(name) = part.strip_prefix(b".text.") {
+            if let Ok(name) = std::str::from_utf8(name) {
+                if !name.is_empty() && !out.iter().any(|n| n == name) {
+                    out.push(name.to_string());
+                }
+            }
+        }
+    }
+    out
+}
+
 /// `90` for `sm_90` or `sm_90a`.
 pub fn arch_number(arch: &str) -> Option<u32> {
     arch.strip_prefix("sm_")?

@@ -1,7 +1,8 @@
 //! `check_launch`: a launch of a kernel from a PTX file checked at load time, as the CUDA
 //! signature check does for `.cu` sources — the entry exists, and its `.param` list matches
 //! `args` in number, size and kind (pointer or value). A cubin or fatbin holds no parameter
-//! list kernelgate reads; the driver checks those when the module loads.
+//! list kernelgate reads: a CUBIN is checked for the entry (its `.text.<name>` section); the
+//! driver checks the parameters when the module loads.
 
 use super::args::{ArgSpec, ScalarType};
 use super::decls::Located;
@@ -16,6 +17,9 @@ pub(super) fn check_launch(
     at: (usize, usize),
     args: &[Located<ArgSpec>],
 ) -> Vec<(usize, String)> {
+    if source.kind() == SourceKind::Cubin {
+        return cubin_entry(source, entry, at.0);
+    }
     if source.kind() != SourceKind::Ptx {
         return Vec::new();
     }
@@ -65,6 +69,25 @@ pub(super) fn check_launch(
         }
     }
     out
+}
+
+/// An error at `at` when the CUBIN `source` has no kernel `entry`: its entries are listed.
+fn cubin_entry(source: &Source, entry: &str, at: usize) -> Vec<(usize, String)> {
+    let Ok(bytes) = std::fs::read(&source.path) else {
+        return Vec::new(); // read when the source was; a file gone since is the loader's to say
+    };
+    let entries = crate::device::binary::cubin_entries(&bytes);
+    if entries.iter().any(|e| e == entry) {
+        return Vec::new();
+    }
+    vec![(
+        at,
+        format!(
+            "no kernel `{entry}` in `{}` (its kernels: {}); a CUBIN's kernel is named as in the file, mangled names included",
+            source.path.display(),
+            if entries.is_empty() { "none".to_string() } else { entries.join(", ") }
+        ),
+    )]
 }
 
 /// Why `arg` cannot be passed as `param`, if it cannot.

@@ -86,7 +86,7 @@ pub(super) fn check_entry(
     let entry = l.entry.get_ref();
     let at = l.entry.span().start;
     if !source.kind().is_compiled() {
-        // PTX: the entry and its `.param` list; a cubin or fatbin is checked when loaded.
+        // PTX: the entry and its `.param` list; a CUBIN: the entry; a fatbin when loaded.
         let spans = (at, l.args.span().start);
         for (offset, message) in super::binary::check_launch(source, entry, spans, &decl.args) {
             ctx.error(offset, message);

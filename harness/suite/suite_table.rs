@@ -83,7 +83,15 @@ pub(super) fn source_index(
         Some("cubin" | "fatbin")
     );
     match std::fs::read(&path) {
-        Ok(_) if binary => {
+        Ok(bytes) if binary => {
+            // What the file is, from the file alone: at its `source` value, with or without NVRTC.
+            if let Some(problem) = crate::device::binary::file_problem(&path, &bytes) {
+                ctx.error(
+                    s.span().start,
+                    format!("source `{}`: {problem}", s.get_ref()),
+                );
+                return None;
+            }
             sources.push(Source {
                 path,
                 text: String::new(),
