@@ -216,3 +216,42 @@ fn a_source_with_host_code_compiles_with_nvcc() {
         text(&o)
     );
 }
+
+/// PTX that a missing comma breaks in a body: the loader reads its entries, ptxas (here with
+/// nvcc's wheel) refuses it, and `lint` says so at exit 2, with or without NVRTC.
+#[test]
+#[ignore = "needs ptxas: ci/test.sh installs it with nvcc's wheel and runs these (--include-ignored)"]
+fn ptx_that_does_not_assemble_is_refused_by_lint() {
+    let dir = repo::scratch("project", "ptx");
+    std::fs::create_dir_all(dir.join("suites/ptx")).unwrap();
+    let suite = std::fs::read_to_string("suites/ptx.toml").unwrap();
+    std::fs::write(dir.join("suites/ptx.toml"), suite).unwrap();
+    for f in ["relu.cu", "relu_vec4.ptx"] {
+        std::fs::copy(format!("suites/ptx/{f}"), dir.join("suites/ptx").join(f)).unwrap();
+    }
+    let o = kernelgate(&dir, &["lint"], &[]);
+    assert!(
+        !text(&o).contains("not assembled: no ptxas"),
+        "this test needs ptxas: {}",
+        text(&o)
+    );
+    assert!(
+        o.status.success(),
+        "the PTX as nvcc wrote it assembles: {}",
+        text(&o)
+    );
+    let ptx = dir.join("suites/ptx/relu_vec4.ptx");
+    let broken = std::fs::read_to_string(&ptx).unwrap().replacen(
+        "ld.param.u64 \t%rd15, [relu_scale_vec4_param_0];",
+        "ld.param.u64 \t%rd15 [relu_scale_vec4_param_0];",
+        1,
+    );
+    std::fs::write(&ptx, broken).unwrap();
+    let o = kernelgate(&dir, &["lint"], &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("source `suites/ptx/relu_vec4.ptx` does not assemble for sm_90 (ptxas"),
+        "{}",
+        text(&o)
+    );
+}

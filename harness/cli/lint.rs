@@ -31,6 +31,10 @@ pub fn lint(files: &[PathBuf]) -> ExitCode {
     };
     let kernels: usize = suites.iter().map(|s| s.kernels.len()).sum();
     let cases: usize = suites.iter().map(|s| s.cases.len()).sum();
+    // PTX assembled by ptxas, with or without NVRTC: what the driver would reject at run time.
+    if ptx_problems(&suites, &config.arch) > 0 {
+        return crate::exit::code(crate::exit::BAD_INPUT);
+    }
     if let Some(reason) = crate::device::nvrtc_missing() {
         if config.require_nvrtc {
             eprintln!("error: {reason} (KERNELGATE_REQUIRE_NVRTC is set)");
@@ -96,6 +100,41 @@ pub fn lint(files: &[PathBuf]) -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// Assembles every PTX source with ptxas for `arch`; prints each that does not assemble at the
+/// first kernel from it, and a note when no ptxas is here. Returns how many failed.
+fn ptx_problems(suites: &[crate::suite::Suite], arch: &str) -> usize {
+    use crate::device::nvcc::{assemble_ptx, Assembled};
+    let mut failed = 0;
+    for s in suites {
+        for (si, source) in s.sources.iter().enumerate() {
+            if source.kind() != crate::suite::SourceKind::Ptx {
+                continue;
+            }
+            match assemble_ptx(&source.path, arch) {
+                Assembled::Clean => {}
+                Assembled::Failed(log) => {
+                    failed += 1;
+                    let line = s
+                        .kernels
+                        .iter()
+                        .position(|k| k.source == si)
+                        .and_then(|k| s.kernel_lines.get(k).copied())
+                        .unwrap_or(1);
+                    eprintln!(
+                        "error: {}:{line}:1: source `{}` does not assemble for {arch} (ptxas, as the driver would when it loads the module):\n{log}",
+                        s.path.display(),
+                        source.path.display()
+                    );
+                }
+                Assembled::NoPtxas => {
+                    println!("kernelgate lint: `{}` not assembled: no ptxas here (the nvidia-cuda-nvcc wheel or a CUDA toolkit has it)", source.path.display());
+                }
+            }
+        }
+    }
+    failed
 }
 
 /// What kind of file kernelgate reads `path` as, by its name and first bytes.

@@ -79,6 +79,45 @@ pub fn compile(req: &CompileRequest, cache_dir: Option<&Path>) -> Result<Compile
     Ok(compiled)
 }
 
+/// What `ptxas` made of a PTX file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Assembled {
+    /// It assembles.
+    Clean,
+    /// It does not: ptxas's messages.
+    Failed(String),
+    /// No ptxas runs here.
+    NoPtxas,
+}
+
+/// The PTX file `path` assembled for `arch` by `ptxas` (beside the nvcc found, or on `PATH`),
+/// without a GPU: what the driver's JIT would reject, found before a run.
+pub fn assemble_ptx(path: &Path, arch: &str) -> Assembled {
+    let beside = nvcc().map(|(n, _)| n.with_file_name("ptxas"));
+    let candidates = beside.into_iter().chain([PathBuf::from("ptxas")]);
+    for ptxas in candidates {
+        let Ok(out) = Command::new(&ptxas)
+            .arg(format!("-arch={arch}"))
+            .arg("-o")
+            .arg("/dev/null")
+            .arg(path)
+            .output()
+        else {
+            continue;
+        };
+        if out.status.success() {
+            return Assembled::Clean;
+        }
+        let log = String::from_utf8_lossy(&out.stderr);
+        let lines: Vec<&str> = log
+            .lines()
+            .filter(|l| !l.contains("aborted due to errors"))
+            .collect();
+        return Assembled::Failed(lines.join("\n").trim().to_string());
+    }
+    Assembled::NoPtxas
+}
+
 /// The name of entry `i`'s address in the generated file.
 fn slot(i: usize) -> String {
     format!("kernelgate_entry_{i}")
