@@ -172,6 +172,7 @@ const MORE: &[Kind] = &[
     kind("a memory budget in words", "sizes = {", "memory_budget = \"lots\"\nsizes = {", "\"lots\"", "bad memory_budget `lots`"),
     kind("two references", "name = \"fast\"", "name = \"fast\"\nreference = true", "true\nentry = \"scale_fast\"", "both say `reference = true`"),
     kind("a block over the limit in one case", "block = [256]", "block = [\"n\", 2]", "n\", 2", "a block of 2048 threads for n=1024,nbins=16 is over the limit of 1024"),
+    kind("an optimization level in the options", "source = \"k.cu\"", "source = \"k.cu\"\noptions = [\"-O3\"]", "\"-O3\"", "option `-O3`: an optimization level is a host compiler's flag, which NVRTC rejects"),
     kind("PTX text named .cubin", "name = \"naive\"", "name = \"naive\"\nsource = \"ptx_as.cubin\"", "\"ptx_as.cubin\"", "source `ptx_as.cubin`: holds PTX text, not a CUBIN: name it `.ptx`"),
     kind("a host ELF named .cubin", "name = \"naive\"", "name = \"naive\"\nsource = \"host.cubin\"", "\"host.cubin\"", "an ELF for the host, not a CUDA ELF"),
     kind("a file that is no ELF named .cubin", "name = \"naive\"", "name = \"naive\"\nsource = \"text.cubin\"", "\"text.cubin\"", "not a CUBIN (no ELF header)"),
@@ -328,4 +329,23 @@ fn a_suite_file_link_that_loops_is_an_error() {
         "{e}"
     );
     assert!(Path::new(&dir).join("kinds.toml").exists());
+}
+
+/// A quoted `#include` that no searched folder holds: an error at its line in the source, as
+/// the compiler would give it, without one; one inside `#if` is left to the compiler.
+#[test]
+fn a_missing_include_is_named_at_its_line() {
+    let dir = folder("missing_include", BASE);
+    let source = format!("#include \"here.h\"\n#ifdef OTHER\n#include \"other.h\"\n#endif\n#include \"nothere.h\"\n{SOURCE}");
+    std::fs::write(dir.join("k.cu"), source).unwrap();
+    std::fs::write(dir.join("here.h"), "").unwrap();
+    let e = load_dir(&dir).unwrap_err();
+    let found: Vec<String> = e.diagnostics.iter().map(|d| d.to_string()).collect();
+    assert_eq!(found.len(), 1, "{found:?}");
+    let d = &e.diagnostics[0];
+    assert!(
+        d.file.ends_with("k.cu") && (d.line, d.col) == (5, 10),
+        "{d}"
+    );
+    assert!(d.message.starts_with("`nothere.h` is not in `"), "{d}");
 }

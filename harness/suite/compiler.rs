@@ -84,6 +84,57 @@ pub(super) fn choose(ctx: &mut Ctx, compiler: Option<&Spanned<String>>, sources:
     }
 }
 
+/// Every `#include "file"` of a CUDA source that no folder the compiler searches holds — the
+/// source's own folder, the suite's `include_dirs`, CUDA's headers — an error at the include's
+/// line in the source, as the compiler would say it, with or without one. Only includes outside
+/// any `#if`: a conditional one may be meant for another configuration.
+pub(super) fn check_includes(
+    ctx: &mut Ctx,
+    sources: &[Source],
+    include_dirs: &[std::path::PathBuf],
+) {
+    let cuda = &crate::device::headers::cuda_headers().dirs;
+    for s in sources.iter().filter(|s| s.kind().is_compiled()) {
+        let own = s
+            .path
+            .parent()
+            .map(std::path::Path::to_path_buf)
+            .unwrap_or_default();
+        let mut depth = 0usize;
+        for (i, line) in s.text.lines().enumerate() {
+            let Some(directive) = line.trim_start().strip_prefix('#').map(str::trim_start) else {
+                continue;
+            };
+            if directive.starts_with("if") {
+                depth += 1;
+            } else if directive.starts_with("endif") {
+                depth = depth.saturating_sub(1);
+            }
+            let Some(rest) = directive.strip_prefix("include").map(str::trim_start) else {
+                continue;
+            };
+            let Some(name) = rest.strip_prefix('"').and_then(|r| r.split('"').next()) else {
+                continue;
+            };
+            let found = std::iter::once(&own)
+                .chain(include_dirs)
+                .chain(cuda)
+                .any(|d| d.join(name).is_file());
+            if depth == 0 && !found {
+                ctx.diagnostics.push(crate::error::Diagnostic {
+                    file: s.path.clone(),
+                    line: i + 1,
+                    col: line.find('"').map_or(1, |c| c + 1),
+                    message: format!(
+                        "`{name}` is not in `{}`, the suite's `include_dirs` or CUDA's headers: add its folder to `include_dirs` (relative to the suite file)",
+                        own.display()
+                    ),
+                });
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::host_code;

@@ -142,6 +142,7 @@ fn build(ctx: &mut Ctx, raw: RawFile) -> Option<Suite> {
     let mut buffers = buffer_tables(ctx, &dir, &raw.buffer, &sizes, suite_at);
     let kernels = kernel_tables(ctx, &dir, &raw, &mut table, &buffers, &sizes);
     super::compiler::choose(ctx, rs.compiler.as_ref(), &mut table.sources);
+    super::compiler::check_includes(ctx, &table.sources, &table.include_dirs);
     let check = check_table(
         ctx,
         raw.check.as_ref(),

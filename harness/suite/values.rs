@@ -29,6 +29,7 @@ fn owned_option(o: &str) -> Option<&'static str> {
         "-I" | "--include-path" => "write the folder in `include_dirs` (relative to the suite file) instead",
         _ if flag.starts_with("-I") => "write the folder in `include_dirs` (relative to the suite file) instead",
         _ if flag.starts_with("-arch") || flag.starts_with("--gpu-arch") => "kernelgate owns the target architecture; remove this option",
+        _ if flag.len() <= 3 && flag.starts_with("-O") => "an optimization level is a host compiler's flag, which NVRTC rejects: device code is compiled optimized by default (ptxas -O3); remove it (`-dopt` and `-Xptxas -O1`-style choices are NVRTC's and nvcc's own)",
         _ => return None,
     })
 }
