@@ -255,3 +255,28 @@ fn ptx_that_does_not_assemble_is_refused_by_lint() {
         text(&o)
     );
 }
+
+/// Stored entries of trials the suite no longer has: named by `lint` as stale, not kept unseen.
+#[test]
+fn stale_baseline_entries_are_named() {
+    let dir = repo::scratch("project", "stale");
+    std::fs::create_dir_all(dir.join("suites/saxpy")).unwrap();
+    std::fs::copy("suites/saxpy.toml", dir.join("suites/saxpy.toml")).unwrap();
+    std::fs::copy("suites/saxpy/saxpy.cu", dir.join("suites/saxpy/saxpy.cu")).unwrap();
+    let slug = "nvidia-h200-sm90-132sm-140gib-drv580.159.04-cuda13.0";
+    let stored = std::fs::read_to_string(format!("baselines/{slug}/saxpy.json")).unwrap();
+    let mut json: serde_json::Value = serde_json::from_str(&stored).unwrap();
+    let trials = json["trials"].as_object_mut().unwrap();
+    let entry = trials["saxpy::vec4::n=4096"].clone();
+    trials.insert("saxpy::vec2::n=4096".into(), entry);
+    std::fs::create_dir_all(dir.join("baselines").join(slug)).unwrap();
+    let out = serde_json::to_string_pretty(&json).unwrap();
+    std::fs::write(dir.join("baselines").join(slug).join("saxpy.json"), out).unwrap();
+    let o = kernelgate(&dir, &["lint"], &[]);
+    assert!(o.status.success(), "a warning, not an error: {}", text(&o));
+    assert!(
+        text(&o).contains("saxpy.json`: 1 stale entry of trials the suite no longer has (left by an older revision of it): saxpy::vec2::n=4096"),
+        "{}",
+        text(&o)
+    );
+}

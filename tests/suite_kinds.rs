@@ -173,6 +173,7 @@ const MORE: &[Kind] = &[
     kind("two references", "name = \"fast\"", "name = \"fast\"\nreference = true", "true\nentry = \"scale_fast\"", "both say `reference = true`"),
     kind("a block over the limit in one case", "block = [256]", "block = [\"n\", 2]", "n\", 2", "a block of 2048 threads for n=1024,nbins=16 is over the limit of 1024"),
     kind("an optimization level in the options", "source = \"k.cu\"", "source = \"k.cu\"\noptions = [\"-O3\"]", "\"-O3\"", "option `-O3`: an optimization level is a host compiler's flag, which NVRTC rejects"),
+    kind("a PTX file cut off", "name = \"naive\"", "name = \"naive\"\nsource = \"cut.ptx\"", "\"scale\"", "cut.ptx` is cut off: it opens 1 `{` and closes 0"),
     kind("PTX text named .cubin", "name = \"naive\"", "name = \"naive\"\nsource = \"ptx_as.cubin\"", "\"ptx_as.cubin\"", "source `ptx_as.cubin`: holds PTX text, not a CUBIN: name it `.ptx`"),
     kind("a host ELF named .cubin", "name = \"naive\"", "name = \"naive\"\nsource = \"host.cubin\"", "\"host.cubin\"", "an ELF for the host, not a CUDA ELF"),
     kind("a file that is no ELF named .cubin", "name = \"naive\"", "name = \"naive\"\nsource = \"text.cubin\"", "\"text.cubin\"", "not a CUBIN (no ELF header)"),
@@ -201,6 +202,11 @@ fn folder(name: &str, text: &str) -> PathBuf {
         h.extend_from_slice(b".text.other\0");
         h
     };
+    std::fs::write(
+        dir.join("cut.ptx"),
+        ".version 9.0\n.target sm_90\n.address_size 64\n.visible .entry scale(\n.param .f32 scale_param_0\n)\n{\nld.param.f32 %f1,",
+    )
+    .unwrap();
     std::fs::write(
         dir.join("ptx_as.cubin"),
         ".version 9.0\n.target sm_90\n.address_size 64\n",

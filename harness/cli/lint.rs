@@ -29,6 +29,7 @@ pub fn lint(files: &[PathBuf]) -> ExitCode {
         Ok(n) => n,
         Err(code) => return code,
     };
+    super::suites::stale_entries(&config, &suites);
     let kernels: usize = suites.iter().map(|s| s.kernels.len()).sum();
     let cases: usize = suites.iter().map(|s| s.cases.len()).sum();
     // PTX assembled by ptxas, with or without NVRTC: what the driver would reject at run time.

@@ -34,6 +34,45 @@ pub(crate) fn load_suites(
     Ok(suites)
 }
 
+/// Warnings for the stored entries no trial of `suites` has any more — left by an older
+/// revision of a suite (a kernel renamed, a size removed) or by a suite that is gone: named,
+/// so they are removed or re-blessed on purpose rather than kept unseen. Returns how many.
+pub(crate) fn stale_entries(
+    config: &crate::config::Config,
+    suites: &[crate::suite::Suite],
+) -> usize {
+    let planned: std::collections::BTreeSet<String> = crate::plan::plan(suites)
+        .into_iter()
+        .map(|p| p.name)
+        .collect();
+    let mut stale = 0;
+    for (path, file) in crate::baseline::check::check_dir(&config.baselines, None).files {
+        let gone: Vec<&str> = file
+            .trials
+            .keys()
+            .filter(|t| !planned.contains(*t))
+            .map(String::as_str)
+            .collect();
+        if gone.is_empty() {
+            continue;
+        }
+        stale += gone.len();
+        let why = if suites.iter().any(|s| s.name == file.suite) {
+            "trials the suite no longer has (left by an older revision of it)"
+        } else {
+            "a suite that is gone"
+        };
+        eprintln!(
+            "warning: `{}`: {} stale entr{} of {why}: {} (remove them, or bless the trials again)",
+            path.display(),
+            gone.len(),
+            if gone.len() == 1 { "y" } else { "ies" },
+            gone.join(", ")
+        );
+    }
+    stale
+}
+
 /// Every stored baseline file under `config.baselines` — of `suites` only, when given (what a
 /// run of them reads), else all (`lint`) — read and validated, each problem printed; `Err` is
 /// the exit code. A run checks before anything is measured, so a broken file is exit 2 at once,

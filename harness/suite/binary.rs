@@ -31,6 +31,20 @@ pub(super) fn check_launch(
             .map(|(n, _)| n.as_str())
             .collect();
         entries.sort();
+        // A file cut off (a copy stopped early): its braces do not close.
+        let (opens, closes) = (
+            source.text.matches('{').count(),
+            source.text.matches('}').count(),
+        );
+        if opens != closes {
+            return vec![(
+                at.0,
+                format!(
+                    "`{}` is cut off: it opens {opens} `{{` and closes {closes} (a PTX file ends after its last function's `}}`): write it again",
+                    source.path.display()
+                ),
+            )];
+        }
         return vec![(
             at.0,
             format!(

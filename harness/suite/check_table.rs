@@ -168,7 +168,19 @@ fn golden(
         ),
         Ok(a) => {
             let tol = check.tolerances[&i];
-            if let Some(v) = crate::check::vacuous::vacuous(&a.data, tol) {
+            // NaN never passes without `allow_nan`: one in the golden file fails every run.
+            let nans = (0..a.data.len()).filter(|&k| a.data.get(k).is_nan());
+            if let (false, Some(first)) = (tol.allow_nan, nans.clone().next()) {
+                let all = nans.count();
+                ctx.error(
+                    at,
+                    format!(
+                        "`{}` holds NaN ({all} of {} elements, the first at index {first}): without `allow_nan` a NaN never passes, so the check could never pass (regenerate the golden output, or set `allow_nan = true` if NaN is the answer)",
+                        file.get_ref(),
+                        a.data.len()
+                    ),
+                );
+            } else if let Some(v) = crate::check::vacuous::vacuous(&a.data, tol) {
                 ctx.error(at, v.message(&buffers[i].name, tol));
             }
             npy_checks.push((i, a.data.len(), at))
@@ -243,5 +255,46 @@ mod tests {
             "{m:?}"
         );
         assert!(c.golden.is_empty());
+    }
+
+    #[test]
+    fn a_golden_file_holding_nan_can_never_pass() {
+        let dir = std::env::temp_dir().join(format!("kg-nan-golden-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut values = [1.0f32; 8];
+        values[3] = f32::NAN;
+        values[5] = f32::NAN;
+        let data = crate::dtype::HostData {
+            dtype: DType::F32,
+            bytes: values.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        };
+        std::fs::write(
+            dir.join("g.npy"),
+            crate::npy::to_bytes(&data, &[8]).unwrap(),
+        )
+        .unwrap();
+        let run = |check: &str| {
+            let (raw, text) = parsed(&format!("[suite]\nname = \"s\"\n{check}"));
+            let file = dir.join("s.toml");
+            let mut ctx = Ctx::new(&file, &text);
+            let by_name = [("x".to_string(), 0), ("y".to_string(), 1)].into();
+            check_table(
+                &mut ctx,
+                raw.check.as_ref(),
+                &buffers(),
+                &by_name,
+                &dir,
+                &mut Vec::new(),
+            );
+            messages(&ctx)
+        };
+        let m = run("[check.golden]\ny = \"g.npy\"\n");
+        assert!(
+            m.iter().any(|m| m.starts_with("4:5: `g.npy` holds NaN (2 of 8 elements, the first at index 3): without `allow_nan`")),
+            "{m:?}"
+        );
+        let m = run("[check]\nallow_nan = true\n[check.golden]\ny = \"g.npy\"\n");
+        assert!(!m.iter().any(|m| m.contains("holds NaN")), "{m:?}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
