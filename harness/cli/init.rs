@@ -181,15 +181,7 @@ fn first_suite(kernel: &Path, entry: &str, suites: &Path) -> Result<(PathBuf, St
         path: kernel.to_path_buf(),
         why,
     })?;
-    let base = entry
-        .split('<')
-        .next()
-        .unwrap_or(entry)
-        .rsplit("::")
-        .next()
-        .unwrap_or(entry)
-        .trim();
-    let name: String = base
+    let name: String = signature::base_name(entry)
         .chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '-' {
@@ -224,20 +216,14 @@ fn first_suite(kernel: &Path, entry: &str, suites: &Path) -> Result<(PathBuf, St
 fn include_dirs(kernel: &Path, text: &str) -> Vec<PathBuf> {
     let beside = kernel.parent().unwrap_or(Path::new("."));
     let cuda = &crate::device::headers::cuda_headers().dirs;
-    let mut wanted: Vec<String> = Vec::new();
-    for line in text.lines().map(str::trim_start) {
-        let Some(rest) = line.strip_prefix('#').map(str::trim_start) else {
-            continue;
-        };
-        let Some(name) = rest.strip_prefix("include").map(str::trim) else {
-            continue;
-        };
-        let name = name.trim_start_matches(['<', '"']);
-        let name = name.split(['>', '"']).next().unwrap_or("").to_string();
-        let system = crate::device::headers::HOST_HEADERS.contains(&name.as_str())
-            || crate::suite::compiler::host_api(&name)
-            || cuda.iter().any(|d| d.join(&name).is_file());
-        if !name.is_empty() && !system && !beside.join(&name).is_file() && !wanted.contains(&name) {
+    let mut wanted: Vec<&str> = Vec::new();
+    for name in crate::suite::compiler::includes(text)
+        .into_iter()
+        .map(|i| i.name)
+    {
+        let system = crate::suite::compiler::host_header(name)
+            || cuda.iter().any(|d| d.join(name).is_file());
+        if !system && !beside.join(name).is_file() && !wanted.contains(&name) {
             wanted.push(name);
         }
     }

@@ -26,10 +26,12 @@ pub fn lint(files: &[PathBuf]) -> ExitCode {
     };
     // Every stored baseline parsed and validated, so GPU-less CI catches a broken one.
     let baselines = match super::suites::check_baselines(&config, None, "kernelgate lint", "") {
-        Ok(n) => n,
+        Ok(files) => {
+            super::suites::stale_entries(&files, &suites);
+            files.len()
+        }
         Err(code) => return code,
     };
-    super::suites::stale_entries(&config, &suites);
     let kernels: usize = suites.iter().map(|s| s.kernels.len()).sum();
     let cases: usize = suites.iter().map(|s| s.cases.len()).sum();
     // PTX assembled by ptxas, with or without NVRTC: what the driver would reject at run time.
@@ -72,12 +74,7 @@ pub fn lint(files: &[PathBuf]) -> ExitCode {
             }
             Err(e) => {
                 failed += 1;
-                let line = s
-                    .kernels
-                    .iter()
-                    .position(|k| k.source == e.source_index)
-                    .and_then(|k| s.kernel_lines.get(k).copied())
-                    .unwrap_or(1);
+                let line = source_line(s, e.source_index);
                 progress.done();
                 eprintln!("error: {}:{line}:1: {e}", s.path.display());
             }
@@ -103,6 +100,17 @@ pub fn lint(files: &[PathBuf]) -> ExitCode {
     }
 }
 
+/// The line of the first `[[kernel]]` of `suite` compiled from source `si`, where a problem of
+/// that source is reported (1 when none is).
+fn source_line(suite: &crate::suite::Suite, si: usize) -> usize {
+    suite
+        .kernels
+        .iter()
+        .position(|k| k.source == si)
+        .and_then(|k| suite.kernel_lines.get(k).copied())
+        .unwrap_or(1)
+}
+
 /// Assembles every PTX source with ptxas for `arch`; prints each that does not assemble at the
 /// first kernel from it, and a note when no ptxas is here. Returns how many failed.
 fn ptx_problems(suites: &[crate::suite::Suite], arch: &str) -> usize {
@@ -117,12 +125,7 @@ fn ptx_problems(suites: &[crate::suite::Suite], arch: &str) -> usize {
                 Assembled::Clean => {}
                 Assembled::Failed(log) => {
                     failed += 1;
-                    let line = s
-                        .kernels
-                        .iter()
-                        .position(|k| k.source == si)
-                        .and_then(|k| s.kernel_lines.get(k).copied())
-                        .unwrap_or(1);
+                    let line = source_line(s, si);
                     eprintln!(
                         "error: {}:{line}:1: source `{}` does not assemble for {arch} (ptxas, as the driver would when it loads the module):\n{log}",
                         s.path.display(),

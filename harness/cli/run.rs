@@ -271,7 +271,7 @@ pub fn run_with(args: impl Iterator<Item = String>, launcher: Option<String>) ->
             println!("{line}");
         }
         if let Some(line) = closing::new_trials(&results).filter(|_| config.mode == Mode::Gate) {
-            println!("{line}");
+            println!("kernelgate: {line}");
         }
         for line in results
             .identical

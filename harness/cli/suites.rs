@@ -36,17 +36,17 @@ pub(crate) fn load_suites(
 
 /// Warnings for the stored entries no trial of `suites` has any more — left by an older
 /// revision of a suite (a kernel renamed, a size removed) or by a suite that is gone: named,
-/// so they are removed or re-blessed on purpose rather than kept unseen. Returns how many.
+/// so they are removed or re-blessed on purpose rather than kept unseen. `files` are the
+/// baseline files [`check_baselines`] read.
 pub(crate) fn stale_entries(
-    config: &crate::config::Config,
+    files: &[(std::path::PathBuf, crate::baseline::BaselineFile)],
     suites: &[crate::suite::Suite],
-) -> usize {
+) {
     let planned: std::collections::BTreeSet<String> = crate::plan::plan(suites)
         .into_iter()
         .map(|p| p.name)
         .collect();
-    let mut stale = 0;
-    for (path, file) in crate::baseline::check::check_dir(&config.baselines, None).files {
+    for (path, file) in files {
         let gone: Vec<&str> = file
             .trials
             .keys()
@@ -56,7 +56,6 @@ pub(crate) fn stale_entries(
         if gone.is_empty() {
             continue;
         }
-        stale += gone.len();
         let why = if suites.iter().any(|s| s.name == file.suite) {
             "trials the suite no longer has (left by an older revision of it)"
         } else {
@@ -70,26 +69,25 @@ pub(crate) fn stale_entries(
             gone.join(", ")
         );
     }
-    stale
 }
 
 /// Every stored baseline file under `config.baselines` — of `suites` only, when given (what a
-/// run of them reads), else all (`lint`) — read and validated, each problem printed; `Err` is
-/// the exit code. A run checks before anything is measured, so a broken file is exit 2 at once,
+/// run of them reads), else all (`lint`) — read and validated, each problem printed; the files,
+/// or `Err` with the exit code. A run checks before anything is measured, so a broken file is exit 2 at once,
 /// not after the GPU work (and also without a GPU).
 pub(crate) fn check_baselines(
     config: &crate::config::Config,
     suites: Option<&[crate::suite::Suite]>,
     what: &str,
     then: &str,
-) -> Result<usize, ExitCode> {
+) -> Result<Vec<(std::path::PathBuf, crate::baseline::BaselineFile)>, ExitCode> {
     let names: Option<Vec<&str>> = suites.map(|s| s.iter().map(|s| s.name.as_str()).collect());
     let checked = crate::baseline::check::check_dir(&config.baselines, names.as_deref());
     for e in &checked.errors {
         eprintln!("error: {e}");
     }
     if checked.errors.is_empty() {
-        return Ok(checked.files.len());
+        return Ok(checked.files);
     }
     eprintln!(
         "{what}: {} unusable baseline file(s){then}",

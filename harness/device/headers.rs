@@ -33,11 +33,17 @@ pub struct CudaHeaders {
 /// The headers of this process's environment, searched once.
 pub fn cuda_headers() -> &'static CudaHeaders {
     static FOUND: OnceLock<CudaHeaders> = OnceLock::new();
-    FOUND.get_or_init(|| find(&candidates()))
+    FOUND.get_or_init(|| find(candidates()))
 }
 
-/// Where to look, in order (see the module's documentation).
-pub(super) fn candidates() -> Vec<PathBuf> {
+/// Where to look, in order (see the module's documentation); searched once per process (it
+/// asks python3), for the headers and for what is found beside them (nvcc, the libraries).
+pub(super) fn candidates() -> &'static [PathBuf] {
+    static CANDIDATES: OnceLock<Vec<PathBuf>> = OnceLock::new();
+    CANDIDATES.get_or_init(search)
+}
+
+fn search() -> Vec<PathBuf> {
     let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
     let mut out: Vec<PathBuf> = Vec::new();
     if let Some(list) = crate::project::var("KERNELGATE_CUDA_INCLUDE") {
@@ -68,24 +74,29 @@ fn python_wheel_includes() -> Vec<PathBuf> {
     };
     let mut dirs = Vec::new();
     for root in String::from_utf8_lossy(&out.stdout).lines() {
-        let Ok(entries) = std::fs::read_dir(root) else {
-            continue;
-        };
-        let mut cu: Vec<PathBuf> = entries
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| {
-                p.file_name()
-                    .and_then(|n| n.to_str())
-                    .is_some_and(|n| n.starts_with("cu"))
-            })
-            .collect();
         // The newest CUDA first: `cu13` before `cu12`.
-        cu.sort();
-        cu.reverse();
-        dirs.extend(cu.into_iter().map(|p| p.join("include")));
+        let cu = children_named(Path::new(root), "cu");
+        dirs.extend(cu.into_iter().rev().map(|p| p.join("include")));
     }
     dirs
+}
+
+/// The entries of `dir` whose names start with `prefix`, sorted; none where it cannot be read.
+pub(super) fn children_named(dir: &Path, prefix: &str) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut found: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(prefix))
+        })
+        .collect();
+    found.sort();
+    found
 }
 
 /// The first folder with the runtime headers and the first with CCCL, among `candidates`.

@@ -71,20 +71,10 @@ fn candidates() -> Vec<PathBuf> {
     out
 }
 
+/// `<lib>/python3.X/site-packages/nvidia/cu13/lib` for each Python under `lib`.
 fn site_packages(lib: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(lib) else {
-        return Vec::new();
-    };
-    let mut found: Vec<PathBuf> = entries
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("python3"))
-        })
+    super::headers::children_named(lib, "python3")
+        .into_iter()
         .map(|p| p.join("site-packages/nvidia/cu13/lib"))
-        .collect();
-    found.sort();
-    found
+        .collect()
 }

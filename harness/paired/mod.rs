@@ -42,29 +42,28 @@ pub fn load(
     work: &Path,
     candidates: &[Suite],
 ) -> Result<Base, PairedError> {
-    let load_dir = |dir: &Path, commit: String, project: Option<&crate::project::Project>| {
-        crate::suite::load_dir_in(dir, project)
+    // The base's suites in `dir`, read with the base's own project file, where it has one.
+    let load_dir = |dir: &Path, commit: String, project_file: Option<std::path::PathBuf>| {
+        let failed = |diagnostics: String| PairedError::Load {
+            rev: rev.to_string(),
+            diagnostics,
+        };
+        let project = project_file
+            .map(|f| crate::project::Project::read(&f, None))
+            .transpose()
+            .map_err(|e| failed(e.to_string()))?;
+        crate::suite::load_dir_in(dir, project.as_ref())
             .map(|suites| Base {
                 rev: rev.to_string(),
                 commit,
                 suites,
             })
-            .map_err(|e| PairedError::Load {
-                rev: rev.to_string(),
-                diagnostics: e.to_string(),
-            })
+            .map_err(|e| failed(e.to_string()))
     };
     let as_folder = Path::new(rev);
     if as_folder.is_dir() {
-        // A folder of a bundle's base (`ci/bundle.sh`): its own project file, where it has one.
-        let project = crate::project::find(as_folder)
-            .map(|f| crate::project::Project::read(&f, None))
-            .transpose()
-            .map_err(|e| PairedError::Load {
-                rev: rev.to_string(),
-                diagnostics: e.to_string(),
-            })?;
-        return load_dir(as_folder, "folder".into(), project.as_ref());
+        // A folder of a bundle's base (`ci/bundle.sh`).
+        return load_dir(as_folder, "folder".into(), crate::project::find(as_folder));
     }
     let (top, commit, rel) = git::resolve(rev, suites)?;
     if !git::exists(&top, &commit, &rel)? {
@@ -104,16 +103,7 @@ pub fn load(
     paths.extend(project_file.clone());
     let dest = work.join(&commit);
     git::extract(&top, &commit, &paths, &dest)?;
-    let project = match project_file {
-        Some(f) => Some(
-            crate::project::Project::read(&dest.join(f), None).map_err(|e| PairedError::Load {
-                rev: rev.to_string(),
-                diagnostics: e.to_string(),
-            })?,
-        ),
-        None => None,
-    };
-    load_dir(&dest.join(&rel), commit, project.as_ref())
+    load_dir(&dest.join(&rel), commit, project_file.map(|f| dest.join(f)))
 }
 
 /// How a candidate trial meets the base.

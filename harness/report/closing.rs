@@ -112,7 +112,8 @@ pub fn machine_warning(results: &Results) -> Option<String> {
 }
 
 /// Stored mode's line for trials without a baseline on this device: new, not gated, each with
-/// the commit that added it where git knows it. `None` when there are none.
+/// the commit that added it where git knows it (the terminal prefixes `kernelgate: `, the
+/// Markdown summary takes it as it is). `None` when there are none.
 pub fn new_trials(results: &Results) -> Option<String> {
     let new: Vec<String> = results
         .trials
@@ -130,7 +131,7 @@ pub fn new_trials(results: &Results) -> Option<String> {
         return None;
     }
     Some(format!(
-        "kernelgate: {} trial(s) new (not gated): no baseline on this device, so they pass without a verdict (KERNELGATE_REQUIRE_BASELINE=1 fails them); bless them on a GPU of this kind: {}",
+        "{} trial(s) new (not gated): no baseline on this device, so they pass without a verdict (KERNELGATE_REQUIRE_BASELINE=1 fails them); bless them on a GPU of this kind: {}",
         new.len(),
         new.join(", ")
     ))

@@ -151,8 +151,7 @@ pub fn render(results: &Results) -> String {
         out.push_str(&format!("{}\n\n", cell(&line)));
     }
     if let Some(line) = super::closing::new_trials(results) {
-        let line = line.trim_start_matches("kernelgate: ");
-        out.push_str(&format!("{}\n\n", cell(line)));
+        out.push_str(&format!("{}\n\n", cell(&line)));
     }
     let attention: Vec<&TrialRecord> = results
         .trials

@@ -25,39 +25,81 @@ const HOST_API: &[&str] = &[
     "nccl.h",
 ];
 
-/// Whether `name` is a host header of CUDA's runtime or libraries.
-pub fn host_api(name: &str) -> bool {
-    HOST_API.contains(&name)
+/// One `#include <name>` or `#include "name"` of a source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Include<'a> {
+    /// The header as written between the delimiters.
+    pub name: &'a str,
+    /// `"name"` (searched beside the source first), not `<name>`.
+    pub quoted: bool,
+    /// 1-based line, and column of the opening delimiter.
+    pub at: (usize, usize),
+    /// Inside an `#if`/`#ifdef` block: maybe meant for another configuration.
+    pub conditional: bool,
+}
+
+/// Every `#include` of `text`, in order (a macro include, `#include HEADER`, is none).
+pub fn includes(text: &str) -> Vec<Include<'_>> {
+    let mut out = Vec::new();
+    let mut depth = 0usize;
+    for (i, line) in text.lines().enumerate() {
+        let Some(directive) = line.trim_start().strip_prefix('#').map(str::trim_start) else {
+            continue;
+        };
+        if directive.starts_with("if") {
+            depth += 1;
+        } else if directive.starts_with("endif") {
+            depth = depth.saturating_sub(1);
+        }
+        let Some(rest) = directive.strip_prefix("include").map(str::trim_start) else {
+            continue;
+        };
+        let (quoted, close) = match rest.chars().next() {
+            Some('"') => (true, '"'),
+            Some('<') => (false, '>'),
+            _ => continue,
+        };
+        let Some(name) = rest[1..].split(close).next().filter(|n| !n.is_empty()) else {
+            continue;
+        };
+        let col = line.len() - rest.len() + 1;
+        out.push(Include {
+            name,
+            quoted,
+            at: (i + 1, col),
+            conditional: depth > 0,
+        });
+    }
+    out
+}
+
+/// Whether `name` is a C or C++ standard header or a host header of CUDA's runtime or libraries.
+pub fn host_header(name: &str) -> bool {
+    crate::device::headers::HOST_HEADERS.contains(&name) || HOST_API.contains(&name)
 }
 
 /// Why `text` needs nvcc: the first host header it includes, or its `main`; `None` when it is
 /// device code NVRTC compiles.
 pub fn host_code(text: &str) -> Option<String> {
-    for line in text.lines().map(str::trim_start) {
-        let Some(rest) = line.strip_prefix('#') else {
-            let code = line.split("//").next().unwrap_or("");
-            let main = code.find("main").is_some_and(|at| {
+    if let Some(i) = includes(text).into_iter().find(|i| host_header(i.name)) {
+        let name = i.name;
+        return Some(format!(
+            "it includes `<{name}>`, host code NVRTC does not compile"
+        ));
+    }
+    let main = text
+        .lines()
+        .map(str::trim_start)
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| l.split("//").next().unwrap_or(""))
+        .any(|code| {
+            code.find("main").is_some_and(|at| {
                 let before = code[..at].trim_end();
                 let after = code[at + 4..].trim_start();
                 after.starts_with('(') && (before.ends_with("int") || before.ends_with("void"))
-            });
-            if main {
-                return Some("it defines `main`".into());
-            }
-            continue;
-        };
-        let Some(header) = rest.trim_start().strip_prefix("include") else {
-            continue;
-        };
-        let name = header.trim().trim_matches(['<', '>', '"']);
-        let name = name.split(['>', '"']).next().unwrap_or(name);
-        if crate::device::headers::HOST_HEADERS.contains(&name) || HOST_API.contains(&name) {
-            return Some(format!(
-                "it includes `<{name}>`, host code NVRTC does not compile"
-            ));
-        }
-    }
-    None
+            })
+        });
+    main.then(|| "it defines `main`".into())
 }
 
 /// Sets each CUDA source's compiler from `[suite] compiler` (`"nvrtc"`, `"nvcc"`, or absent:
@@ -100,31 +142,20 @@ pub(super) fn check_includes(
             .parent()
             .map(std::path::Path::to_path_buf)
             .unwrap_or_default();
-        let mut depth = 0usize;
-        for (i, line) in s.text.lines().enumerate() {
-            let Some(directive) = line.trim_start().strip_prefix('#').map(str::trim_start) else {
-                continue;
-            };
-            if directive.starts_with("if") {
-                depth += 1;
-            } else if directive.starts_with("endif") {
-                depth = depth.saturating_sub(1);
-            }
-            let Some(rest) = directive.strip_prefix("include").map(str::trim_start) else {
-                continue;
-            };
-            let Some(name) = rest.strip_prefix('"').and_then(|r| r.split('"').next()) else {
-                continue;
-            };
+        for inc in includes(&s.text)
+            .into_iter()
+            .filter(|i| i.quoted && !i.conditional)
+        {
+            let name = inc.name;
             let found = std::iter::once(&own)
                 .chain(include_dirs)
                 .chain(cuda)
                 .any(|d| d.join(name).is_file());
-            if depth == 0 && !found {
+            if !found {
                 ctx.diagnostics.push(crate::error::Diagnostic {
                     file: s.path.clone(),
-                    line: i + 1,
-                    col: line.find('"').map_or(1, |c| c + 1),
+                    line: inc.at.0,
+                    col: inc.at.1,
                     message: format!(
                         "`{name}` is not in `{}`, the suite's `include_dirs` or CUDA's headers: add its folder to `include_dirs` (relative to the suite file)",
                         own.display()
@@ -137,7 +168,27 @@ pub(super) fn check_includes(
 
 #[cfg(test)]
 mod tests {
-    use super::host_code;
+    use super::{host_code, includes};
+
+    #[test]
+    fn includes_are_read_with_their_place() {
+        let found =
+            includes("#include <a.h>\n#if X\n#  include \"b.h\" // c\n#endif\n#include HEADER\n");
+        assert_eq!(found.len(), 2, "a macro include is none: {found:?}");
+        assert_eq!(
+            (found[0].name, found[0].quoted, found[0].conditional),
+            ("a.h", false, false)
+        );
+        assert_eq!(
+            (
+                found[1].name,
+                found[1].quoted,
+                found[1].at,
+                found[1].conditional
+            ),
+            ("b.h", true, (3, 12), true)
+        );
+    }
 
     #[test]
     fn host_code_is_found_by_its_headers_and_main() {

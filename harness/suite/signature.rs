@@ -44,11 +44,16 @@ pub enum Lookup {
     },
 }
 
+/// The function's own name in an entry: `ns::scale<float>` → `scale`.
+pub fn base_name(entry: &str) -> &str {
+    let name = entry.split('<').next().unwrap_or(entry);
+    name.rsplit("::").next().unwrap_or(name).trim()
+}
+
 /// What `source` says about the function named `entry` (template arguments stripped).
 pub fn lookup(source: &str, entry: &str) -> Lookup {
     // `ns::scale<float>` is looked up as `scale`: declarations are read inside namespaces.
-    let name = entry.split('<').next().unwrap_or(entry);
-    let base = name.rsplit("::").next().unwrap_or(name).trim();
+    let base = base_name(entry);
     let toks = match tokenize(source) {
         Ok(t) => t,
         Err(u) => {
