@@ -22,6 +22,14 @@ pub const COMPILE_ERROR: u8 = PERFORMANCE;
 /// regress against good, or skipped commits hide which it is).
 pub const NOT_FOUND: u8 = PERFORMANCE;
 
+/// The GPU worker process's own exit after an internal error (an unreadable request, a panic,
+/// an unreadable worker script): the client reports the trial as a harness failure, not a
+/// crash of the kernel. Read by the client only, never a command's exit.
+pub const WORKER_FAILED_INSIDE: u8 = BAD_INPUT;
+/// The GPU worker process's exit after a sticky fault poisoned its CUDA context (it answered
+/// the trial first); the client starts a fresh worker for the next trial.
+pub const WORKER_POISONED: u8 = 3;
+
 /// Every distinct code, for the README check.
 pub const ALL: [u8; 4] = [SUCCESS, PERFORMANCE, BAD_INPUT, CORRECTNESS];
 

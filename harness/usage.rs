@@ -249,7 +249,13 @@ mod tests {
     fn run_lists_every_variable() {
         // Every variable a user sets is listed (the worker's and CI's own are not options).
         for v in crate::config::KNOWN {
-            if !["KERNELGATE_WORKER", "KERNELGATE_REPORTS"].contains(v) {
+            if ![
+                "KERNELGATE_WORKER",
+                "KERNELGATE_WORKER_SCRIPT",
+                "KERNELGATE_REPORTS",
+            ]
+            .contains(v)
+            {
                 assert!(
                     RUN.contains(&format!("{v}=")),
                     "{v} missing from `help run`"

@@ -383,11 +383,11 @@ enum Ended {
 }
 
 impl Ended {
-    /// The trial's failure: the worker's own internal error ([`super::HARNESS_EXIT`], its
+    /// The trial's failure: the worker's own internal error ([`crate::exit::WORKER_FAILED_INSIDE`], its
     /// message printed above by the worker) is the harness's, anything else a crash.
     fn failure(&self, context: &str) -> TrialFailure {
         match self {
-            Ended::Exited(s) if s.code() == Some(i32::from(super::HARNESS_EXIT)) => {
+            Ended::Exited(s) if s.code() == Some(i32::from(crate::exit::WORKER_FAILED_INSIDE)) => {
                 TrialFailure::Harness(format!(
                     "{context}the GPU worker stopped on an internal error (its message is above); it will restart for the next trial"
                 ))

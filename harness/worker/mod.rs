@@ -13,6 +13,7 @@ mod op;
 pub mod pool;
 mod probes;
 pub mod protocol;
+pub mod scripted;
 mod session;
 mod trial;
 mod units;
@@ -25,9 +26,7 @@ use session::Session;
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
 
-/// The worker's exit code when it stops on its own error (an unreadable request, a panic):
-/// the harness reports the trial as a harness failure (exit 2), not a crash of the kernel.
-pub const HARNESS_EXIT: u8 = crate::exit::BAD_INPUT;
+use crate::exit::{WORKER_FAILED_INSIDE, WORKER_POISONED};
 
 /// Runs `work` (`asked` trials) on the session and replies with `wrap` of its results: never
 /// panics — a panic inside is answered with a harness failure per trial. Returns the exit code
@@ -41,7 +40,7 @@ fn answer(
 ) -> Option<i32> {
     let Some(s) = session else {
         eprintln!("kernelgate worker: a trial came before Hello");
-        return Some(HARNESS_EXIT.into());
+        return Some(WORKER_FAILED_INSIDE.into());
     };
     let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(s)));
     let results = match run {
@@ -57,7 +56,7 @@ fn answer(
                 })
                 .collect();
             reply(&wrap(failed));
-            return Some(HARNESS_EXIT.into());
+            return Some(WORKER_FAILED_INSIDE.into());
         }
     };
     let fatal = results.iter().any(|r| {
@@ -66,14 +65,17 @@ fn answer(
             .is_err_and(crate::failure::TrialFailure::is_fatal)
     });
     reply(&wrap(results));
-    fatal.then_some(3)
+    fatal.then_some(WORKER_POISONED.into())
 }
 
 /// Serves requests on stdin until it closes; returns the process exit code. A panic while
 /// handling a request is answered — a trial with a harness failure naming the panic — and ends
-/// the worker with [`HARNESS_EXIT`]; the harness starts a fresh one for the next trial.
+/// the worker with [`WORKER_FAILED_INSIDE`]; the harness starts a fresh one for the next trial.
 pub fn serve(cache_dir: Option<PathBuf>) -> i32 {
     crate::exit::install_panic_hook();
+    if let Some(script) = std::env::var_os(scripted::SCRIPT_ENV) {
+        return scripted::serve(script.into());
+    }
     let stdin = std::io::stdin();
     let mut session: Option<Session> = None;
     let reply = |r: &Response| {
@@ -88,7 +90,7 @@ pub fn serve(cache_dir: Option<PathBuf>) -> i32 {
             Ok(r) => r,
             Err(e) => {
                 eprintln!("kernelgate worker: unreadable request: {e}");
-                return HARNESS_EXIT.into();
+                return WORKER_FAILED_INSIDE.into();
             }
         };
         match request {
@@ -114,7 +116,7 @@ pub fn serve(cache_dir: Option<PathBuf>) -> i32 {
             Request::Suite { index, suite } => {
                 let Some(s) = session.as_mut() else {
                     eprintln!("kernelgate worker: a suite came before Hello");
-                    return HARNESS_EXIT.into();
+                    return WORKER_FAILED_INSIDE.into();
                 };
                 s.add_suite(index, *suite);
             }

@@ -15,6 +15,15 @@ use crate::suite::Suite;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+/// Why no GPU worker can run here: no CUDA driver, unless the workers are scripted
+/// (`worker::scripted`), which need none.
+fn driver_missing() -> Option<String> {
+    match super::scripted::active() {
+        true => None,
+        false => device::driver_missing(),
+    }
+}
+
 /// `KERNELGATE_DEVICE` lists GPUs of different kinds (fingerprints): the run cannot start.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("KERNELGATE_DEVICE lists GPUs of different kinds: {} is {}, {} is {}; baselines are per kind of GPU, so run them separately", .first.0, .first.1, .other.0, .other.1)]
@@ -34,7 +43,7 @@ impl Started {
     /// Starts a worker for every device `config` names, without waiting for any; none where no
     /// CUDA driver loads.
     pub fn now(config: &Config) -> Started {
-        if device::driver_missing().is_some() {
+        if driver_missing().is_some() {
             return Started(Vec::new());
         }
         Started(
@@ -105,7 +114,7 @@ impl<'a> WorkerPool<'a> {
 
     /// With several GPUs, all must share one fingerprint: baselines are per kind of GPU.
     pub fn same_kind_of_gpu(&self) -> Result<(), MixedGpus> {
-        if self.workers.len() < 2 || device::driver_missing().is_some() {
+        if self.workers.len() < 2 || driver_missing().is_some() {
             return Ok(());
         }
         let mut seen: Vec<(i32, Fingerprint)> = Vec::new();
@@ -126,7 +135,7 @@ impl<'a> WorkerPool<'a> {
 
     /// The architecture trials run on: slot `slot`'s GPU's, or `KERNELGATE_ARCH` without one.
     fn arch(&self, slot: usize) -> String {
-        match device::driver_missing() {
+        match driver_missing() {
             None => self
                 .worker(slot)
                 .device()
@@ -162,7 +171,7 @@ impl<'a> WorkerPool<'a> {
     /// load it for its trials while this process compiles it (a suite that cannot be sent now
     /// is sent with its first trial).
     fn arch_sending(&self, index: usize, slot: usize) -> String {
-        if device::driver_missing().is_some() {
+        if driver_missing().is_some() {
             return self.config.arch.clone();
         }
         let mut worker = self.worker(slot);
@@ -344,7 +353,7 @@ impl<'a> WorkerPool<'a> {
                 Outcome::Ignored(reason)
             }
         };
-        if let Some(reason) = device::driver_missing() {
+        if let Some(reason) = driver_missing() {
             return Err(no_gpu(reason));
         }
         let mut worker = self.worker(slot);
@@ -489,7 +498,7 @@ impl Executor for WorkerPool<'_> {
     }
 
     fn device(&self) -> Option<DeviceInfo> {
-        if device::driver_missing().is_some() {
+        if driver_missing().is_some() {
             return None;
         }
         self.worker(0).device().ok()
