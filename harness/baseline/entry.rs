@@ -200,7 +200,9 @@ impl Entry {
 pub(super) mod tests {
     use super::*;
     use crate::baseline::runs::{Origin, Run, MAX_RUNS, MAX_STORED_SAMPLES};
-    use crate::gate::{settle, with_spread, GateInput, Verdict, REMEASURE_EFFORT};
+    use crate::gate::{
+        settle, with_spread, Confirm, GateInput, Measures, Verdict, REMEASURE_EFFORT,
+    };
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
     use rand_distr::{Distribution, LogNormal};
@@ -343,15 +345,17 @@ pub(super) mod tests {
             paired: None,
         };
         let first = input(samples(rng, N, host, shift));
-        let mut again = |_: usize| -> Result<GateInput, ()> {
-            Ok(input(samples(
-                rng,
+        let rng = std::cell::RefCell::new(rng);
+        let more = || {
+            input(samples(
+                &mut rng.borrow_mut(),
                 REMEASURE_EFFORT as usize * N,
                 host,
                 shift,
-            )))
+            ))
         };
-        settle(vec![first], Some(&mut again))[0]
+        let mut measure = Measures(|_| Ok::<_, ()>(more()), |_, _| Some(more()));
+        settle(vec![first], Some(&mut measure), Confirm::Changes)[0]
             .unwrap()
             .verdict
             .verdict

@@ -1,6 +1,8 @@
 //! `settle`: the gate's one policy over a run — decide every comparable trial together, measure
-//! the inconclusive ones once more with [`REMEASURE_EFFORT`] times the samples, and decide again,
-//! all together. The run, `calibrate` and the tests all go through here.
+//! the inconclusive ones once more with [`REMEASURE_EFFORT`] times the samples and decide again,
+//! all together; then measure each time change once more in a fresh worker process, which
+//! decides it alone ([`Confirm`]). The run (stored and paired), `calibrate`, `bisect` and the
+//! tests all go through here, so the rates calibration publishes are the real gate's.
 
 use super::semantics::Verdict;
 use super::verdict::{decide, GateInput, TrialVerdict};
@@ -9,6 +11,38 @@ use super::verdict::{decide, GateInput, TrialVerdict};
 /// multiplied, precision target divided).
 pub const REMEASURE_EFFORT: u32 = 4;
 
+/// Which first verdicts a fresh measurement must confirm before they stand — the one place
+/// stored and paired gating differ in policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Confirm {
+    /// Stored baselines: every time change, either way (a change of the machine since the
+    /// baseline persists in a new process; one of a process's timing mode does not).
+    Changes,
+    /// Paired: regressions only (the machine cancels in the per-round ratios).
+    Regressions,
+}
+
+impl Confirm {
+    /// Whether `verdict` must be confirmed.
+    fn wants(self, verdict: Verdict) -> bool {
+        match self {
+            Confirm::Changes => verdict.changed(),
+            Confirm::Regressions => verdict == Verdict::Regressed,
+        }
+    }
+}
+
+/// How the gate gets more evidence of trial `k` of its family.
+pub trait Measure<E> {
+    /// Measures an inconclusive trial again with [`REMEASURE_EFFORT`] times the samples: its
+    /// new input, or why it could not be measured.
+    fn remeasure(&mut self, k: usize) -> Result<GateInput, E>;
+    /// Measures a time change (`first`: its verdict so far) once more in a fresh worker
+    /// process: its new input, or `None` when it could not be measured (the first verdict then
+    /// stands).
+    fn confirm(&mut self, k: usize, first: Verdict) -> Option<GateInput>;
+}
+
 /// The gate's final word on one trial.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Decision {
@@ -16,70 +50,89 @@ pub struct Decision {
     pub verdict: TrialVerdict,
     /// Whether it comes from a second measurement.
     pub remeasured: bool,
+    /// Whether a fresh worker's measurement confirmed (or overturned) a time change: the
+    /// verdict is that measurement's, decided alone.
+    pub confirmed: bool,
     /// How many comparisons formed the Benjamini–Hochberg family it was decided in.
     pub family: usize,
 }
 
-/// Decides `inputs` together. With `remeasure` (`None` when blessing: nothing is judged twice),
-/// each inconclusive trial `k` is measured again through `remeasure(k)`, which returns its new
-/// input or why it could not be measured; a trial whose re-measure fails leaves the family with
-/// that reason, and the others are decided again without it.
+/// Decides `inputs` together. With `measure` (`None` when blessing: nothing is judged twice),
+/// each inconclusive trial `k` is measured again (`Measure::remeasure`); a trial whose
+/// re-measure fails leaves the family with that reason, and the others are decided again
+/// without it. Then each verdict `confirm` names is measured once more in a fresh worker
+/// (`Measure::confirm`) and decided alone: a change that does not persist is not one.
 pub fn settle<E>(
     inputs: Vec<GateInput>,
-    remeasure: Option<&mut dyn FnMut(usize) -> Result<GateInput, E>>,
+    measure: Option<&mut dyn Measure<E>>,
+    confirm: Confirm,
 ) -> Vec<Result<Decision, E>> {
     let first = decide(&inputs);
-    let again: Vec<usize> = (0..first.len())
-        .filter(|&k| first[k].verdict == Verdict::Inconclusive)
-        .collect();
-    let decided = |verdicts: &[TrialVerdict], remeasured: &[bool], family| {
-        verdicts
-            .iter()
-            .zip(remeasured)
-            .map(|(v, r)| Decision {
-                verdict: *v,
-                remeasured: *r,
-                family,
-            })
-            .collect::<Vec<_>>()
-    };
-    let Some(remeasure) = remeasure.filter(|_| !again.is_empty()) else {
-        let n = first.len();
-        return decided(&first, &vec![false; n], n)
+    let Some(measure) = measure else {
+        let family = first.len();
+        return first
             .into_iter()
-            .map(Ok)
+            .map(|verdict| Ok(decision(verdict, false, family)))
             .collect();
     };
     let mut inputs: Vec<Option<GateInput>> = inputs.into_iter().map(Some).collect();
-    let mut failed: Vec<Option<E>> = inputs.iter().map(|_| None).collect();
+    let mut out: Vec<Option<Result<Decision, E>>> = inputs.iter().map(|_| None).collect();
     let mut remeasured = vec![false; inputs.len()];
-    for &k in &again {
-        match remeasure(k) {
-            Ok(input) => {
-                inputs[k] = Some(input);
-                remeasured[k] = true;
-            }
-            Err(e) => {
-                inputs[k] = None;
-                failed[k] = Some(e);
-            }
+    for k in (0..first.len()).filter(|&k| first[k].verdict == Verdict::Inconclusive) {
+        match measure.remeasure(k) {
+            Ok(input) => (inputs[k], remeasured[k]) = (Some(input), true),
+            Err(e) => (inputs[k], out[k]) = (None, Some(Err(e))),
         }
     }
     let keep: Vec<usize> = (0..inputs.len()).filter(|&k| inputs[k].is_some()).collect();
-    let family: Vec<GateInput> = keep.iter().filter_map(|&k| inputs[k].clone()).collect();
-    let verdicts = decide(&family);
-    let mut out: Vec<Option<Result<Decision, E>>> =
-        failed.into_iter().map(|f| f.map(Err)).collect();
-    for (&k, v) in keep.iter().zip(verdicts) {
-        out[k] = Some(Ok(Decision {
-            verdict: v,
-            remeasured: remeasured[k],
-            family: keep.len(),
-        }));
+    let verdicts = match remeasured.contains(&true) || keep.len() < first.len() {
+        true => decide(
+            &keep
+                .iter()
+                .filter_map(|&k| inputs[k].clone())
+                .collect::<Vec<_>>(),
+        ),
+        false => first,
+    };
+    for (&k, verdict) in keep.iter().zip(verdicts) {
+        let mut d = decision(verdict, remeasured[k], keep.len());
+        if confirm.wants(verdict.verdict) {
+            if let Some(input) = measure.confirm(k, verdict.verdict) {
+                d.verdict = decide(&[input])[0];
+                d.confirmed = true;
+            }
+        }
+        out[k] = Some(Ok(d));
     }
     out.into_iter()
         .map(|d| d.expect("every trial is decided or failed"))
         .collect()
+}
+
+/// A decision not confirmed.
+fn decision(verdict: TrialVerdict, remeasured: bool, family: usize) -> Decision {
+    Decision {
+        verdict,
+        remeasured,
+        confirmed: false,
+        family,
+    }
+}
+
+/// A [`Measure`] from two closures.
+pub struct Measures<R, C>(pub R, pub C);
+
+impl<E, R, C> Measure<E> for Measures<R, C>
+where
+    R: FnMut(usize) -> Result<GateInput, E>,
+    C: FnMut(usize, Verdict) -> Option<GateInput>,
+{
+    fn remeasure(&mut self, k: usize) -> Result<GateInput, E> {
+        (self.0)(k)
+    }
+    fn confirm(&mut self, k: usize, first: Verdict) -> Option<GateInput> {
+        (self.1)(k, first)
+    }
 }
 
 #[cfg(test)]
@@ -115,7 +168,11 @@ mod tests {
 
     #[test]
     fn without_remeasure_it_is_one_decision() {
-        let out = settle::<()>(vec![input(1e-5, 1e-5, 16), noisy(16, 1.04)], None);
+        let out = settle::<()>(
+            vec![input(1e-5, 1e-5, 16), noisy(16, 1.04)],
+            None,
+            Confirm::Changes,
+        );
         assert_eq!(out[0].unwrap().verdict.verdict, Verdict::Unchanged);
         assert_eq!(out[1].unwrap().verdict.verdict, Verdict::Inconclusive);
         assert!(out
@@ -130,9 +187,11 @@ mod tests {
             asked.push(k);
             Ok(input(1e-5, 1.10e-5, 16 * REMEASURE_EFFORT as usize))
         };
+        let mut measure = Measures(&mut again, |_, _| None);
         let out = settle(
             vec![input(1e-5, 1e-5, 16), noisy(16, 1.04)],
-            Some(&mut again),
+            Some(&mut measure),
+            Confirm::Changes,
         );
         assert_eq!(asked, [1], "only the inconclusive trial is measured again");
         let d = out[1].as_ref().unwrap();
@@ -143,14 +202,15 @@ mod tests {
 
     #[test]
     fn a_failed_remeasure_leaves_the_family_with_its_reason() {
-        let mut again = |_: usize| -> Result<GateInput, &str> { Err("timed out") };
+        let again = |_: usize| -> Result<GateInput, &str> { Err("timed out") };
         let out = settle(
             vec![
                 input(1e-5, 1e-5, 16),
                 noisy(16, 1.04),
                 input(1e-5, 1.2e-5, 16),
             ],
-            Some(&mut again),
+            Some(&mut Measures(again, |_, _| None)),
+            Confirm::Changes,
         );
         assert_eq!(*out[1].as_ref().unwrap_err(), "timed out");
         for k in [0, 2] {
@@ -163,7 +223,49 @@ mod tests {
         assert_eq!(out[2].as_ref().unwrap().verdict.verdict, Verdict::Regressed);
     }
 
-    /// One gate decision as a run makes it, through the run's own policy ([`settle`]).
+    #[test]
+    fn a_change_stands_only_when_a_fresh_measurement_confirms_it() {
+        let confirmed = std::cell::RefCell::new(Vec::new());
+        let fresh = |k: usize, _| {
+            confirmed.borrow_mut().push(k);
+            // Trial 1's change does not persist; trial 2's does.
+            Some(match k {
+                1 => input(1e-5, 1e-5, 64),
+                _ => input(1e-5, 0.8e-5, 64),
+            })
+        };
+        let never = |_: usize| -> Result<GateInput, ()> { unreachable!("nothing inconclusive") };
+        let inputs = vec![
+            input(1e-5, 1e-5, 16),
+            input(1e-5, 1.2e-5, 16),
+            input(1e-5, 0.8e-5, 16),
+        ];
+        let out = settle(
+            inputs.clone(),
+            Some(&mut Measures(never, &fresh)),
+            Confirm::Changes,
+        );
+        assert_eq!(
+            *confirmed.borrow(),
+            [1, 2],
+            "stored: every change, either way"
+        );
+        let v = |k: usize| out[k].as_ref().unwrap();
+        assert_eq!(v(1).verdict.verdict, Verdict::Unchanged, "did not persist");
+        assert!(v(1).confirmed && v(2).confirmed && !v(0).confirmed);
+        assert_eq!(v(2).verdict.verdict, Verdict::Improved);
+        confirmed.borrow_mut().clear();
+        let out = settle(
+            inputs,
+            Some(&mut Measures(never, &fresh)),
+            Confirm::Regressions,
+        );
+        assert_eq!(*confirmed.borrow(), [1], "paired: regressions only");
+        assert_eq!(out[2].as_ref().unwrap().verdict.verdict, Verdict::Improved);
+    }
+
+    /// One gate decision as a run makes it, through the run's own policy ([`settle`]): the
+    /// re-measure and the confirmation each with [`REMEASURE_EFFORT`] times the samples.
     fn gate(rng: &mut ChaCha8Rng, n: usize, shift: f64, max_slowdown: f64) -> Verdict {
         let old = samples(rng, n, 1.0);
         let input = GateInput {
@@ -173,16 +275,16 @@ mod tests {
             max_slowdown,
             paired: None,
         };
-        let mut again = |_: usize| -> Result<GateInput, ()> {
-            Ok(GateInput {
-                old_times: old.clone(),
-                new_times: samples(rng, REMEASURE_EFFORT as usize * n, shift),
-                speedups: None,
-                max_slowdown,
-                paired: None,
-            })
+        let rng = std::cell::RefCell::new(rng);
+        let again = || GateInput {
+            old_times: old.clone(),
+            new_times: samples(&mut rng.borrow_mut(), REMEASURE_EFFORT as usize * n, shift),
+            speedups: None,
+            max_slowdown,
+            paired: None,
         };
-        settle(vec![input], Some(&mut again))[0]
+        let mut measure = Measures(|_| Ok::<_, ()>(again()), |_, _| Some(again()));
+        settle(vec![input], Some(&mut measure), Confirm::Changes)[0]
             .expect("re-measures succeed here")
             .verdict
             .verdict

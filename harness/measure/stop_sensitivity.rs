@@ -115,15 +115,24 @@ fn outcomes(max_slowdown: f64, precision: f64, seed: u64) -> ([usize; 3], f64) {
             let run = trial(&mut rng, &bench, (1, UNITS), s).concat();
             samples += run.len();
             let first = input(&baseline, run, max_slowdown);
-            let mut again = |_: usize| -> Result<GateInput, Infallible> {
-                let more = trial(&mut rng, &bench, (REMEASURE_EFFORT, UNITS + 1), s).concat();
-                Ok(input(&baseline, more, max_slowdown))
+            let rng = std::cell::RefCell::new(&mut rng);
+            let more = || {
+                let more = trial(
+                    &mut rng.borrow_mut(),
+                    &bench,
+                    (REMEASURE_EFFORT, UNITS + 1),
+                    s,
+                );
+                input(&baseline, more.concat(), max_slowdown)
             };
-            let verdict = match gate::settle(vec![first], Some(&mut again)).pop() {
-                Some(Ok(d)) => d.verdict.verdict,
-                Some(Err(never)) => match never {},
-                None => unreachable!("settle decides every input"),
-            };
+            // Re-measured and confirmed as a run does, each with the re-measure's effort.
+            let mut measure = gate::Measures(|_| Ok::<_, Infallible>(more()), |_, _| Some(more()));
+            let verdict =
+                match gate::settle(vec![first], Some(&mut measure), gate::Confirm::Changes).pop() {
+                    Some(Ok(d)) => d.verdict.verdict,
+                    Some(Err(never)) => match never {},
+                    None => unreachable!("settle decides every input"),
+                };
             flagged[k] += (verdict == Verdict::Regressed) as usize;
         }
     }

@@ -1,18 +1,17 @@
-//! `attribute`: after the gate has decided, a stored-mode trial found slower or faster is
-//! measured once more in a fresh worker process ([`confirm_all`]); once its hardware counters
-//! are read (the counters pass, after all timing), its time change is attributed
+//! `attribute`: a stored-mode time change the gate confirmed in a fresh worker process
+//! (`gate::settle`), once its hardware counters are read (the counters pass, after all
+//! timing), is attributed
 //! ([`attribute_all`]): to the machine (`machine-slower` / `machine-faster`) only when the
 //! change persists and nothing of the trial changed — the same code and launches, kernelgate
 //! and driver (the baseline's device fingerprint includes the driver), and every counter that
 //! was exact across the baseline's units equal; otherwise it stays a regression (or an
 //! improvement), and the record names the counters that moved.
 
-use super::code::Codes;
 use super::judged::Judged;
-use super::{Outcome, Planned, Runner};
+use super::Outcome;
 use crate::baseline::{Entry, StoredCounters};
 use crate::code::{CodeChange, TrialCode};
-use crate::gate::{self, GateInput, TrialVerdict, Verdict, REMEASURE_EFFORT};
+use crate::gate::TrialVerdict;
 use crate::measure::counters::changes;
 
 /// What attribution concluded for one trial, from its confirming measurement.
@@ -62,65 +61,7 @@ pub(super) fn same_trial(old: &Entry, m: &super::Measured, code: Option<&TrialCo
             .is_some_and(|f| f.launches == m.footprint.launches)
 }
 
-/// Measures `trial` once more as `spec` says, in a fresh worker: the confirmation of a time
-/// change (`verdict`). `None` when it could not be measured.
-pub(super) fn confirm(
-    run: &Runner,
-    trial: &Planned,
-    mut spec: super::TrialSpec,
-    verdict: Verdict,
-) -> Option<Box<super::Measured>> {
-    run.progress(&format!(
-        "confirming {} in a fresh worker ({verdict})",
-        trial.name
-    ));
-    spec.fresh_worker = true;
-    match run.executor.execute(0, &spec) {
-        Outcome::Measured(m) => Some(m),
-        _ => None,
-    }
-}
-
-/// Confirms every compared trial (`compared`: plan index and baseline entry) whose verdict in
-/// `judged` is a time change: one more measurement each, in a fresh worker; its outcome
-/// replaces the trial's and its verdict is decided again. A confirmed change of the same trial
-/// (its code in `codes`, by plan index: [`same_trial`]) is marked for attribution once
-/// counters are read ([`attribute_all`]).
-pub(super) fn confirm_all(
-    run: &Runner,
-    (plan, codes): (&[Planned], &[Codes]),
-    outcomes: &mut [Option<Outcome>],
-    compared: &[(usize, Entry)],
-    judged: &mut [Option<Judged>],
-    input: impl Fn(&super::Measured, &Entry, usize) -> GateInput,
-) {
-    if run.config.mode != crate::config::Mode::Gate {
-        return;
-    }
-    for (i, old) in compared {
-        let Some(j) = judged[*i].as_mut() else {
-            continue;
-        };
-        let Some(first) = j.verdict.filter(|v| v.verdict.changed()) else {
-            continue;
-        };
-        let spec = run.spec(&plan[*i], REMEASURE_EFFORT, Some(old.regime));
-        let Some(m) = confirm(run, &plan[*i], spec, first.verdict) else {
-            // The first verdict stands when the confirmation could not run.
-            continue;
-        };
-        let confirmed = gate::decide(&[input(&m, old, *i)])[0];
-        j.verdict = Some(confirmed);
-        let code = codes.get(*i).and_then(|c| c.code.as_ref());
-        j.same_trial = confirmed
-            .verdict
-            .changed()
-            .then(|| same_trial(old, &m, code));
-        outcomes[*i] = Some(Outcome::Measured(m));
-    }
-}
-
-/// Attributes every confirmed change marked by [`confirm_all`], now that its counters have
+/// Attributes every confirmed change marked for it (`Judged::same_trial`), now that its counters have
 /// been read ([`conclude`]).
 pub(super) fn attribute_all(outcomes: &[Option<Outcome>], judged: &mut [Option<Judged>]) {
     for (outcome, j) in outcomes.iter().zip(judged.iter_mut()) {
@@ -138,7 +79,7 @@ pub(super) fn attribute_all(outcomes: &[Option<Outcome>], judged: &mut [Option<J
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gate::Comparison;
+    use crate::gate::{Comparison, Verdict};
     use crate::measure::counters::{Counter, TrialCounters};
 
     fn verdict(v: Verdict) -> TrialVerdict {

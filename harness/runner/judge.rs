@@ -1,14 +1,15 @@
 //! `judge`: once every trial has run, each measured trial is matched with its stored baseline
 //! (same device fingerprint, same regime), and the gate's policy ([`gate::settle`]) decides
-//! them all together, re-measuring inconclusive ones through the executor.
+//! them all together, re-measuring inconclusive ones and confirming changes through the
+//! executor ([`decide`], which paired mode shares).
 
 use super::code::Codes;
 use super::judged::Judged;
-use super::{Outcome, Planned, Runner};
+use super::{Measured, Outcome, Planned, Runner, TrialSpec};
 use crate::baseline::{BaselineStore, Entry, Origin};
 use crate::config::Mode;
 use crate::failure::TrialFailure;
-use crate::gate::{self, GateInput, REMEASURE_EFFORT};
+use crate::gate::{self, Confirm, GateInput, REMEASURE_EFFORT};
 use crate::measure::Samples;
 use crate::report::results::{BaselineRef, GateNote};
 
@@ -37,43 +38,101 @@ fn input(samples: &Samples, old: &Entry, max_slowdown: f64) -> GateInput {
     )
 }
 
-/// How a run re-measures: the gate's policy gets the re-measure callback only when gating.
-pub(super) fn remeasure_when_gating<'f, E>(
+/// How stored and paired judging differ, for [`decide`]: the gate's input of a trial's
+/// measurement, the spec that measures it again, and which changes are confirmed.
+pub(super) struct Strategy<'s> {
+    /// The gate's input of trial `i` (plan index) measured as `m`.
+    pub input: &'s dyn Fn(usize, &Measured) -> GateInput,
+    /// What measures trial `i` again, at [`REMEASURE_EFFORT`].
+    pub spec: &'s dyn Fn(usize) -> TrialSpec,
+    /// Which verdicts a fresh worker confirms.
+    pub confirm: Confirm,
+}
+
+/// Decides the measured trials at plan indices `compared` together, through the gate's one
+/// policy ([`gate::settle`]): when gating, an inconclusive trial is measured again and a change
+/// confirmed in a fresh worker, each new measurement replacing the trial's outcome; when
+/// blessing, nothing is measured twice. One decision per compared trial, or why its re-measure
+/// failed.
+pub(super) fn decide(
     run: &Runner,
-    again: &'f mut dyn FnMut(usize) -> Result<GateInput, E>,
-) -> Option<&'f mut dyn FnMut(usize) -> Result<GateInput, E>> {
-    match run.config.mode {
-        Mode::Gate => Some(again),
+    plan: &[Planned],
+    outcomes: &mut [Option<Outcome>],
+    compared: &[usize],
+    how: &Strategy,
+) -> Vec<Result<gate::Decision, TrialFailure>> {
+    let inputs = compared
+        .iter()
+        .map(|&i| match &outcomes[i] {
+            Some(Outcome::Measured(m)) => (how.input)(i, m),
+            _ => unreachable!("only measured trials are compared"),
+        })
+        .collect();
+    let mut again = Again {
+        run,
+        plan,
+        outcomes,
+        compared,
+        how,
+    };
+    let measure: Option<&mut dyn gate::Measure<TrialFailure>> = match run.config.mode {
+        Mode::Gate => Some(&mut again),
         Mode::Bless => None,
+    };
+    gate::settle(inputs, measure, how.confirm)
+}
+
+/// The run's way to more evidence: trials measured again through the executor.
+struct Again<'a, 'r> {
+    run: &'a Runner<'r>,
+    plan: &'a [Planned],
+    outcomes: &'a mut [Option<Outcome>],
+    compared: &'a [usize],
+    how: &'a Strategy<'a>,
+}
+
+impl Again<'_, '_> {
+    /// Executes `spec` for trial `i` on slot 0: its measurement replaces the trial's outcome.
+    fn execute(&mut self, i: usize, spec: &TrialSpec) -> Result<GateInput, TrialFailure> {
+        match self.run.executor.execute(0, spec) {
+            Outcome::Measured(m) => {
+                let input = (self.how.input)(i, &m);
+                self.outcomes[i] = Some(Outcome::Measured(m));
+                Ok(input)
+            }
+            Outcome::Failed(f) => Err(f),
+            Outcome::Ignored(reason) => Err(TrialFailure::Harness(format!(
+                "the re-measure could not run: {reason}"
+            ))),
+            Outcome::Compiled { .. } => Err(TrialFailure::Harness(
+                "the re-measure returned a compile result".into(),
+            )),
+        }
     }
 }
 
-/// Measures `trial` again at `effort` on slot 0; the outcome replaces the trial's, and a
-/// measured one gives the gate's new input through `input`.
-pub(super) fn remeasure(
-    run: &Runner,
-    trial: &Planned,
-    spec: &super::TrialSpec,
-    outcome: &mut Option<Outcome>,
-    input: impl FnOnce(&super::Measured) -> GateInput,
-) -> Result<GateInput, TrialFailure> {
-    run.progress(&format!(
-        "re-measuring {} ({REMEASURE_EFFORT}x the samples: inconclusive)",
-        trial.name
-    ));
-    match run.executor.execute(0, spec) {
-        Outcome::Measured(m) => {
-            let input = input(&m);
-            *outcome = Some(Outcome::Measured(m));
-            Ok(input)
-        }
-        Outcome::Failed(f) => Err(f),
-        Outcome::Ignored(reason) => Err(TrialFailure::Harness(format!(
-            "the re-measure could not run: {reason}"
-        ))),
-        Outcome::Compiled { .. } => Err(TrialFailure::Harness(
-            "the re-measure returned a compile result".into(),
-        )),
+impl gate::Measure<TrialFailure> for Again<'_, '_> {
+    fn remeasure(&mut self, k: usize) -> Result<GateInput, TrialFailure> {
+        let i = self.compared[k];
+        self.run.progress(&format!(
+            "re-measuring {} ({REMEASURE_EFFORT}x the samples: inconclusive)",
+            self.plan[i].name
+        ));
+        self.execute(i, &(self.how.spec)(i))
+    }
+
+    fn confirm(&mut self, k: usize, first: gate::Verdict) -> Option<GateInput> {
+        let i = self.compared[k];
+        self.run.progress(&format!(
+            "confirming {} in a fresh worker ({first})",
+            self.plan[i].name
+        ));
+        let spec = TrialSpec {
+            fresh_worker: true,
+            ..(self.how.spec)(i)
+        };
+        // The first verdict stands when the confirmation could not run.
+        self.execute(i, &spec).ok()
     }
 }
 
@@ -150,48 +209,37 @@ pub(super) fn judge(
         return judged;
     }
     let max_slowdown = |i: usize| run.suites[plan[i].suite].bench.max_slowdown;
-    let inputs: Vec<GateInput> = compared
-        .iter()
-        .map(|(i, old)| match &outcomes[*i] {
-            Some(Outcome::Measured(m)) => input(&m.samples, old, max_slowdown(*i)),
-            _ => unreachable!("only measured trials are compared"),
-        })
-        .collect();
-    let mut again = |k: usize| -> Result<GateInput, TrialFailure> {
-        let (i, old) = &compared[k];
-        let spec = run.spec(&plan[*i], REMEASURE_EFFORT, Some(old.regime));
-        remeasure(run, &plan[*i], &spec, &mut outcomes[*i], |m| {
-            input(&m.samples, old, max_slowdown(*i))
-        })
+    let old = |i: usize| &compared.iter().find(|(j, _)| *j == i).expect("compared").1;
+    let indices: Vec<usize> = compared.iter().map(|(i, _)| *i).collect();
+    let how = Strategy {
+        input: &|i, m| input(&m.samples, old(i), max_slowdown(i)),
+        spec: &|i| run.spec(&plan[i], REMEASURE_EFFORT, Some(old(i).regime)),
+        confirm: Confirm::Changes,
     };
-    let remeasure = remeasure_when_gating(run, &mut again);
-    let decisions = gate::settle(inputs, remeasure);
+    let decisions = decide(run, plan, outcomes, &indices, &how);
     let device = run.executor.device();
     for ((i, old), decision) in compared.iter().zip(decisions) {
-        let ordinal = match &outcomes[*i] {
-            Some(Outcome::Measured(m)) => m.ordinal,
-            _ => -1,
+        let Some(Outcome::Measured(m)) = &outcomes[*i] else {
+            unreachable!("a compared trial stays measured")
         };
-        let here = Origin::measured_on(device.as_ref(), ordinal);
+        let here = Origin::measured_on(device.as_ref(), m.ordinal);
         let path = store
             .suite(&run.suites[plan[*i].suite].name)
             .map(|s| s.path.display().to_string())
             .unwrap_or_default();
         let j = judged[*i].as_mut().expect("judged above");
+        // A confirmed change of the baseline's own trial is attributed once counters are read.
+        if let Ok(d) = &decision {
+            let code = codes.get(*i).and_then(|c| c.code.as_ref());
+            j.same_trial = (d.confirmed && d.verdict.verdict.changed())
+                .then(|| super::attribute::same_trial(old, m, code));
+        }
         j.decided(decision, |d| GateNote::Compared {
             baseline: baseline_ref(old, path, &here),
             remeasured: d.remeasured,
             family: d.family,
         });
     }
-    super::attribute::confirm_all(
-        run,
-        (plan, codes),
-        outcomes,
-        &compared,
-        &mut judged,
-        |m, old, i| input(&m.samples, old, max_slowdown(i)),
-    );
     judged
 }
 

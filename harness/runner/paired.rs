@@ -2,15 +2,15 @@
 //! trial at the base revision (the timing loop's "reference" slot held the base kernel), so
 //! its per-round ratios candidate / base carry no machine effect; the gate's policy
 //! ([`gate::settle`]) decides them all together with the Wilcoxon signed-rank test and the
-//! Hodges–Lehmann centre of the log-ratios, re-measuring inconclusive ones. A trial whose code
+//! Hodges–Lehmann centre of the log-ratios, re-measuring inconclusive ones and confirming
+//! regressions in a fresh worker (the machine cancels: nothing is attributed). A trial whose code
 //! is identical at the base and was timed anyway (`KERNELGATE_TIME_IDENTICAL=1`) is an A/A pair:
 //! decided in a family of its own, its verdict `identical code` with the change it measured.
 
 use super::code::Codes;
-use super::judge::{remeasure, remeasure_when_gating, unreliable};
+use super::judge::{decide, unreliable, Strategy};
 use super::judged::Judged;
 use super::{Outcome, Planned, Runner};
-use crate::failure::TrialFailure;
 use crate::gate::{self, GateInput, TrialVerdict, Verdict, REMEASURE_EFFORT};
 use crate::measure::Samples;
 use crate::paired::Pairing;
@@ -132,22 +132,12 @@ pub(super) fn judge_paired(
     if compared.is_empty() {
         return (judged, noise);
     }
-    let inputs: Vec<GateInput> = compared
-        .iter()
-        .map(|&i| match &outcomes[i] {
-            Some(Outcome::Measured(m)) => input(&m.samples, max_slowdown(i)),
-            _ => unreachable!("only measured trials are compared"),
-        })
-        .collect();
-    let mut again = |k: usize| -> Result<GateInput, TrialFailure> {
-        let i = compared[k];
-        let spec = run.spec_paired(&plan[i], &pairing[i], REMEASURE_EFFORT);
-        remeasure(run, &plan[i], &spec, &mut outcomes[i], |m| {
-            input(&m.samples, max_slowdown(i))
-        })
+    let how = Strategy {
+        input: &|i, m| input(&m.samples, max_slowdown(i)),
+        spec: &|i| run.spec_paired(&plan[i], &pairing[i], REMEASURE_EFFORT),
+        confirm: gate::Confirm::Regressions,
     };
-    let remeasure = remeasure_when_gating(run, &mut again);
-    let decisions = gate::settle(inputs, remeasure);
+    let decisions = decide(run, plan, outcomes, &compared, &how);
     for (&i, decision) in compared.iter().zip(decisions) {
         let j = judged[i].as_mut().expect("judged above");
         j.decided(decision, |d| GateNote::Paired {
@@ -157,7 +147,6 @@ pub(super) fn judge_paired(
             family: d.family,
         });
     }
-    confirm_regressions(run, (plan, pairing), outcomes, &compared, &mut judged);
     with_latest_base(outcomes, &compared, &mut judged);
     (judged, noise)
 }
@@ -173,36 +162,6 @@ fn with_latest_base(
         if let (Some(Outcome::Measured(m)), Some(j)) = (&outcomes[i], judged[i].as_mut()) {
             j.baseline_footprint = m.base_footprint.clone();
             j.baseline_samples = m.samples.reference.clone();
-        }
-    }
-}
-
-/// Confirms every paired regression among `compared` (plan indices) in a fresh worker: the
-/// confirming run replaces the trial's outcome and is decided again. Its counters are read
-/// later, so its line names what moved against the base; the machine cancels in paired mode,
-/// so nothing is attributed to it.
-fn confirm_regressions(
-    run: &Runner,
-    (plan, pairing): (&[Planned], &[Option<Pairing>]),
-    outcomes: &mut [Option<Outcome>],
-    compared: &[usize],
-    judged: &mut [Option<Judged>],
-) {
-    if run.config.mode != crate::config::Mode::Gate {
-        return;
-    }
-    let max_slowdown = |i: usize| run.suites[plan[i].suite].bench.max_slowdown;
-    for &i in compared {
-        let Some(j) = judged[i].as_mut() else {
-            continue;
-        };
-        if j.verdict.map(|v| v.verdict) != Some(Verdict::Regressed) {
-            continue;
-        }
-        let spec = run.spec_paired(&plan[i], &pairing[i], REMEASURE_EFFORT);
-        if let Some(m) = super::attribute::confirm(run, &plan[i], spec, Verdict::Regressed) {
-            j.verdict = Some(gate::decide(&[input(&m.samples, max_slowdown(i))])[0]);
-            outcomes[i] = Some(Outcome::Measured(m));
         }
     }
 }

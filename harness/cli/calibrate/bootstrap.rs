@@ -37,7 +37,8 @@ fn resample(rng: &mut ChaCha8Rng, pooled: &[f64], rounds: usize, s: f64) -> Vec<
 
 /// The verdict for one resample alone (a family of one), decided as a paired run decides:
 /// through the gate's own policy ([`gate::settle`]), an inconclusive resample drawn again with
-/// [`gate::REMEASURE_EFFORT`] times the rounds.
+/// [`gate::REMEASURE_EFFORT`] times the rounds, and a regression confirmed by another such
+/// draw (the fresh worker's measurement).
 fn verdict(rng: &mut ChaCha8Rng, pooled: &[f64], rounds: usize, s: f64, max: f64) -> Verdict {
     let input = |ratios: Vec<f64>| GateInput {
         old_times: Vec::new(),
@@ -48,9 +49,10 @@ fn verdict(rng: &mut ChaCha8Rng, pooled: &[f64], rounds: usize, s: f64, max: f64
     };
     let first = input(resample(rng, pooled, rounds, s));
     let more = rounds * gate::REMEASURE_EFFORT as usize;
-    let mut again =
-        |_: usize| -> Result<GateInput, Infallible> { Ok(input(resample(rng, pooled, more, s))) };
-    match gate::settle(vec![first], Some(&mut again)).pop() {
+    let rng = std::cell::RefCell::new(rng);
+    let draw = || input(resample(&mut rng.borrow_mut(), pooled, more, s));
+    let mut measure = gate::Measures(|_| Ok::<_, Infallible>(draw()), |_, _| Some(draw()));
+    match gate::settle(vec![first], Some(&mut measure), gate::Confirm::Regressions).pop() {
         Some(Ok(decision)) => decision.verdict.verdict,
         Some(Err(never)) => match never {},
         None => unreachable!("settle decides every input"),

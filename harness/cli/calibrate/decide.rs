@@ -1,5 +1,5 @@
 //! `Judged`: one calibration trial's outcome at one `max_slowdown`, decided through the gate's
-//! own policy ([`gate::settle`]) — and `Tally`, the counts the report's tables show.
+//! own policy ([`gate::settle`], the confirmation of a change in a fresh worker included) — and `Tally`, the counts the report's tables show.
 //!
 //! `max_slowdown` is only a number in [`GateInput`]: every threshold is decided from the same
 //! samples. When `settle` asks to re-measure an inconclusive trial (at any threshold), the
@@ -31,37 +31,35 @@ pub enum Judged {
     Skipped(Skip),
 }
 
-/// Decides one family of trials (one repetition) at each threshold: `None` keeps each input's
-/// own `max_slowdown` (the user's suites), `Some(t)` sets it. `remeasure(k)` measures trial `k`
-/// again (the gate's [`gate::REMEASURE_EFFORT`]); it is called at most once per trial, however
-/// many thresholds find the trial inconclusive. Returns `[threshold][trial]`.
+/// Decides one family of trials (one repetition) at each threshold, through the gate's own
+/// policy ([`gate::settle`]) as a run in `confirm`'s mode decides it: `None` keeps each input's
+/// own `max_slowdown` (the user's suites), `Some(t)` sets it. `measure` re-measures an
+/// inconclusive trial and confirms a change in a fresh worker; each is asked at most once per
+/// trial, however many thresholds want it, so the thresholds differ only in the rule. Returns
+/// `[threshold][trial]`.
 pub fn judge_family(
     first: &[Result<GateInput, Skip>],
     thresholds: &[Option<f64>],
-    remeasure: &mut dyn FnMut(usize) -> Result<GateInput, CalibrateError>,
+    measure: &mut dyn gate::Measure<CalibrateError>,
+    confirm: gate::Confirm,
 ) -> Vec<Vec<Judged>> {
     let judged: Vec<usize> = (0..first.len()).filter(|&k| first[k].is_ok()).collect();
-    let mut again: Vec<Option<Result<GateInput, CalibrateError>>> = vec![None; first.len()];
-    let at = |g: &GateInput, t: Option<f64>| GateInput {
-        max_slowdown: t.unwrap_or(g.max_slowdown),
-        ..g.clone()
+    let mut once = Once {
+        measure,
+        judged: &judged,
+        again: vec![None; first.len()],
+        confirmed: vec![None; first.len()],
+        threshold: None,
     };
     thresholds
         .iter()
         .map(|&t| {
+            once.threshold = t;
             let family: Vec<GateInput> = judged
                 .iter()
                 .filter_map(|&k| first[k].as_ref().ok().map(|g| at(g, t)))
                 .collect();
-            let mut measure_once = |j: usize| -> Result<GateInput, CalibrateError> {
-                let k = judged[j];
-                again[k]
-                    .get_or_insert_with(|| remeasure(k))
-                    .as_ref()
-                    .map(|g| at(g, t))
-                    .map_err(Clone::clone)
-            };
-            let decisions = gate::settle(family, Some(&mut measure_once));
+            let decisions = gate::settle(family, Some(&mut once), confirm);
             let mut out: Vec<Judged> = first
                 .iter()
                 .map(|f| match f {
@@ -78,6 +76,45 @@ pub fn judge_family(
             out
         })
         .collect()
+}
+
+/// `g` at threshold `t` (`None`: its own).
+fn at(g: &GateInput, t: Option<f64>) -> GateInput {
+    GateInput {
+        max_slowdown: t.unwrap_or(g.max_slowdown),
+        ..g.clone()
+    }
+}
+
+/// A family's measurements, each made once and reused at every threshold.
+struct Once<'m> {
+    measure: &'m mut dyn gate::Measure<CalibrateError>,
+    /// The family's trials (indices into the repetition's).
+    judged: &'m [usize],
+    again: Vec<Option<Result<GateInput, CalibrateError>>>,
+    confirmed: Vec<Option<Option<GateInput>>>,
+    threshold: Option<f64>,
+}
+
+impl gate::Measure<CalibrateError> for Once<'_> {
+    fn remeasure(&mut self, j: usize) -> Result<GateInput, CalibrateError> {
+        let k = self.judged[j];
+        let measure = &mut self.measure;
+        self.again[k]
+            .get_or_insert_with(|| measure.remeasure(k))
+            .as_ref()
+            .map(|g| at(g, self.threshold))
+            .map_err(Clone::clone)
+    }
+
+    fn confirm(&mut self, j: usize, first: Verdict) -> Option<GateInput> {
+        let k = self.judged[j];
+        let measure = &mut self.measure;
+        self.confirmed[k]
+            .get_or_insert_with(|| measure.confirm(k, first))
+            .as_ref()
+            .map(|g| at(g, self.threshold))
+    }
 }
 
 /// Counts over repetitions for one row and one threshold.
@@ -118,6 +155,8 @@ pub struct Cost {
     pub seconds: f64,
     /// Re-measures made.
     pub remeasures: usize,
+    /// Confirmations made in a fresh worker (a change, as a run confirms it).
+    pub confirmations: usize,
 }
 
 impl Cost {
@@ -167,7 +206,18 @@ mod tests {
             Ok(steady(1.015, 64))
         };
         let thresholds: Vec<Option<f64>> = THRESHOLDS.iter().map(|t| Some(*t)).collect();
-        let out = judge_family(&first, &thresholds, &mut again);
+        let mut confirmed = Vec::new();
+        let mut fresh = |k: usize, _| {
+            confirmed.push(k);
+            Some(steady(if k == 1 { 1.015 } else { 1.04 }, 64))
+        };
+        let mut measure = gate::Measures(&mut again, &mut fresh);
+        let out = judge_family(&first, &thresholds, &mut measure, gate::Confirm::Changes);
+        assert_eq!(
+            confirmed,
+            [1, 2],
+            "each change confirmed once, however many thresholds see it"
+        );
         assert_eq!(
             asked,
             [1],
@@ -189,10 +239,11 @@ mod tests {
         let mut loose = steady(1.04, 32);
         loose.max_slowdown = 0.05;
         let first = vec![Ok(steady(1.04, 32)), Ok(loose)];
-        let mut never = |_: usize| -> Result<GateInput, CalibrateError> {
+        let never = |_: usize| -> Result<GateInput, CalibrateError> {
             panic!("nothing is inconclusive here")
         };
-        let out = judge_family(&first, &[None], &mut never);
+        let mut measure = gate::Measures(never, |_, _| Some(steady(1.04, 64)));
+        let out = judge_family(&first, &[None], &mut measure, gate::Confirm::Regressions);
         assert_eq!(out[0][0], Judged::Verdict(Verdict::Regressed));
         assert_eq!(out[0][1], Judged::Verdict(Verdict::Unchanged));
     }
@@ -208,8 +259,14 @@ mod tests {
             Ok(noisy(16)),
             Err(Skip::Failed(failure.clone())),
         ];
-        let mut again = |_: usize| -> Result<GateInput, CalibrateError> { Err(failure.clone()) };
-        let out = judge_family(&first, &[Some(0.01), Some(0.02)], &mut again);
+        let again = |_: usize| -> Result<GateInput, CalibrateError> { Err(failure.clone()) };
+        let mut measure = gate::Measures(again, |_, _| None);
+        let out = judge_family(
+            &first,
+            &[Some(0.01), Some(0.02)],
+            &mut measure,
+            gate::Confirm::Changes,
+        );
         let mut cells = vec![Cell::default(); 3];
         for (k, cell) in cells.iter_mut().enumerate() {
             cell.add(&out[1][k]);
@@ -226,6 +283,7 @@ mod tests {
             verdicts: 4,
             seconds: 0.2,
             remeasures: 1,
+            confirmations: 0,
         };
         assert!((c.per_verdict() - 0.05).abs() < 1e-12);
         assert!(Cost::default().per_verdict().is_nan());

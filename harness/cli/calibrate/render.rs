@@ -106,14 +106,15 @@ pub fn sensitivity(
 pub fn cost(stored: &Cost, paired: &Cost) -> String {
     let line = |name: &str, c: &Cost| {
         format!(
-            "| {name} | {} | {} | {} | {} |\n",
+            "| {name} | {} | {} | {} | {} | {} |\n",
             duration(c.per_verdict()),
             c.verdicts,
             c.remeasures,
+            c.confirmations,
             duration(c.seconds)
         )
     };
-    let mut t = String::from("## Cost per verdict\n\nWall time of the measurements (check, sample, and the re-measures an inconclusive trial asked for; not worker start-up), per verdict.\n\n| mode | per verdict | verdicts | re-measures | total |\n| --- | --- | --- | --- | --- |\n");
+    let mut t = String::from("## Cost per verdict\n\nWall time of the measurements (check, sample, the re-measures an inconclusive trial asked for and the fresh-worker confirmations of a change, as a run makes them; not worker start-up), per verdict.\n\n| mode | per verdict | verdicts | re-measures | confirmations | total |\n| --- | --- | --- | --- | --- | --- |\n");
     t.push_str(&line("stored", stored));
     t.push_str(&line("paired", paired));
     let ratio = paired.per_verdict() / stored.per_verdict();
@@ -248,15 +249,17 @@ mod tests {
             verdicts: 10,
             seconds: 0.25,
             remeasures: 1,
+            confirmations: 1,
         };
         let paired = Cost {
             verdicts: 10,
             seconds: 0.5,
             remeasures: 0,
+            confirmations: 0,
         };
         let t = cost(&stored, &paired);
         assert!(
-            t.contains("| stored | 25.00 ms | 10 | 1 | 250.0 ms |"),
+            t.contains("| stored | 25.00 ms | 10 | 1 | 1 | 250.0 ms |"),
             "{t}"
         );
         assert!(t.contains("Paired costs 2.00× stored"), "{t}");

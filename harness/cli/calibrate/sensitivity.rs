@@ -17,7 +17,7 @@ use super::error::CalibrateError;
 use super::render::{Kernel, Sensitivity};
 use super::spin::{ask, measure};
 use crate::config::Config;
-use crate::gate::{GateInput, REMEASURE_EFFORT};
+use crate::gate::{self, GateInput, REMEASURE_EFFORT};
 use crate::measure::Samples;
 use crate::report::duration;
 use crate::runner::{Executor, Measured, TrialSpec};
@@ -104,13 +104,15 @@ fn report_failures(out: &[Vec<Judged>], what: &str) {
     }
 }
 
-/// One subject's family in `pool`'s worker: every level measured (`ask(level, effort)`), the
-/// inconclusive ones measured again through the gate's policy, and judged at every threshold;
-/// failures reported under `label`.
+/// One subject's family in `pool`'s worker: every level measured (`ask(level, effort)`), then
+/// decided at every threshold through the gate's policy as a run in `mode` decides it — the
+/// inconclusive levels measured again, the changes confirmed in a fresh worker; failures
+/// reported under `label`.
 fn family(
     pool: &WorkerPool,
     ask: &dyn Fn(usize, u32) -> TrialSpec,
     input: &dyn Fn(&Samples) -> GateInput,
+    mode: Mode,
     label: &str,
     cost: &mut Cost,
 ) -> Vec<Vec<Judged>> {
@@ -122,13 +124,32 @@ fn family(
             gate_input(m, cost, input)
         })
         .collect();
-    let mut again = |l: usize| -> Result<GateInput, CalibrateError> {
-        cost.remeasures += 1;
-        let (data, wall) = measure(pool, &ask(l, REMEASURE_EFFORT), &what(l))?;
-        cost.seconds += wall;
+    let seconds = std::cell::Cell::new(0.0);
+    let (mut remeasures, mut confirmations) = (0, 0);
+    let mut again = |spec: TrialSpec, l: usize| -> Result<GateInput, CalibrateError> {
+        let (data, wall) = measure(pool, &spec, &what(l))?;
+        seconds.set(seconds.get() + wall);
         Ok(input(&data.samples))
     };
-    let out = judge_family(&first, &thresholds(), &mut again);
+    let again = std::cell::RefCell::new(&mut again);
+    let mut measures = gate::Measures(
+        |l: usize| {
+            remeasures += 1;
+            again.borrow_mut()(ask(l, REMEASURE_EFFORT), l)
+        },
+        |l: usize, _| {
+            confirmations += 1;
+            let fresh = TrialSpec {
+                fresh_worker: true,
+                ..ask(l, REMEASURE_EFFORT)
+            };
+            again.borrow_mut()(fresh, l).ok()
+        },
+    );
+    let out = judge_family(&first, &thresholds(), &mut measures, mode.confirm());
+    cost.seconds += seconds.get();
+    cost.remeasures += remeasures;
+    cost.confirmations += confirmations;
     report_failures(&out, label);
     out
 }
@@ -139,6 +160,16 @@ fn family(
 enum Mode {
     Stored,
     Paired,
+}
+
+impl Mode {
+    /// Which changes a run in this mode confirms in a fresh worker.
+    fn confirm(self) -> gate::Confirm {
+        match self {
+            Mode::Stored => gate::Confirm::Changes,
+            Mode::Paired => gate::Confirm::Regressions,
+        }
+    }
 }
 
 /// Stored mode over every subject.
@@ -190,7 +221,7 @@ fn sweep(subjects: &[Subject], repeat: &Repeat, mode: Mode) -> Sensitivity {
                 Mode::Paired => &paired,
             };
             let label = format!("{name}, ~{}", duration(sub.kernel.target));
-            let out = family(&pool, &ask, input, &label, &mut cost);
+            let out = family(&pool, &ask, input, mode, &label, &mut cost);
             add(&mut cells[d], &out);
         }
         pool.stop();

@@ -12,7 +12,7 @@ use super::error::CalibrateError;
 use super::render::TrialRow;
 use super::sensitivity::{paired_input, Repeat};
 use super::spin::{ask, measure};
-use crate::gate::{GateInput, REMEASURE_EFFORT};
+use crate::gate::{self, GateInput, REMEASURE_EFFORT};
 use crate::runner::Executor;
 use crate::suite::Suite;
 use crate::worker::pool::WorkerPool;
@@ -90,16 +90,26 @@ pub fn calibrate(
                 }
             });
         }
-        let mut again = |i: usize| -> Result<GateInput, CalibrateError> {
+        // Measured again as a paired run measures: with more samples, or in a fresh worker.
+        let again = |i: usize, fresh: bool| -> Result<GateInput, CalibrateError> {
             let t = &trials[i];
+            let why = match fresh {
+                true => "in a fresh worker: a regression to confirm",
+                false => "inconclusive",
+            };
             eprintln!(
-                "calibrate: re-measuring {} ({REMEASURE_EFFORT}x the samples: inconclusive)",
+                "calibrate: measuring {} again ({REMEASURE_EFFORT}x the samples, {why})",
                 t.name
             );
-            let (data, _) = measure(&pool, &ask(t, REMEASURE_EFFORT), &t.name)?;
+            let spec = crate::runner::TrialSpec {
+                fresh_worker: fresh,
+                ..ask(t, REMEASURE_EFFORT)
+            };
+            let (data, _) = measure(&pool, &spec, &t.name)?;
             Ok(paired_input(&data.samples, max_slowdown(t)))
         };
-        let out = judge_family(&first, &[None], &mut again);
+        let mut measure = gate::Measures(|i| again(i, false), |i, _| again(i, true).ok());
+        let out = judge_family(&first, &[None], &mut measure, gate::Confirm::Regressions);
         for (i, j) in out[0].iter().enumerate() {
             if let Judged::Skipped(Skip::Failed(e)) = j {
                 eprintln!("calibrate: {}: not judged: {e}", trials[i].name);
