@@ -36,7 +36,7 @@ fi
 export KERNELGATE_REQUIRE_NVRTC=1
 
 cargo fmt --all -- --check
-cargo clippy --all-targets -- -D warnings
+cargo clippy --workspace --all-targets -- -D warnings
 # The size of the code (every crate; tests and comments not counted), against the milestone's
 # ceiling.
 python3 ci/codelines.py --max 33000
@@ -44,7 +44,7 @@ python3 ci/codelines.py --max 33000
 # reason, so a run without NVRTC lists them as ignored instead of passing them by skipping.
 # Only the tests that need a GPU (named `needs_gpu_*`) are left out, and counted: nothing else
 # may be ignored or filtered out.
-test_out=$(cargo test -- --include-ignored --skip needs_gpu_ 2>&1) || { echo "$test_out"; exit 1; }
+test_out=$(cargo test --workspace -- --include-ignored --skip needs_gpu_ 2>&1) || { echo "$test_out"; exit 1; }
 echo "$test_out"
 sum() { grep -Eo "[0-9]+ $1" <<<"$test_out" | awk '{ s += $1 } END { print s + 0 }'; }
 gpu_tests=$(grep -rhoE 'fn needs_gpu_[a-z0-9_]+' tests harness | sort -u | wc -l)

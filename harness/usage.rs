@@ -59,20 +59,17 @@ limit); 101: a correctness failure; 2: bad input, or a harness failure in a shar
 
 /// `kernelgate calibrate`'s description.
 pub const CALIBRATE: &str = "\
-On a GPU, prints one Markdown report (docs/calibration.md says how to read it):
-  accuracy      kernelgate's median beside CuPy events and Nsight Compute (where installed)
-  sensitivity   kernels of each duration (--durations) made 0 (A/A), 1, 2, 3, 5% slower, each
-                repetition in a fresh worker process, the regime pinned from a baseline;
-                stored mode (against that baseline) and paired mode (against the unslowed
-                kernel, interleaved): flagged regressed / N at max_slowdown 0.5, 1 and 2%
-  cost          wall time per verdict in each mode
-With --suites DIR: your suites instead. Every kernel trial timed against itself (paired A/A)
-N times, each in a fresh worker: its false alarms, and the smallest slowdown detected in 95%
-at the suite's max_slowdown, estimated by resampling the measured per-round ratios (an
-estimate from measured noise, not a planted slowdown).
+On a GPU, how far your suites' verdicts can be trusted, as one Markdown report
+(docs/calibration.md says how to read it). Every kernel trial of the project's suites (or of
+--suites DIR) is timed against itself (paired A/A) N times, each in a fresh worker and decided as
+a paired run decides (re-measures and fresh-worker confirmations included): its false alarms,
+and the smallest slowdown detected in 95% at the suite's max_slowdown, estimated by resampling
+the measured per-round ratios (an estimate from measured noise, not a planted slowdown).
+kernelgate's own benchmark (accuracy beside CuPy and Nsight Compute, planted slowdowns) is
+`kernelgate-lab calibrate`, built from lab/ in kernelgate's repository.
 
-KERNELGATE_DEVICE (its first ordinal) and KERNELGATE_TIMEOUT apply, KERNELGATE_SEED with
---suites. Progress goes to stderr. Exit 0: done; 2: no GPU, bad arguments or a failed measurement.";
+KERNELGATE_DEVICE (its first ordinal), KERNELGATE_TIMEOUT and KERNELGATE_SEED apply. Progress goes
+to stderr. Exit 0: done; 2: no GPU, bad arguments or a failed measurement.";
 
 /// `kernelgate report`'s description.
 pub const REPORT: &str = "\

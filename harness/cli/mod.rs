@@ -13,7 +13,7 @@
 //!                                      the HTML report of results files (no GPU)
 //! kernelgate history [import FILES... | FILTER | --check [--since REV]]
 //!                                      the run history in SQLite: trends and drift
-//! kernelgate calibrate [--reps N] [--out FILE.md]
+//! kernelgate calibrate [--reps N] [--out FILE.md] [--suites DIR]
 //!                                      accuracy, sensitivity and cost, measured on a GPU
 //! kernelgate sass [FILTER] [--json] [--base REV]
 //!                                      the kernels' SASS, code identities, what changed (no GPU)

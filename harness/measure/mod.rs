@@ -31,4 +31,6 @@ pub use plan::{
     SINGLE_LAUNCH_FLOORS,
 };
 pub use samples::{Clocks, Footprint, Regime, Resources, Samples, Unit};
-pub use timer::{now_us, OthersQuery, Timed, Timer, THROTTLE_FRACTION, UNRELIABLE_FRACTION};
+pub use timer::{
+    now_us, OthersQuery, Timed, Timer, ROUNDS, THROTTLE_FRACTION, UNRELIABLE_FRACTION,
+};

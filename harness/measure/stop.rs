@@ -301,7 +301,3 @@ mod tests {
         );
     }
 }
-
-#[cfg(test)]
-#[path = "stop_sensitivity.rs"]
-mod sensitivity;

@@ -550,7 +550,7 @@ pub fn now_us() -> u64 {
 
 #[path = "timer_rules.rs"]
 mod rules;
-pub(super) use rules::ROUNDS;
+pub use rules::ROUNDS;
 use rules::*;
 
 /// In the graph regime, `launches` launches of `op` over `copies` input copies captured into a

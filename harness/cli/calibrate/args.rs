@@ -1,52 +1,21 @@
-//! `Args`: `kernelgate calibrate`'s command line — `--reps N`, `--out FILE.md`, `--suites DIR`,
-//! `--durations LIST` — as clap parses it (misspelt flags get a suggestion).
+//! `Args`: `kernelgate calibrate`'s command line — `--reps N`, `--out FILE.md`, `--suites DIR`
+//! — as clap parses it (misspelt flags get a suggestion).
 
-use crate::usage::{positive_count, BadValue};
+use crate::usage::positive_count;
 use std::path::PathBuf;
 
 /// `kernelgate calibrate`'s command line.
 #[derive(Debug, Clone, PartialEq, clap::Args)]
 pub struct Args {
-    /// Repetitions per level (and per A/A trial with --suites)
+    /// Repetitions per A/A trial
     #[arg(long, value_name = "N", default_value_t = 20, value_parser = positive_count)]
     pub reps: usize,
     /// Also write the report there
     #[arg(long, value_name = "FILE.md")]
     pub out: Option<PathBuf>,
-    /// Calibrate the suites in DIR instead
+    /// Calibrate the suites in DIR instead of the project's
     #[arg(long, value_name = "DIR")]
     pub suites: Option<PathBuf>,
-    /// Sensitivity kernel durations, up to 1 s each (seconds once parsed)
-    #[arg(long, value_name = "LIST", default_value = "5us,20us,100us,1ms", value_parser = durations)]
-    pub durations: Durations,
-}
-
-/// Sensitivity kernel durations, seconds (`--durations 5us,1ms`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Durations(pub Vec<f64>);
-
-fn durations(text: &str) -> Result<Durations, BadValue> {
-    text.split(',')
-        .map(|d| parse_duration(d).ok_or_else(|| BadValue::Duration(d.into())))
-        .collect::<Result<_, _>>()
-        .map(Durations)
-}
-
-/// Parses `5us`, `20µs`, `1ms`, `500ns`, `0.001s` as seconds.
-fn parse_duration(text: &str) -> Option<f64> {
-    let t = text.trim();
-    // Divided, not multiplied: `20.0 / 1e6` is exactly the literal `20e-6`.
-    let (number, per_second) = [
-        ("ns", 1e9),
-        ("us", 1e6),
-        ("µs", 1e6),
-        ("ms", 1e3),
-        ("s", 1.0),
-    ]
-    .iter()
-    .find_map(|(unit, per)| t.strip_suffix(unit).map(|n| (n, *per)))?;
-    let seconds = number.trim().parse::<f64>().ok()? / per_second;
-    (seconds.is_finite() && seconds > 0.0 && seconds <= 1.0).then_some(seconds)
 }
 
 #[cfg(test)]
@@ -70,22 +39,10 @@ mod tests {
     fn arguments() {
         let a = args(&[]).unwrap();
         assert_eq!((a.reps, a.out, a.suites), (20, None, None));
-        assert_eq!(a.durations.0, [5e-6, 20e-6, 100e-6, 1e-3]);
-        let a = args(&[
-            "--reps",
-            "5",
-            "--out",
-            "c.md",
-            "--suites",
-            "suites",
-            "--durations",
-            "5us,1ms",
-        ])
-        .unwrap();
+        let a = args(&["--reps", "5", "--out", "c.md", "--suites", "suites"]).unwrap();
         assert_eq!(a.reps, 5);
         assert_eq!(a.out, Some(PathBuf::from("c.md")));
         assert_eq!(a.suites, Some(PathBuf::from("suites")));
-        assert_eq!(a.durations.0, [5e-6, 1e-3]);
     }
 
     #[test]
@@ -102,22 +59,5 @@ mod tests {
             e.contains("unexpected argument '--rep'") && e.contains("'--reps'"),
             "{e}"
         );
-        assert!(msg(&["--durations", "5us,fast"]).contains("`fast` is not a duration"));
-    }
-
-    #[test]
-    fn durations() {
-        assert_eq!(parse_duration("5us"), Some(5e-6));
-        assert_eq!(parse_duration("20µs"), Some(20e-6));
-        assert_eq!(parse_duration(" 1ms "), Some(1e-3));
-        assert_eq!(parse_duration("500ns"), Some(500e-9));
-        assert_eq!(parse_duration("0.5s"), Some(0.5));
-        assert_eq!(
-            parse_duration("2s"),
-            None,
-            "longer than a second is not a kernel to spin"
-        );
-        assert_eq!(parse_duration("-1us"), None);
-        assert_eq!(parse_duration("5"), None, "a unit is required");
     }
 }

@@ -1,5 +1,6 @@
 //! `Judged`: one calibration trial's outcome at one `max_slowdown`, decided through the gate's
-//! own policy ([`gate::settle`], the confirmation of a change in a fresh worker included) — and `Tally`, the counts the report's tables show.
+//! own policy ([`gate::settle`], the confirmation of a change in a fresh worker included) — and
+//! `Cell`, the counts the report's tables show.
 //!
 //! `max_slowdown` is only a number in [`GateInput`]: every threshold is decided from the same
 //! samples. When `settle` asks to re-measure an inconclusive trial (at any threshold), the
@@ -8,9 +9,6 @@
 
 use super::error::CalibrateError;
 use crate::gate::{self, GateInput, Verdict};
-
-/// The `max_slowdown` values sensitivity is decided at.
-pub const THRESHOLDS: [f64; 3] = [0.005, 0.01, 0.02];
 
 /// Why a trial entered no family.
 #[derive(Debug, Clone, PartialEq)]
@@ -146,30 +144,6 @@ impl Cell {
     }
 }
 
-/// Wall time spent per verdict in one mode.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Cost {
-    /// Verdicts asked for (trials × repetitions).
-    pub verdicts: usize,
-    /// Wall seconds of every measurement, first and re-measures (not worker start-up).
-    pub seconds: f64,
-    /// Re-measures made.
-    pub remeasures: usize,
-    /// Confirmations made in a fresh worker (a change, as a run confirms it).
-    pub confirmations: usize,
-}
-
-impl Cost {
-    /// Seconds per verdict, or NaN before any.
-    pub fn per_verdict(&self) -> f64 {
-        if self.verdicts == 0 {
-            f64::NAN
-        } else {
-            self.seconds / self.verdicts as f64
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -205,7 +179,7 @@ mod tests {
             asked.push(k);
             Ok(steady(1.015, 64))
         };
-        let thresholds: Vec<Option<f64>> = THRESHOLDS.iter().map(|t| Some(*t)).collect();
+        let thresholds = [Some(0.005), Some(0.01), Some(0.02)];
         let mut confirmed = Vec::new();
         let mut fresh = |k: usize, _| {
             confirmed.push(k);
@@ -275,17 +249,5 @@ mod tests {
         assert_eq!(cells[1].failed, 1, "a failed re-measure is a failure");
         assert_eq!(cells[2].failed, 1);
         assert!(cells.iter().all(|c| c.reps == 1 && c.flagged == 0));
-    }
-
-    #[test]
-    fn cost_per_verdict() {
-        let c = Cost {
-            verdicts: 4,
-            seconds: 0.2,
-            remeasures: 1,
-            confirmations: 0,
-        };
-        assert!((c.per_verdict() - 0.05).abs() < 1e-12);
-        assert!(Cost::default().per_verdict().is_nan());
     }
 }

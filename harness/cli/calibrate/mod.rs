@@ -1,38 +1,26 @@
-//! `calibrate`: the benchmark that shows kernelgate's numbers can be trusted, run on a GPU
-//! (`kernelgate calibrate [--reps N] [--out FILE.md] [--suites DIR] [--durations LIST]`). It
-//! prints one Markdown document (see docs/calibration.md):
+//! `kernelgate calibrate [--reps N] [--out FILE.md] [--suites DIR]`: how far your own suites'
+//! verdicts can be trusted, on a GPU ([`user`]): each kernel trial timed against itself as its
+//! base (paired A/A) `--reps` times, each repetition in a fresh worker and decided as a paired
+//! run decides (`gate::settle`): the false-alarm count, and the estimated smallest slowdown
+//! detected ≥ 95% ([`bootstrap`]). The suites are the project's (`--suites` for others).
 //!
-//! - the device and date;
-//! - **accuracy** ([`accuracy`]): kernelgate's median beside CuPy events and Nsight Compute;
-//! - **sensitivity** in stored and in paired mode ([`sensitivity`]): `spin` kernels of several
-//!   durations made 0 (A/A), 1, 2, 3 and 5% slower, each repetition in a fresh worker with the
-//!   regime pinned, judged at `max_slowdown` 0.5, 1 and 2% from the same samples;
-//! - the **cost** of a verdict in each mode.
-//!
-//! With `--suites DIR` it calibrates the user's suites instead ([`user`]): per kernel trial,
-//! the paired A/A false-alarm rate and the estimated smallest slowdown detected ≥ 95%.
-//! Progress goes to stderr; every failure is a message, never a panic.
+//! The benchmark of kernelgate itself (accuracy beside CuPy and Nsight Compute, sensitivity to
+//! planted slowdowns) is a lab tool, not the product: `kernelgate-lab calibrate` (`lab/`),
+//! built on the [`decide`], [`measure`] and [`render`] parts here. Progress goes to stderr;
+//! every failure is a message, never a panic.
 
-mod accuracy;
 mod args;
 mod bootstrap;
-mod decide;
-mod error;
-mod render;
-mod sensitivity;
-mod spin;
+pub mod decide;
+pub mod error;
+pub mod measure;
+pub mod render;
 mod user;
 
 use crate::config::Config;
-use crate::report::duration;
-use crate::runner::Executor;
-use crate::worker::client::NoDevice;
-use crate::worker::pool::WorkerPool;
 pub use args::Args;
 use error::CalibrateError;
-use sensitivity::{Repeat, Subject, LEVELS};
-use spin::{ask, measure};
-use std::path::{Path, PathBuf};
+use measure::Repeat;
 use std::process::ExitCode;
 
 /// The `kernelgate calibrate` command.
@@ -41,12 +29,7 @@ pub fn calibrate(args: &Args) -> ExitCode {
         let report = run(args)?;
         print!("{report}");
         if let Some(path) = &args.out {
-            crate::baseline::write_atomically(path, report.as_bytes()).map_err(|reason| {
-                CalibrateError::File {
-                    path: path.clone(),
-                    reason: reason.to_string(),
-                }
-            })?;
+            write(path, &report)?;
             eprintln!("calibrate: wrote {}", path.display());
         }
         Ok(())
@@ -60,43 +43,19 @@ pub fn calibrate(args: &Args) -> ExitCode {
     }
 }
 
-/// A scratch folder holding `spin.cu`, removed when dropped.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    /// A fresh folder under the system's temporary one, with the calibration kernel in it.
-    fn new() -> Result<Scratch, CalibrateError> {
-        let scratch = Scratch(
-            std::env::temp_dir().join(format!("kernelgate-calibrate-{}", std::process::id())),
-        );
-        let io = |path: &Path, e: std::io::Error| CalibrateError::File {
+/// Writes the report `text` to `path` (whole or not at all).
+pub fn write(path: &std::path::Path, text: &str) -> Result<(), CalibrateError> {
+    crate::baseline::write_atomically(path, text.as_bytes()).map_err(|reason| {
+        CalibrateError::File {
             path: path.to_path_buf(),
-            reason: e.to_string(),
-        };
-        std::fs::create_dir_all(&scratch.0).map_err(|e| io(&scratch.0, e))?;
-        let cu = scratch.0.join("spin.cu");
-        std::fs::write(&cu, spin::SOURCE).map_err(|e| io(&cu, e))?;
-        Ok(scratch)
-    }
+            reason: reason.to_string(),
+        }
+    })
 }
 
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn run(args: &Args) -> Result<String, CalibrateError> {
-    if let Some(reason) = crate::device::driver_missing() {
-        return Err(CalibrateError::NoGpu(reason));
-    }
-    let config = Config::from_env().map_err(CalibrateError::Config)?;
-    let info = device_info(&config)?;
-    let repeat = Repeat {
-        config: &config,
-        reps: args.reps,
-    };
-    let mut t = format!(
+/// The report's header: the device, kernelgate and the date.
+pub fn header(info: &crate::device::DeviceInfo) -> String {
+    format!(
         "# kernelgate calibration\n\n{} (sm_{}{}, {} SMs, driver {}), kernelgate {}, {}\n\n",
         info.name,
         info.compute_capability.0,
@@ -105,149 +64,44 @@ fn run(args: &Args) -> Result<String, CalibrateError> {
         info.driver_release,
         env!("CARGO_PKG_VERSION"),
         crate::baseline::today()
-    );
-    if let Some(dir) = &args.suites {
-        let suites =
-            crate::suite::load_dir(dir).map_err(|e| CalibrateError::Suite(e.to_string()))?;
-        eprintln!(
-            "calibrate: {} suites from {}, {} repetitions",
-            suites.len(),
-            dir.display(),
-            args.reps
-        );
-        let rows = user::calibrate(&suites, config.seed, &repeat)?;
-        t.push_str(&render::trials(&rows, args.reps));
-        return Ok(t);
-    }
-    let scratch = Scratch::new()?;
-    let dir = &scratch.0;
-    eprintln!("calibrate: pilot on {}", info.name);
-    let per_iteration = pilot(&config, dir)?;
-    t.push_str(&accuracy(&config, dir, per_iteration)?);
-    let subjects = subjects(&config, dir, &args.durations.0, per_iteration)?;
-    let kernels: Vec<render::Kernel> = subjects.iter().map(|s| s.kernel.clone()).collect();
-    let stored = sensitivity::stored(&subjects, &repeat);
-    let paired = sensitivity::paired(&subjects, &repeat);
-    for mode in [&stored, &paired] {
-        t.push('\n');
-        t.push_str(&render::sensitivity(
-            mode,
-            &kernels,
-            &LEVELS,
-            &decide::THRESHOLDS,
-        ));
-    }
-    t.push('\n');
-    t.push_str(&render::cost(&stored.cost, &paired.cost));
-    Ok(t)
+    )
 }
 
 /// The first GPU of `KERNELGATE_DEVICE`, as its worker opens it.
-fn device_info(config: &Config) -> Result<crate::device::DeviceInfo, CalibrateError> {
+pub fn device_info(config: &Config) -> Result<crate::device::DeviceInfo, CalibrateError> {
+    use crate::runner::Executor;
+    if let Some(reason) = crate::device::driver_missing() {
+        return Err(CalibrateError::NoGpu(reason));
+    }
     let ordinal = *config.devices.first().unwrap_or(&0);
-    let pool = WorkerPool::new(config, &[], &[]);
+    let pool = crate::worker::pool::WorkerPool::new(config, &[], &[]);
     let info = pool.first_device().map_err(|e| CalibrateError::Device {
         ordinal,
         reason: match e {
-            NoDevice::Absent(r) | NoDevice::Broken(r) => r,
+            crate::worker::client::NoDevice::Absent(r)
+            | crate::worker::client::NoDevice::Broken(r) => r,
         },
     });
     pool.stop();
     info
 }
 
-/// The samples of kernel 0, case `case` of `pool`'s suite 0 (`suite`), timed alone.
-fn samples_alone(
-    pool: &WorkerPool,
-    suite: &crate::suite::Suite,
-    case: usize,
-    what: &str,
-) -> Result<crate::measure::Samples, CalibrateError> {
-    let spec = ask(0, (case, 0), suite.check.seed, None, None, 1);
-    Ok(measure(pool, &spec, what)?.0.samples)
-}
-
-/// The pilot: time per iteration of `spin` on this device, to size every other kernel.
-fn pilot(config: &Config, dir: &Path) -> Result<f64, CalibrateError> {
-    const PILOT_ITERS: i64 = 100_000;
-    let text = spin::suite_text("pilot", &[PILOT_ITERS], &[0], "2%");
-    let pilot = [spin::load(dir, "pilot", &text)?];
-    let pool = WorkerPool::new(config, &pilot, &[]);
-    let samples = samples_alone(&pool, &pilot[0], 0, "pilot")?;
-    Ok(samples.kernel_summary().map_or(f64::NAN, |s| s.median) / PILOT_ITERS as f64)
-}
-
-/// Accuracy: kernelgate's median of `spin` kernels sized for each of `accuracy::TARGETS`,
-/// beside CuPy's and Nsight Compute's, as a Markdown table.
-fn accuracy(config: &Config, dir: &Path, per_iteration: f64) -> Result<String, CalibrateError> {
-    let iters: Vec<i64> = accuracy::TARGETS
-        .iter()
-        .map(|t| spin::iterations_for(*t, per_iteration))
-        .collect();
-    let text = spin::suite_text("accuracy", &iters, &[0], "2%");
-    let acc = [spin::load(dir, "accuracy", &text)?];
-    let pool = WorkerPool::new(config, &acc, &[]);
-    let mut rows = Vec::new();
-    for (case, n) in iters.iter().enumerate() {
-        eprintln!("calibrate: accuracy, {n} iterations");
-        // On an error the pool is dropped, which stops its worker.
-        let samples = samples_alone(&pool, &acc[0], case, "accuracy")?;
-        rows.push(accuracy::Row {
-            iters: *n,
-            ours: samples.kernel_summary().map_or(f64::NAN, |s| s.median),
-            regime: samples.regime,
-            cupy: None,
-            ncu: None,
-        });
-    }
-    pool.stop();
-    eprintln!("calibrate: independent timers (CuPy, ncu)");
-    let (cupy, ncu) = accuracy::reference_times(dir, &iters);
-    for (k, row) in rows.iter_mut().enumerate() {
-        row.cupy = cupy.as_ref().and_then(|v| v.get(k).copied());
-        row.ncu = ncu.as_ref().and_then(|v| v.get(k).copied());
-    }
-    Ok(accuracy::table(&rows))
-}
-
-/// Sensitivity's subjects: a `spin` suite per duration (cases: the levels), each one's
-/// baseline measured in one worker; its regime is pinned from then on.
-fn subjects(
-    config: &Config,
-    dir: &Path,
-    durations: &[f64],
-    per_iteration: f64,
-) -> Result<Vec<Subject>, CalibrateError> {
-    let mut suites = Vec::new();
-    for (d, target) in durations.iter().enumerate() {
-        let n = spin::iterations_for(*target, per_iteration);
-        let name = format!("sensitivity{d}");
-        suites.push((
-            n,
-            spin::load(dir, &name, &spin::suite_text(&name, &[n], &LEVELS, "2%"))?,
-        ));
-    }
-    let loaded: Vec<crate::suite::Suite> = suites.iter().map(|(_, s)| s.clone()).collect();
-    let pool = WorkerPool::new(config, &loaded, &[]);
-    let mut subjects = Vec::new();
-    for (d, ((n, suite), target)) in suites.into_iter().zip(durations).enumerate() {
-        eprintln!(
-            "calibrate: stored baseline of the ~{} kernel ({n} iterations)",
-            duration(*target)
-        );
-        let spec = ask(d, (0, 0), suite.check.seed, None, None, 1);
-        let what = format!("baseline of ~{}", duration(*target));
-        let samples = measure(&pool, &spec, &what)?.0.samples;
-        subjects.push(Subject {
-            kernel: render::Kernel {
-                target: *target,
-                median: samples.kernel_summary().map_or(f64::NAN, |s| s.median),
-                regime: samples.regime,
-            },
-            baseline: samples,
-            suite,
-        });
-    }
-    pool.stop();
-    Ok(subjects)
+fn run(args: &Args) -> Result<String, CalibrateError> {
+    crate::project::enter();
+    let config = Config::from_env().map_err(CalibrateError::Config)?;
+    let dir = args.suites.clone().unwrap_or_else(|| config.suites.clone());
+    let suites = crate::suite::load_dir(&dir).map_err(|e| CalibrateError::Suite(e.to_string()))?;
+    let info = device_info(&config)?;
+    eprintln!(
+        "calibrate: {} suites from {}, {} repetitions",
+        suites.len(),
+        dir.display(),
+        args.reps
+    );
+    let repeat = Repeat {
+        config: &config,
+        reps: args.reps,
+    };
+    let rows = user::calibrate(&suites, config.seed, &repeat)?;
+    Ok(header(&info) + &render::trials(&rows, args.reps))
 }

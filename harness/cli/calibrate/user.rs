@@ -9,9 +9,8 @@
 use super::bootstrap::{detection_rates, smallest_detected};
 use super::decide::{judge_family, Cell, Judged, Skip};
 use super::error::CalibrateError;
+use super::measure::{ask, measure, paired_input, Repeat};
 use super::render::TrialRow;
-use super::sensitivity::{paired_input, Repeat};
-use super::spin::{ask, measure};
 use crate::gate::{self, GateInput, REMEASURE_EFFORT};
 use crate::runner::Executor;
 use crate::suite::Suite;
@@ -59,7 +58,7 @@ pub fn calibrate(
         };
         let seed = seed.unwrap_or(suites[t.suite].check.seed);
         // As a paired run: the launch floor chooses, the same for both (it is one kernel).
-        ask(t.suite, (t.case, t.kernel), seed, Some(base), None, effort)
+        ask(t.suite, t.case, t.kernel, seed, Some(base), None, effort)
     };
     let max_slowdown = |t: &Trial| suites[t.suite].bench.max_slowdown;
     let mut cells = vec![Cell::default(); trials.len()];

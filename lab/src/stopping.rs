@@ -7,12 +7,12 @@
 //! (none), as many slowdowns of twice `max_slowdown` caught, with fewer samples where
 //! `max_slowdown` is coarse.
 
-use super::{after_kept, Next};
-use crate::baseline::{spread, thin, MAX_STORED_SAMPLES};
-use crate::gate::{self, GateInput, Verdict, REMEASURE_EFFORT};
-use crate::measure::timer::ROUNDS;
-use crate::runner::{BLESS_UNITS, UNITS};
-use crate::suite::{Bench, PRECISION_OF_MAX_SLOWDOWN};
+use kernelgate::baseline::{spread, thin, MAX_STORED_SAMPLES};
+use kernelgate::gate::{self, GateInput, Verdict, REMEASURE_EFFORT};
+use kernelgate::measure::stop::{after_kept, Next};
+use kernelgate::measure::ROUNDS;
+use kernelgate::runner::{BLESS_UNITS, UNITS};
+use kernelgate::suite::{Bench, PRECISION_OF_MAX_SLOWDOWN};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, LogNormal};
@@ -80,7 +80,7 @@ fn trial(
 /// pooled and widened by their spread as a stored entry is.
 fn input(runs: &[Vec<f64>], run: Vec<f64>, max_slowdown: f64) -> GateInput {
     let each = (MAX_STORED_SAMPLES / runs.len()).max(1);
-    let median = |v: &Vec<f64>| crate::stats::Summary::of(v).map_or(0.0, |s| s.median);
+    let median = |v: &Vec<f64>| kernelgate::stats::Summary::of(v).map_or(0.0, |s| s.median);
     GateInput {
         old_times: runs.iter().flat_map(|r| thin(r, each)).collect(),
         new_times: run,

@@ -1,16 +1,10 @@
 //! `spin`: calibration's own kernel and suites — a compute-bound kernel whose time is set by an
 //! iteration count (sized on the device from a pilot) and made `extra` percent slower by more
-//! iterations — and the one call that measures a calibration trial, through the run's executor.
+//! iterations.
 
-use super::error::CalibrateError;
-use crate::measure::Regime;
-use crate::plan::Kind;
-use crate::runner::{Executor, Measured, Outcome, TrialSpec};
-use crate::suite::{self, Suite};
-use crate::worker::pool::WorkerPool;
-use crate::worker::protocol::BaseKernel;
+use kernelgate::cli::calibrate::error::CalibrateError;
+use kernelgate::suite::{self, Suite};
 use std::path::Path;
-use std::time::Instant;
 
 /// The calibration kernel: two dependent FMAs per iteration per thread, plus `extra_pct`
 /// percent more iterations. It reads nothing, so caches do not matter.
@@ -94,66 +88,6 @@ pub fn iterations_for(seconds: f64, per_iteration: f64) -> i64 {
     } else {
         1
     }
-}
-
-/// What one calibration trial asks the executor for: kernel `kernel` of `case` of the pool's
-/// suite `suite`, timed alone or against `base` (numbered after the pool's suites), in the
-/// pinned `regime` (or as the launch floor chooses), at `effort`.
-pub fn ask(
-    suite: usize,
-    (case, kernel): (usize, usize),
-    seed: u64,
-    base: Option<BaseKernel>,
-    regime: Option<Regime>,
-    effort: u32,
-) -> TrialSpec {
-    TrialSpec {
-        suite,
-        kind: Kind::Kernel { case, kernel },
-        seed,
-        regime,
-        base,
-        // Calibration measures time alone.
-        counters: false,
-        units: 1,
-        fresh_worker: false,
-        effort,
-    }
-}
-
-/// Runs `spec` through `pool` (the run's executor: the same path to the worker as a run,
-/// one worker process per pool) and returns what it measured and the wall time it took;
-/// `what` names it in errors.
-pub fn measure(
-    pool: &WorkerPool,
-    spec: &TrialSpec,
-    what: &str,
-) -> Result<(Measured, f64), CalibrateError> {
-    let start = Instant::now();
-    let incomplete = |reason: &str| CalibrateError::Incomplete {
-        what: what.to_string(),
-        reason: reason.into(),
-    };
-    let measured = match pool.execute(0, spec) {
-        Outcome::Measured(m) => *m,
-        Outcome::Failed(failure) => {
-            return Err(CalibrateError::Trial {
-                what: what.to_string(),
-                failure,
-            })
-        }
-        Outcome::Ignored(reason) => return Err(CalibrateError::NoGpu(reason)),
-        Outcome::Compiled { .. } => return Err(incomplete("a compile result, not a measurement")),
-    };
-    if measured.samples.kernel.is_empty() {
-        return Err(incomplete("no timing samples"));
-    }
-    if spec.base.is_some() && measured.samples.reference.len() != measured.samples.kernel.len() {
-        return Err(incomplete(
-            "paired, but the base's samples do not match the rounds",
-        ));
-    }
-    Ok((measured, start.elapsed().as_secs_f64()))
 }
 
 #[cfg(test)]

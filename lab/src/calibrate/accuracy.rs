@@ -3,8 +3,8 @@
 //! and Nsight Compute's `gpu__time_duration.sum` with `--clock-control none` (the kernel alone,
 //! no launch overhead) — with the ratios. A timer that is not installed reads `n/a`.
 
-use crate::measure::Regime;
-use crate::report::duration;
+use kernelgate::measure::Regime;
+use kernelgate::report::duration;
 use std::path::Path;
 use std::process::Command;
 

@@ -12,18 +12,44 @@
 //! One repetition of one duration is one gate family (its levels decided together), decided at
 //! every threshold of [`THRESHOLDS`] from the same samples ([`judge_family`]).
 
-use super::decide::{judge_family, Cell, Cost, Judged, Skip, THRESHOLDS};
-use super::error::CalibrateError;
 use super::render::{Kernel, Sensitivity};
-use super::spin::{ask, measure};
-use crate::config::Config;
-use crate::gate::{self, GateInput, REMEASURE_EFFORT};
-use crate::measure::Samples;
-use crate::report::duration;
-use crate::runner::{Executor, Measured, TrialSpec};
-use crate::suite::Suite;
-use crate::worker::pool::WorkerPool;
-use crate::worker::protocol::BaseKernel;
+use kernelgate::cli::calibrate::decide::{judge_family, Cell, Judged, Skip};
+use kernelgate::cli::calibrate::error::CalibrateError;
+use kernelgate::cli::calibrate::measure::{ask, measure, paired_input, Repeat};
+use kernelgate::gate::{self, GateInput, REMEASURE_EFFORT};
+use kernelgate::measure::Samples;
+use kernelgate::report::duration;
+use kernelgate::runner::{Executor, Measured, TrialSpec};
+use kernelgate::suite::Suite;
+use kernelgate::worker::pool::WorkerPool;
+use kernelgate::worker::protocol::BaseKernel;
+
+/// The `max_slowdown` values sensitivity is decided at.
+pub const THRESHOLDS: [f64; 3] = [0.005, 0.01, 0.02];
+
+/// Wall time spent per verdict in one mode.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Cost {
+    /// Verdicts asked for (trials × repetitions).
+    pub verdicts: usize,
+    /// Wall seconds of every measurement, first and re-measures (not worker start-up).
+    pub seconds: f64,
+    /// Re-measures made.
+    pub remeasures: usize,
+    /// Confirmations made in a fresh worker (a change, as a run confirms it).
+    pub confirmations: usize,
+}
+
+impl Cost {
+    /// Seconds per verdict, or NaN before any.
+    pub fn per_verdict(&self) -> f64 {
+        if self.verdicts == 0 {
+            f64::NAN
+        } else {
+            self.seconds / self.verdicts as f64
+        }
+    }
+}
 
 /// Planted slowdowns, percent (0: A/A).
 pub const LEVELS: [i64; 5] = [0, 1, 2, 3, 5];
@@ -36,15 +62,6 @@ pub struct Subject {
     pub kernel: Kernel,
     /// The level-0 samples measured in the baseline worker.
     pub baseline: Samples,
-}
-
-/// How each mode repeats: with the run's configuration (the GPU is the first of
-/// `KERNELGATE_DEVICE`, the time-out `KERNELGATE_TIMEOUT`, as a run's), how many times.
-pub struct Repeat<'a> {
-    /// The harness's configuration, as a run reads it.
-    pub config: &'a Config,
-    /// Repetitions.
-    pub reps: usize,
 }
 
 fn empty(kernels: usize) -> Vec<Vec<Vec<Cell>>> {
@@ -77,23 +94,6 @@ fn stored_input(baseline: &Samples) -> impl Fn(&Samples) -> GateInput + '_ {
         max_slowdown: 0.0,
         paired: None,
     }
-}
-
-/// The paired gate input: per-round ratios candidate / base.
-pub fn paired_input(s: &Samples, max_slowdown: f64) -> GateInput {
-    GateInput {
-        old_times: s.reference.clone(),
-        new_times: s.kernel.clone(),
-        speedups: None,
-        max_slowdown,
-        paired: Some(ratios(&s.kernel, &s.reference)),
-    }
-}
-
-/// Per-round ratios candidate / base (the `kernel` slot over the `reference` slot, which holds
-/// the base in a paired trial).
-pub fn ratios(kernel: &[f64], base: &[f64]) -> Vec<f64> {
-    kernel.iter().zip(base).map(|(k, b)| k / b).collect()
 }
 
 fn report_failures(out: &[Vec<Judged>], what: &str) {
@@ -213,7 +213,7 @@ fn sweep(subjects: &[Subject], repeat: &Repeat, mode: Mode) -> Sensitivity {
                 kernel: 0,
             });
             let regime = Some(sub.kernel.regime);
-            let ask = |case, effort| ask(d, (case, 0), sub.suite.check.seed, base, regime, effort);
+            let ask = |case, effort| ask(d, case, 0, sub.suite.check.seed, base, regime, effort);
             let stored = stored_input(&sub.baseline);
             let paired = |s: &Samples| paired_input(s, 0.0);
             let input: &dyn Fn(&Samples) -> GateInput = match mode {
@@ -250,15 +250,18 @@ fn add(cells: &mut [Vec<Cell>], out: &[Vec<Judged>]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gate::Verdict;
+    use kernelgate::gate::Verdict;
 
     #[test]
-    fn paired_ratios_are_candidate_over_base() {
-        let r = ratios(&[1.02e-5, 1.03e-5], &[1.0e-5, 1.0e-5]);
-        assert!(
-            (r[0] - 1.02).abs() < 1e-12 && (r[1] - 1.03).abs() < 1e-12,
-            "{r:?}"
-        );
+    fn cost_per_verdict() {
+        let c = Cost {
+            verdicts: 4,
+            seconds: 0.2,
+            remeasures: 1,
+            confirmations: 0,
+        };
+        assert!((c.per_verdict() - 0.05).abs() < 1e-12);
+        assert!(Cost::default().per_verdict().is_nan());
     }
 
     #[test]
