@@ -145,6 +145,36 @@ fn every_file_is_in_the_module_tree() {
 }
 
 /// The checker itself, on small crates written here: it sees what it must and nothing more.
+/// docs/architecture.md maps every Rust file of the product and the lab (`### \`dir/\``
+/// headings, then one `- \`file.rs\` — …` line per file): none missing, none gone.
+#[test]
+fn the_map_lists_every_file() {
+    let doc = fs::read_to_string("docs/architecture.md").unwrap();
+    let mut listed = BTreeSet::new();
+    let mut folder = None;
+    for line in doc.lines() {
+        if let Some(dir) = line.strip_prefix("### `").and_then(|l| l.strip_suffix("/`")) {
+            folder = Some(dir.to_string());
+        } else if let (Some(dir), Some(item)) = (&folder, line.strip_prefix("- `")) {
+            let (name, room) = item.split_once("` — ").unwrap_or((item, ""));
+            assert!(!room.trim().is_empty(), "{dir}/{name}: no room given");
+            listed.insert(format!("{dir}/{name}"));
+        }
+    }
+    let mut files = BTreeSet::new();
+    for root in ["harness", "lab/src"] {
+        for f in rust_files(Path::new(root)) {
+            files.insert(f.to_string_lossy().replace('\\', "/"));
+        }
+    }
+    let missing: Vec<&String> = files.difference(&listed).collect();
+    let gone: Vec<&String> = listed.difference(&files).collect();
+    assert!(
+        missing.is_empty() && gone.is_empty(),
+        "docs/architecture.md's map of every file is out of date:\nnot listed: {missing:?}\nlisted but gone: {gone:?}"
+    );
+}
+
 #[test]
 fn the_checker_sees_use_trees_inline_paths_and_re_exports() {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("architecture-selftest");
