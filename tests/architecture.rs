@@ -153,7 +153,10 @@ fn the_map_lists_every_file() {
     let mut listed = BTreeSet::new();
     let mut folder = None;
     for line in doc.lines() {
-        if let Some(dir) = line.strip_prefix("### `").and_then(|l| l.strip_suffix("/`")) {
+        if let Some(dir) = line
+            .strip_prefix("### `")
+            .and_then(|l| l.strip_suffix("/`"))
+        {
             folder = Some(dir.to_string());
         } else if let (Some(dir), Some(item)) = (&folder, line.strip_prefix("- `")) {
             let (name, room) = item.split_once("` — ").unwrap_or((item, ""));

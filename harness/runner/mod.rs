@@ -29,4 +29,4 @@ pub use crate::plan::{plan, Kind, Planned};
 pub use commands::commands;
 pub use executor::{Executor, Measured, Outcome, TrialSpec};
 pub use record::{limit_breaches, memory_growth, resource_changes};
-pub use run::{Progress, RunReport, Runner, BLESS_UNITS, TICK_SECONDS, UNITS};
+pub use run::{units, Progress, RunReport, Runner, BLESS_UNITS, TICK_SECONDS, UNITS};

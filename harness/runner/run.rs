@@ -59,6 +59,18 @@ pub const UNITS: u32 = 2;
 /// with a mode in a quarter of allocations, six miss it with probability 0.75⁶ ≈ 0.18.
 pub const BLESS_UNITS: u32 = 6;
 
+/// Allocations a trial's samples are split over in `mode` at `effort`: [`UNITS`] normally,
+/// [`BLESS_UNITS`] when blessing (the baseline must hold every mode a fresh allocation can land
+/// in), and one more when measuring again (a re-measure, a confirmation). Calibration asks the
+/// same, so it measures the gate a run applies.
+pub fn units(mode: crate::config::Mode, effort: u32) -> u32 {
+    match (mode, effort > 1) {
+        (crate::config::Mode::Bless, _) => BLESS_UNITS,
+        (_, true) => UNITS + 1,
+        (_, false) => UNITS,
+    }
+}
+
 impl Runner<'_> {
     pub(crate) fn progress(&self, text: &str) {
         if self.progress != Progress::Off {
@@ -78,20 +90,9 @@ impl Runner<'_> {
             regime,
             base: None,
             counters: false,
-            units: self.units(effort),
+            units: units(self.config.mode, effort),
             fresh_worker: false,
             effort,
-        }
-    }
-
-    /// Allocations a trial's samples are split over: [`UNITS`] normally, [`BLESS_UNITS`] when
-    /// blessing (the baseline must hold every mode a fresh allocation can land in), and one
-    /// more when re-measuring.
-    pub(crate) fn units(&self, effort: u32) -> u32 {
-        match (self.config.mode, effort > 1) {
-            (crate::config::Mode::Bless, _) => BLESS_UNITS,
-            (_, true) => UNITS + 1,
-            (_, false) => UNITS,
         }
     }
 

@@ -24,6 +24,10 @@ enum Lab {
 
 fn main() -> ExitCode {
     kernelgate::device::libraries::ensure();
+    // The GPU worker is this binary again (`current_exe`), as it is the product's.
+    if std::env::var_os(kernelgate::worker::client::WORKER_ENV).is_some() {
+        return kernelgate::main();
+    }
     match Lab::parse() {
         Lab::Calibrate(args) => calibrate::calibrate(&args),
     }

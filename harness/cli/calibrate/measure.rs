@@ -23,7 +23,8 @@ pub struct Repeat<'a> {
 
 /// What one calibration trial asks the executor for: kernel `kernel` of `case` of the pool's
 /// suite `suite`, timed alone or against `base` (numbered after the pool's suites), in the
-/// pinned `regime` (or as the launch floor chooses), at `effort`.
+/// pinned `regime` (or as the launch floor chooses), at `effort`, on the allocations a gating
+/// run uses at that effort.
 pub fn ask(
     suite: usize,
     case: usize,
@@ -39,9 +40,9 @@ pub fn ask(
         seed,
         regime,
         base,
-        // Calibration measures time alone.
+        // Calibration measures time alone, on as many allocations as a run's gate.
         counters: false,
-        units: 1,
+        units: crate::runner::units(crate::config::Mode::Gate, effort),
         fresh_worker: false,
         effort,
     }

@@ -187,10 +187,15 @@ fn subjects(
             "calibrate: stored baseline of the ~{} kernel ({n} iterations)",
             duration(*target)
         );
-        let spec = ask(d, 0, 0, suite.check.seed, None, None, 1);
+        // Blessed as a run blesses: on its allocations, each one of the baseline's runs.
+        let spec = kernelgate::runner::TrialSpec {
+            units: kernelgate::runner::units(kernelgate::config::Mode::Bless, 1),
+            ..ask(d, 0, 0, suite.check.seed, None, None, 1)
+        };
         let what = format!("baseline of ~{}", duration(*target));
         let samples = measure(&pool, &spec, &what)?.0.samples;
         subjects.push(Subject {
+            spread: kernelgate::baseline::spread(samples.units.iter().map(|u| u.kernel_median)),
             kernel: render::Kernel {
                 target: *target,
                 median: samples.kernel_summary().map_or(f64::NAN, |s| s.median),

@@ -62,14 +62,21 @@ pub struct Subject {
     pub kernel: Kernel,
     /// The level-0 samples measured in the baseline worker.
     pub baseline: Samples,
+    /// The spread between the baseline's allocations (its runs), which widens stored mode's
+    /// threshold as a run's (`gate::with_spread`).
+    pub spread: f64,
 }
 
 fn empty(kernels: usize) -> Vec<Vec<Vec<Cell>>> {
     vec![vec![vec![Cell::default(); THRESHOLDS.len()]; LEVELS.len()]; kernels]
 }
 
-fn thresholds() -> Vec<Option<f64>> {
-    THRESHOLDS.iter().map(|t| Some(*t)).collect()
+/// The thresholds, each widened by `spread` as a run widens a stored baseline's (1: paired).
+fn thresholds(spread: f64) -> Vec<Option<f64>> {
+    THRESHOLDS
+        .iter()
+        .map(|t| Some(gate::with_spread(*t, spread)))
+        .collect()
 }
 
 /// What a measurement gives the gate, or why it is not judged.
@@ -106,13 +113,14 @@ fn report_failures(out: &[Vec<Judged>], what: &str) {
 
 /// One subject's family in `pool`'s worker: every level measured (`ask(level, effort)`), then
 /// decided at every threshold through the gate's policy as a run in `mode` decides it — the
-/// inconclusive levels measured again, the changes confirmed in a fresh worker; failures
-/// reported under `label`.
+/// inconclusive levels measured again, the changes confirmed in a fresh worker, stored mode's
+/// thresholds widened by the baseline's `spread`; failures reported under `label`.
 fn family(
     pool: &WorkerPool,
     ask: &dyn Fn(usize, u32) -> TrialSpec,
     input: &dyn Fn(&Samples) -> GateInput,
     mode: Mode,
+    spread: f64,
     label: &str,
     cost: &mut Cost,
 ) -> Vec<Vec<Judged>> {
@@ -128,7 +136,14 @@ fn family(
     let (mut remeasures, mut confirmations) = (0, 0);
     let mut again = |spec: TrialSpec, l: usize| -> Result<GateInput, CalibrateError> {
         let (data, wall) = measure(pool, &spec, &what(l))?;
-        seconds.set(seconds.get() + wall);
+        // A fresh worker's start-up is not the measurement's (the table says so): the worker's
+        // own time for the trial instead.
+        let spent = if spec.fresh_worker {
+            data.seconds
+        } else {
+            wall
+        };
+        seconds.set(seconds.get() + spent);
         Ok(input(&data.samples))
     };
     let again = std::cell::RefCell::new(&mut again);
@@ -146,7 +161,11 @@ fn family(
             again.borrow_mut()(fresh, l).ok()
         },
     );
-    let out = judge_family(&first, &thresholds(), &mut measures, mode.confirm());
+    let spread = match mode {
+        Mode::Stored => spread,
+        Mode::Paired => 1.0,
+    };
+    let out = judge_family(&first, &thresholds(spread), &mut measures, mode.confirm());
     cost.seconds += seconds.get();
     cost.remeasures += remeasures;
     cost.confirmations += confirmations;
@@ -221,7 +240,7 @@ fn sweep(subjects: &[Subject], repeat: &Repeat, mode: Mode) -> Sensitivity {
                 Mode::Paired => &paired,
             };
             let label = format!("{name}, ~{}", duration(sub.kernel.target));
-            let out = family(&pool, &ask, input, mode, &label, &mut cost);
+            let out = family(&pool, &ask, input, mode, sub.spread, &label, &mut cost);
             add(&mut cells[d], &out);
         }
         pool.stop();
