@@ -98,6 +98,12 @@ pub enum CodeChange {
     },
     /// The other side recorded no code (a baseline written before format 3).
     NotRecorded,
+    /// The other side's trial identity is of another version (`TrialCode::version`): made
+    /// another way, it cannot say whether the code changed.
+    OtherVersion {
+        /// Its version.
+        version: u32,
+    },
 }
 
 /// The parts of a kernel's identities that differ between `old` and `new`.
@@ -160,6 +166,11 @@ impl CodeChange {
         let Some(old) = old else {
             return CodeChange::NotRecorded;
         };
+        if old.version != new.version {
+            return CodeChange::OtherVersion {
+                version: old.version,
+            };
+        }
         let toolchain = toolchain(&old.toolchain, &new.toolchain);
         if old.identity == new.identity {
             return CodeChange::Same { toolchain };
@@ -234,6 +245,10 @@ impl CodeChange {
         };
         match self {
             CodeChange::NotRecorded => format!("{other} recorded no code identity"),
+            CodeChange::OtherVersion { version } => format!(
+                "{other} recorded a trial identity of version {version} (this kernelgate makes version {}): whether the code changed is unknown; bless again to record it",
+                super::types::IDENTITY_VERSION
+            ),
             CodeChange::Same { toolchain } if toolchain.is_empty() => {
                 format!("same code as {other}")
             }

@@ -21,5 +21,5 @@ pub mod valid;
 
 pub use change::{Change, CodeChange, KernelPart, ToolchainChange};
 pub use suite_code::{entry_sass, file_digest, kernel_cubin, CodeError, SuiteCode};
-pub use trial::trial_code;
-pub use types::{Role, RoleCode, TrialCode, TrialParts};
+pub use trial::{trial_code, EXEMPT};
+pub use types::{Role, RoleCode, TrialCode, TrialParts, IDENTITY_VERSION};

@@ -1,30 +1,42 @@
 //! `trial_code`: the trial identity — one pure function from a suite, a case, a kernel, the
-//! input seed and the suite's [`SuiteCode`] to a SHA-256 of everything the trial does:
+//! input seed and the suite's [`SuiteCode`] to a SHA-256 of everything the trial runs, checks
+//! and judges: the code identities of its kernel and reference for the architecture, and **the
+//! suite's own serialization** (the `Suite` every worker receives) cut down to this trial —
+//! its case, its kernel and reference, every buffer, the check and bench settings, the seed
+//! — with data files by their contents. Nothing is listed field by field: a field added to
+//! the suite enters the identity unless [`EXEMPT`] names it with its reason (a name, a place in
+//! the file, or what the code identities already stand for), so none can be forgotten.
+//! `tests/identity.rs` checks it from the outside, key by key of the suite schema.
 //!
-//! - the architecture and the code identity of the trial's kernel and of its reference (every
-//!   launch's entry: code, data, attributes; `docs/sass.md`);
-//! - **launches**: each kernel's launches in this case — grid, block, dynamic shared memory and
-//!   the resolved arguments (a scalar as the bytes the kernel receives, a buffer or scratch
-//!   buffer by name) — its scratch buffers (name, type, length) and its limits;
-//! - **inputs**: every buffer of the suite in order (name, type, role, `init`, length; an
-//!   `.npy` input by the SHA-256 of its contents), the case's sizes and the input seed;
-//! - **check**: the input sets, the tolerances and golden files (their contents) by buffer;
-//! - **bench**: every `[bench]` setting and the case's `bytes` and `flops`.
-//!
-//! Left out, because they do not change what runs: names (the suite's, the kernels', the
-//! entries'), file paths and line numbers, comments and formatting of the suite file, other
-//! suites, and the kernels of the suite the trial does not launch. The toolchain is stored
-//! beside the identity, not in it (a PTX kernel's identity includes the driver, which compiles
-//! it). Buffers enter in declaration order: reordering them is reported as a change, since the
-//! allocation order may move what the kernels touch.
+//! The parts ([`TrialParts`]: launches, inputs, check, bench) digest pieces of the same value
+//! so that a change can be named; the identity covers the whole value, parts or not.
 
 use super::suite_code::SuiteCode;
-use super::types::{Role, RoleCode, TrialCode, TrialParts};
+use super::types::{Role, RoleCode, TrialCode, TrialParts, IDENTITY_VERSION};
 use crate::sass::identity::hex;
-use crate::suite::{ArgValue, Init, Suite};
-use serde_json::{json, Value};
+use crate::suite::Suite;
+use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
-use std::path::Path;
+
+/// What the identity leaves out of the suite's serialization, by key, with why. Keys of the
+/// suite (top level), of a kernel (`kernel.`) and of a case (`case.`).
+pub const EXEMPT: &[(&str, &str)] = &[
+    ("name", "the suite's name: renaming runs nothing else"),
+    ("name_pos", "where the name is written"),
+    ("warnings", "what loading said of the file"),
+    ("path", "where the suite file is"),
+    ("kernel_lines", "where each kernel is written"),
+    ("sources", "compiled: the kernels' code identities stand for what runs (comments and formatting do not run)"),
+    ("include_dirs", "compiled: in the kernels' code identities"),
+    ("options", "compiled: in the kernels' code identities"),
+    ("reference", "the index of the reference: its launches enter in the reference role"),
+    ("kernels", "only the trial's kernel and its reference enter (other kernels do not run)"),
+    ("cases", "only the trial's case enters"),
+    ("kernel.name", "a kernel's name"),
+    ("kernel.entries", "entry names: the entries' code identities stand for them"),
+    ("kernel.source", "which source: the entries' code identities stand for it"),
+    ("case.label", "the case's name, made of its sizes (which enter)"),
+];
 
 /// The SHA-256 of a canonical JSON value.
 fn digest(value: &Value) -> [u8; 32] {
@@ -33,57 +45,110 @@ fn digest(value: &Value) -> [u8; 32] {
 
 /// A data file as the identity sees it: the digest of its contents (or that it is unreadable,
 /// which no readable file matches).
-fn file(code: &SuiteCode, path: &Path) -> Value {
-    match code.files.get(path) {
+fn file(code: &SuiteCode, path: &Value) -> Value {
+    let digest = path
+        .as_str()
+        .and_then(|p| code.files.get(std::path::Path::new(p)));
+    match digest {
         Some(d) => json!({ "sha256": d }),
         None => json!({ "unreadable": true }),
     }
 }
 
-/// An `init` with `.npy` files by their contents.
-fn init(code: &SuiteCode, init: &Init) -> Value {
-    match init {
-        Init::Npy(path) => json!({ "npy": file(code, path) }),
-        Init::Sorted(inner) => json!({ "sorted": self::init(code, inner) }),
-        other => serde_json::to_value(other).unwrap_or(Value::Null),
+/// `value` with every `.npy` init's path replaced by the file's contents' digest.
+fn npy_by_contents(code: &SuiteCode, value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            for (key, v) in map.iter_mut() {
+                match key.as_str() {
+                    "Npy" => *v = file(code, v),
+                    _ => npy_by_contents(code, v),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| npy_by_contents(code, v)),
+        _ => {}
     }
 }
 
-/// One kernel's launches in `case`, its scratch buffers and limits, with every buffer named.
-fn launches(suite: &Suite, case: usize, kernel: usize) -> Value {
-    let k = &suite.kernels[kernel];
-    let c = &suite.cases[case];
-    let scratch: Vec<Value> = k
-        .scratch
-        .iter()
-        .zip(c.scratch_lens.get(kernel).into_iter().flatten())
-        .map(|(s, len)| json!({ "name": s.name, "type": s.dtype.name(), "len": len }))
-        .collect();
-    let arg = |a: &ArgValue| match a {
-        ArgValue::Buffer(i) => json!({ "buffer": suite.buffers.get(*i).map(|b| &b.name) }),
-        ArgValue::Scratch(i) => json!({ "scratch": k.scratch.get(*i).map(|s| &s.name) }),
-        ArgValue::Scalar(bytes) => json!({ "scalar": hex(bytes) }),
+/// `object` without the keys [`EXEMPT`] names under `prefix` (`""`, `"kernel."`, `"case."`).
+fn without_exempt(mut object: Map<String, Value>, prefix: &str) -> Map<String, Value> {
+    for (key, _) in EXEMPT {
+        if let Some(k) = key.strip_prefix(prefix).filter(|k| !k.contains('.')) {
+            object.remove(k);
+        }
+    }
+    object
+}
+
+/// The resolved trial (`case`; `roles`: its kernel and reference) as one JSON value: the
+/// suite's serialization cut down to it, the seed the run uses, data files by contents.
+fn resolved(
+    suite: &Suite,
+    case: usize,
+    roles: &[(Role, usize)],
+    seed: u64,
+    code: &SuiteCode,
+) -> Map<String, Value> {
+    let Ok(Value::Object(whole)) = serde_json::to_value(suite) else {
+        return Map::new();
     };
-    let launches: Vec<Value> = c
-        .launches
-        .get(kernel)
-        .into_iter()
-        .flatten()
-        .map(|l| {
+    let pick = |key: &str, i: usize| match whole.get(key).and_then(|v| v.get(i)) {
+        Some(Value::Object(o)) => o.clone(),
+        _ => Map::new(),
+    };
+    let mut the_case = without_exempt(pick("cases", case), "case.");
+    // The case's launches and scratch lengths are per kernel: each enters with its kernel.
+    let mut per_kernel = |key: &str| match the_case.remove(key) {
+        Some(Value::Array(v)) => v,
+        _ => Vec::new(),
+    };
+    let (launches, scratch_lens) = (per_kernel("launches"), per_kernel("scratch_lens"));
+    let kernels: Vec<Value> = roles
+        .iter()
+        .map(|(role, k)| {
+            let kernel = without_exempt(pick("kernels", *k), "kernel.");
             json!({
-                "grid": l.grid,
-                "block": l.block,
-                "shared": l.shared,
-                "args": l.args.iter().map(arg).collect::<Vec<_>>(),
+                "role": role.word(),
+                "kernel": kernel,
+                "launches": launches.get(*k),
+                "scratch_lens": scratch_lens.get(*k),
             })
         })
         .collect();
-    json!({
-        "reference": k.reference,
-        "launches": launches,
-        "scratch": scratch,
-        "limits": k.limits,
-    })
+    let mut out = without_exempt(whole.clone(), "");
+    out.insert("kernels".into(), Value::Array(kernels));
+    out.insert("case".into(), Value::Object(the_case));
+    // The seed the run uses (`KERNELGATE_SEED`, else the suite's), with the inputs.
+    out.insert("seed".into(), json!(seed));
+    if let Some(check) = out.get_mut("check").and_then(Value::as_object_mut) {
+        check.remove("seed");
+        if let Some(Value::Object(golden)) = check.get_mut("golden") {
+            for path in golden.values_mut() {
+                *path = file(code, path);
+            }
+        }
+    }
+    let mut value = Value::Object(out);
+    npy_by_contents(code, &mut value);
+    match value {
+        Value::Object(o) => o,
+        _ => Map::new(),
+    }
+}
+
+/// The part of `trial` under `keys` (a `case.` key names one of the case's).
+fn part(trial: &Map<String, Value>, keys: &[&str]) -> Value {
+    let case = trial.get("case").and_then(Value::as_object);
+    let get = |k: &str| match k.strip_prefix("case.") {
+        Some(k) => case.and_then(|c| c.get(k)),
+        None => trial.get(k),
+    };
+    Value::Array(
+        keys.iter()
+            .map(|k| get(k).cloned().unwrap_or(Value::Null))
+            .collect(),
+    )
 }
 
 /// The identity of trial (`case`, `kernel`) of `suite`, from the suite's code: the kernel's,
@@ -101,46 +166,23 @@ pub fn trial_code(
     if suite.reference != kernel {
         roles.push((Role::Reference, suite.reference));
     }
-    let c = &suite.cases[case];
-    let by_name = |i: &usize| suite.buffers.get(*i).map(|b| b.name.clone());
-    let launch_part = json!(roles
-        .iter()
-        .map(|(role, k)| json!({ "role": role.word(), "kernel": launches(suite, case, *k) }))
-        .collect::<Vec<_>>());
-    let buffers: Vec<Value> = suite
-        .buffers
-        .iter()
-        .zip(&c.lens)
-        .map(|(b, len)| {
-            json!({
-                "name": b.name,
-                "type": b.dtype.name(),
-                "role": b.role,
-                "init": b.init.as_ref().map(|i| init(code, i)),
-                "len": len,
-            })
-        })
-        .collect();
-    let inputs = json!({ "buffers": buffers, "sizes": c.sizes, "seed": seed });
-    let tolerances: Vec<Value> = suite
-        .check
-        .tolerances
-        .iter()
-        .map(|(i, t)| json!([by_name(i), t]))
-        .collect();
-    let golden: Vec<Value> = suite
-        .check
-        .golden
-        .iter()
-        .map(|(i, p)| json!([by_name(i), file(code, p)]))
-        .collect();
-    let check = json!({
-        "trials": suite.check.trials,
-        "tolerances": tolerances,
-        "golden": golden,
-    });
-    let bench = json!({ "bench": suite.bench, "bytes": c.bytes, "flops": c.flops });
-    let parts = [&launch_part, &inputs, &check, &bench].map(digest);
+    let trial = resolved(suite, case, &roles, seed, code);
+    let parts = [
+        part(&trial, &["kernels"]),
+        part(
+            &trial,
+            &[
+                "buffers",
+                "seed",
+                "case.sizes",
+                "case.lens",
+                "case.init_bounds",
+            ],
+        ),
+        part(&trial, &["check"]),
+        part(&trial, &["bench", "case.bytes", "case.flops"]),
+    ]
+    .map(|p| digest(&p));
     let kernels: Vec<RoleCode> = roles
         .iter()
         .map(|(role, k)| RoleCode {
@@ -156,7 +198,7 @@ pub fn trial_code(
         })
         .collect();
     let mut all = crate::sass::Fields::default();
-    all.field(b"kernelgate-trial-identity-v1")
+    all.field(format!("kernelgate-trial-identity-v{IDENTITY_VERSION}").as_bytes())
         .field(code.arch.as_bytes());
     for k in &kernels {
         all.field(k.role.word().as_bytes())
@@ -165,11 +207,10 @@ pub fn trial_code(
             all.field(e.hash.as_bytes());
         }
     }
-    for p in &parts {
-        all.field(p);
-    }
+    all.field(&digest(&Value::Object(trial)));
     let short = |d: &[u8; 32]| hex(&d[..8]);
     TrialCode {
+        version: IDENTITY_VERSION,
         identity: hex(&all.finish()),
         arch: code.arch.clone(),
         toolchain: code.toolchain.clone(),

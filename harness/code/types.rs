@@ -53,8 +53,20 @@ pub struct TrialParts {
 
 /// What one trial runs, for one architecture: equal `identity` means the same code on the same
 /// launches, inputs, checks and timing settings.
+/// The trial identity's version: 2 since the identity is the suite's own serialization cut
+/// down to the trial (`code::trial`); 1, the hand-listed fields before it (files that do not
+/// say). Identities of different versions cannot be compared: the code change is unknown.
+pub const IDENTITY_VERSION: u32 = 2;
+
+fn version_1() -> u32 {
+    1
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TrialCode {
+    /// How `identity` was made ([`IDENTITY_VERSION`]); absent in files of version 1.
+    #[serde(default = "version_1")]
+    pub version: u32,
     /// SHA-256 (64 hex digits) of the whole resolved trial: the architecture, every kernel's
     /// code identity, and the parts in [`TrialParts`]. Not the toolchain (beside it).
     pub identity: String,

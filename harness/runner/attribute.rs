@@ -193,6 +193,7 @@ mod tests {
     fn code(identity: &str) -> TrialCode {
         let part = "0123456789abcdef".to_string();
         TrialCode {
+            version: crate::code::IDENTITY_VERSION,
             identity: identity.into(),
             arch: "sm_90".into(),
             toolchain: crate::sass::Toolchain {

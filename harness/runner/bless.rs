@@ -88,6 +88,12 @@ fn add(old: &Entry, new: Entry) -> (Entry, Option<&'static str>) {
         return (new, Some("the old runs had another reference kernel"));
     }
     if let (Some(a), Some(b)) = (&old.code, &new.code) {
+        if a.version != b.version {
+            return (
+                new,
+                Some("the old runs' trial identity is of another version: whether they ran the same code is unknown"),
+            );
+        }
         if a.identity != b.identity {
             return (
                 new,
