@@ -450,3 +450,28 @@ fn the_toolchain_is_beside_the_identity_and_said() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn an_identity_of_another_version_is_unknown_never_changed() {
+    let dir = folder("version");
+    let now = fast(&dir, SUITE, None, &[]);
+    let mut old = now.clone();
+    old.version = 1;
+    old.identity = "0".repeat(64);
+    let change = CodeChange::between(Some(&old), &now);
+    assert_eq!(change, CodeChange::OtherVersion { version: 1 });
+    assert!(
+        !change.is_same(),
+        "never the same code: no machine attribution"
+    );
+    let words = change.describe("the baseline");
+    assert!(
+        words.contains("whether the code changed is unknown") && !words.starts_with("code changed"),
+        "{words}"
+    );
+    // A stored identity without a version is version 1.
+    let mut json = serde_json::to_value(&now).unwrap();
+    json.as_object_mut().unwrap().remove("version");
+    let read: TrialCode = serde_json::from_value(json).unwrap();
+    assert_eq!(read.version, 1);
+}
