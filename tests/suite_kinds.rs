@@ -179,6 +179,7 @@ const MORE: &[Kind] = &[
     kind("a file that is no ELF named .cubin", "name = \"naive\"", "name = \"naive\"\nsource = \"text.cubin\"", "\"text.cubin\"", "not a CUBIN (no ELF header)"),
     kind("an empty fatbin", "name = \"naive\"", "name = \"naive\"\nsource = \"empty.fatbin\"", "\"empty.fatbin\"", "an empty fatbin: it holds no CUBIN and no PTX"),
     kind("a CUBIN without the entry", "name = \"naive\"", "name = \"naive\"\nsource = \"other.cubin\"", "\"scale\"", "no kernel `scale` in `"),
+    kind("a table header written too early", "grid = [\"ceil(n / 256)\"]\nblock = [256]\nargs = [\"2.0f32\", \"src\", \"keys\", \"dst\", \"n as i32\"]\n\n[check]\ntrials = 2\nrtol = 1e-5\natol = 1e-6\n\n[bench]\n", "[bench]\ngrid = [\"ceil(n / 256)\"]\nblock = [256]\nargs = [\"2.0f32\", \"src\", \"keys\", \"dst\", \"n as i32\"]\n\n[check]\ntrials = 2\nrtol = 1e-5\natol = 1e-6\n\n", "[bench]", "`[bench]` is written before `grid` (line 36), a key of `[[kernel]]` or `[[kernel.launch]]`, not of `[bench]`: a key belongs to the nearest header above it, so this header is in the wrong place (move it below that table's keys)"),
     kind("a size value written twice", "n = [256, 1024]", "n = [256, 1024, 256]", "256]", "size `n` has the value 256 twice: its cases would be made twice (remove one)"),
 ];
 

@@ -152,6 +152,34 @@ pub struct RawBench {
     pub max_dram_read_growth: Option<Spanned<String>>,
 }
 
+/// Each table of a suite file with the keys it takes, as serde lists them (from the structs
+/// above, so the lists cannot drift): for saying where a key that a table does not take
+/// belongs.
+pub fn table_keys() -> Vec<(&'static str, Vec<String>)> {
+    fn keys<T: serde::de::DeserializeOwned>() -> Vec<String> {
+        let message = match toml::from_str::<T>("zz_not_a_key = 1") {
+            Err(e) => e.message().to_string(),
+            Ok(_) => String::new(),
+        };
+        let listed = message.split("expected").nth(1).unwrap_or("");
+        listed
+            .split('`')
+            .skip(1)
+            .step_by(2)
+            .map(String::from)
+            .collect()
+    }
+    vec![
+        ("[suite]", keys::<RawSuite>()),
+        ("[[buffer]]", keys::<RawBuffer>()),
+        ("[[kernel]]", keys::<RawKernel>()),
+        ("[[kernel.launch]]", keys::<RawLaunch>()),
+        ("[[kernel.scratch]]", keys::<RawScratch>()),
+        ("[check]", keys::<RawCheck>()),
+        ("[bench]", keys::<RawBench>()),
+    ]
+}
+
 /// `sizes = { n = [..], k = 7 }`: each size with its value and where the value is written, in
 /// the order written.
 #[derive(Debug, Clone, Default)]

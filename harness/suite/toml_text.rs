@@ -39,9 +39,44 @@ pub(super) fn locate(text: &str, e: &toml::de::Error) -> Vec<(usize, String)> {
         }
         message.push_str(" (a key is written once per table, and a `[table]` once per file: remove one, or write `[[kernel]]`-style headers for a list of tables)");
     }
+    if let Some(misplaced) = misplaced_header(text, at, &message) {
+        return vec![misplaced];
+    }
     message.push_str(&unknown_field_hint(&message));
     message.push_str(invalid_type_hint(&message));
     vec![place(text, at, e.span().is_none(), message)]
+}
+
+/// For a key a table does not take but another does (`grid` under `[check]`): the mistake is
+/// the header above it, written too early. An error at that header, naming the key, its line
+/// and the tables it belongs to.
+fn misplaced_header(text: &str, at: usize, message: &str) -> Option<(usize, String)> {
+    let key = message.strip_prefix("unknown field `")?.split('`').next()?;
+    let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let header = text[..line_start]
+        .rmatch_indices('\n')
+        .map(|(i, _)| i + 1)
+        .chain([0])
+        .find(|&i| text[i..].trim_start().starts_with('['))?;
+    let written = text[header..].lines().next()?.trim();
+    let belongs: Vec<&str> = super::schema::table_keys()
+        .into_iter()
+        .filter(|(table, keys)| keys.iter().any(|k| k == key) && !written.starts_with(table))
+        .map(|(table, _)| table)
+        .collect();
+    if belongs.is_empty() {
+        return None;
+    }
+    let (line, _) = line_col(text, at);
+    let tables = belongs
+        .iter()
+        .map(|t| format!("`{t}`"))
+        .collect::<Vec<_>>()
+        .join(" or ");
+    let offset = header + text[header..].find('[').unwrap_or(0);
+    Some((offset, format!(
+        "`{written}` is written before `{key}` (line {line}), a key of {tables}, not of `{written}`: a key belongs to the nearest header above it, so this header is in the wrong place (move it below that table's keys)"
+    )))
 }
 
 /// `at` and `message` for a parse error, moved to the opener of an array, inline table or
