@@ -220,6 +220,10 @@ fn folder(name: &str, text: &str) -> PathBuf {
     fatbin.extend_from_slice(&[1, 0, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
     std::fs::write(dir.join("empty.fatbin"), fatbin).unwrap();
     std::fs::write(dir.join("kinds.toml"), text).unwrap();
+    if text.contains("k80.fatbin") {
+        let fatbin = std::fs::read("tests/fixtures/binaries/sm80_only.fatbin").unwrap();
+        std::fs::write(dir.join("k80.fatbin"), fatbin).unwrap();
+    }
     dir
 }
 
@@ -355,4 +359,75 @@ fn a_missing_include_is_named_at_its_line() {
         "{d}"
     );
     assert!(d.message.starts_with("`nothere.h` is not in `"), "{d}");
+}
+
+/// `kernelgate lint` in a folder holding `kinds.toml` as `text` (target sm_90): its exit code
+/// and standard error.
+fn lint(name: &str, text: &str) -> (Option<i32>, String) {
+    let dir = folder(name, text);
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_kernelgate"))
+        .arg("lint")
+        .current_dir(dir.parent().unwrap())
+        .env("KERNELGATE_SUITES", &dir)
+        .env("KERNELGATE_ARCH", "sm_90")
+        .env("CUDA_VISIBLE_DEVICES", "")
+        .output()
+        .unwrap();
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn binaries_another_architecture_cannot_load_are_refused_at_their_source_by_lint() {
+    // A CUBIN's architecture is in its ELF header: sm_80's (ABI 8: flags 0x6005004).
+    let mut cubin = vec![0u8; 0x40];
+    cubin[..4].copy_from_slice(b"\x7fELF");
+    (cubin[4], cubin[7], cubin[8]) = (2, 0x41, 8);
+    cubin[0x30..0x34].copy_from_slice(&0x600_5004u32.to_le_bytes());
+    cubin.extend_from_slice(b".text.scale\0");
+    let text = BASE.replacen(
+        "name = \"naive\"",
+        "name = \"naive\"\nsource = \"k80.cubin\"",
+        1,
+    );
+    let dir = folder("arch_cubin", &text);
+    std::fs::write(dir.join("k80.cubin"), &cubin).unwrap();
+    // Loaded for a run, the GPU decides (its architecture is not known yet); lint knows it.
+    assert!(load_dir(&dir).is_ok());
+    let e = kernelgate::suite::load_dir_for(&dir, "sm_90").unwrap_err();
+    let d = &e.diagnostics[0];
+    assert_eq!((d.line, d.col), (26, 10), "{d}");
+    assert_eq!(d.message, "source `k80.cubin`: the CUBIN is built for sm_80: a CUBIN runs only on its own major architecture at the same or a later minor (rebuild with -arch=sm_90, or ship PTX or a fatbin); the target is sm_90 (KERNELGATE_ARCH)");
+    assert!(
+        kernelgate::suite::load_dir_for(&dir, "sm_86").is_ok(),
+        "sm_86 runs sm_80 code"
+    );
+
+    // A fatbin of an sm_80 cubin and no PTX (built by nvcc: tests/fixtures/binaries).
+    let fatbin = std::fs::read("tests/fixtures/binaries/sm80_only.fatbin").unwrap();
+    let text = BASE.replacen(
+        "name = \"naive\"",
+        "name = \"naive\"\nsource = \"k80.fatbin\"",
+        1,
+    );
+    assert!(!fatbin.is_empty());
+    let (code, err) = lint("arch_fatbin", &text);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("kinds.toml:26:10: source `k80.fatbin`: the fatbin holds no cubin or PTX that sm_90 can load (it holds sm_80 cubin)"), "{err}");
+    // For sm_86 it loads; a kernel it does not hold is named at its `entry` value.
+    let missing = text.replacen("entry = \"scale\"", "entry = \"scales\"", 1);
+    let dir = folder("arch_fatbin_entry", &missing);
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_kernelgate"))
+        .arg("lint")
+        .current_dir(dir.parent().unwrap())
+        .env("KERNELGATE_SUITES", &dir)
+        .env("KERNELGATE_ARCH", "sm_86")
+        .env("CUDA_VISIBLE_DEVICES", "")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("kinds.toml:27:9: no kernel `scales` in `k80.fatbin` for sm_86 (its kernels there: scale, scale_fast)"), "{err}");
 }

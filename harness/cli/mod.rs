@@ -30,6 +30,7 @@
 
 mod args;
 pub mod baselines;
+mod binaries;
 pub mod bisect;
 pub mod calibrate;
 pub mod compare;

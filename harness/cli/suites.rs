@@ -12,7 +12,13 @@ pub(crate) fn load_suites(
     what: &str,
     then: &str,
 ) -> Result<Vec<crate::suite::Suite>, ExitCode> {
-    let suites = match crate::suite::load_dir(&config.suites) {
+    // lint knows its target before any GPU: a CUBIN for another architecture is refused at
+    // its `source` value, NVRTC or not.
+    let loaded = match what {
+        "kernelgate lint" => crate::suite::load_dir_for(&config.suites, &config.arch),
+        _ => crate::suite::load_dir(&config.suites),
+    };
+    let suites = match loaded {
         Ok(s) => s,
         Err(e) => {
             eprintln!("{e}");
@@ -23,6 +29,17 @@ pub(crate) fn load_suites(
             return Err(exit::code(exit::BAD_INPUT));
         }
     };
+    if what == "kernelgate lint" {
+        let problems = super::binaries::fatbin_problems(&suites, &config.arch);
+        if !problems.is_empty() {
+            problems.iter().for_each(|d| eprintln!("error: {d}"));
+            eprintln!(
+                "{what}: {} problem(s) in the suite files{then}",
+                problems.len()
+            );
+            return Err(exit::code(exit::BAD_INPUT));
+        }
+    }
     suites
         .iter()
         .flat_map(|s| &s.warnings)

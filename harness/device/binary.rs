@@ -58,10 +58,8 @@ pub fn load(
                         .into(),
                 )
             })?;
-            if built / 10 != device / 10 || built > device {
-                return Err(bad(format!(
-                    "the CUBIN is built for sm_{built} and this GPU is {arch}: a CUBIN runs only on its own major architecture at the same or a later minor (rebuild with -arch={arch}, or ship PTX or a fatbin)"
-                )));
+            if let Some(why) = cubin_target_problem(built, arch) {
+                return Err(bad(format!("{why}, and this GPU is {arch}")));
             }
             for e in entries {
                 let section = format!(".text.{e}\0");
@@ -133,6 +131,17 @@ pub fn file_problem(path: &Path, bytes: &[u8]) -> Option<String> {
         }
         _ => None,
     }
+}
+
+/// Why a CUBIN built for `sm_{built}` cannot run on `arch` (`sm_90`): a CUBIN runs only on its
+/// own major architecture, at the same or a later minor. `None` when it can.
+pub fn cubin_target_problem(built: u32, arch: &str) -> Option<String> {
+    let device: u32 = arch.trim_start_matches("sm_").parse().ok()?;
+    (built / 10 != device / 10 || built > device).then(|| {
+        format!(
+            "the CUBIN is built for sm_{built}: a CUBIN runs only on its own major architecture at the same or a later minor (rebuild with -arch={arch}, or ship PTX or a fatbin)"
+        )
+    })
 }
 
 /// The entries (kernels) of a CUBIN: the names of its `.text.<name>` sections.

@@ -200,6 +200,9 @@ pub struct Scope {
     pub suites: PathBuf,
     /// The project's source folders (real paths); empty without a project file.
     pub sources: Vec<PathBuf>,
+    /// The architecture a CUBIN source must run on, when the command knows it before any GPU
+    /// (`lint`: `KERNELGATE_ARCH`); `None`: checked when the code is loaded for the GPU.
+    pub arch: Option<String>,
 }
 
 impl Scope {
@@ -211,7 +214,11 @@ impl Scope {
             .filter(|p| suites.starts_with(&p.real_root))
             .map(|p| p.sources.clone())
             .unwrap_or_default();
-        Some(Scope { suites, sources })
+        Some(Scope {
+            suites,
+            sources,
+            arch: None,
+        })
     }
 }
 

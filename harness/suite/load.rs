@@ -39,8 +39,25 @@ pub fn load_dir_in(
     dir: &Path,
     project: Option<&crate::project::Project>,
 ) -> Result<Vec<Suite>, LoadError> {
+    load_dir_scoped(dir, project, None)
+}
+
+/// [`load_dir`], with every CUBIN source checked against the target architecture `arch` from
+/// the file alone (`lint`, which knows the target before any GPU: `KERNELGATE_ARCH`).
+pub fn load_dir_for(dir: &Path, arch: &str) -> Result<Vec<Suite>, LoadError> {
+    load_dir_scoped(dir, crate::project::current().ok().flatten(), Some(arch))
+}
+
+fn load_dir_scoped(
+    dir: &Path,
+    project: Option<&crate::project::Project>,
+    arch: Option<&str>,
+) -> Result<Vec<Suite>, LoadError> {
     let found = super::discover::discover_all(dir)?;
-    let root = super::ctx::Scope::of(dir, project);
+    let root = super::ctx::Scope::of(dir, project).map(|mut s| {
+        s.arch = arch.map(String::from);
+        s
+    });
     let mut suites: Vec<Suite> = Vec::new();
     let mut diagnostics = found.loops;
     for path in found.files {

@@ -85,7 +85,17 @@ pub(super) fn source_index(
     match std::fs::read(&path) {
         Ok(bytes) if binary => {
             // What the file is, from the file alone: at its `source` value, with or without NVRTC.
-            if let Some(problem) = crate::device::binary::file_problem(&path, &bytes) {
+            let target = ctx.root.as_ref().and_then(|r| r.arch.clone());
+            let wrong_arch = |bytes: &[u8]| {
+                let built = crate::device::binary::cubin_arch(bytes)?;
+                let arch = target.as_deref()?;
+                crate::device::binary::cubin_target_problem(built, arch)
+                    .map(|why| format!("{why}; the target is {arch} (KERNELGATE_ARCH)"))
+            };
+            let cubin = path.extension().is_some_and(|e| e == "cubin");
+            let problem = crate::device::binary::file_problem(&path, &bytes)
+                .or_else(|| cubin.then(|| wrong_arch(&bytes)).flatten());
+            if let Some(problem) = problem {
                 ctx.error(
                     s.span().start,
                     format!("source `{}`: {problem}", s.get_ref()),

@@ -1,0 +1,114 @@
+//! `fatbin_problems`: `lint`'s check of every fatbin source against the target architecture,
+//! from the file alone (no NVRTC, no GPU): it must hold code the target loads (a cubin of its
+//! major architecture, or PTX not newer than it — what the driver would pick, `sass::fatbin`),
+//! and that code must hold every kernel the suite launches from it. Each error is at the
+//! `source` value (or the `entry` value) in the suite file.
+
+use crate::error::Diagnostic;
+use crate::sass::Module;
+use crate::suite::Suite;
+use std::path::Path;
+
+/// The problems of `suites`' fatbin sources on `arch`.
+pub(crate) fn fatbin_problems(suites: &[Suite], arch: &str) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for suite in suites {
+        let text = std::fs::read_to_string(&suite.path).unwrap_or_default();
+        for (si, source) in suite.sources.iter().enumerate() {
+            if source.path.extension().is_none_or(|e| e != "fatbin") {
+                continue;
+            }
+            let Ok(bytes) = std::fs::read(&source.path) else {
+                continue; // read when the suite was loaded; gone since is the run's to say
+            };
+            let module = match crate::sass::fatbin::pick(&bytes, arch) {
+                Ok(m) => m,
+                Err(e) => {
+                    let at = written(&text, &source.path, "source", 0);
+                    out.push(Diagnostic::at(
+                        &suite.path,
+                        &text,
+                        at,
+                        format!(
+                            "source `{}`: {e} (the target is {arch}, KERNELGATE_ARCH)",
+                            name(&source.path)
+                        ),
+                    ));
+                    continue;
+                }
+            };
+            let mut held = entries(&module);
+            held.sort();
+            for (k, kernel) in suite
+                .kernels
+                .iter()
+                .enumerate()
+                .filter(|(_, k)| k.source == si)
+            {
+                for entry in kernel.entries.iter().filter(|e| !held.contains(e)) {
+                    let from = line_offset(&text, suite.kernel_lines.get(k).copied().unwrap_or(1));
+                    let at = text[from..]
+                        .find(&format!("\"{entry}\""))
+                        .map_or(from, |i| from + i);
+                    out.push(Diagnostic::at(
+                        &suite.path,
+                        &text,
+                        at,
+                        format!(
+                            "no kernel `{entry}` in `{}` for {arch} (its kernels there: {})",
+                            name(&source.path),
+                            if held.is_empty() {
+                                "none".into()
+                            } else {
+                                held.join(", ")
+                            }
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The kernels (entries) of a module: a cubin's `.text.<name>` sections, PTX's `.entry`s.
+fn entries(module: &Module) -> Vec<String> {
+    match module {
+        Module::Cubin(bytes) => crate::device::binary::cubin_entries(bytes),
+        Module::Ptx(text) => crate::device::ptx::parse(text)
+            .into_iter()
+            .filter(|(_, f)| f.entry)
+            .map(|(name, _)| name)
+            .collect(),
+    }
+}
+
+/// The file name of `path`, as written in errors.
+fn name(path: &Path) -> String {
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into(),
+    )
+}
+
+/// The byte offset of 1-based line `line` in `text`.
+fn line_offset(text: &str, line: usize) -> usize {
+    text.split_inclusive('\n')
+        .take(line.saturating_sub(1))
+        .map(str::len)
+        .sum()
+}
+
+/// Where the value of the first `key = "…<path's file name>"` line from byte `from` is.
+fn written(text: &str, path: &Path, key: &str, from: usize) -> usize {
+    let file = name(path);
+    let mut offset = from;
+    for line in text[from..].split_inclusive('\n') {
+        let t = line.trim_start();
+        if t.starts_with(key) && line.contains(&file) {
+            return offset + line.find('"').unwrap_or(0);
+        }
+        offset += line.len();
+    }
+    from
+}
