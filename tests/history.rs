@@ -541,3 +541,77 @@ fn a_regime_switch_is_not_drift_and_failures_are_shown() {
     assert!(page.contains("One run so far"), "{page}");
     assert!(!page.contains("<svg") && !page.contains("+0.0%"));
 }
+
+/// `kernelgate lint PATH`, `kernelgate history --db PATH` and `history import` of one more run:
+/// each exit code with its standard error.
+fn every_reader(path: &Path) -> Vec<(Option<i32>, String)> {
+    let db = path.to_str().unwrap();
+    let more = "tests/fixtures/results/h200-history-rev2.json";
+    [
+        vec!["lint", db],
+        vec!["history", "--db", db],
+        vec!["history", "--db", db, "import", more],
+    ]
+    .iter()
+    .map(|args| {
+        let o = kernelgate(args);
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    })
+    .collect()
+}
+
+#[test]
+fn a_history_cut_off_or_not_a_history_is_refused_by_every_reader_and_left_as_it_was() {
+    // Someone else's SQLite file: never migrated into, refused by lint, history and import.
+    let other = scratch("other.db");
+    let conn = rusqlite::Connection::open(&other).unwrap();
+    conn.execute_batch("CREATE TABLE notes (text TEXT); INSERT INTO notes VALUES ('mine');")
+        .unwrap();
+    drop(conn);
+    for (code, err) in every_reader(&other) {
+        assert_eq!(code, Some(2), "{err}");
+        assert!(
+            err.contains(
+                "it is an SQLite file of something else (tables notes), not a kernelgate history"
+            ),
+            "{err}"
+        );
+    }
+    let conn = rusqlite::Connection::open(&other).unwrap();
+    let tables: Vec<String> = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(tables, ["notes"], "nothing written into it");
+
+    // A history whose records are cut off, or point at a run it does not hold, or that lost a
+    // table: every reader refuses it, at the row, with no raw SQL error; import adds nothing.
+    for (name, damage, says) in [
+        ("cut.db", "UPDATE trials SET record = substr(record, 1, 40) WHERE rowid = 3", "`trials row 3, column record` is not the trial's record as kernelgate writes it (JSON cut off or edited)"),
+        ("dangling.db", "UPDATE trials SET run_id = 99 WHERE rowid = 5", "`trials row 5, column run_id` is run 99, which `runs` does not hold: the file is cut off or was edited"),
+        ("no_runs.db", "DROP TABLE runs", "it has no `runs` table: it is not a kernelgate history, or one cut off"),
+    ] {
+        let path = scratch(name);
+        build(&path, 2, 99);
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(&format!("PRAGMA foreign_keys = OFF; {damage}"))
+            .unwrap();
+        let runs = |conn: &rusqlite::Connection| {
+            conn.query_row("SELECT count(*) FROM trials", [], |r| r.get::<_, i64>(0))
+                .unwrap()
+        };
+        let before = runs(&conn);
+        for (code, err) in every_reader(&path) {
+            assert_eq!(code, Some(2), "{name}: {err}");
+            assert!(err.contains(says), "{name}: {err}");
+            assert!(!err.contains("no such table"), "{name}: {err}");
+        }
+        assert_eq!(runs(&conn), before, "{name}: import added nothing");
+    }
+}

@@ -236,6 +236,8 @@ fn run_label(r: &Run) -> String {
 /// `history import FILES`: every file read and checked, then appended.
 fn import(a: &Args, db: &std::path::Path, files: &[PathBuf]) -> Result<u8, HistoryError> {
     let mut history = History::open(db)?;
+    // Nothing is added to a history `lint` refuses.
+    history.validate()?;
     // Every file read and checked before any is stored: a run already in the history, or
     // given twice, is refused and nothing is imported.
     let mut loaded: Vec<(&PathBuf, Results, RunInfo)> = Vec::new();

@@ -152,6 +152,16 @@ impl History {
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(sql)?;
         let found = schema_version(&tx, path)?;
+        if found == 0 {
+            // A new history has no tables; an SQLite file that has some is someone else's.
+            let tables = tables(&tx).map_err(sql)?;
+            if !tables.is_empty() {
+                return Err(HistoryError::Invalid {
+                    path: path.to_path_buf(),
+                    problem: format!("it is an SQLite file of something else (tables {}), not a kernelgate history: nothing was written to it", tables.join(", ")),
+                });
+            }
+        }
         for (v, migration) in MIGRATIONS.iter().enumerate().skip(found as usize) {
             tx.execute_batch(migration).map_err(sql)?;
             tx.pragma_update(None, "user_version", v as u32 + 1)
@@ -313,6 +323,14 @@ impl History {
 
 /// The schema version of the history at `path`: an error when it is newer than this kernelgate
 /// knows.
+/// The tables of the database `conn`, by name.
+fn tables(conn: &Connection) -> rusqlite::Result<Vec<String>> {
+    let mut stmt =
+        conn.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")?;
+    let names = stmt.query_map([], |r| r.get::<_, String>(0))?;
+    names.collect()
+}
+
 fn schema_version(conn: &Connection, path: &Path) -> Result<u32, HistoryError> {
     let found: u32 = conn
         .pragma_query_value(None, "user_version", |r| r.get(0))
@@ -386,6 +404,16 @@ impl History {
         let conn = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
             .map_err(sql)?;
         let found = schema_version(&conn, path)?;
+        let other = tables(&conn).map_err(sql)?;
+        if found == 0 && !other.is_empty() {
+            return Err(HistoryError::Invalid {
+                path: path.to_path_buf(),
+                problem: format!(
+                    "it is an SQLite file of something else (tables {}), not a kernelgate history",
+                    other.join(", ")
+                ),
+            });
+        }
         if found < SCHEMA_VERSION {
             return Err(HistoryError::Invalid {
                 path: path.to_path_buf(),
@@ -404,6 +432,19 @@ impl History {
     /// numbers, status, verdict and regime words kernelgate writes, every run dated.
     pub fn validate(&self) -> Result<(), HistoryError> {
         use crate::problems::Problems;
+        let invalid = |problem: String| HistoryError::Invalid {
+            path: self.path.clone(),
+            problem,
+        };
+        let have = tables(&self.conn).map_err(self.sql())?;
+        if let Some(gone) = ["runs", "trials"]
+            .iter()
+            .find(|t| !have.iter().any(|h| h == *t))
+        {
+            return Err(invalid(format!(
+                "it has no `{gone}` table: it is not a kernelgate history, or one cut off"
+            )));
+        }
         let mut p = Problems::default();
         let mut stmt = self
             .conn
@@ -427,12 +468,26 @@ impl History {
         }
         let mut stmt = self
             .conn
-            .prepare("SELECT rowid, name, status, verdict, median, low, high, max_slowdown, samples, regime FROM trials")
+            .prepare("SELECT rowid, name, status, verdict, median, low, high, max_slowdown, samples, regime, record, run_id, run_id IN (SELECT id FROM runs) FROM trials")
             .map_err(self.sql())?;
         let mut rows = stmt.query([]).map_err(self.sql())?;
         while let Some(r) = rows.next().map_err(self.sql())? {
             let at = format!("trials row {}", r.get::<_, i64>(0).unwrap_or(0));
             check_trial_row(&mut p, &at, r);
+            if !r.get::<_, bool>(12).unwrap_or(false) {
+                let run = r.get::<_, i64>(11).unwrap_or(0);
+                p.add(format!("{at}, column run_id"), format!("is run {run}, which `runs` does not hold: the file is cut off or was edited"));
+            }
+            let record: Option<String> = r.get(10).ok();
+            let object = record
+                .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+                .is_some_and(|v| v.is_object());
+            if !object {
+                p.add(
+                    format!("{at}, column record"),
+                    "is not the trial's record as kernelgate writes it (JSON cut off or edited)",
+                );
+            }
         }
         match p.first() {
             None => Ok(()),
