@@ -48,11 +48,6 @@ impl ReferenceOutputs {
         self.device.as_deref()
     }
 
-    /// Whether they have been downloaded (or were never on the device).
-    pub fn on_host_already(&self) -> bool {
-        self.host.get().is_some()
-    }
-
     /// The outputs on the host: downloaded from the device the first time something needs
     /// them (a failing check's message, a dump, a golden file).
     pub fn host(&self, gpu: &Gpu) -> Result<&[Option<HostData>], Failure> {

@@ -242,20 +242,6 @@ impl Gpu {
         }
     }
 
-    /// Copies `len` bytes of `buf` from byte `offset` to the host: what a failure message
-    /// needs, without transferring the whole buffer.
-    pub fn download_range(
-        &self,
-        buf: &DeviceBuffer,
-        offset: usize,
-        len: usize,
-    ) -> Result<Vec<u8>, DeviceError> {
-        assert!(offset + len <= buf.bytes, "range outside the buffer");
-        let mut out = vec![0u8; len];
-        self.download_at(buf, offset, &mut out)?;
-        Ok(out)
-    }
-
     /// Copies the first `out.len()` bytes of `buf` into `out`, a host buffer the caller
     /// reuses (no allocation per transfer), and waits.
     pub fn download_into(&self, buf: &DeviceBuffer, out: &mut [u8]) -> Result<(), DeviceError> {

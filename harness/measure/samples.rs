@@ -186,11 +186,6 @@ impl Samples {
         Summary::of(&self.kernel)
     }
 
-    /// Summary of the reference's times.
-    pub fn reference_summary(&self) -> Option<Summary> {
-        Summary::of(&self.reference)
-    }
-
     /// Per-round speedups over the reference: reference / kernel, paired by round (empty for
     /// the reference's own trial).
     pub fn ratios(&self) -> Vec<f64> {

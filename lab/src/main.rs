@@ -1,13 +1,13 @@
 //! `kernelgate-lab`: kernelgate's lab, outside the product — the calibration benchmark of
 //! kernelgate itself (`kernelgate-lab calibrate`: accuracy beside CuPy and Nsight Compute, which
 //! it runs as `python3` and `ncu`; sensitivity to planted slowdowns through the gate's own
-//! policy) and, in its tests, the stopping rule's simulation (`stopping`). Built with
+//! policy) and, in its tests, the stopping rule's simulation (`stopping_tests`). Built with
 //! `cargo build --release -p kernelgate-lab`; it drives the product's library, never the other
 //! way round.
 
 mod calibrate;
 #[cfg(test)]
-mod stopping;
+mod stopping_tests;
 
 use clap::Parser;
 use std::process::ExitCode;

@@ -8,14 +8,7 @@ use std::path::Path;
 
 /// The calibration kernel: two dependent FMAs per iteration per thread, plus `extra_pct`
 /// percent more iterations. It reads nothing, so caches do not matter.
-pub const SOURCE: &str = r#"
-extern "C" __global__ void spin(float* out, int iters, int extra_pct) {
-    int n = iters + (int)((long long)iters * extra_pct / 100);
-    float x = threadIdx.x * 1e-3f, y = blockIdx.x * 1e-3f;
-    for (int i = 0; i < n; ++i) { x = fmaf(x, 0.999999f, y); y = fmaf(y, 0.999999f, x); }
-    out[blockIdx.x * blockDim.x + threadIdx.x] = x + y;
-}
-"#;
+pub const SOURCE: &str = include_str!("spin.cu");
 
 /// Launch shape: four blocks of 256 per SM, on 132 SMs (an H100/H200); any GPU runs it.
 pub const GRID: u32 = 528;
