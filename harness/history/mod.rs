@@ -16,6 +16,7 @@ pub mod order;
 mod run_info;
 pub mod store;
 mod trend;
+mod valid;
 
 pub use cli::{command, HistoryArgs, EXIT_BAD_INPUT, EXIT_DRIFT};
 pub use error::HistoryError;

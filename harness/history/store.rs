@@ -119,8 +119,8 @@ pub struct Point {
 
 /// An open history file.
 pub struct History {
-    conn: Connection,
-    path: PathBuf,
+    pub(super) conn: Connection,
+    pub(super) path: PathBuf,
 }
 
 impl History {
@@ -174,7 +174,7 @@ impl History {
         })
     }
 
-    fn sql(&self) -> impl Fn(rusqlite::Error) -> HistoryError + '_ {
+    pub(super) fn sql(&self) -> impl Fn(rusqlite::Error) -> HistoryError + '_ {
         |source| HistoryError::Sqlite {
             path: self.path.clone(),
             source,
@@ -324,7 +324,7 @@ impl History {
 /// The schema version of the history at `path`: an error when it is newer than this kernelgate
 /// knows.
 /// The tables of the database `conn`, by name.
-fn tables(conn: &Connection) -> rusqlite::Result<Vec<String>> {
+pub(super) fn tables(conn: &Connection) -> rusqlite::Result<Vec<String>> {
     let mut stmt =
         conn.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")?;
     let names = stmt.query_map([], |r| r.get::<_, String>(0))?;
@@ -424,148 +424,6 @@ impl History {
             conn,
             path: path.to_path_buf(),
         })
-    }
-
-    /// Checks every value the history commands compute with — the one check of a history, used
-    /// where it is read and by `kernelgate lint FILE`: a timed trial's median and interval are
-    /// positive numbers, `max_slowdown` a fraction, the samples a JSON list of positive
-    /// numbers, status, verdict and regime words kernelgate writes, every run dated.
-    pub fn validate(&self) -> Result<(), HistoryError> {
-        use crate::problems::Problems;
-        let invalid = |problem: String| HistoryError::Invalid {
-            path: self.path.clone(),
-            problem,
-        };
-        let have = tables(&self.conn).map_err(self.sql())?;
-        if let Some(gone) = ["runs", "trials"]
-            .iter()
-            .find(|t| !have.iter().any(|h| h == *t))
-        {
-            return Err(invalid(format!(
-                "it has no `{gone}` table: it is not a kernelgate history, or one cut off"
-            )));
-        }
-        let mut p = Problems::default();
-        let mut stmt = self
-            .conn
-            .prepare("SELECT rowid, date, commit_sha, branch, mode, device FROM runs")
-            .map_err(self.sql())?;
-        let mut rows = stmt.query([]).map_err(self.sql())?;
-        while let Some(r) = rows.next().map_err(self.sql())? {
-            let at = format!("runs row {}", r.get::<_, i64>(0).unwrap_or(0));
-            for (c, name) in ["date", "commit_sha", "branch", "mode", "device"]
-                .iter()
-                .enumerate()
-            {
-                if !matches!(r.get_ref(c + 1), Ok(rusqlite::types::ValueRef::Text(t)) if !t.is_empty())
-                {
-                    p.add(
-                        format!("{at}, column {name}"),
-                        "is not text; kernelgate writes a word there",
-                    );
-                }
-            }
-        }
-        let mut stmt = self
-            .conn
-            .prepare("SELECT rowid, name, status, verdict, median, low, high, max_slowdown, samples, regime, record, run_id, run_id IN (SELECT id FROM runs) FROM trials")
-            .map_err(self.sql())?;
-        let mut rows = stmt.query([]).map_err(self.sql())?;
-        while let Some(r) = rows.next().map_err(self.sql())? {
-            let at = format!("trials row {}", r.get::<_, i64>(0).unwrap_or(0));
-            check_trial_row(&mut p, &at, r);
-            if !r.get::<_, bool>(12).unwrap_or(false) {
-                let run = r.get::<_, i64>(11).unwrap_or(0);
-                p.add(format!("{at}, column run_id"), format!("is run {run}, which `runs` does not hold: the file is cut off or was edited"));
-            }
-            let record: Option<String> = r.get(10).ok();
-            let object = record
-                .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-                .is_some_and(|v| v.is_object());
-            if !object {
-                p.add(
-                    format!("{at}, column record"),
-                    "is not the trial's record as kernelgate writes it (JSON cut off or edited)",
-                );
-            }
-        }
-        match p.first() {
-            None => Ok(()),
-            Some(problem) => Err(HistoryError::Invalid {
-                path: self.path.clone(),
-                problem: problem.to_string(),
-            }),
-        }
-    }
-}
-
-/// One row of `trials` checked (see [`History::validate`]).
-fn check_trial_row(p: &mut crate::problems::Problems, at: &str, r: &rusqlite::Row) {
-    use rusqlite::types::ValueRef;
-    let word = |i: usize, allowed: &[&str], null: bool| match r.get_ref(i) {
-        Ok(ValueRef::Null) => null,
-        Ok(ValueRef::Text(t)) => allowed.is_empty() || allowed.iter().any(|a| a.as_bytes() == t),
-        _ => false,
-    };
-    let checks: [(&str, bool, &str); 4] = [
-        ("name", word(1, &[], false), "a trial name"),
-        (
-            "status",
-            word(2, &["passed", "failed", "ignored"], false),
-            "passed, failed or ignored",
-        ),
-        (
-            "verdict",
-            word(
-                3,
-                &["unchanged", "improved", "regressed", "inconclusive"],
-                true,
-            ),
-            "a verdict or NULL",
-        ),
-        (
-            "regime",
-            word(9, &["cold", "graph"], true),
-            "cold, graph or NULL",
-        ),
-    ];
-    for (name, ok, what) in checks {
-        if !ok {
-            p.add(
-                format!("{at}, column {name}"),
-                format!("holds something else than {what}"),
-            );
-        }
-    }
-    let number = |i: usize| match r.get_ref(i) {
-        Ok(ValueRef::Null) => Ok(None),
-        Ok(ValueRef::Real(v)) => Ok(Some(v)),
-        Ok(ValueRef::Integer(v)) => Ok(Some(v as f64)),
-        _ => Err(()),
-    };
-    for (i, name) in [(4, "median"), (5, "low"), (6, "high")] {
-        match number(i) {
-            Ok(Some(v)) => p.seconds(format!("{at}, column {name}"), v),
-            Ok(None) => {}
-            Err(()) => p.add(format!("{at}, column {name}"), "is not a number"),
-        }
-    }
-    match number(7) {
-        Ok(Some(v)) => p.within(format!("{at}, column max_slowdown"), v, (0.0, 100.0)),
-        Ok(None) => {}
-        Err(()) => p.add(format!("{at}, column max_slowdown"), "is not a number"),
-    }
-    let samples = match r.get_ref(8) {
-        Ok(ValueRef::Text(t)) => serde_json::from_slice::<Option<Vec<f64>>>(t).ok(),
-        _ => None,
-    };
-    match samples {
-        Some(Some(s)) => p.seconds_samples(format!("{at}, column samples"), &s, 0),
-        Some(None) => {}
-        None => p.add(
-            format!("{at}, column samples"),
-            "is not a JSON list of numbers (or null)",
-        ),
     }
 }
 
