@@ -25,32 +25,31 @@ use std::process::ExitCode;
 
 /// The `kernelgate calibrate` command.
 pub fn calibrate(args: &Args) -> ExitCode {
-    let result = (|| -> Result<(), CalibrateError> {
-        let report = run(args)?;
+    report(run(args), args.out.as_deref())
+}
+
+/// A calibration's end: the report printed (and written to `out`), exit 0; or why it failed,
+/// exit 2. `kernelgate-lab calibrate` ends the same way.
+pub fn report(made: Result<String, CalibrateError>, out: Option<&std::path::Path>) -> ExitCode {
+    let written = made.and_then(|report| {
         print!("{report}");
-        if let Some(path) = &args.out {
-            write(path, &report)?;
-            eprintln!("calibrate: wrote {}", path.display());
-        }
+        let Some(path) = out else { return Ok(()) };
+        crate::baseline::write_atomically(path, report.as_bytes()).map_err(|reason| {
+            CalibrateError::File {
+                path: path.to_path_buf(),
+                reason: reason.to_string(),
+            }
+        })?;
+        eprintln!("calibrate: wrote {}", path.display());
         Ok(())
-    })();
-    match result {
+    });
+    match written {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: calibration failed: {e}");
             ExitCode::from(crate::exit::BAD_INPUT)
         }
     }
-}
-
-/// Writes the report `text` to `path` (whole or not at all).
-pub fn write(path: &std::path::Path, text: &str) -> Result<(), CalibrateError> {
-    crate::baseline::write_atomically(path, text.as_bytes()).map_err(|reason| {
-        CalibrateError::File {
-            path: path.to_path_buf(),
-            reason: reason.to_string(),
-        }
-    })
 }
 
 /// The report's header: the device, kernelgate and the date.

@@ -22,7 +22,7 @@ mod spin;
 pub use args::Args;
 use kernelgate::cli::calibrate::error::CalibrateError;
 use kernelgate::cli::calibrate::measure::{ask, measure, Repeat};
-use kernelgate::cli::calibrate::{device_info, header, write};
+use kernelgate::cli::calibrate::{device_info, header, report};
 use kernelgate::config::Config;
 use kernelgate::report::duration;
 use kernelgate::runner::Executor;
@@ -33,22 +33,7 @@ use std::process::ExitCode;
 
 /// The `kernelgate-lab calibrate` command.
 pub fn calibrate(args: &Args) -> ExitCode {
-    let result = (|| -> Result<(), CalibrateError> {
-        let report = run(args)?;
-        print!("{report}");
-        if let Some(path) = &args.out {
-            write(path, &report)?;
-            eprintln!("calibrate: wrote {}", path.display());
-        }
-        Ok(())
-    })();
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: calibration failed: {e}");
-            ExitCode::from(kernelgate::exit::BAD_INPUT)
-        }
-    }
+    report(run(args), args.out.as_deref())
 }
 
 /// A scratch folder holding `spin.cu`, removed when dropped.
