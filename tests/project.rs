@@ -250,7 +250,7 @@ fn ptx_that_does_not_assemble_is_refused_by_lint() {
     let o = kernelgate(&dir, &["lint"], &[]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(
-        text(&o).contains("source `suites/ptx/relu_vec4.ptx` does not assemble for sm_90 (ptxas"),
+        text(&o).contains("suites/ptx.toml:32:10: source `suites/ptx/relu_vec4.ptx` does not assemble for sm_90 (ptxas"),
         "{}",
         text(&o)
     );

@@ -99,6 +99,29 @@ fn line_offset(text: &str, line: usize) -> usize {
         .sum()
 }
 
+/// Where `suite` names its source `si` (the first `source = "…"` value naming the file; else
+/// the first `[[kernel]]` compiled from it), as line and column: where a problem of a built
+/// source is reported.
+pub(crate) fn source_place(suite: &Suite, si: usize) -> (usize, usize) {
+    let text = std::fs::read_to_string(&suite.path).unwrap_or_default();
+    let kernel_line = suite
+        .kernels
+        .iter()
+        .position(|k| k.source == si)
+        .and_then(|k| suite.kernel_lines.get(k).copied())
+        .unwrap_or(1);
+    let from = line_offset(&text, kernel_line.min(first_source_line(&text)));
+    let at = written(&text, &suite.sources[si].path, "source", from);
+    crate::error::line_col(&text, at)
+}
+
+/// The line of the first `source` key of `text` (a suite's own comes before its kernels').
+fn first_source_line(text: &str) -> usize {
+    text.lines()
+        .position(|l| l.trim_start().starts_with("source"))
+        .map_or(1, |i| i + 1)
+}
+
 /// Where the value of the first `key = "…<path's file name>"` line from byte `from` is.
 fn written(text: &str, path: &Path, key: &str, from: usize) -> usize {
     let file = name(path);

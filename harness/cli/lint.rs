@@ -111,8 +111,8 @@ fn source_line(suite: &crate::suite::Suite, si: usize) -> usize {
         .unwrap_or(1)
 }
 
-/// Assembles every PTX source with ptxas for `arch`; prints each that does not assemble at the
-/// first kernel from it, and a note when no ptxas is here. Returns how many failed.
+/// Assembles every PTX source with ptxas for `arch`; prints each that does not assemble at its
+/// `source` value, and a note when no ptxas is here. Returns how many failed.
 fn ptx_problems(suites: &[crate::suite::Suite], arch: &str) -> usize {
     use crate::device::nvcc::{assemble_ptx, Assembled};
     let mut failed = 0;
@@ -125,9 +125,9 @@ fn ptx_problems(suites: &[crate::suite::Suite], arch: &str) -> usize {
                 Assembled::Clean => {}
                 Assembled::Failed(log) => {
                     failed += 1;
-                    let line = source_line(s, si);
+                    let (line, col) = super::binaries::source_place(s, si);
                     eprintln!(
-                        "error: {}:{line}:1: source `{}` does not assemble for {arch} (ptxas, as the driver would when it loads the module):\n{log}",
+                        "error: {}:{line}:{col}: source `{}` does not assemble for {arch} (ptxas, as the driver would when it loads the module):\n{log}",
                         s.path.display(),
                         source.path.display()
                     );
