@@ -399,7 +399,7 @@ fn binaries_another_architecture_cannot_load_are_refused_at_their_source_by_lint
     let e = kernelgate::suite::load_dir_for(&dir, "sm_90").unwrap_err();
     let d = &e.diagnostics[0];
     assert_eq!((d.line, d.col), (26, 10), "{d}");
-    assert_eq!(d.message, "source `k80.cubin`: the CUBIN is built for sm_80: a CUBIN runs only on its own major architecture at the same or a later minor (rebuild with -arch=sm_90, or ship PTX or a fatbin); the target is sm_90 (KERNELGATE_ARCH)");
+    assert_eq!(d.message, "source `k80.cubin`: the CUBIN is built for sm_80, which the target sm_90 (KERNELGATE_ARCH) cannot run: a CUBIN runs only on its own major architecture at the same or a later minor (rebuild with -arch=sm_90, or ship PTX or a fatbin)");
     assert!(
         kernelgate::suite::load_dir_for(&dir, "sm_86").is_ok(),
         "sm_86 runs sm_80 code"

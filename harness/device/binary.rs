@@ -58,8 +58,8 @@ pub fn load(
                         .into(),
                 )
             })?;
-            if let Some(why) = cubin_target_problem(built, arch) {
-                return Err(bad(format!("{why}, and this GPU is {arch}")));
+            if let Some(why) = cubin_target_problem(built, arch, &format!("this GPU ({arch})")) {
+                return Err(bad(why));
             }
             for e in entries {
                 let section = format!(".text.{e}\0");
@@ -133,13 +133,14 @@ pub fn file_problem(path: &Path, bytes: &[u8]) -> Option<String> {
     }
 }
 
-/// Why a CUBIN built for `sm_{built}` cannot run on `arch` (`sm_90`): a CUBIN runs only on its
-/// own major architecture, at the same or a later minor. `None` when it can.
-pub fn cubin_target_problem(built: u32, arch: &str) -> Option<String> {
+/// Why a CUBIN built for `sm_{built}` cannot run on `arch` (`sm_90`; `target` says what that
+/// is: this GPU, lint's target): a CUBIN runs only on its own major architecture, at the same or
+/// a later minor. `None` when it can.
+pub fn cubin_target_problem(built: u32, arch: &str, target: &str) -> Option<String> {
     let device: u32 = arch.trim_start_matches("sm_").parse().ok()?;
     (built / 10 != device / 10 || built > device).then(|| {
         format!(
-            "the CUBIN is built for sm_{built}: a CUBIN runs only on its own major architecture at the same or a later minor (rebuild with -arch={arch}, or ship PTX or a fatbin)"
+            "the CUBIN is built for sm_{built}, which {target} cannot run: a CUBIN runs only on its own major architecture at the same or a later minor (rebuild with -arch={arch}, or ship PTX or a fatbin)"
         )
     })
 }
@@ -231,7 +232,10 @@ mod tests {
         std::fs::write(&tmp, &bytes).unwrap();
         let entries = ["k".to_string()];
         let e = load(&tmp, "", &entries, "sm_90").unwrap_err().to_string();
-        assert!(e.contains("built for sm_80 and this GPU is sm_90"), "{e}");
+        assert!(
+            e.contains("built for sm_80, which this GPU (sm_90) cannot run"),
+            "{e}"
+        );
         let ok = load(&tmp, "", &entries, "sm_86").unwrap();
         assert_eq!(ok.lowered, entries);
         let e = load(&tmp, "", &["missing".to_string()], "sm_80").unwrap_err();

@@ -89,8 +89,8 @@ pub(super) fn source_index(
             let wrong_arch = |bytes: &[u8]| {
                 let built = crate::device::binary::cubin_arch(bytes)?;
                 let arch = target.as_deref()?;
-                crate::device::binary::cubin_target_problem(built, arch)
-                    .map(|why| format!("{why}; the target is {arch} (KERNELGATE_ARCH)"))
+                let target = format!("the target {arch} (KERNELGATE_ARCH)");
+                crate::device::binary::cubin_target_problem(built, arch, &target)
             };
             let cubin = path.extension().is_some_and(|e| e == "cubin");
             let problem = crate::device::binary::file_problem(&path, &bytes)
