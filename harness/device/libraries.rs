@@ -51,6 +51,18 @@ pub fn ensure() {
     }
 }
 
+/// Whether a kernelgate process started here has NVRTC: it loads as things are, or [`ensure`]
+/// finds the wheels' folder (a test process, which does not run itself again, asks this to
+/// know what the binary it starts will see).
+pub fn nvrtc_found() -> bool {
+    // SAFETY: only tries to open the library; no NVRTC call is made.
+    let loads = unsafe { cudarc::nvrtc::sys::is_culib_present() };
+    loads
+        || candidates()
+            .iter()
+            .any(|d| d.join("libnvrtc.so.13").is_file())
+}
+
 /// Folders that may hold the wheels' libraries, nearest first.
 fn candidates() -> Vec<PathBuf> {
     let mut out = Vec::new();
