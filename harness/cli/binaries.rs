@@ -13,21 +13,26 @@ use std::path::Path;
 pub(crate) fn fatbin_problems(suites: &[Suite], arch: &str) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for suite in suites {
-        let text = std::fs::read_to_string(&suite.path).unwrap_or_default();
-        for (si, source) in suite.sources.iter().enumerate() {
-            if source.path.extension().is_none_or(|e| e != "fatbin") {
-                continue;
-            }
+        let fatbins = suite
+            .sources
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.path.extension().is_some_and(|e| e == "fatbin"));
+        let mut text = None;
+        for (si, source) in fatbins {
+            // The suite file, read once and only where it names a fatbin.
+            let text: &str = text
+                .get_or_insert_with(|| std::fs::read_to_string(&suite.path).unwrap_or_default());
             let Ok(bytes) = std::fs::read(&source.path) else {
                 continue; // read when the suite was loaded; gone since is the run's to say
             };
             let module = match crate::sass::fatbin::pick(&bytes, arch) {
                 Ok(m) => m,
                 Err(e) => {
-                    let at = written(&text, &source.path, "source", 0);
+                    let at = source_offset(text, suite, si);
                     out.push(Diagnostic::at(
                         &suite.path,
-                        &text,
+                        text,
                         at,
                         format!(
                             "source `{}`: {e} (the target is {arch}, KERNELGATE_ARCH)",
@@ -46,13 +51,13 @@ pub(crate) fn fatbin_problems(suites: &[Suite], arch: &str) -> Vec<Diagnostic> {
                 .filter(|(_, k)| k.source == si)
             {
                 for entry in kernel.entries.iter().filter(|e| !held.contains(e)) {
-                    let from = line_offset(&text, suite.kernel_lines.get(k).copied().unwrap_or(1));
+                    let from = line_offset(text, suite.kernel_lines.get(k).copied().unwrap_or(1));
                     let at = text[from..]
                         .find(&format!("\"{entry}\""))
                         .map_or(from, |i| from + i);
                     out.push(Diagnostic::at(
                         &suite.path,
-                        &text,
+                        text,
                         at,
                         format!(
                             "no kernel `{entry}` in `{}` for {arch} (its kernels there: {})",
@@ -99,39 +104,40 @@ fn line_offset(text: &str, line: usize) -> usize {
         .sum()
 }
 
-/// Where `suite` names its source `si` (the first `source = "…"` value naming the file; else
-/// the first `[[kernel]]` compiled from it), as line and column: where a problem of a built
-/// source is reported.
-pub(crate) fn source_place(suite: &Suite, si: usize) -> (usize, usize) {
-    let text = std::fs::read_to_string(&suite.path).unwrap_or_default();
-    let kernel_line = suite
+/// The line of the first `[[kernel]]` of `suite` compiled from source `si`, where a problem of
+/// that source without a place of its own is reported (1 when none is).
+pub(crate) fn source_line(suite: &Suite, si: usize) -> usize {
+    suite
         .kernels
         .iter()
         .position(|k| k.source == si)
         .and_then(|k| suite.kernel_lines.get(k).copied())
-        .unwrap_or(1);
-    let from = line_offset(&text, kernel_line.min(first_source_line(&text)));
-    let at = written(&text, &suite.sources[si].path, "source", from);
-    crate::error::line_col(&text, at)
+        .unwrap_or(1)
 }
 
-/// The line of the first `source` key of `text` (a suite's own comes before its kernels').
-fn first_source_line(text: &str) -> usize {
-    text.lines()
-        .position(|l| l.trim_start().starts_with("source"))
-        .map_or(1, |i| i + 1)
+/// The byte offset in `text` (the suite file of `suite`) where it names its source `si`: the
+/// first `source = "…"` value naming the file, else the first `[[kernel]]` compiled from it.
+fn source_offset(text: &str, suite: &Suite, si: usize) -> usize {
+    written(text, &suite.sources[si].path, "source")
+        .unwrap_or_else(|| line_offset(text, source_line(suite, si)))
 }
 
-/// Where the value of the first `key = "…<path's file name>"` line from byte `from` is.
-fn written(text: &str, path: &Path, key: &str, from: usize) -> usize {
+/// [`source_offset`] as line and column, reading the suite file: where a problem of a built
+/// source is reported.
+pub(crate) fn source_place(suite: &Suite, si: usize) -> (usize, usize) {
+    let text = std::fs::read_to_string(&suite.path).unwrap_or_default();
+    crate::error::line_col(&text, source_offset(&text, suite, si))
+}
+
+/// Where the value of the first `key = "…<path's file name>"` line of `text` is.
+fn written(text: &str, path: &Path, key: &str) -> Option<usize> {
     let file = name(path);
-    let mut offset = from;
-    for line in text[from..].split_inclusive('\n') {
-        let t = line.trim_start();
-        if t.starts_with(key) && line.contains(&file) {
-            return offset + line.find('"').unwrap_or(0);
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        if line.trim_start().starts_with(key) && line.contains(&file) {
+            return Some(offset + line.find('"').unwrap_or(0));
         }
         offset += line.len();
     }
-    from
+    None
 }

@@ -74,7 +74,7 @@ pub fn lint(files: &[PathBuf]) -> ExitCode {
             }
             Err(e) => {
                 failed += 1;
-                let line = source_line(s, e.source_index);
+                let line = super::binaries::source_line(s, e.source_index);
                 progress.done();
                 eprintln!("error: {}:{line}:1: {e}", s.path.display());
             }
@@ -98,17 +98,6 @@ pub fn lint(files: &[PathBuf]) -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
-}
-
-/// The line of the first `[[kernel]]` of `suite` compiled from source `si`, where a problem of
-/// that source is reported (1 when none is).
-fn source_line(suite: &crate::suite::Suite, si: usize) -> usize {
-    suite
-        .kernels
-        .iter()
-        .position(|k| k.source == si)
-        .and_then(|k| suite.kernel_lines.get(k).copied())
-        .unwrap_or(1)
 }
 
 /// Assembles every PTX source with ptxas for `arch`; prints each that does not assemble at its
