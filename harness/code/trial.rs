@@ -90,14 +90,17 @@ fn resolved(
     seed: u64,
     code: &SuiteCode,
 ) -> Map<String, Value> {
-    let Ok(Value::Object(whole)) = serde_json::to_value(suite) else {
+    let Ok(Value::Object(mut whole)) = serde_json::to_value(suite) else {
         return Map::new();
     };
-    let pick = |key: &str, i: usize| match whole.get(key).and_then(|v| v.get(i)) {
+    // The kernels and cases taken out (the trial's enter below; the rest are exempt), so the
+    // rest of the suite is moved, not copied.
+    let (all_kernels, all_cases) = (whole.remove("kernels"), whole.remove("cases"));
+    let pick = |all: &Option<Value>, i: usize| match all.as_ref().and_then(|v| v.get(i)) {
         Some(Value::Object(o)) => o.clone(),
         _ => Map::new(),
     };
-    let mut the_case = without_exempt(pick("cases", case), "case.");
+    let mut the_case = without_exempt(pick(&all_cases, case), "case.");
     // The case's launches and scratch lengths are per kernel: each enters with its kernel.
     let mut per_kernel = |key: &str| match the_case.remove(key) {
         Some(Value::Array(v)) => v,
@@ -107,7 +110,7 @@ fn resolved(
     let kernels: Vec<Value> = roles
         .iter()
         .map(|(role, k)| {
-            let kernel = without_exempt(pick("kernels", *k), "kernel.");
+            let kernel = without_exempt(pick(&all_kernels, *k), "kernel.");
             json!({
                 "role": role.word(),
                 "kernel": kernel,
@@ -116,7 +119,7 @@ fn resolved(
             })
         })
         .collect();
-    let mut out = without_exempt(whole.clone(), "");
+    let mut out = without_exempt(whole, "");
     out.insert("kernels".into(), Value::Array(kernels));
     out.insert("case".into(), Value::Object(the_case));
     // The seed the run uses (`KERNELGATE_SEED`, else the suite's), with the inputs.
