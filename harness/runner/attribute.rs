@@ -7,8 +7,7 @@
 //! was exact across the baseline's units equal; otherwise it stays a regression (or an
 //! improvement), and the record names the counters that moved.
 
-use super::judged::Judged;
-use super::Outcome;
+use super::trial::Trial;
 use crate::baseline::{Entry, StoredCounters};
 use crate::code::{CodeChange, TrialCode};
 use crate::gate::TrialVerdict;
@@ -63,9 +62,9 @@ pub(super) fn same_trial(old: &Entry, m: &super::Measured, code: Option<&TrialCo
 
 /// Attributes every confirmed change marked for it (`Judged::same_trial`), now that its counters have
 /// been read ([`conclude`]).
-pub(super) fn attribute_all(outcomes: &[Option<Outcome>], judged: &mut [Option<Judged>]) {
-    for (outcome, j) in outcomes.iter().zip(judged.iter_mut()) {
-        let (Some(Outcome::Measured(m)), Some(j)) = (outcome, j.as_mut()) else {
+pub(super) fn attribute_all(trials: &mut [Trial]) {
+    for t in trials {
+        let Some((m, j)) = t.judged_mut() else {
             continue;
         };
         let (Some(same), Some(v)) = (j.same_trial, j.verdict) else {

@@ -3,8 +3,8 @@
 //! run to its entry (see `baseline::Run`). Entries of trials that did not run are kept as they
 //! were.
 
-use super::code::Codes;
-use super::{Outcome, Planned, Runner};
+use super::trial::Trial;
+use super::{Planned, Runner};
 use crate::baseline::{
     self, BaselineError, BaselineFile, BaselineStore, Entry, Origin, Run, Stored,
     MAX_STORED_SAMPLES,
@@ -129,13 +129,12 @@ fn add(old: &Entry, new: Entry) -> (Entry, Option<&'static str>) {
 fn entries_by_suite(
     run: &Runner,
     plan: &[Planned],
-    outcomes: &[Option<Outcome>],
-    codes: &[Codes],
+    trials: &[Trial],
 ) -> BTreeMap<usize, Vec<(String, Entry)>> {
     let device = run.executor.device();
     let mut by_suite: BTreeMap<usize, Vec<(String, Entry)>> = BTreeMap::new();
     for (i, trial) in plan.iter().enumerate() {
-        let Some(Outcome::Measured(m)) = &outcomes[i] else {
+        let Some(m) = trials[i].measured() else {
             continue;
         };
         if m.samples.clocks.unreliable {
@@ -143,7 +142,7 @@ fn entries_by_suite(
         }
         let origin = Origin::measured_on(device.as_ref(), m.ordinal);
         let suite = &run.suites[trial.suite];
-        let code = codes.get(i).and_then(|c| c.code.clone());
+        let code = trials[i].code.code.clone();
         if let Some(e) = entry(suite, trial, m, origin, code) {
             by_suite
                 .entry(trial.suite)
@@ -201,13 +200,12 @@ fn merge(old: Option<&Entry>, new: Entry, blessing: Blessing) -> (Entry, String)
 pub(super) fn bless(
     run: &Runner,
     plan: &[Planned],
-    outcomes: &[Option<Outcome>],
-    codes: &[Codes],
+    trials: &[Trial],
     store: &BaselineStore,
 ) -> Vec<String> {
     let suites = run.suites;
     let mut lines = Vec::new();
-    for (s, entries) in entries_by_suite(run, plan, outcomes, codes) {
+    for (s, entries) in entries_by_suite(run, plan, trials) {
         let suite = &suites[s];
         let Some(stored) = store.suite(&suite.name) else {
             continue;

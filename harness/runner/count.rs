@@ -5,7 +5,7 @@
 //! some kernels slower (seen on an H200: `reduce::two_pass::n=65536` +33% once CUPTI had
 //! profiled in the same process).
 
-use super::judged::Judged;
+use super::trial::{Judged, Trial};
 use super::{Kind, Outcome, Planned, Runner, TrialSpec};
 use crate::config::{CounterPolicy, Mode};
 use crate::gate::Verdict;
@@ -48,16 +48,15 @@ impl Runner<'_> {
     pub(super) fn count(
         &self,
         plan: &[Planned],
-        outcomes: &mut [Option<Outcome>],
-        judged: &[Option<Judged>],
+        trials: &mut [Trial],
         pairing: Option<&[Option<crate::paired::Pairing>]>,
     ) {
         let mut wanted: Vec<(usize, TrialSpec, u64)> = Vec::new();
         for (i, trial) in plan.iter().enumerate() {
-            let Some(Outcome::Measured(m)) = &outcomes[i] else {
+            let Some((m, judged)) = trials[i].judged() else {
                 continue;
             };
-            if m.samples.kernel.is_empty() || !self.wants_counters(trial, judged[i].as_ref()) {
+            if m.samples.kernel.is_empty() || !self.wants_counters(trial, Some(judged)) {
                 continue;
             }
             let mut spec = match pairing {
@@ -98,7 +97,7 @@ impl Runner<'_> {
                     Outcome::Ignored(why) => CounterReport::NotCollected { why },
                     Outcome::Compiled { .. } => continue,
                 };
-                if let Some(Outcome::Measured(m)) = outcomes[*i].as_mut() {
+                if let Some((m, _)) = trials[*i].judged_mut() {
                     m.counters = Some(report);
                 }
             }

@@ -3,8 +3,7 @@
 //! them all together, re-measuring inconclusive ones and confirming changes through the
 //! executor ([`decide`], which paired mode shares).
 
-use super::code::Codes;
-use super::judged::Judged;
+use super::trial::{Judged, State, Trial};
 use super::{Measured, Outcome, Planned, Runner, TrialSpec};
 use crate::baseline::{BaselineStore, Entry, Origin};
 use crate::config::Mode;
@@ -57,21 +56,23 @@ pub(super) struct Strategy<'s> {
 pub(super) fn decide(
     run: &Runner,
     plan: &[Planned],
-    outcomes: &mut [Option<Outcome>],
+    trials: &mut [Trial],
     compared: &[usize],
     how: &Strategy,
 ) -> Vec<Result<gate::Decision, TrialFailure>> {
     let inputs = compared
         .iter()
-        .map(|&i| match &outcomes[i] {
-            Some(Outcome::Measured(m)) => (how.input)(i, m),
-            _ => unreachable!("only measured trials are compared"),
+        .map(|&i| {
+            (how.input)(
+                i,
+                trials[i].measured().expect("compared trials are measured"),
+            )
         })
         .collect();
     let mut again = Again {
         run,
         plan,
-        outcomes,
+        trials,
         compared,
         how,
     };
@@ -86,7 +87,7 @@ pub(super) fn decide(
 struct Again<'a, 'r> {
     run: &'a Runner<'r>,
     plan: &'a [Planned],
-    outcomes: &'a mut [Option<Outcome>],
+    trials: &'a mut [Trial],
     compared: &'a [usize],
     how: &'a Strategy<'a>,
 }
@@ -97,7 +98,7 @@ impl Again<'_, '_> {
         match self.run.executor.execute(0, spec) {
             Outcome::Measured(m) => {
                 let input = (self.how.input)(i, &m);
-                self.outcomes[i] = Some(Outcome::Measured(m));
+                self.trials[i].remeasured(m);
                 Ok(input)
             }
             Outcome::Failed(f) => Err(f),
@@ -168,20 +169,13 @@ fn note_before(
     }
 }
 
-/// Judges every measured trial in `outcomes` against `store` (their code in `codes`, by plan
-/// index, for attribution); re-measured and confirmed trials get their new outcome in
-/// `outcomes`. One entry per trial of `plan`, `None` where nothing was measured.
-pub(super) fn judge(
-    run: &Runner,
-    plan: &[Planned],
-    outcomes: &mut [Option<Outcome>],
-    (store, codes): (&BaselineStore, &[Codes]),
-) -> Vec<Option<Judged>> {
-    let mut judged: Vec<Option<Judged>> = plan.iter().map(|_| None).collect();
+/// Judges every measured trial of `trials` (by plan index) against `store`; re-measured and
+/// confirmed trials keep their latest measurement.
+pub(super) fn judge(run: &Runner, plan: &[Planned], trials: &mut [Trial], store: &BaselineStore) {
     // (trial index, its baseline entry) of every trial compared, in plan order.
     let mut compared: Vec<(usize, Entry)> = Vec::new();
     for (i, trial) in plan.iter().enumerate() {
-        let Some(Outcome::Measured(m)) = &outcomes[i] else {
+        let State::Measured(m, judged) = &mut trials[i].state else {
             continue;
         };
         let suite = &run.suites[trial.suite];
@@ -194,7 +188,7 @@ pub(super) fn judge(
             // Compared: the note is filled in once the gate has decided.
             compared.push((i, old.clone()));
         }
-        judged[i] = Some(Judged {
+        *judged = Some(Box::new(Judged {
             baseline_counters: baseline.as_ref().and_then(Entry::stored_counters),
             same_trial: None,
             baseline_footprint: baseline.as_ref().and_then(|b| b.footprint.clone()),
@@ -203,10 +197,10 @@ pub(super) fn judge(
             gate,
             verdict: None,
             remeasure_failure: None,
-        });
+        }));
     }
     if compared.is_empty() {
-        return judged;
+        return;
     }
     let max_slowdown = |i: usize| run.suites[plan[i].suite].bench.max_slowdown;
     let old = |i: usize| &compared.iter().find(|(j, _)| *j == i).expect("compared").1;
@@ -216,23 +210,22 @@ pub(super) fn judge(
         spec: &|i| run.spec(&plan[i], REMEASURE_EFFORT, Some(old(i).regime)),
         confirm: Confirm::Changes,
     };
-    let decisions = decide(run, plan, outcomes, &indices, &how);
+    let decisions = decide(run, plan, trials, &indices, &how);
     let device = run.executor.device();
     for ((i, old), decision) in compared.iter().zip(decisions) {
-        let Some(Outcome::Measured(m)) = &outcomes[*i] else {
-            unreachable!("a compared trial stays measured")
-        };
-        let here = Origin::measured_on(device.as_ref(), m.ordinal);
         let path = store
             .suite(&run.suites[plan[*i].suite].name)
             .map(|s| s.path.display().to_string())
             .unwrap_or_default();
-        let j = judged[*i].as_mut().expect("judged above");
+        let code = trials[*i].code.code.clone();
+        let (m, j) = trials[*i]
+            .judged_mut()
+            .expect("a compared trial stays judged");
+        let here = Origin::measured_on(device.as_ref(), m.ordinal);
         // A confirmed change of the baseline's own trial is attributed once counters are read.
         if let Ok(d) = &decision {
-            let code = codes.get(*i).and_then(|c| c.code.as_ref());
             j.same_trial = (d.confirmed && d.verdict.verdict.changed())
-                .then(|| super::attribute::same_trial(old, m, code));
+                .then(|| super::attribute::same_trial(old, m, code.as_ref()));
         }
         j.decided(decision, |d| GateNote::Compared {
             baseline: baseline_ref(old, path, &here),
@@ -240,7 +233,6 @@ pub(super) fn judge(
             family: d.family,
         });
     }
-    judged
 }
 
 /// How a trial's note names the baseline entry `old` (in the file at `path`) it was compared

@@ -16,7 +16,6 @@ mod count;
 mod executor;
 mod identical;
 mod judge;
-mod judged;
 mod paired;
 mod record;
 mod run;
@@ -24,6 +23,7 @@ mod sass;
 mod schedule;
 #[cfg(test)]
 mod tests;
+mod trial;
 
 pub use crate::plan::{plan, Kind, Planned};
 pub use commands::commands;

@@ -7,10 +7,9 @@
 //! is identical at the base and was timed anyway (`KERNELGATE_TIME_IDENTICAL=1`) is an A/A pair:
 //! decided in a family of its own, its verdict `identical code` with the change it measured.
 
-use super::code::Codes;
 use super::judge::{decide, unreliable, Strategy};
-use super::judged::Judged;
-use super::{Outcome, Planned, Runner};
+use super::trial::{Judged, State, Trial};
+use super::{Planned, Runner};
 use crate::gate::{self, GateInput, TrialVerdict, Verdict, REMEASURE_EFFORT};
 use crate::measure::Samples;
 use crate::paired::Pairing;
@@ -31,16 +30,13 @@ fn input(samples: &Samples, max_slowdown: f64) -> GateInput {
 /// each one's verdict is `identical code` with the change it measured; the noise is the largest
 /// change among them, with how many the gate would have called regressed or improved.
 fn identical_pairs(
-    outcomes: &[Option<Outcome>],
+    trials: &[Trial],
     pairs: &[usize],
     max_slowdown: impl Fn(usize) -> f64,
 ) -> (Vec<TrialVerdict>, Option<(usize, Noise)>) {
     let inputs: Vec<GateInput> = pairs
         .iter()
-        .filter_map(|&i| match &outcomes[i] {
-            Some(Outcome::Measured(m)) => Some(input(&m.samples, max_slowdown(i))),
-            _ => None,
-        })
+        .filter_map(|&i| Some(input(&trials[i].measured()?.samples, max_slowdown(i))))
         .collect();
     let would = gate::decide(&inputs);
     let count = |v: Verdict| would.iter().filter(|w| w.verdict == v).count();
@@ -74,27 +70,25 @@ fn identical_pairs(
     (verdicts, noise)
 }
 
-/// Judges every measured trial in `outcomes` against its base; `pairing` and `codes` are per
-/// plan index. Returns each trial's judgement, and the noise the A/A pairs measured (with the
-/// plan index of the trial that showed it).
+/// Judges every measured trial of `trials` against its base; `pairing` is per plan index.
+/// Returns the noise the A/A pairs measured (with the plan index of the trial that showed it).
 pub(super) fn judge_paired(
     run: &Runner,
     plan: &[Planned],
-    outcomes: &mut [Option<Outcome>],
-    (pairing, codes): (&[Option<Pairing>], &[Codes]),
-) -> (Vec<Option<Judged>>, Option<(usize, Noise)>) {
+    trials: &mut [Trial],
+    pairing: &[Option<Pairing>],
+) -> Option<(usize, Noise)> {
     let base = run.base.expect("paired mode has a base");
-    let mut judged: Vec<Option<Judged>> = plan.iter().map(|_| None).collect();
     let mut compared: Vec<usize> = Vec::new();
     let mut pairs: Vec<usize> = Vec::new();
-    for (i, _) in plan.iter().enumerate() {
-        let Some(Outcome::Measured(m)) = &outcomes[i] else {
+    for (i, t) in trials.iter_mut().enumerate() {
+        let State::Measured(m, judged) = &mut t.state else {
             continue;
         };
         let gate = match (unreliable(&m.samples), &pairing[i]) {
             (Some(note), _) => note,
             (None, Some(Pairing::Paired { .. }))
-                if codes[i].identical() && !m.samples.reference.is_empty() =>
+                if t.code.identical() && !m.samples.reference.is_empty() =>
             {
                 pairs.push(i);
                 GateNote::IdenticalCode {
@@ -111,7 +105,7 @@ pub(super) fn judge_paired(
             (None, Some(Pairing::Changed(why))) => GateNote::Changed { why: why.clone() },
             _ => GateNote::New,
         };
-        judged[i] = Some(Judged {
+        *judged = Some(Box::new(Judged {
             baseline_counters: None,
             same_trial: None,
             baseline_footprint: m.base_footprint.clone(),
@@ -119,49 +113,36 @@ pub(super) fn judge_paired(
             gate,
             verdict: None,
             remeasure_failure: None,
-            old_code: codes[i].base.clone(),
-        });
+            old_code: t.code.base.clone(),
+        }));
     }
     let max_slowdown = |i: usize| run.suites[plan[i].suite].bench.max_slowdown;
-    let (verdicts, noise) = identical_pairs(outcomes, &pairs, max_slowdown);
+    let (verdicts, noise) = identical_pairs(trials, &pairs, max_slowdown);
     for (&i, v) in pairs.iter().zip(verdicts) {
-        if let Some(j) = judged[i].as_mut() {
+        if let Some((_, j)) = trials[i].judged_mut() {
             j.verdict = Some(v);
         }
     }
     if compared.is_empty() {
-        return (judged, noise);
+        return noise;
     }
     let how = Strategy {
         input: &|i, m| input(&m.samples, max_slowdown(i)),
         spec: &|i| run.spec_paired(&plan[i], &pairing[i], REMEASURE_EFFORT),
         confirm: gate::Confirm::Regressions,
     };
-    let decisions = decide(run, plan, outcomes, &compared, &how);
+    let decisions = decide(run, plan, trials, &compared, &how);
     for (&i, decision) in compared.iter().zip(decisions) {
-        let j = judged[i].as_mut().expect("judged above");
+        let (m, j) = trials[i].judged_mut().expect("judged above");
         j.decided(decision, |d| GateNote::Paired {
             rev: base.rev.clone(),
             commit: base.commit.clone(),
             remeasured: d.remeasured,
             family: d.family,
         });
+        // A re-measured (or confirmed) trial: its base footprint and samples are its latest run's.
+        j.baseline_footprint = m.base_footprint.clone();
+        j.baseline_samples = m.samples.reference.clone();
     }
-    with_latest_base(outcomes, &compared, &mut judged);
-    (judged, noise)
-}
-
-/// A re-measured (or confirmed) trial among `compared`: its base footprint and samples are its
-/// latest run's.
-fn with_latest_base(
-    outcomes: &[Option<Outcome>],
-    compared: &[usize],
-    judged: &mut [Option<Judged>],
-) {
-    for &i in compared {
-        if let (Some(Outcome::Measured(m)), Some(j)) = (&outcomes[i], judged[i].as_mut()) {
-            j.baseline_footprint = m.base_footprint.clone();
-            j.baseline_samples = m.samples.reference.clone();
-        }
-    }
+    noise
 }

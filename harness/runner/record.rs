@@ -2,8 +2,7 @@
 //! verdict, limit breaches, and the commands that re-run, profile and re-bless it. Every
 //! reporter renders these records and nothing else; nothing here writes prose.
 
-use super::code::Codes;
-use super::judged::Judged;
+use super::trial::{Judged, State, Trial};
 use super::{Outcome, Planned, Runner};
 use crate::baseline::Stored;
 use crate::code::CodeChange;
@@ -126,53 +125,32 @@ fn blank(run: &Runner, trial: &Planned) -> TrialRecord {
     }
 }
 
-/// The record of a paired trial that was not timed: its code is identical at the base.
-pub(super) fn identical(run: &Runner, trial: &Planned) -> TrialRecord {
-    let base = run.base.expect("identical code is a paired verdict");
-    TrialRecord {
-        gate: Some(GateNote::IdenticalCode {
-            rev: base.rev.clone(),
-            commit: base.commit.clone(),
-            timed: false,
-        }),
-        ..blank(run, trial)
-    }
-}
-
-/// Sets the record's code, its base's, and what changed since the code it was compared with:
-/// the baseline's (stored mode), or the base's (paired mode).
-pub(super) fn with_code(r: &mut TrialRecord, codes: &Codes, judged: Option<&Judged>) {
-    r.code = codes.code.clone();
-    r.base_code = codes.base.clone();
-    let Some(code) = &codes.code else { return };
-    r.code_change = match (&r.gate, judged) {
-        (Some(GateNote::Compared { .. }), Some(j)) => {
-            Some(CodeChange::between(j.old_code.as_ref(), code))
-        }
-        (Some(GateNote::Paired { .. } | GateNote::IdenticalCode { .. }), _) => codes
-            .base
-            .as_ref()
-            .map(|b| CodeChange::between(Some(b), code)),
-        _ => None,
+/// The record of one trial that ran, or was decided without running (its code identical at
+/// the base), with its code, its base's, and what changed since the code it was compared with
+/// (the baseline's, or the base's); `None` for a trial that did not run.
+pub(super) fn record(run: &Runner, plan: &Planned, trial: &Trial) -> Option<TrialRecord> {
+    let mut r = match trial.state {
+        State::Planned => return None,
+        _ => blank(run, plan),
     };
-}
-
-/// The record of one trial that ran.
-pub(super) fn record(
-    run: &Runner,
-    trial: &Planned,
-    outcome: &Outcome,
-    judged: Option<&Judged>,
-) -> TrialRecord {
-    let mut r = blank(run, trial);
-    match outcome {
-        Outcome::Compiled {
+    let mut judged = None;
+    match &trial.state {
+        State::Planned => {}
+        State::Identical => {
+            let base = run.base.expect("identical code is a paired verdict");
+            r.gate = Some(GateNote::IdenticalCode {
+                rev: base.rev.clone(),
+                commit: base.commit.clone(),
+                timed: false,
+            });
+        }
+        State::Ended(Outcome::Compiled {
             sources,
             fresh,
             built,
             arch,
             fp64,
-        } => {
+        }) => {
             r.compiled = Some(Compiled {
                 sources: *sources,
                 fresh: *fresh,
@@ -181,18 +159,36 @@ pub(super) fn record(
                 fp64: fp64.clone(),
             })
         }
-        Outcome::Ignored(reason) => {
+        State::Ended(Outcome::Ignored(reason)) => {
             r.status = Status::Ignored;
             r.ignored = Some(reason.clone());
         }
-        Outcome::Failed(f) => {
+        State::Ended(Outcome::Failed(f)) => {
             r.status = Status::Failed;
             r.failure = Some(f.kind());
             r.failure_detail = Some(f.clone());
         }
-        Outcome::Measured(m) => measured(run, trial, m, judged, &mut r),
+        State::Ended(Outcome::Measured(_)) => unreachable!("a measured trial is State::Measured"),
+        State::Measured(m, j) => {
+            judged = j.as_deref();
+            measured(run, plan, m, judged, &mut r);
+        }
     }
-    r
+    r.code = trial.code.code.clone();
+    r.base_code = trial.code.base.clone();
+    if let Some(code) = &trial.code.code {
+        r.code_change = match (&r.gate, judged) {
+            (Some(GateNote::Compared { .. }), Some(j)) => {
+                Some(CodeChange::between(j.old_code.as_ref(), code))
+            }
+            (Some(GateNote::Paired { .. } | GateNote::IdenticalCode { .. }), _) => (trial.code)
+                .base
+                .as_ref()
+                .map(|b| CodeChange::between(Some(b), code)),
+            _ => None,
+        };
+    }
+    Some(r)
 }
 
 /// What a measured trial records: its samples and summaries, the footprint, clocks, rates, and

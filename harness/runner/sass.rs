@@ -6,7 +6,7 @@
 //! ([`alongside`]); the run then keeps the diffs its records call for ([`pick`]), making any
 //! that is missing.
 
-use super::code::Codes;
+use super::trial::Trial;
 use super::{Planned, Runner};
 use crate::code::{entry_sass, kernel_cubin, CodeChange, Role, SuiteCode};
 use crate::paired::Pairing;
@@ -35,17 +35,17 @@ pub(super) struct Made {
 }
 
 /// The code change of every trial of `timed` paired with its base, by plan index, as its
-/// record will name it (`record::with_code`): known before anything runs.
+/// record will name it (`record::record`): known before anything runs.
 pub(super) fn expected(
     timed: &[usize],
     pairing: &[Option<Pairing>],
-    codes: &[Codes],
+    trials: &[Trial],
 ) -> Vec<(usize, CodeChange)> {
     timed
         .iter()
         .filter_map(|&i| {
             let (Some(Pairing::Paired { .. }), Some(code), Some(base)) =
-                (&pairing[i], &codes[i].code, &codes[i].base)
+                (&pairing[i], &trials[i].code.code, &trials[i].code.base)
             else {
                 return None;
             };

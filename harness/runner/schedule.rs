@@ -2,6 +2,7 @@
 //! them together (stored baselines or the paired base), bless when asked, and record one
 //! [`TrialRecord`] per trial.
 
+use super::trial::{State, Trial};
 use super::{bless, code, identical, judge, paired, record, sass};
 use super::{Outcome, Planned, Progress, RunReport, Runner, TICK_SECONDS};
 use crate::baseline::{BaselineStore, Fingerprint};
@@ -12,12 +13,10 @@ use std::sync::Mutex;
 
 /// What executing and judging a run's trials produced.
 struct Done {
-    /// Each trial's outcome, by plan index (`None`: not run).
-    outcomes: Vec<Option<Outcome>>,
+    /// Every trial of the plan, by plan index, as far as it got.
+    trials: Vec<Trial>,
     /// The device the trials ran on, when one was measured.
     device: Option<crate::device::DeviceInfo>,
-    /// Each measured trial's judgement, by plan index.
-    judged: Vec<Option<super::judged::Judged>>,
     /// One line per blessed trial or problem (`KERNELGATE_BLESS`).
     blessed: Vec<String>,
     /// Paired mode: the noise the A/A pairs measured, with its trial's plan index.
@@ -42,37 +41,40 @@ impl Runner<'_> {
         } else {
             None
         };
-        let codes = code::trial_codes(self, plan, selected, pairing.as_deref());
-        let identical: Vec<bool> = codes
-            .iter()
-            .map(|c| pairing.is_some() && c.identical())
-            .collect();
-        let timed: Vec<usize> = selected
-            .iter()
-            .copied()
-            .filter(|&i| !identical[i] || self.config.time_identical)
-            .collect();
+        let mut trials = code::trial_codes(self, plan, selected, pairing.as_deref());
+        let mut timed = Vec::new();
+        for &i in selected {
+            let identical = pairing.is_some() && trials[i].code.identical();
+            if identical && !self.config.time_identical {
+                trials[i].state = State::Identical;
+            } else {
+                timed.push(i);
+            }
+        }
         // Paired mode: the SASS diffs of the kernels that changed are made while the trials
         // run, where a GPU will run them (without one, no trial is compared: no diff is shown).
         let mut changing = pairing.as_deref().map_or(Vec::new(), |p| {
-            sass::changed_kernels(self, plan, p, &sass::expected(&timed, p, &codes))
+            sass::changed_kernels(self, plan, p, &sass::expected(&timed, p, &trials))
         });
         if !changing.is_empty() && (self.executor.slots() == 0 || self.executor.device().is_none())
         {
             changing.clear();
         }
         let (done, made, waited) = sass::alongside(self, &changing, || {
-            self.execute_and_judge(plan, &timed, (store.as_ref(), pairing.as_deref()), &codes)
+            self.execute_and_judge(plan, &timed, (store.as_ref(), pairing.as_deref()), trials)
         });
         let Done {
-            outcomes,
+            trials,
             device,
-            judged,
             blessed,
             noise,
             mut totals,
         } = done;
-        let trials = self.records(plan, &outcomes, &judged, &codes, &identical);
+        let trials: Vec<TrialRecord> = plan
+            .iter()
+            .zip(&trials)
+            .filter_map(|(p, t)| record::record(self, p, t))
+            .collect();
         let identical = pairing.as_ref().map(|_| {
             identical::summary(self, &trials, noise.map(|(i, n)| (plan[i].name.clone(), n)))
         });
@@ -119,14 +121,19 @@ impl Runner<'_> {
         plan: &[Planned],
         timed: &[usize],
         (store, pairing): (Option<&BaselineStore>, Option<&[Option<Pairing>]>),
-        codes: &[code::Codes],
+        mut trials: Vec<Trial>,
     ) -> Done {
-        let mut outcomes = self.execute_all(plan, timed, store, pairing);
-        let any_measured = outcomes
-            .iter()
-            .any(|o| matches!(o, Some(Outcome::Measured(_))));
+        for (i, outcome) in self
+            .execute_all(plan, timed, store, pairing)
+            .into_iter()
+            .enumerate()
+        {
+            if let Some(outcome) = outcome {
+                trials[i] = Trial::ran(std::mem::take(&mut trials[i].code), outcome);
+            }
+        }
+        let any_measured = trials.iter().any(|t| t.measured().is_some());
         let device = any_measured.then(|| self.executor.device()).flatten();
-        let mut judged = plan.iter().map(|_| None).collect();
         let mut blessed = Vec::new();
         // Judging's own time: its wall time less the trials it re-measured or read counters of.
         let judging = std::time::Instant::now();
@@ -134,14 +141,14 @@ impl Runner<'_> {
         let before = executed(&self.executor.totals());
         let mut noise = None;
         if let (true, Some(pairing)) = (device.is_some(), pairing) {
-            (judged, noise) = paired::judge_paired(self, plan, &mut outcomes, (pairing, codes));
-            self.count(plan, &mut outcomes, &judged, Some(pairing));
+            noise = paired::judge_paired(self, plan, &mut trials, pairing);
+            self.count(plan, &mut trials, Some(pairing));
         } else if let (true, Some(store)) = (device.is_some(), store) {
-            judged = judge::judge(self, plan, &mut outcomes, (store, codes));
-            self.count(plan, &mut outcomes, &judged, None);
-            super::attribute::attribute_all(&outcomes, &mut judged);
+            judge::judge(self, plan, &mut trials, store);
+            self.count(plan, &mut trials, None);
+            super::attribute::attribute_all(&mut trials);
             if self.config.mode == Mode::Bless {
-                blessed = bless::bless(self, plan, &outcomes, codes, store);
+                blessed = bless::bless(self, plan, &trials, store);
             }
         }
         let mut totals = self.executor.totals();
@@ -149,9 +156,8 @@ impl Runner<'_> {
             (judging.elapsed().as_secs_f64() - (executed(&totals) - before)).max(0.0);
         self.executor.stop();
         Done {
-            outcomes,
+            trials,
             device,
-            judged,
             blessed,
             noise,
             totals,
@@ -167,29 +173,6 @@ impl Runner<'_> {
                 self.suites.iter().map(|s| s.name.as_str()),
             )
         })
-    }
-
-    /// One record per trial that ran or was decided without running (identical code), in
-    /// plan order, with its code.
-    fn records(
-        &self,
-        plan: &[Planned],
-        outcomes: &[Option<Outcome>],
-        judged: &[Option<super::judged::Judged>],
-        codes: &[code::Codes],
-        identical: &[bool],
-    ) -> Vec<TrialRecord> {
-        (0..plan.len())
-            .filter_map(|i| {
-                let mut r = match &outcomes[i] {
-                    Some(o) => record::record(self, &plan[i], o, judged[i].as_ref()),
-                    None if identical[i] => record::identical(self, &plan[i]),
-                    None => return None,
-                };
-                record::with_code(&mut r, &codes[i], judged[i].as_ref());
-                Some(r)
-            })
-            .collect()
     }
 
     /// Runs the selected trials: in order on one GPU; with several, each slot takes the next
