@@ -32,6 +32,7 @@ pub mod report;
 pub mod runner;
 pub mod sass;
 pub mod shell;
+pub mod spent;
 pub mod stats;
 pub mod stop;
 pub mod suggest;

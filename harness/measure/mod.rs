@@ -21,7 +21,7 @@ pub mod counters;
 pub mod counters_valid;
 pub mod memo;
 mod plan;
-pub mod profile;
+mod profile;
 mod samples;
 pub mod stop;
 mod timer;

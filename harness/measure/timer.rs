@@ -2,7 +2,7 @@
 //! interleaved rounds until the stopping rule says enough, with the SM clock watched.
 
 use super::plan::{graph_batch, Plan, FLOOR_FACTOR, INPUT_SETS};
-use super::profile::{SamplingProfile, Splits};
+use super::profile::Splits;
 use super::samples::{Regime, Samples};
 use super::stop::{self, Next};
 use crate::device::{
@@ -137,21 +137,12 @@ impl Timer {
         Ok(())
     }
 
-    /// What the sampling profile has read since the last call; `None` when it is off.
-    pub fn take_profile(&mut self) -> Option<SamplingProfile> {
-        self.splits.as_mut().map(|s| std::mem::take(&mut s.totals))
-    }
-
-    /// Adds the host time since `since` to one figure of the profile, when profiling.
-    fn host_time(&mut self, since: Instant, figure: fn(&mut SamplingProfile) -> &mut f64) {
-        if let Some(s) = self.splits.as_mut() {
-            *figure(&mut s.totals) += since.elapsed().as_secs_f64();
+    /// Adds the host time since `since` to `sampling.<figure>` ([`crate::spent`]), when
+    /// profiling.
+    fn host_time(&mut self, since: Instant, figure: &str) {
+        if self.splits.is_some() {
+            crate::spent::since(&format!("sampling.{figure}"), since);
         }
-    }
-
-    /// The launch floor, seconds.
-    pub fn floor(&self) -> f64 {
-        self.floor
     }
 
     /// Leaves L2 holding only clean lines, for a profiled launch whose DRAM traffic must be its
@@ -384,7 +375,7 @@ impl Timer {
             Some(r) => capture(gpu, plan, copies, r, plan.reference_batch)?,
             None => Vec::new(),
         };
-        self.host_time(start, |p| &mut p.capture);
+        self.host_time(start, "capture");
         let graphs = [kernel_graph.as_slice(), reference_graph.as_slice()];
         let sets = [
             alternated_sets(copies, graphs[0].len()),
@@ -400,13 +391,13 @@ impl Timer {
             // The clock probe queued behind the rounds: reading it back waits for both, one
             // synchronisation per group of rounds (the events are complete once it returns).
             self.queue_clock(gpu)?;
-            self.host_time(at, |p| &mut p.submit);
+            self.host_time(at, "submit");
             let at = Instant::now();
             let mhz = self.clock_result(gpu)?;
             // The GPU is idle for us now: the host's round trip to it says whether another
             // context holds it (it then waits for that context's time slice).
             let trip = self.round_trip(gpu)?;
-            self.host_time(at, |p| &mut p.sync);
+            self.host_time(at, "sync");
             let per_round = group_start.elapsed().as_secs_f64() / group as f64;
             let at = Instant::now();
             let (next, short) = if self.clock_held(mhz, trip, group, &mut out.clocks) {
@@ -416,7 +407,7 @@ impl Timer {
             } else {
                 (stop::after_throttled(bench, start.elapsed()), None)
             };
-            self.host_time(at, |p| &mut p.readback);
+            self.host_time(at, "readback");
             round += group;
             group = group_after(per_round);
             if let Some((samples, time)) = short {
@@ -441,7 +432,7 @@ impl Timer {
         let dropped = c.discarded_rounds + c.contended_rounds;
         let rounds = c.kept_rounds + dropped;
         c.unreliable = dropped as f64 > UNRELIABLE_FRACTION * rounds as f64;
-        self.host_time(at, |p| &mut p.finish);
+        self.host_time(at, "finish");
         out.wall_seconds = start.elapsed().as_secs_f64();
         self.sampled = true;
         Ok(out)
@@ -469,7 +460,7 @@ impl Timer {
     pub fn others(&mut self, query: OthersQuery) -> Vec<String> {
         let at = Instant::now();
         let others = query.0.and_then(|h| h.join().ok()).unwrap_or_default();
-        self.host_time(at, |p| &mut p.contention);
+        self.host_time(at, "contention");
         others
     }
 

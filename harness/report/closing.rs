@@ -19,10 +19,15 @@ pub fn summary(t: &RunTotals, wall: f64) -> Vec<String> {
         ),
     ];
     if t.counter_reads > 0 {
-        let profile = t
-            .counter_profile
-            .as_ref()
-            .map_or(String::new(), |p| format!("; {}", p.describe()));
+        let profile = t.counter_profile.as_ref().map_or(String::new(), |p| {
+            format!(
+                "; {} configuration(s), {} pass(es), {} range(s): {}",
+                p.get("configurations"),
+                p.get("passes"),
+                p.get("ranges"),
+                p.describe(&super::totals::COUNTERS, 2)
+            )
+        });
         out.push(format!(
             "kernelgate: hardware counters read for {} trial(s) in {:.1} s (after all timing; CUPTI profiler set-up {:.2} s{profile})",
             t.counter_reads, t.counter_seconds, t.counter_setup_seconds

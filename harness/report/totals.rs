@@ -1,11 +1,10 @@
 //! `RunTotals`: where a run's time went — setup, correctness, sampling, counter reads, and the
 //! rest of the profile (loading, worker start, compiling, the launch-floor probe, timing copies,
 //! warm-up, timed checks, judging, reports) — and what the clocks did, for its closing lines and
-//! its results file. `WorkerPhases` is one trial's share, as the worker reports it.
+//! its results file. The workers' share comes as their answers' [`Spent`] figures.
 
-use crate::device::counters::CounterProfile;
-use crate::measure::profile::{add_into, SamplingProfile};
 use crate::measure::Regime;
+use crate::spent::Spent;
 use serde::{Deserialize, Serialize};
 use std::sync::OnceLock;
 use std::time::Instant;
@@ -57,9 +56,11 @@ pub struct RunTotals {
     /// Of that, making the CUPTI profiler session (once per worker that reads counters).
     #[serde(default)]
     pub counter_setup_seconds: f64,
-    /// Of that, where profiling went: configurations, replay passes, evaluation.
+    /// Of that, where profiling went (the workers' `counters.*` figures): configurations,
+    /// replay passes and ranges (counts), and seconds configuring, preparing, in the profiled
+    /// launches, starting and stopping, evaluating.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub counter_profile: Option<CounterProfile>,
+    pub counter_profile: Option<Spent>,
     /// Seconds from kernelgate's entry until its options and suites were read and the trials
     /// planned.
     #[serde(default)]
@@ -121,9 +122,11 @@ pub struct RunTotals {
     /// Seconds from kernelgate's entry until the results file was written.
     #[serde(default)]
     pub wall_seconds: Option<f64>,
-    /// Inside sampling, under `KERNELGATE_PROFILE=1`.
+    /// Inside sampling, under `KERNELGATE_PROFILE=1` (the workers' `sampling.*` figures):
+    /// samples (a count), and seconds of the GPU's prepare, L2 flush and timed launches and the
+    /// host's submit, sync wait, readback, graph capture, last launches and other-process query.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sampling_profile: Option<SamplingProfile>,
+    pub sampling_profile: Option<Spent>,
     /// The costliest kernel trials (re-measures and counter reads apart), most costly first:
     /// the [`COSTLIEST`] dearest, or every trial under `KERNELGATE_PROFILE=1`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -156,48 +159,27 @@ pub struct TrialCost {
     pub samples: usize,
 }
 
-/// Where one trial's time went inside its worker, beyond setup and correctness, with the work
-/// the worker did for it ahead of the request (opening the device, loading its suite, the
-/// probe) — sent with its result and summed into [`RunTotals`].
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct WorkerPhases {
-    /// Opening the device (`cuInit`, the primary context): once per worker.
-    pub context: f64,
-    /// NVRTC compiles (through the cache) and module loads.
-    pub compile: f64,
-    /// The launch-floor probe and the timer's set-up.
-    pub floor_probe: f64,
-    /// Making timing copies.
-    pub copies: f64,
-    /// Warm-up and the pilot.
-    pub warmup: f64,
-    /// Checking what the timed launches left.
-    pub timed_check: f64,
-    /// Making the CUPTI profiler session, before the first counters read.
-    #[serde(default)]
-    pub counter_setup: f64,
-    /// Profiling a counters-only request: configurations, replay passes, evaluation.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub counters: Option<CounterProfile>,
-    /// Inside sampling, under `KERNELGATE_PROFILE=1`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sampling: Option<SamplingProfile>,
-}
+/// The sampling profile's figures and how the closing line names them.
+const SAMPLING: [(&str, &str); 9] = [
+    ("prepare", "GPU prepare"),
+    ("flush", "L2 flush"),
+    ("launch", "timed launches"),
+    ("submit", "host submit"),
+    ("sync", "sync wait"),
+    ("readback", "readback"),
+    ("capture", "graph capture"),
+    ("finish", "last launches"),
+    ("contention", "other-process query"),
+];
 
-impl WorkerPhases {
-    /// Adds `other`'s figures to these.
-    pub fn add(&mut self, other: &WorkerPhases) {
-        self.context += other.context;
-        self.compile += other.compile;
-        self.floor_probe += other.floor_probe;
-        self.copies += other.copies;
-        self.warmup += other.warmup;
-        self.timed_check += other.timed_check;
-        self.counter_setup += other.counter_setup;
-        add_counters(&mut self.counters, other.counters.as_ref());
-        add_into(&mut self.sampling, other.sampling.as_ref());
-    }
-}
+/// The counter profile's figures (seconds) and how the closing line names them.
+pub const COUNTERS: [(&str, &str); 5] = [
+    ("configure", "configure"),
+    ("prepare", "prepare"),
+    ("launch", "profiled launches"),
+    ("start_stop", "start and stop"),
+    ("evaluate", "decode and evaluate"),
+];
 
 impl RunTotals {
     /// Counts one measured trial's samples.
@@ -226,17 +208,39 @@ impl RunTotals {
         }
     }
 
-    /// Adds one worker answer's phases.
-    pub fn add_phases(&mut self, p: &WorkerPhases) {
-        self.context_seconds += p.context;
-        self.compile_seconds += p.compile;
-        self.floor_probe_seconds += p.floor_probe;
-        self.copies_seconds += p.copies;
-        self.warmup_seconds += p.warmup;
-        self.timed_check_seconds += p.timed_check;
-        self.counter_setup_seconds += p.counter_setup;
-        add_counters(&mut self.counter_profile, p.counters.as_ref());
-        add_into(&mut self.sampling_profile, p.sampling.as_ref());
+    /// Adds one worker answer's figures: `sampling.*` and `counters.*` into their profiles,
+    /// the rest each into its `*_seconds` field.
+    pub fn add_spent(&mut self, spent: &Spent) {
+        for (name, value) in spent.iter() {
+            let part = match name.split_once('.') {
+                Some(("sampling", _)) => &mut self.sampling_profile,
+                Some(("counters", _)) => &mut self.counter_profile,
+                _ => {
+                    if let Some(field) = self.seconds_of(name) {
+                        *field += value;
+                    }
+                    continue;
+                }
+            };
+            let (_, figure) = name.split_once('.').unwrap_or_default();
+            part.get_or_insert_with(Spent::default).add(figure, value);
+        }
+    }
+
+    /// The field that sums a worker's figure `name`.
+    fn seconds_of(&mut self, name: &str) -> Option<&mut f64> {
+        Some(match name {
+            "setup" => &mut self.setup_seconds,
+            "check" => &mut self.check_seconds,
+            "context" => &mut self.context_seconds,
+            "compile" => &mut self.compile_seconds,
+            "floor_probe" => &mut self.floor_probe_seconds,
+            "copies" => &mut self.copies_seconds,
+            "warmup" => &mut self.warmup_seconds,
+            "timed_check" => &mut self.timed_check_seconds,
+            "counter_setup" => &mut self.counter_setup_seconds,
+            _ => return None,
+        })
     }
 
     /// The profile's closing lines: what the first line (setup, correctness, sampling) leaves
@@ -276,8 +280,9 @@ impl RunTotals {
         ));
         if let Some(p) = &self.sampling_profile {
             out.push(format!(
-                "kernelgate: inside sampling (KERNELGATE_PROFILE=1), {}",
-                p.describe()
+                "kernelgate: inside sampling (KERNELGATE_PROFILE=1), {} sample(s): {}",
+                p.get("samples"),
+                p.describe(&SAMPLING, 3)
             ));
         }
         if !self.costliest.is_empty() {
@@ -301,13 +306,6 @@ impl RunTotals {
     }
 }
 
-/// Adds `other` (if any) into `into`, making it on the first.
-fn add_counters(into: &mut Option<CounterProfile>, other: Option<&CounterProfile>) {
-    if let Some(other) = other {
-        into.get_or_insert_with(CounterProfile::default).add(other);
-    }
-}
-
 static ENTRY: OnceLock<Instant> = OnceLock::new();
 
 /// Marks now as kernelgate's entry, from which the profile's phases are placed (the first call
@@ -327,32 +325,37 @@ mod tests {
 
     #[test]
     fn phases_add_into_the_totals_and_old_files_read_without_them() {
-        let p = WorkerPhases {
-            context: 0.2,
-            compile: 0.1,
-            floor_probe: 0.01,
-            copies: 0.02,
-            warmup: 0.03,
-            timed_check: 0.04,
-            counter_setup: 0.5,
-            counters: Some(CounterProfile {
-                configurations: 1,
-                passes: 1,
-                ranges: 4,
-                start_stop: 0.03,
-                ..CounterProfile::default()
-            }),
-            sampling: None,
-        };
-        let mut twice = p.clone();
-        twice.add(&p);
-        assert!((twice.warmup - 0.06).abs() < 1e-12 && twice.sampling.is_none());
+        let mut p = Spent::default();
+        for (name, value) in [
+            ("context", 0.2),
+            ("compile", 0.1),
+            ("floor_probe", 0.01),
+            ("copies", 0.02),
+            ("warmup", 0.03),
+            ("timed_check", 0.04),
+            ("counter_setup", 0.5),
+            ("counters.configurations", 1.0),
+            ("counters.passes", 1.0),
+            ("counters.ranges", 4.0),
+            ("counters.start_stop", 0.03),
+            ("a figure of a newer worker", 1.0),
+        ] {
+            p.add(name, value);
+        }
         let mut t = RunTotals::default();
-        t.add_phases(&twice);
-        assert!((t.context_seconds - 0.4).abs() < 1e-12);
+        t.add_spent(&p);
+        t.add_spent(&p);
+        assert!((t.context_seconds - 0.4).abs() < 1e-12 && (t.warmup_seconds - 0.06).abs() < 1e-12);
+        assert_eq!(
+            t.sampling_profile, None,
+            "nothing sampled, no sampling profile"
+        );
         let counters = t.counter_profile.as_ref().expect("summed");
-        assert_eq!((counters.configurations, counters.ranges), (2, 8));
-        assert!((counters.start_stop - 0.06).abs() < 1e-12);
+        assert_eq!(
+            (counters.get("configurations"), counters.get("ranges")),
+            (2.0, 8.0)
+        );
+        assert!((counters.get("start_stop") - 0.06).abs() < 1e-12);
         assert!((t.timed_check_seconds - 0.08).abs() < 1e-12);
         assert!((t.counter_setup_seconds - 1.0).abs() < 1e-12);
         // A results file from before the profile: every new field is optional.
@@ -396,9 +399,10 @@ mod tests {
             worker_wait_seconds: 0.1,
             compile_seconds: 0.3,
             warmup_seconds: 0.6,
-            sampling_profile: Some(SamplingProfile {
-                samples: 10,
-                ..Default::default()
+            sampling_profile: Some({
+                let mut p = Spent::default();
+                p.add("samples", 10.0);
+                p
             }),
             ..Default::default()
         };

@@ -20,7 +20,6 @@ use crate::device::{DeviceBuffer, Function, Gpu};
 use crate::failure::TrialFailure;
 use crate::measure::counters::CounterReport;
 use crate::measure::{Footprint, Samples, Timer};
-use crate::report::totals::WorkerPhases;
 use std::collections::BTreeSet;
 use std::time::Instant;
 
@@ -37,10 +36,6 @@ struct Ready<'a> {
     units: Vec<Copies>,
     footprint: Footprint,
     base_footprint: Option<Footprint>,
-    /// Seconds making its buffers, inputs and footprint.
-    setup: f64,
-    /// Seconds making its copies and further allocations.
-    copies: f64,
 }
 
 impl Ready<'_> {
@@ -61,7 +56,6 @@ impl Session {
     /// Reads the counters of every request of `reqs` (each a counters-only request): one
     /// result per request, in order. Never panics on the user's input.
     pub fn run_counters(&mut self, reqs: &[TrialRequest]) -> Vec<TrialResult> {
-        let mut first = std::mem::take(&mut self.pending);
         let mut results: Vec<Option<TrialResult>> = reqs.iter().map(|_| None).collect();
         // Every suite the batch needs, compiled and loaded once (`Session::load`); a suite
         // that cannot be fails its trials.
@@ -71,12 +65,12 @@ impl Session {
             .collect();
         let mut unloadable: Vec<(usize, TrialFailure)> = Vec::new();
         for index in needed {
-            match self.load_sent(index, &mut first.compile) {
+            match self.load_sent(index) {
                 Ok(()) => {}
                 Err(f) => unloadable.push((index, f)),
             }
         }
-        let ready = self.timing_ready(&mut first).map_err(Failure::into_trial);
+        let ready = self.timing_ready().map_err(Failure::into_trial);
         for (i, req) in reqs.iter().enumerate() {
             let used = |s: usize| s == req.suite || req.base.is_some_and(|b| b.suite == s);
             let failed = match (&ready, unloadable.iter().find(|(s, _)| used(*s))) {
@@ -104,8 +98,8 @@ impl Session {
         if let Some(r) = out.first_mut() {
             r.compiled = after.0 - before.0;
             r.cached = after.1 - before.1;
-            first.add(&r.phases);
-            r.phases = first;
+            // The batch's time, profiling's included, goes with its first result.
+            r.spent = crate::spent::take();
         }
         out
     }
@@ -224,21 +218,10 @@ fn read_chunk(
         .collect();
     let read_on = profiling.collect(device, (&mut *timer, read), &mut pairs);
     drop(pairs);
-    let mut phases = WorkerPhases {
-        counter_setup: profiling.take_setup(),
-        counters: profiling.take_spent(),
-        ..WorkerPhases::default()
-    };
     let read_on = match read_on {
         Err(_) if chunk.len() > 1 => {
-            let spent = phases;
-            for (k, r) in chunk.into_iter().enumerate() {
-                let index = r.index;
+            for r in chunk {
                 read_chunk(vec![r], (gpu, &mut *timer, read), profiling, results);
-                // The failed configuration's cost goes with the first trial's result.
-                if let (0, Some(first)) = (k, results[index].as_mut()) {
-                    first.phases.add(&spent);
-                }
             }
             return;
         }
@@ -250,9 +233,6 @@ fn read_chunk(
             Ok(values) => CounterReport::Collected(values.by_ref().take(r.units.len()).collect()),
             Err(e) => CounterReport::NotCollected { why: e.to_string() },
         };
-        // The configuration's profile goes with its first trial.
-        let mut own = std::mem::take(&mut phases);
-        own.copies += r.copies;
         results[r.index] = Some(TrialResult {
             outcome: Ok(TrialData {
                 samples: Samples::none(),
@@ -260,8 +240,6 @@ fn read_chunk(
                 base_footprint: r.base_footprint,
                 counters: Some(Box::new(counters)),
             }),
-            setup_seconds: r.setup,
-            phases: own,
             ..TrialResult::failed(TrialFailure::Harness(String::new()))
         });
     }
@@ -273,7 +251,6 @@ fn read_chunk(
 /// allocation the device has no room for is left out when the trial is readied `alone`;
 /// beside other trials it is out of memory, so that the trial is readied again alone.
 fn ready_units(trial: Trial<'_>, index: usize, alone: bool) -> Result<Ready<'_>, TrialFailure> {
-    let (mut setup, mut copies) = (0.0, 0.0);
     let made = (|| {
         let at = Instant::now();
         trial.shared_memory_fits()?;
@@ -282,7 +259,7 @@ fn ready_units(trial: Trial<'_>, index: usize, alone: bool) -> Result<Ready<'_>,
         let first = InputSet::new(req.case, req.seed);
         first.upload(trial.gpu, trial.kernels, trial.suite, &bufs)?;
         let (footprint, base_footprint) = trial.footprints(&bufs)?;
-        setup = at.elapsed().as_secs_f64();
+        crate::spent::since("setup", at);
         let at = Instant::now();
         // The profiled launches run on the first input set only (`Profiling::collect`).
         let seeds = [req.seed];
@@ -296,7 +273,7 @@ fn ready_units(trial: Trial<'_>, index: usize, alone: bool) -> Result<Ready<'_>,
                 Err(e) => return Err(e),
             }
         }
-        copies = at.elapsed().as_secs_f64();
+        crate::spent::since("copies", at);
         Ok((units, footprint, base_footprint))
     })();
     let (units, footprint, base_footprint) = made.map_err(Failure::into_trial)?;
@@ -306,7 +283,5 @@ fn ready_units(trial: Trial<'_>, index: usize, alone: bool) -> Result<Ready<'_>,
         units,
         footprint,
         base_footprint,
-        setup,
-        copies,
     })
 }

@@ -7,7 +7,7 @@
 //! times nothing more: the pool restarts it before a timed request (`Worker::profiled`).
 
 use super::op::Op;
-use crate::device::counters::{CounterError, CounterProfile, Profiled, Profiler, Session};
+use crate::device::counters::{CounterError, Profiled, Profiler, Session};
 use crate::device::{DeviceError, Function, Gpu};
 use crate::measure::counters::{from_metrics, Counter, TrialCounters};
 use crate::measure::{Timed, Timer};
@@ -17,8 +17,6 @@ use std::cell::RefCell;
 #[derive(Default)]
 pub(super) struct Profiling {
     session: Option<Result<Session, CounterError>>,
-    /// Seconds making and enabling the session, not yet reported (`take_setup`).
-    setup: f64,
 }
 
 /// One operation as CUPTI profiles it.
@@ -41,19 +39,6 @@ impl Profiled for Pass<'_, '_> {
 }
 
 impl Profiling {
-    /// Seconds spent making the CUPTI session since the last call (once per worker).
-    pub fn take_setup(&mut self) -> f64 {
-        std::mem::take(&mut self.setup)
-    }
-
-    /// Where profiling spent its time since the last call (none before a session was made).
-    pub fn take_spent(&mut self) -> Option<CounterProfile> {
-        match self.session.as_mut() {
-            Some(Ok(session)) => Some(session.take_spent()),
-            _ => None,
-        }
-    }
-
     /// The counters of each pair's kernel and what it is timed against (`against`, where
     /// given), or why they could not be read. Every pair is profiled in one CUPTI
     /// configuration (one range per operation, each pass replaying them all): a configuration
@@ -66,11 +51,10 @@ impl Profiling {
         (timer, read): (&mut Timer, &Function),
         pairs: &mut [(Op<'o>, Option<Op<'o>>)],
     ) -> Result<Vec<TrialCounters>, CounterError> {
-        let setup = &mut self.setup;
         let session = self.session.get_or_insert_with(|| {
             let at = std::time::Instant::now();
             let made = Profiler::new(ordinal, &Counter::metrics()).and_then(Profiler::enable);
-            *setup += at.elapsed().as_secs_f64();
+            crate::spent::since("counter_setup", at);
             made
         });
         let session = session.as_mut().map_err(|e| e.clone())?;

@@ -401,9 +401,7 @@ impl<'a> WorkerPool<'a> {
         let mut totals = self.totals.lock().unwrap_or_else(|e| e.into_inner());
         totals.compiled += result.compiled;
         totals.cached += result.cached;
-        totals.setup_seconds += result.setup_seconds;
-        totals.check_seconds += result.check_seconds;
-        totals.add_phases(&result.phases);
+        totals.add_spent(&result.spent);
         let mut cost = TrialCost {
             trial: match spec.kind {
                 Kind::Kernel { case, kernel } => self
@@ -413,10 +411,10 @@ impl<'a> WorkerPool<'a> {
                 Kind::Compile => String::new(),
             },
             seconds: wall,
-            check: result.check_seconds,
-            copies: result.phases.copies,
-            warmup: result.phases.warmup,
-            timed_check: result.phases.timed_check,
+            check: result.spent.get("check"),
+            copies: result.spent.get("copies"),
+            warmup: result.spent.get("warmup"),
+            timed_check: result.spent.get("timed_check"),
             ..TrialCost::default()
         };
         if spec.counters {
@@ -445,8 +443,8 @@ impl<'a> WorkerPool<'a> {
                 }
                 Outcome::Measured(Box::new(Measured {
                     ordinal,
-                    seconds: result.setup_seconds
-                        + result.check_seconds
+                    seconds: result.spent.get("setup")
+                        + result.spent.get("check")
                         + data.samples.wall_seconds,
                     samples: data.samples,
                     footprint: data.footprint,

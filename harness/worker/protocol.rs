@@ -67,7 +67,7 @@ pub struct TrialRequest {
     /// time cap multiplied, precision target divided).
     pub effort: u32,
     /// Profile inside sampling (`KERNELGATE_PROFILE=1`): extra events around each sample's
-    /// prepare and flush, and the host's waits, in the result's `phases`.
+    /// prepare and flush, and the host's waits, in the result's `spent` (`sampling.*`).
     #[serde(default)]
     pub profile: bool,
 }
@@ -121,14 +121,11 @@ pub struct TrialResult {
     pub compiled: usize,
     /// Modules loaded from the cache.
     pub cached: usize,
-    /// Seconds spent compiling, loading modules and allocating buffers.
-    pub setup_seconds: f64,
-    /// Seconds spent checking correctness.
-    pub check_seconds: f64,
-    /// The rest of the worker's time for this trial, with what it did for it ahead of the
-    /// request (opening the device, loading the suite, the launch-floor probe).
+    /// Where the worker's time went since its last answer ([`crate::spent`]): this trial's
+    /// setup, check and timing phases, with what it did ahead of the request (opening the
+    /// device, loading the suite, the launch-floor probe).
     #[serde(default)]
-    pub phases: crate::report::totals::WorkerPhases,
+    pub spent: crate::spent::Spent,
     /// The worker ends after this answer (it failed inside): the harness starts a fresh one.
     #[serde(default)]
     pub worker_stops: bool,
@@ -174,11 +171,9 @@ impl TrialResult {
             outcome: Err(failure),
             compiled: 0,
             cached: 0,
-            setup_seconds: 0.0,
-            check_seconds: 0.0,
+            spent: Default::default(),
             worker_stops: false,
             again: false,
-            phases: Default::default(),
         }
     }
 }

@@ -17,25 +17,11 @@ use crate::device::Function;
 use crate::device::{DeviceError, Gpu};
 use crate::failure::TrialFailure;
 use crate::measure::{Timer, INPUT_SETS};
-use crate::report::totals::WorkerPhases;
+use crate::spent;
 use crate::suite::Suite;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Instant;
-
-/// Where a trial's time went: setup (buffers, first inputs, footprint: compiling and the probe
-/// counted apart), correctness, and the rest.
-#[derive(Default)]
-struct Phases {
-    setup: f64,
-    check: f64,
-    rest: WorkerPhases,
-}
-
-/// Seconds since `at`.
-fn since(at: Instant) -> f64 {
-    at.elapsed().as_secs_f64()
-}
 
 /// A worker's state.
 pub struct Session {
@@ -56,9 +42,6 @@ pub struct Session {
     pub(super) read: Option<Function>,
     /// Hardware counters (CUPTI), made on first use.
     pub(super) profiling: Profiling,
-    /// What the worker did ahead of requests (opening the device, loading suites, the probe),
-    /// reported with the next trial's result.
-    pub(super) pending: WorkerPhases,
     /// NVRTC compiles and cached modules counted in results so far.
     pub(super) counted: (usize, usize),
 }
@@ -69,10 +52,7 @@ impl Session {
         let at = Instant::now();
         let gpu = Gpu::open(ordinal)?;
         gpu.disable_persisting_l2()?;
-        let pending = WorkerPhases {
-            context: since(at),
-            ..WorkerPhases::default()
-        };
+        spent::since("context", at);
         Ok(Session {
             gpu,
             timer: None,
@@ -84,7 +64,6 @@ impl Session {
             kernels: None,
             read: None,
             profiling: Profiling::default(),
-            pending,
             counted: compile::counts(),
         })
     }
@@ -99,9 +78,7 @@ impl Session {
     /// suite's first trial to meet and report).
     pub fn add_suite(&mut self, index: usize, suite: Suite) {
         self.loaded.remove(&index);
-        let mut compile = 0.0;
-        let _ = self.load(index, &suite, &mut compile);
-        self.pending.compile += compile;
+        let _ = self.load(index, &suite);
         self.suites.insert(index, suite);
     }
 
@@ -111,9 +88,7 @@ impl Session {
     /// before the harness holds the GPU's lock (`crate::lock`), so the timer, which measures
     /// the launch floor and the host's round trip to the idle GPU, is made in the first trial.
     pub fn warm_up(&mut self) {
-        let mut phases = std::mem::take(&mut self.pending);
-        let _ = self.kernels_ready(&mut phases);
-        self.pending = phases;
+        let _ = self.kernels_ready();
     }
 
     /// Runs one trial: never panics on the user's input; a sticky device error is fatal.
@@ -123,10 +98,6 @@ impl Session {
             let mut results = self.run_counters(std::slice::from_ref(req));
             return results.swap_remove(0);
         }
-        let mut phases = Phases {
-            rest: std::mem::take(&mut self.pending),
-            ..Phases::default()
-        };
         // Taken out while the trial runs (it borrows the session mutably), then put back.
         let suite = self.suites.remove(&req.suite);
         let base = req
@@ -135,8 +106,7 @@ impl Session {
         let outcome = match (&suite, req.base.is_some() == base.is_some()) {
             (Some(suite), true) => {
                 let base = base.as_ref().map(|(b, s)| (*b, s));
-                self.trial(suite, base, req, &mut phases)
-                    .map_err(Failure::into_trial)
+                self.trial(suite, base, req).map_err(Failure::into_trial)
             }
             _ => Err(TrialFailure::Harness(format!(
                 "the worker was not sent suite {} (or its base) before its trial",
@@ -155,55 +125,49 @@ impl Session {
             outcome,
             compiled: after.0 - before.0,
             cached: after.1 - before.1,
-            setup_seconds: phases.setup,
-            check_seconds: phases.check,
-            phases: phases.rest,
+            spent: spent::take(),
             worker_stops: false,
             again: false,
         }
     }
 
     /// Compiles and loads suite `index`, as sent (`Request::Suite`), once per worker.
-    pub(super) fn load_sent(
-        &mut self,
-        index: usize,
-        compile: &mut f64,
-    ) -> Result<(), TrialFailure> {
+    pub(super) fn load_sent(&mut self, index: usize) -> Result<(), TrialFailure> {
         let suite = self.suites.remove(&index).ok_or_else(|| {
             TrialFailure::Harness(format!(
                 "the worker was not sent suite {index} before its trial"
             ))
         })?;
-        let loaded = self.load(index, &suite, compile);
+        let loaded = self.load(index, &suite);
         self.suites.insert(index, suite);
         loaded.map_err(Failure::into_trial)
     }
 
-    /// Compiles and loads a suite's kernels once per worker, adding the time to `compile`.
-    fn load(&mut self, index: usize, suite: &Suite, compile: &mut f64) -> Result<(), Failure> {
+    /// Compiles and loads a suite's kernels once per worker.
+    fn load(&mut self, index: usize, suite: &Suite) -> Result<(), Failure> {
         if self.loaded.contains_key(&index) {
             return Ok(());
         }
         let at = Instant::now();
         let loaded = Loaded::load(&self.gpu, suite, self.cache_dir.as_deref());
-        *compile += since(at);
+        spent::since("compile", at);
         self.loaded.insert(index, loaded?);
         Ok(())
     }
 
     /// Compiles and loads the probe kernels (unless the timer has them) and the check kernels,
     /// unless loaded: once per worker. Times nothing on the GPU.
-    fn kernels_ready(&mut self, phases: &mut WorkerPhases) -> Result<(), Failure> {
+    fn kernels_ready(&mut self) -> Result<(), Failure> {
         if self.timer.is_none() && self.probes.is_none() {
             let at = Instant::now();
             let probes = probes(&self.gpu, self.cache_dir.as_deref());
-            phases.compile += since(at);
+            spent::since("compile", at);
             self.probes = Some(probes?);
         }
         if self.kernels.is_none() {
             let at = Instant::now();
             let kernels = Kernels::load(&self.gpu, self.cache_dir.as_deref());
-            phases.compile += since(at);
+            spent::since("compile", at);
             self.kernels = Some(kernels.map_err(Failure::Trial)?);
         }
         Ok(())
@@ -212,12 +176,12 @@ impl Session {
     /// Makes the timer (the launch floor and the host's round trip measured with the probe
     /// kernels) and loads the check kernels, unless made: once per worker, in a trial (inside
     /// the GPU's lock, since the timer times the GPU).
-    pub(super) fn timing_ready(&mut self, phases: &mut WorkerPhases) -> Result<(), Failure> {
-        self.kernels_ready(phases)?;
+    pub(super) fn timing_ready(&mut self) -> Result<(), Failure> {
+        self.kernels_ready()?;
         if let Some(Probes { empty, clock, read }) = self.probes.take() {
             let at = Instant::now();
             let timer = Timer::new(&self.gpu, empty, clock);
-            phases.floor_probe += since(at);
+            spent::since("floor_probe", at);
             self.timer = Some(timer?);
             self.read = Some(read);
         }
@@ -231,19 +195,14 @@ impl Session {
         suite: &Suite,
         base: Option<(BaseKernel, &Suite)>,
         req: &TrialRequest,
-        phases: &mut Phases,
     ) -> Result<TrialData, Failure> {
-        let clock = Instant::now();
-        let rest = &mut phases.rest;
-        // What the worker did ahead of this request, already counted.
-        let ahead = rest.compile + rest.floor_probe;
-        self.load(req.suite, suite, &mut rest.compile)?;
+        self.load(req.suite, suite)?;
         if let Some((b, bs)) = base {
-            self.load(b.suite, bs, &mut rest.compile)?;
+            self.load(b.suite, bs)?;
         }
-        self.timing_ready(rest)?;
-        // Compiling and the probe are counted apart from setup, wherever they happened.
-        let in_trial = rest.compile + rest.floor_probe - ahead;
+        self.timing_ready()?;
+        // Compiling and the probe are counted apart from setup.
+        let clock = Instant::now();
         let trial = Trial {
             gpu: &self.gpu,
             suite,
@@ -259,7 +218,7 @@ impl Session {
         let first = InputSet::new(req.case, req.seed);
         first.upload(&self.gpu, trial.kernels, suite, &bufs)?;
         let (footprint, base_footprint) = trial.footprints(&bufs)?;
-        phases.setup = (since(clock) - in_trial).max(0.0);
+        spent::since("setup", clock);
         let clock = Instant::now();
         // Timed launches rotate over `INPUT_SETS` input sets: the check's first sets, whose
         // reference outputs are cached, and which the timed outputs are compared with.
@@ -269,16 +228,16 @@ impl Session {
         let mut sets = vec![first];
         sets.extend(seeds[1..].iter().map(|s| InputSet::new(req.case, *s)));
         let expected = trial.check(&mut self.references, &bufs, &sets)?;
-        phases.check = since(clock);
+        spent::since("check", clock);
         let clock = Instant::now();
         let copies = Copies::new(&self.gpu, trial.kernels, suite, bufs, sets)?;
-        phases.rest.copies += since(clock);
+        spent::since("copies", clock);
         let timer = self.timer.as_mut().expect("created above");
         let expected = Expected {
             outputs: &expected,
             seeds: &seeds,
         };
-        let samples = time_units(&trial, timer, copies, &expected, &mut phases.rest)?;
+        let samples = time_units(&trial, timer, copies, &expected)?;
         self.gpu.synchronize()?;
         Ok(TrialData {
             samples,

@@ -15,9 +15,7 @@ use crate::check::reference::{Outputs, References};
 use crate::check::verify;
 use crate::device::{DeviceBuffer, Gpu};
 use crate::failure::TrialFailure;
-use crate::measure::profile::add_into;
 use crate::measure::{Footprint, Plan, Regime, Samples, Timed, Timer};
-use crate::report::totals::WorkerPhases;
 use crate::suite::Suite;
 use std::time::Instant;
 
@@ -146,20 +144,19 @@ impl Trial<'_> {
 
     /// Plans the timing (warm-up, regime) on `copies`, unless `planned` (an earlier unit's plan,
     /// kept so every unit is timed alike), grows `copies` to what the plan needs, and samples;
-    /// the time of each step goes into `phases`.
+    /// the time of each step goes to the process's [`crate::spent`] registry.
     pub fn time(
         &self,
         timer: &mut Timer,
         copies: &mut Copies,
         planned: Option<Plan>,
-        phases: &mut WorkerPhases,
     ) -> Result<(Samples, Plan), Failure> {
         let at = Instant::now();
         let plan = match planned {
             Some(plan) => plan,
             None => self.plan(timer, copies)?,
         };
-        phases.warmup += at.elapsed().as_secs_f64();
+        crate::spent::since("warmup", at);
         // Cold: the copies made for the input sets (one, when the case does not fit twice).
         let wanted = if plan.regime == Regime::Graph {
             plan.copies()
@@ -168,13 +165,12 @@ impl Trial<'_> {
         };
         let at = Instant::now();
         copies.grow(self.gpu, self.kernels, wanted)?;
-        phases.copies += at.elapsed().as_secs_f64();
+        crate::spent::since("copies", at);
         let (mut kernel, mut against) = self.ops(copies);
         let against = against.as_mut().map(|o| o as &mut dyn Timed);
         let bench = self.bench();
         timer.set_profiling(self.gpu, self.req.profile)?;
         let samples = timer.sample(self.gpu, &bench, plan, copies.len(), &mut kernel, against)?;
-        add_into(&mut phases.sampling, timer.take_profile().as_ref());
         Ok((samples, plan))
     }
 

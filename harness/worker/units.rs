@@ -18,7 +18,7 @@ use crate::device::{DeviceBuffer, ErrorKind, Gpu};
 use crate::failure::TrialFailure;
 use crate::measure::{Plan, Samples, Timer};
 use crate::report::bytes;
-use crate::report::totals::WorkerPhases;
+use crate::spent;
 use crate::suite::Suite;
 use std::time::Instant;
 
@@ -34,20 +34,19 @@ pub(super) struct Expected<'a> {
 
 /// Times `trial` on `req.units` allocations, the first on `copies`; returns the pooled samples,
 /// one [`crate::measure::Unit`] per allocation. Making (and freeing) each allocation's copies
-/// counts in `phases.copies`, checking what its timed launches left in `phases.timed_check`.
+/// counts as `copies`, checking what its timed launches left as `timed_check`
+/// ([`crate::spent`]).
 pub(super) fn time_units(
     trial: &Trial,
     timer: &mut Timer,
     copies: Copies,
     expected: &Expected,
-    phases: &mut WorkerPhases,
 ) -> Result<Samples, Failure> {
     let units = trial.req.units.max(1);
     let mut spacers: Vec<DeviceBuffer> = Vec::new();
     let mut copies = Some(copies);
     let mut pooled: Option<Samples> = None;
     let mut plan: Option<Plan> = None;
-    let seconds = |at: Instant| at.elapsed().as_secs_f64();
     let since_us = crate::measure::now_us();
     let mut others = None;
     for u in 0..units {
@@ -59,8 +58,8 @@ pub(super) fn time_units(
                 fresh_copies(trial, expected.seeds)?
             }
         };
-        phases.copies += seconds(at);
-        let (mut samples, p) = trial.time(timer, &mut here, plan, phases)?;
+        spent::since("copies", at);
+        let (mut samples, p) = trial.time(timer, &mut here, plan)?;
         plan = Some(p);
         // Once the last allocation is sampled, NVML is asked (on a thread) while its timed
         // launches are checked.
@@ -75,11 +74,11 @@ pub(super) fn time_units(
             let cold = samples.regime == crate::measure::Regime::Cold;
             trial.fresh_inputs(timer, &here, cold.then_some(samples.kernel.as_slice()))?;
         }
-        phases.timed_check += seconds(at);
+        spent::since("timed_check", at);
         samples.close_unit();
         let at = Instant::now();
         drop(here);
-        phases.copies += seconds(at);
+        spent::since("copies", at);
         match pooled.as_mut() {
             Some(all) => all.append(samples),
             None => pooled = Some(samples),
@@ -87,7 +86,7 @@ pub(super) fn time_units(
     }
     let at = Instant::now();
     drop(spacers);
-    phases.copies += seconds(at);
+    spent::since("copies", at);
     let mut pooled = pooled.ok_or_else(|| {
         Failure::Trial(TrialFailure::Harness("a trial was timed on no unit".into()))
     })?;
@@ -95,7 +94,6 @@ pub(super) fn time_units(
     let clocks = &mut pooled.clocks;
     clocks.others = others.map_or_else(Vec::new, |q| timer.others(q));
     clocks.unreliable |= !clocks.others.is_empty();
-    crate::measure::profile::add_into(&mut phases.sampling, timer.take_profile().as_ref());
     Ok(pooled)
 }
 

@@ -21,4 +21,4 @@ mod session;
 pub use base::CounterError;
 pub use library::cupti_missing;
 pub use profiler::Profiler;
-pub use session::{Closures, CounterProfile, Profiled, Session};
+pub use session::{Closures, Profiled, Session};

@@ -4,7 +4,6 @@
 use super::base::{check, current_context, params, CounterError, MAX_OPS};
 use super::profiler::Profiler;
 use cudarc::cupti::sys as cp;
-use serde::{Deserialize, Serialize};
 use std::ffi::c_char;
 use std::time::Instant;
 
@@ -44,7 +43,6 @@ impl Profiler {
         Ok(Session {
             range: Enabled(en.pRangeProfilerObject),
             profiler: self,
-            spent: CounterProfile::default(),
         })
     }
 }
@@ -79,59 +77,6 @@ pub struct Session {
     // Declared first: disabled before the profiler's host object is freed.
     range: Enabled,
     profiler: Profiler,
-    /// Where the profiles since the last [`Session::take_spent`] spent their time.
-    spent: CounterProfile,
-}
-
-/// Where profiling's time went, summed over calls (seconds; host clock, every step leaving
-/// the stream synchronised).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct CounterProfile {
-    /// Configurations made (one per [`Session::profile_ops`] call).
-    pub configurations: usize,
-    /// Replay passes run, over all configurations.
-    pub passes: usize,
-    /// Ranges recorded (operations × passes).
-    pub ranges: usize,
-    /// Sizing and initialising the counter data image and setting the configuration.
-    pub configure: f64,
-    /// Outside the ranges: each operation put back into its starting state, L2 flushed.
-    pub prepare: f64,
-    /// Inside the ranges: the profiled launches, with the range's push and pop.
-    pub launch: f64,
-    /// Starting and stopping the profiler around each pass.
-    pub start_stop: f64,
-    /// Decoding the passes and evaluating every metric of every range.
-    pub evaluate: f64,
-}
-
-impl CounterProfile {
-    /// Adds `other`'s figures to these.
-    pub fn add(&mut self, other: &CounterProfile) {
-        self.configurations += other.configurations;
-        self.passes += other.passes;
-        self.ranges += other.ranges;
-        self.configure += other.configure;
-        self.prepare += other.prepare;
-        self.launch += other.launch;
-        self.start_stop += other.start_stop;
-        self.evaluate += other.evaluate;
-    }
-
-    /// The profile in one closing line's worth of words.
-    pub fn describe(&self) -> String {
-        format!(
-            "{} configuration(s), {} pass(es), {} range(s): configure {:.2} s, prepare {:.2} s, profiled launches {:.2} s, start and stop {:.2} s, decode and evaluate {:.2} s",
-            self.configurations,
-            self.passes,
-            self.ranges,
-            self.configure,
-            self.prepare,
-            self.launch,
-            self.start_stop,
-            self.evaluate
-        )
-    }
 }
 
 /// The name of operation `i`'s range.
@@ -168,8 +113,8 @@ impl Session {
         let names: Vec<std::ffi::CString> = (0..ops.len()).map(range_name).collect();
         let at = Instant::now();
         let mut data = self.configure(ops.len())?;
-        self.spent.configure += at.elapsed().as_secs_f64();
-        self.spent.configurations += 1;
+        crate::spent::since("counters.configure", at);
+        crate::spent::add("counters.configurations", 1.0);
         let range = self.range.0;
         // At most a generous multiple of the passes CUPTI announced: never loop forever.
         let most = 4 * self.profiler.passes.max(1) + 4;
@@ -181,25 +126,24 @@ impl Session {
             start.pRangeProfilerObject = range;
             let at = Instant::now();
             ops[0].prepare()?;
-            self.spent.prepare += at.elapsed().as_secs_f64();
+            crate::spent::since("counters.prepare", at);
             let at = Instant::now();
             // SAFETY: the range object is live and configured.
             check("cuptiRangeProfilerStart", unsafe {
                 cp::cuptiRangeProfilerStart(&mut start)
             })?;
-            self.spent.start_stop += at.elapsed().as_secs_f64();
-            self.spent.passes += 1;
-            let spent = &mut self.spent;
+            crate::spent::since("counters.start_stop", at);
+            crate::spent::add("counters.passes", 1.0);
             let passed = ops.iter_mut().enumerate().try_for_each(|(i, op)| {
                 if i > 0 {
                     let at = Instant::now();
                     op.prepare()?;
-                    spent.prepare += at.elapsed().as_secs_f64();
+                    crate::spent::since("counters.prepare", at);
                 }
                 let at = Instant::now();
                 let launched = in_range(range, &names[i], || op.launch());
-                spent.launch += at.elapsed().as_secs_f64();
-                spent.ranges += 1;
+                crate::spent::since("counters.launch", at);
+                crate::spent::add("counters.ranges", 1.0);
                 launched
             });
             let mut stop = params!(
@@ -212,22 +156,17 @@ impl Session {
             let stopped = check("cuptiRangeProfilerStop", unsafe {
                 cp::cuptiRangeProfilerStop(&mut stop)
             });
-            self.spent.start_stop += at.elapsed().as_secs_f64();
+            crate::spent::since("counters.start_stop", at);
             passed?;
             stopped?;
             if stop.isAllPassSubmitted != 0 {
                 let at = Instant::now();
                 let values = self.evaluate(&mut data, ops.len());
-                self.spent.evaluate += at.elapsed().as_secs_f64();
+                crate::spent::since("counters.evaluate", at);
                 return values;
             }
         }
         Err(CounterError::TooManyPasses(most))
-    }
-
-    /// Where the profiles since the last call spent their time.
-    pub fn take_spent(&mut self) -> CounterProfile {
-        std::mem::take(&mut self.spent)
     }
 
     /// A counter data image for `ranges` ranges, set as the profiler's configuration.
