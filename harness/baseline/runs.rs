@@ -22,10 +22,8 @@ pub const MAX_RUNS: usize = 12;
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Origin {
     /// The GPU's UUID (`GPU-xxxxxxxx-…`, as nvidia-smi prints it), when known.
-    #[serde(default)]
     pub gpu: Option<String>,
     /// The host's name, when known.
-    #[serde(default)]
     pub host: Option<String>,
 }
 

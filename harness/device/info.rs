@@ -31,7 +31,6 @@ pub struct DeviceInfo {
     /// The kernel driver's release, e.g. `580.159.04` (`unknown` where it cannot be read).
     pub driver_release: String,
     /// The physical GPU (`GPU-xxxxxxxx-…`, as nvidia-smi prints it), for the run history.
-    #[serde(default)]
     pub uuid: Option<String>,
 }
 

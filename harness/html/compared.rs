@@ -13,7 +13,7 @@ use crate::code::CodeChange;
 use crate::measure::Footprint;
 use crate::report::results::{GateNote, TrialRecord};
 use crate::report::terminal::record_change as change;
-use crate::report::{bytes, duration};
+use crate::report::{bytes, duration, LAUNCH};
 
 /// One row of the evidence table: what, the side it was compared with, this run.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,31 +51,21 @@ impl Evidence {
 
 /// The footprint's values per launch, by row: `(what, value)`.
 fn footprint_rows(f: &Footprint) -> Vec<(String, String)> {
-    let mut out = Vec::new();
     let several = f.launches.len() > 1;
-    for l in &f.launches {
-        let of = if several {
-            format!(" `{}`", l.entry)
-        } else {
-            String::new()
-        };
-        out.push((format!("block threads{of}"), l.block_threads.to_string()));
-        out.push((format!("blocks / SM{of}"), l.blocks_per_sm.to_string()));
-        // What occupancy comes from: resident threads per SM.
-        out.push((
-            format!("threads / SM{of}"),
-            (l.block_threads as i64 * l.blocks_per_sm as i64).to_string(),
-        ));
-        out.push((format!("registers / thread{of}"), l.registers.to_string()));
-        out.push((
-            format!("shared / block{of}"),
-            bytes(l.static_shared.max(0) as u64 + l.dynamic_shared as u64),
-        ));
-        out.push((
-            format!("local / thread{of}"),
-            format!("{} B", l.local_bytes),
-        ));
-    }
+    let mut out: Vec<(String, String)> = f
+        .launches
+        .iter()
+        .flat_map(|l| {
+            let of = if several {
+                format!(" `{}`", l.entry)
+            } else {
+                String::new()
+            };
+            LAUNCH
+                .iter()
+                .map(move |(what, value)| (format!("{what}{of}"), value(l)))
+        })
+        .collect();
     out.push(("peak memory".into(), bytes(f.pool_peak)));
     out
 }

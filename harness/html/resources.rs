@@ -4,14 +4,9 @@
 
 use super::page::{esc, num, table};
 use super::view::View;
-use crate::measure::{Footprint, Resources};
-use crate::report::bytes;
+use crate::measure::Footprint;
 use crate::report::results::TrialRecord;
-
-/// One value per launch, `/`-separated.
-fn per_launch(f: &Footprint, value: impl Fn(&Resources) -> String) -> String {
-    f.launches.iter().map(value).collect::<Vec<_>>().join(" / ")
-}
+use crate::report::{bytes, LAUNCH};
 
 /// A cell: the value, or `old → new` marked where the compared footprint's differs.
 fn cell(old: Option<String>, new: String) -> String {
@@ -21,29 +16,8 @@ fn cell(old: Option<String>, new: String) -> String {
     }
 }
 
-/// A footprint column: its header and its value.
-type Column = (&'static str, fn(&Footprint) -> String);
-
 /// The table for a suite's trials.
 pub fn resources(view: &View, trials: &[&TrialRecord]) -> String {
-    let columns: [Column; 6] = [
-        ("peak memory", |f| bytes(f.pool_peak)),
-        ("block threads", |f| {
-            per_launch(f, |l| l.block_threads.to_string())
-        }),
-        ("blocks / SM", |f| {
-            per_launch(f, |l| l.blocks_per_sm.to_string())
-        }),
-        ("registers", |f| per_launch(f, |l| l.registers.to_string())),
-        ("shared / block", |f| {
-            per_launch(f, |l| {
-                bytes(l.static_shared.max(0) as u64 + l.dynamic_shared as u64)
-            })
-        }),
-        ("local / thread", |f| {
-            per_launch(f, |l| format!("{} B", l.local_bytes))
-        }),
-    ];
     let rows: Vec<Vec<String>> = trials
         .iter()
         .filter_map(|t| {
@@ -51,8 +25,11 @@ pub fn resources(view: &View, trials: &[&TrialRecord]) -> String {
             let f = &m.footprint;
             let old = m.baseline_footprint.as_ref();
             let mut row = vec![format!("<code>{}</code>", esc(&t.name))];
-            for (_, value) in &columns {
-                row.push(cell(old.map(value), value(f)));
+            row.push(cell(old.map(|o| bytes(o.pool_peak)), bytes(f.pool_peak)));
+            for (_, value) in LAUNCH {
+                let per_launch =
+                    |f: &Footprint| f.launches.iter().map(value).collect::<Vec<_>>().join(" / ");
+                row.push(cell(old.map(per_launch), per_launch(f)));
             }
             let clocks = m
                 .clocks
@@ -85,8 +62,8 @@ pub fn resources(view: &View, trials: &[&TrialRecord]) -> String {
         Some(base) => format!(" ({} → candidate where they differ)", esc(base)),
         None => " (baseline → this run where they differ)".into(),
     };
-    let mut header: Vec<&str> = vec!["trial"];
-    header.extend(columns.iter().map(|c| c.0));
+    let mut header: Vec<&str> = vec!["trial", "peak memory"];
+    header.extend(LAUNCH.iter().map(|c| c.0));
     header.extend([
         "free memory drop",
         "SM clock min / median / max, MHz",

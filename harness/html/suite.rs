@@ -10,7 +10,7 @@ use super::trial::{kernel_and_case, sizes, sweep_axis, State};
 use super::view::View;
 use crate::report::results::{Status, TrialRecord};
 use crate::report::terminal::{headline, record_change as change};
-use crate::report::{duration, rate};
+use crate::report::{achieved, duration, rate, PEAKS};
 
 /// The suite's kernels in the order they first appear: a kernel's colour is its place here,
 /// in every chart of the suite.
@@ -129,11 +129,11 @@ fn sweep_charts(view: &View, suite: &str, trials: &[&TrialRecord]) -> String {
     );
     let device = view.results.device_info.as_ref();
     let peaks = device.map(|d| (d.peak_bandwidth(), d.peak_fp32_flops()));
-    if let Some((peak_bw, peak_flops)) = peaks.filter(|p| p.0 > 0.0) {
-        let bw = sweep(&|t| {
-            let m = t.measurement.as_ref()?;
-            Some((100.0 * m.bytes? / m.time.median / peak_bw, None))
-        });
+    if peaks.is_some_and(|p| p.0 > 0.0) {
+        let share = |i: usize| {
+            move |t: &TrialRecord| Some((achieved(t.measurement.as_ref()?, device)[i]?.1?, None))
+        };
+        let bw = sweep(&share(0));
         draw(
             format!("{suite}: achieved bandwidth"),
             "% of peak bandwidth",
@@ -142,10 +142,7 @@ fn sweep_charts(view: &View, suite: &str, trials: &[&TrialRecord]) -> String {
             bw,
             "bench.bytes over the median time, against the device's peak".into(),
         );
-        let fl = sweep(&|t| {
-            let m = t.measurement.as_ref()?;
-            Some((100.0 * m.flops? / m.time.median / peak_flops, None))
-        });
+        let fl = sweep(&share(1));
         draw(
             format!("{suite}: achieved FLOP rate"),
             "% of FP32 peak",
@@ -234,35 +231,12 @@ fn trials_table(view: &View, trials: &[&TrialRecord]) -> String {
                         .speedup
                         .map(|s| format!("{:.2}× [{:.2}, {:.2}]", s.median, s.low, s.high))
                         .unwrap_or_else(|| no_speedup.into())));
-                    let peak = |p: f64, v: f64| {
-                        if p > 0.0 {
-                            format!(" ({})", percent_axis(100.0 * v / p))
-                        } else {
-                            String::new()
-                        }
-                    };
-                    row.push(num(m
-                        .bytes
-                        .map(|b| {
-                            let bw = b / m.time.median;
-                            format!(
-                                "{}{}",
-                                rate(bw, "B/s"),
-                                peak(device.map_or(0.0, |d| d.peak_bandwidth()), bw)
-                            )
-                        })
-                        .unwrap_or_else(|| "–".into())));
-                    row.push(num(m
-                        .flops
-                        .map(|f| {
-                            let r = f / m.time.median;
-                            format!(
-                                "{}{}",
-                                rate(r, "FLOP/s"),
-                                peak(device.map_or(0.0, |d| d.peak_fp32_flops()), r)
-                            )
-                        })
-                        .unwrap_or_else(|| "–".into())));
+                    for (a, (unit, _)) in achieved(m, device).into_iter().zip(PEAKS) {
+                        row.push(num(a.map_or("–".into(), |(r, share)| {
+                            let share = share.map(|p| format!(" ({})", percent_axis(p)));
+                            format!("{}{}", rate(r, unit), share.unwrap_or_default())
+                        })));
+                    }
                 }
                 None => row.extend((0..4).map(|_| "–".to_string())),
             }

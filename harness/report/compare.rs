@@ -45,7 +45,7 @@ impl Failed {
 }
 
 /// One row of the table.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Row {
     /// Trial name.
     pub name: String,
@@ -136,10 +136,8 @@ pub fn compare(old: &Results, new: &Results) -> Vec<Row> {
             old: median(o),
             new: median(Some(n)),
             status: [o.map(|o| o.status), Some(n.status)],
-            verdict: None,
-            note: None,
             failed: Failed::of(n),
-            words: None,
+            ..Row::default()
         };
         match (
             o.and_then(|o| o.measurement.as_ref()),
@@ -175,12 +173,9 @@ pub fn compare(old: &Results, new: &Results) -> Vec<Row> {
             rows.push(Row {
                 name: o.name.clone(),
                 old: median(Some(o)),
-                new: None,
                 status: [Some(o.status), None],
-                verdict: None,
                 note: Some(Note::OnlyInOld),
-                failed: None,
-                words: None,
+                ..Row::default()
             });
         }
     }
@@ -308,34 +303,28 @@ pub fn markdown_table(rows: &[&Row]) -> String {
 
 /// The table, one row per trial of `rows`, widths fitted to the content.
 pub fn table(rows: &[&Row]) -> String {
-    let head = HEAD;
-    let body = cells(rows);
-    table_text(head, body)
+    table_text(HEAD, cells(rows))
 }
 
 /// Each row's cells, in [`HEAD`]'s order.
 fn cells(rows: &[&Row]) -> Vec<[String; 6]> {
+    let time = |t: Option<f64>| t.map(duration).unwrap_or_else(|| "-".into());
     rows.iter()
         .map(|r| {
-            let time = |t: Option<f64>| t.map(duration).unwrap_or_else(|| "-".into());
-            match &r.verdict {
-                Some(v) => [
-                    r.name.clone(),
-                    time(r.old),
-                    time(r.new),
-                    crate::report::terminal::verdict_change(v),
+            let (change, p) = r.verdict.map_or(("-".into(), "-".into()), |v| {
+                (
+                    crate::report::terminal::verdict_change(&v),
                     format!("{:.2e}", v.shown().p_adjusted),
-                    r.describe(),
-                ],
-                None => [
-                    r.name.clone(),
-                    time(r.old),
-                    time(r.new),
-                    "-".into(),
-                    "-".into(),
-                    r.describe(),
-                ],
-            }
+                )
+            });
+            [
+                r.name.clone(),
+                time(r.old),
+                time(r.new),
+                change,
+                p,
+                r.describe(),
+            ]
         })
         .collect()
 }

@@ -2,12 +2,12 @@
 //! when set): what needs attention first — failed, regressed, inconclusive, improved and
 //! machine-slower trials — then every trial. GitHub caps a step summary at 1 MiB; this stays under `MAX_BYTES`.
 
-use super::results::{GateNote, Results, Standing, Status, TrialRecord};
+use super::reading::State;
+use super::results::{GateNote, Results, Status, TrialRecord};
 use super::{bytes, duration};
 use crate::gate::{Reading, Verdict};
 use crate::report::terminal::{
     cause, code_note, headline, identity_change, other_gpu_of, record_change as change,
-    verdict_words,
 };
 use crate::stats::Summary;
 
@@ -23,17 +23,9 @@ fn cell(text: &str) -> String {
 }
 
 fn verdict(t: &TrialRecord) -> String {
-    match (t.status, t.decided(), &t.measurement) {
-        (_, Some(Verdict::Regressed), _) => "**regressed**".into(),
-        (Status::Failed, _, _) => "**failed**".into(),
-        (Status::Ignored, _, _) => "ignored".into(),
-        (_, Some(_), _) => verdict_words(t).unwrap_or("identical code").to_string(),
-        (_, None, Some(_)) => t
-            .paired_standing()
-            .map_or("new (not gated)", Standing::word)
-            .into(),
-        (_, None, None) if t.compiled.is_some() => "compiled".into(),
-        (_, None, None) => "passed".into(),
+    match State::of(t) {
+        s @ (State::Regressed | State::Failed) => format!("**{}**", s.word()),
+        s => s.word().into(),
     }
 }
 
@@ -93,13 +85,12 @@ pub fn render(results: &Results) -> String {
         .as_ref()
         .map(|d| d.describe())
         .unwrap_or_else(|| "no GPU".into());
-    let standing = |s: Standing| count(&|t| t.paired_standing() == Some(s));
     let paired = match results.base {
         Some(_) => format!(
             ", {} identical code, {} new, {} changed, {} gone",
             count(&|t| t.decided() == Some(Verdict::IdenticalCode)),
-            standing(Standing::New),
-            standing(Standing::Changed),
+            count(&|t| matches!(t.gate, Some(GateNote::New))),
+            count(&|t| matches!(t.gate, Some(GateNote::Changed { .. }))),
             results.gone.len()
         ),
         None => {

@@ -85,18 +85,33 @@ pub fn rate(per_second: f64, unit: &str) -> String {
     format!("{value:.digits$} {prefix}{unit}")
 }
 
+/// A launch's shared memory per block, static and dynamic, bytes.
+pub fn shared(l: &crate::measure::Resources) -> u64 {
+    l.static_shared.max(0) as u64 + l.dynamic_shared as u64
+}
+
+/// One per-launch resource as a table shows it.
+pub type Column = fn(&crate::measure::Resources) -> String;
+
+/// The per-launch resources the HTML report's tables show, by name, in their order.
+pub const LAUNCH: [(&str, Column); 6] = [
+    ("block threads", |l| l.block_threads.to_string()),
+    ("blocks / SM", |l| l.blocks_per_sm.to_string()),
+    ("threads / SM", |l| {
+        (l.block_threads as i64 * l.blocks_per_sm as i64).to_string()
+    }),
+    ("registers / thread", |l| l.registers.to_string()),
+    ("shared / block", |l| bytes(shared(l))),
+    ("local / thread", |l| format!("{} B", l.local_bytes)),
+];
+
 /// A kernel's memory and resources in a few words: `mem 24.0 MiB · regs 16 · smem 0 B · 8 blocks/SM`
 /// (per launch, `/`-separated, for multi-launch kernels; local memory and `fp64 ops N` only
 /// when used).
 pub fn footprint(f: &crate::measure::Footprint) -> String {
     let join = |v: Vec<String>| v.join("/");
     let regs = join(f.launches.iter().map(|l| l.registers.to_string()).collect());
-    let smem = join(
-        f.launches
-            .iter()
-            .map(|l| bytes((l.static_shared.max(0) as u64) + l.dynamic_shared as u64))
-            .collect(),
-    );
+    let smem = join(f.launches.iter().map(|l| bytes(shared(l))).collect());
     let occupancy = join(
         f.launches
             .iter()
@@ -124,6 +139,20 @@ pub fn footprint(f: &crate::measure::Footprint) -> String {
         ));
     }
     out
+}
+
+/// The achieved rates' units and the peaks they are shares of, in [`achieved`]'s order.
+pub const PEAKS: [(&str, &str); 2] = [("B/s", "peak"), ("FLOP/s", "FP32 peak")];
+
+/// A measured trial's achieved bandwidth (`bench.bytes`) and FLOP rate (`bench.flops`) over its
+/// median time, each with its percentage of the device's peak where that is known.
+pub fn achieved(m: &Measurement, device: Option<&DeviceInfo>) -> [Option<(f64, Option<f64>)>; 2] {
+    let peaks = device.map_or([0.0; 2], |d| [d.peak_bandwidth(), d.peak_fp32_flops()]);
+    let of = |work: Option<f64>, peak: f64| {
+        let r = work? / m.time.median;
+        Some((r, (peak > 0.0).then(|| 100.0 * r / peak)))
+    };
+    [of(m.bytes, peaks[0]), of(m.flops, peaks[1])]
 }
 
 /// One measured trial's figures, ready to print: median with its interval, speedup over the
@@ -156,20 +185,12 @@ impl fmt::Display for TrialLine<'_> {
             }
             _ => f.write_str("  reference")?,
         }
-        if let Some(bytes) = m.bytes {
-            let bw = bytes / k.median;
-            let peak = self.device.peak_bandwidth();
-            write!(f, "  {}", rate(bw, "B/s"))?;
-            if peak > 0.0 {
-                write!(f, " ({:.0}% of peak)", 100.0 * bw / peak)?;
-            }
-        }
-        if let Some(flops) = m.flops {
-            let r = flops / k.median;
-            let peak = self.device.peak_fp32_flops();
-            write!(f, "  {}", rate(r, "FLOP/s"))?;
-            if peak > 0.0 {
-                write!(f, " ({:.0}% of FP32 peak)", 100.0 * r / peak)?;
+        for (a, (unit, of)) in achieved(m, Some(self.device)).into_iter().zip(PEAKS) {
+            if let Some((r, share)) = a {
+                write!(f, "  {}", rate(r, unit))?;
+                if let Some(p) = share {
+                    write!(f, " ({p:.0}% of {of})")?;
+                }
             }
         }
         write!(f, "  n={}", k.n)?;

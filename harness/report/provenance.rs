@@ -47,16 +47,12 @@ pub const BRANCH_SOURCES: &[&str] = &[
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Provenance {
     /// The commit measured (the candidate's, in paired mode).
-    #[serde(default)]
     pub commit: Option<String>,
     /// Its branch.
-    #[serde(default)]
     pub branch: Option<String>,
     /// Whether tracked files had uncommitted changes (`None`: not known).
-    #[serde(default)]
     pub dirty: Option<bool>,
     /// When the run started: RFC 3339, UTC, to the second (`2026-11-22T14:03:07Z`).
-    #[serde(default)]
     pub started: Option<String>,
     /// Each suite's name and the SHA-256 of its suite file: the definition of its trials
     /// (sizes, launches, buffers, tolerances). `compare` warns when they differ.

@@ -3,9 +3,9 @@
 //! threshold`), the threshold it was gated with, where its baseline came from, and the cause of
 //! a change (what changed in the trial's identity first, then its counters, largest first).
 
-use super::results::{BaselineRef, GateNote, TrialRecord};
+use super::results::{BaselineRef, GateNote, Status, TrialRecord};
 use crate::code::CodeChange;
-use crate::gate::{percent, with_spread, Reading};
+use crate::gate::{percent, with_spread, Reading, Verdict};
 
 /// A commit's first seven characters.
 pub(super) fn short(commit: &str) -> &str {
@@ -147,4 +147,101 @@ pub(super) fn origin(baseline: &BaselineRef, max_slowdown: f64) -> String {
         out.push_str(&format!(" vs baseline from {gpus}"));
     }
     out
+}
+
+/// A trial's state, in the order a person should look at them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum State {
+    /// Failed: wrong output, fault, time-out, regression, limit.
+    Failed,
+    /// Regressed (and so failed, or passed only because the run is not gating).
+    Regressed,
+    /// Too noisy to tell.
+    Inconclusive,
+    /// Inconclusive with a narrow interval around the threshold itself: no re-measure can tell.
+    OnThreshold,
+    /// The SM clock throttled in too many rounds: not gated.
+    Unreliable,
+    /// Slower than its baseline with the same code and counters: the machine's change.
+    MachineSlower,
+    /// Faster than its baseline with the same code and counters: the machine's change.
+    MachineFaster,
+    /// Faster than its baseline.
+    Improved,
+    /// A significant change, all of it inside the threshold.
+    WithinThreshold,
+    /// No meaningful change.
+    Unchanged,
+    /// Paired mode: identical code at the base (not timed, or timed as an A/A pair).
+    IdenticalCode,
+    /// Paired mode: not at the base revision, so not compared.
+    New,
+    /// Paired mode: its case changed since the base, so not compared.
+    Changed,
+    /// Measured, with no comparable baseline.
+    NoBaseline,
+    /// A compile trial: its suite's kernels compiled (counted apart from the verdicts).
+    Compiled,
+    /// Passed without timing.
+    Passed,
+    /// Not run.
+    Ignored,
+}
+
+impl State {
+    /// The state of a record.
+    pub fn of(t: &TrialRecord) -> State {
+        let verdict = t.decided();
+        match (t.status, verdict) {
+            (_, Some(Verdict::Regressed)) => State::Regressed,
+            (Status::Failed, _) => State::Failed,
+            (Status::Ignored, _) => State::Ignored,
+            _ if t.measurement.as_ref().is_some_and(|m| m.clocks.unreliable) => State::Unreliable,
+            (_, Some(Verdict::Inconclusive)) if reading(t) == Reading::OnThreshold => {
+                State::OnThreshold
+            }
+            (_, Some(Verdict::Inconclusive)) => State::Inconclusive,
+            (_, Some(Verdict::Improved)) => State::Improved,
+            (_, Some(Verdict::MachineSlower)) => State::MachineSlower,
+            (_, Some(Verdict::MachineFaster)) => State::MachineFaster,
+            (_, Some(Verdict::Unchanged)) if reading(t) == Reading::WithinThreshold => {
+                State::WithinThreshold
+            }
+            (_, Some(Verdict::Unchanged)) => State::Unchanged,
+            (_, Some(Verdict::IdenticalCode)) => State::IdenticalCode,
+            (_, None) if matches!(t.gate, Some(GateNote::New)) => State::New,
+            (_, None) if matches!(t.gate, Some(GateNote::Changed { .. })) => State::Changed,
+            (_, None) if t.measurement.is_some() => State::NoBaseline,
+            (_, None) if t.compiled.is_some() => State::Compiled,
+            (_, None) => State::Passed,
+        }
+    }
+
+    /// The word shown (and the badge's CSS class).
+    pub fn word(self) -> &'static str {
+        match self {
+            State::Failed => "failed",
+            State::Regressed => Verdict::Regressed.label(),
+            State::Inconclusive => Verdict::Inconclusive.label(),
+            State::OnThreshold => Reading::OnThreshold.phrase(Verdict::Inconclusive),
+            State::Unreliable => "unreliable",
+            State::Improved => Verdict::Improved.label(),
+            State::MachineSlower => Verdict::MachineSlower.label(),
+            State::MachineFaster => Verdict::MachineFaster.label(),
+            State::WithinThreshold => Reading::WithinThreshold.phrase(Verdict::Unchanged),
+            State::Unchanged => Verdict::Unchanged.label(),
+            State::IdenticalCode => Verdict::IdenticalCode.label(),
+            State::New => "new",
+            State::Changed => "changed",
+            State::NoBaseline => "new (not gated)",
+            State::Compiled => "compiled",
+            State::Passed => "passed",
+            State::Ignored => "ignored",
+        }
+    }
+
+    /// Whether the summary lists it first: up to `machine-slower` (a warning).
+    pub fn needs_attention(self) -> bool {
+        self <= State::MachineSlower
+    }
 }

@@ -153,15 +153,12 @@ pub struct Measurement {
     /// Memory and resources of the kernel.
     pub footprint: crate::measure::Footprint,
     /// The reference kernel this trial's speedup is over (`None` for the reference itself).
-    #[serde(default)]
     pub reference: Option<String>,
     /// The SM clock while sampling.
     pub clocks: crate::measure::Clocks,
     /// Bytes one run moves (the suite's `bench.bytes` for this case), for achieved bandwidth.
-    #[serde(default)]
     pub bytes: Option<f64>,
     /// Floating-point operations of one run (`bench.flops`), for the achieved FLOP rate.
-    #[serde(default)]
     pub flops: Option<f64>,
     /// The time samples this trial was compared with (the stored baseline's, or the paired
     /// base's), seconds; empty when it was not compared.
@@ -170,7 +167,6 @@ pub struct Measurement {
     /// The memory and resources it was compared with: the stored baseline's footprint, or in
     /// paired mode the base kernel's (launch shape, registers, blocks per SM); `None` when it
     /// was not compared, or in files written before it was recorded.
-    #[serde(default)]
     pub baseline_footprint: Option<crate::measure::Footprint>,
     /// Seconds the trial took on the GPU worker: setup, correctness and sampling (format 3;
     /// absent in older files). Paired mode estimates the time identical trials saved from it.
@@ -223,14 +219,12 @@ pub struct TrialRecord {
     pub device_ordinal: Option<i32>,
     /// Why it was not run (ignored trials): no GPU, no NVRTC. Everything else a reporter
     /// says about a trial it renders from the typed fields below.
-    #[serde(default)]
     pub ignored: Option<String>,
     /// Measurements, when it was timed.
     pub measurement: Option<Measurement>,
     /// The gate's verdict, when a comparable baseline existed.
     pub verdict: Option<TrialVerdict>,
     /// What the gate made of it (measured trials).
-    #[serde(default)]
     pub gate: Option<GateNote>,
     /// Declared limits broken, and growth over the baseline.
     #[serde(default)]
@@ -239,13 +233,10 @@ pub struct TrialRecord {
     #[serde(default)]
     pub resource_changes: Vec<ResourceChange>,
     /// The typed failure, when the trial itself failed (not the gate).
-    #[serde(default)]
     pub failure_detail: Option<TrialFailure>,
     /// Commands to re-run, profile and re-bless this trial.
-    #[serde(default)]
     pub commands: Option<Commands>,
     /// What a compile trial compiled.
-    #[serde(default)]
     pub compiled: Option<Compiled>,
     /// The code this trial ran (format 3): its kernel's and its reference's code identities
     /// for the run's architecture, the toolchain, and the trial identity. `None` where it could
@@ -294,10 +285,8 @@ pub struct Results {
     /// Every trial that was selected, in run order.
     pub trials: Vec<TrialRecord>,
     /// Where the run's time went.
-    #[serde(default)]
     pub totals: Option<RunTotals>,
     /// Paired mode: the base revision every trial was compared with.
-    #[serde(default)]
     pub base: Option<BaseRevision>,
     /// Paired mode: trials of the base that the candidate no longer has.
     #[serde(default)]
@@ -423,36 +412,6 @@ impl TrialRecord {
             matches!(self.gate, Some(GateNote::IdenticalCode { .. }))
                 .then_some(crate::gate::Verdict::IdenticalCode)
         })
-    }
-
-    /// How it stands against the base in paired mode when it was not compared: new, or
-    /// changed; `None` otherwise.
-    pub fn paired_standing(&self) -> Option<Standing> {
-        match self.gate {
-            Some(GateNote::New) => Some(Standing::New),
-            Some(GateNote::Changed { .. }) => Some(Standing::Changed),
-            _ => None,
-        }
-    }
-}
-
-/// Why a paired trial was not compared with its base. (Trials the base has and the candidate
-/// does not are [`Results::gone`].)
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Standing {
-    /// Not at the base revision.
-    New,
-    /// Its case changed since the base.
-    Changed,
-}
-
-impl Standing {
-    /// The word every report uses: `new`, `changed`.
-    pub fn word(self) -> &'static str {
-        match self {
-            Standing::New => "new",
-            Standing::Changed => "changed",
-        }
     }
 }
 

@@ -53,12 +53,9 @@ pub struct Identical {
     pub timed: usize,
     /// The GPU time the skipped trials would have taken, seconds: an estimate; `None` where
     /// nothing recorded a trial's time.
-    #[serde(default)]
     pub saved_seconds: Option<f64>,
     /// What the estimate comes from.
-    #[serde(default)]
     pub saved_from: Option<SavedFrom>,
     /// The largest change among the timed identical pairs.
-    #[serde(default)]
     pub noise: Option<Noise>,
 }

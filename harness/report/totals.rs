@@ -12,6 +12,7 @@ use std::time::Instant;
 /// Where a run's time went, and what the clocks did, for its summary lines. Every phase is
 /// optional in a results file (absent in files written before it was measured).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct RunTotals {
     /// Kernel trials measured (re-measures included).
     pub trials_measured: usize,
@@ -27,7 +28,6 @@ pub struct RunTotals {
     /// GPU time of every launch the kept samples timed: each sample times its launches (a
     /// graph replay's whole batch; a slow side's replay of one launch). What sampling spends
     /// beyond it is the loop's own (prepare, flush, clock probes, waits, the last launches).
-    #[serde(default)]
     pub launch_seconds: f64,
     /// NVRTC compiles.
     pub compiled: usize,
@@ -48,88 +48,69 @@ pub struct RunTotals {
     /// GPU worker processes started.
     pub worker_starts: usize,
     /// Trials whose hardware counters were read (counters-only requests).
-    #[serde(default)]
     pub counter_reads: usize,
     /// Wall seconds of those requests.
-    #[serde(default)]
     pub counter_seconds: f64,
     /// Of that, making the CUPTI profiler session (once per worker that reads counters).
-    #[serde(default)]
     pub counter_setup_seconds: f64,
     /// Of that, where profiling went (the workers' `counters.*` figures): configurations,
     /// replay passes and ranges (counts), and seconds configuring, preparing, in the profiled
     /// launches, starting and stopping, evaluating.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub counter_profile: Option<Spent>,
     /// Seconds from kernelgate's entry until its options and suites were read and the trials
     /// planned.
-    #[serde(default)]
     pub load_seconds: f64,
     /// Seconds from kernelgate's entry until the first kernel trial was sent to a GPU worker.
-    #[serde(default)]
     pub first_gpu_work_seconds: Option<f64>,
     /// Seconds from starting each GPU worker process until it had opened its device, summed.
-    #[serde(default)]
     pub worker_start_seconds: f64,
     /// Of that, inside the workers: opening the device (`cuInit`, the primary context).
-    #[serde(default)]
     pub context_seconds: f64,
     /// Of that, how long the run waited (the rest overlapped loading and compiling suites).
-    #[serde(default)]
     pub worker_wait_seconds: f64,
     /// Seconds compiling (NVRTC, through the cache) and loading modules: the compile trials,
     /// and in workers the suites' kernels and the harness's own.
-    #[serde(default)]
     pub compile_seconds: f64,
     /// Seconds of the launch-floor probe and the timer's set-up (events, flush buffer, clock).
-    #[serde(default)]
     pub floor_probe_seconds: f64,
     /// Seconds making timing copies (further input sets, graph copies, further allocations).
-    #[serde(default)]
     pub copies_seconds: f64,
     /// Seconds warming up and choosing the regime (the pilot).
-    #[serde(default)]
     pub warmup_seconds: f64,
     /// Seconds checking what the timed launches left.
-    #[serde(default)]
     pub timed_check_seconds: f64,
     /// Wall seconds of kernel trials (re-measures included) as the run saw them: the workers'
     /// phases plus the exchange with them.
-    #[serde(default)]
     pub trials_seconds: f64,
     /// Seconds judging (baselines read, the gate), re-measures excluded.
-    #[serde(default)]
     pub judge_seconds: f64,
     /// Seconds writing the reports other than the results file (written last, holding this).
-    #[serde(default)]
     pub report_seconds: f64,
     /// Paired mode: seconds preparing the base revision — resolving it, extracting its files
     /// (or finding an earlier extraction of the same commit) and loading its suites; part of
     /// `load_seconds`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub base_seconds: Option<f64>,
     /// Seconds computing code identities in this process: each suite (in paired mode the
     /// base's too) compiled through the cache and its kernels identified, once per suite.
-    #[serde(default)]
     pub code_seconds: f64,
     /// Paired mode: seconds making the SASS diffs of the kernels whose code changed (the
     /// disassembly, `nvdisasm`), while the trials run.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub sass_seconds: Option<f64>,
     /// Of that, how long the run waited for it once its trials were done.
-    #[serde(default)]
     pub sass_wait_seconds: f64,
     /// Seconds from kernelgate's entry until the results file was written.
-    #[serde(default)]
     pub wall_seconds: Option<f64>,
     /// Inside sampling, under `KERNELGATE_PROFILE=1` (the workers' `sampling.*` figures):
     /// samples (a count), and seconds of the GPU's prepare, L2 flush and timed launches and the
     /// host's submit, sync wait, readback, graph capture, last launches and other-process query.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub sampling_profile: Option<Spent>,
     /// The costliest kernel trials (re-measures and counter reads apart), most costly first:
     /// the [`COSTLIEST`] dearest, or every trial under `KERNELGATE_PROFILE=1`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub costliest: Vec<TrialCost>,
 }
 

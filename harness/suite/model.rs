@@ -51,7 +51,6 @@ pub struct Source {
     /// cubin or fatbin, which the compile step reads as bytes.
     pub text: String,
     /// Why this CUDA source is compiled with nvcc rather than NVRTC (`suite::compiler`).
-    #[serde(default)]
     pub nvcc: Option<String>,
 }
 
@@ -321,12 +320,10 @@ pub struct Bench {
     /// Growth of the executed instruction count (warp level) over the baseline's or base's
     /// that fails, no statistics (`None`: no instruction gate). Applied only where the count
     /// was exact across the baseline's units.
-    #[serde(default)]
     pub max_instruction_growth: Option<f64>,
     /// Growth of DRAM bytes read over the baseline's or base's that fails (`None`: no gate).
     /// Compared with the highest of the baseline's reads; a value below
     /// [`crate::measure::counters::DRAM_READ_TOLERANCE`] is raised to it.
-    #[serde(default)]
     pub max_dram_read_growth: Option<f64>,
 }
 

@@ -53,7 +53,6 @@ pub struct TrialRequest {
     pub regime: Option<crate::measure::Regime>,
     /// Paired mode: the base revision's kernel to time interleaved with this one (as the
     /// "reference" of the timing loop), on the same inputs. Correctness is checked as without.
-    #[serde(default)]
     pub base: Option<BaseKernel>,
     /// How many allocations (fresh case buffers and timing copies) the samples are split
     /// over: the unit a timing mode comes with (`docs/measurement.md`). 0 reads as 1.
@@ -104,10 +103,8 @@ pub struct TrialData {
     /// Memory and resources of the kernel under test.
     pub footprint: Footprint,
     /// Paired mode: the base kernel's, on the same case.
-    #[serde(default)]
     pub base_footprint: Option<Footprint>,
     /// The hardware counters, when the request asked for them.
-    #[serde(default)]
     pub counters: Option<Box<crate::measure::counters::CounterReport>>,
 }
 
