@@ -8,6 +8,7 @@ use super::trial::Trial;
 use super::{Planned, Runner};
 use crate::code::trial_code;
 use crate::paired::Pairing;
+use crate::worker::protocol::SuiteRef;
 
 /// Every trial of `plan`, planned, with the code of each at `selected` (none elsewhere) and in
 /// paired mode (`pairing`, per plan index) its base's.
@@ -27,7 +28,7 @@ pub(super) fn trial_codes(
         let suite = &run.suites[trial.suite];
         out[i].code.code = run
             .executor
-            .code(trial.suite)
+            .code(SuiteRef::Head(trial.suite))
             .map(|c| trial_code(suite, case, kernel, seed, &c));
         let (Some(base), Some(pairing)) = (run.base, pairing) else {
             continue;
@@ -40,7 +41,7 @@ pub(super) fn trial_codes(
         {
             out[i].code.base = run
                 .executor
-                .code(run.suites.len() + bs)
+                .code(SuiteRef::Base(*bs))
                 .map(|c| trial_code(&base.suites[*bs], *case, *kernel, seed, &c));
         }
     }

@@ -9,6 +9,7 @@ use crate::failure::TrialFailure;
 use crate::measure::{Footprint, Regime, Samples};
 use crate::plan::Kind;
 use crate::report::results::RunTotals;
+use crate::worker::protocol::SuiteRef;
 
 /// One trial to execute.
 #[derive(Debug, Clone, PartialEq)]
@@ -94,15 +95,18 @@ pub trait Executor: Sync {
     fn execute_counters(&self, slot: usize, specs: &[TrialSpec]) -> Vec<Outcome> {
         specs.iter().map(|s| self.execute(slot, s)).collect()
     }
-    /// Ends every worker; called once all trials, re-measures included, have run.
-    fn stop(&self);
-    /// Where the time went, for the run's summary.
-    fn totals(&self) -> RunTotals;
-    /// The code of suite `suite` (numbered as in [`TrialSpec::suite`]: a paired run's base
-    /// suites after its own) for the architecture its trials run on, compiled (through the
-    /// compile cache) and identified in this process — no GPU needed; `None` where it cannot be
-    /// had (no NVRTC, a suite that does not compile: its compile trial says why).
-    fn code(&self, _suite: usize) -> Option<std::sync::Arc<SuiteCode>> {
+    /// Ends every worker; called once all trials, re-measures included, have run. By default
+    /// nothing (an executor without processes).
+    fn stop(&self) {}
+    /// Where the time went, for the run's summary; by default nothing measured.
+    fn totals(&self) -> RunTotals {
+        RunTotals::default()
+    }
+    /// The code of suite `suite` (the run's own, or a paired run's base's) for the
+    /// architecture its trials run on, compiled (through the compile cache) and identified in
+    /// this process — no GPU needed; `None` where it cannot be had (no NVRTC, a suite that does
+    /// not compile: its compile trial says why).
+    fn code(&self, _suite: SuiteRef) -> Option<std::sync::Arc<SuiteCode>> {
         None
     }
 }

@@ -109,7 +109,7 @@ impl Runner<'_> {
                 case,
                 kernel,
             }) => Some(crate::worker::protocol::BaseKernel {
-                suite: self.suites.len() + suite,
+                suite: *suite,
                 case: *case,
                 kernel: *kernel,
             }),

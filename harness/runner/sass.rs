@@ -14,6 +14,7 @@ use crate::report::results::TrialRecord;
 use crate::sass::change::{kernel_diff, KernelDiff, Side};
 use crate::sass::disasm::Disassembler;
 use crate::sass::listings::Listings;
+use crate::worker::protocol::SuiteRef;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
@@ -139,12 +140,12 @@ fn make(run: &Runner, kernels: &[Both]) -> Made {
         Ok(d) => (Some(d), None),
         Err(e) => (None, Some(e.to_string())),
     };
-    let code = |i: usize| -> Option<Arc<SuiteCode>> { run.executor.code(i) };
+    let code = |at: SuiteRef| -> Option<Arc<SuiteCode>> { run.executor.code(at) };
     let sides: Vec<Sides> = kernels
         .iter()
         .filter_map(|&b| {
             let ((s, k), (bs, bk)) = b;
-            let (head, then) = (code(s)?, code(run.suites.len() + bs)?);
+            let (head, then) = (code(SuiteRef::Head(s))?, code(SuiteRef::Base(bs))?);
             let differs = !then.kernels.get(bk)?.same_code(head.kernels.get(k)?);
             differs.then_some((b, head, then))
         })

@@ -8,7 +8,7 @@ use crate::device::DeviceInfo;
 use crate::failure::{DriverFault, FailKind, TrialFailure};
 use crate::gate::{Verdict, REMEASURE_EFFORT};
 use crate::measure::{Footprint, Regime, Samples};
-use crate::report::results::{Breach, GateNote, RunTotals, Status, TrialRecord};
+use crate::report::results::{Breach, GateNote, Status, TrialRecord};
 use crate::suite::Suite;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -147,10 +147,6 @@ impl Executor for Scripted {
             .cloned()
             .unwrap_or_else(|| panic!("no script for {name} at effort {}", spec.effort))
     }
-    fn stop(&self) {}
-    fn totals(&self) -> RunTotals {
-        RunTotals::default()
-    }
 }
 
 /// The scripted executor that records every spec it is asked to execute and gives suite `i`
@@ -182,12 +178,13 @@ impl Executor for Spying {
         self.specs.lock().unwrap().push(spec.clone());
         self.inner.execute(slot, spec)
     }
-    fn stop(&self) {}
-    fn totals(&self) -> RunTotals {
-        RunTotals::default()
-    }
-    fn code(&self, suite: usize) -> Option<std::sync::Arc<crate::code::SuiteCode>> {
-        self.codes.get(suite).cloned()
+    fn code(
+        &self,
+        suite: crate::worker::protocol::SuiteRef,
+    ) -> Option<std::sync::Arc<crate::code::SuiteCode>> {
+        // `codes` holds one suite's code, then its base's.
+        let base = matches!(suite, crate::worker::protocol::SuiteRef::Base(_));
+        self.codes.get(usize::from(base)).cloned()
     }
 }
 

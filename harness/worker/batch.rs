@@ -9,7 +9,7 @@
 //! nothing more: the pool restarts it before a timed request (`Worker::profiled`).
 
 use super::counters::Profiling;
-use super::protocol::{TrialData, TrialRequest, TrialResult};
+use super::protocol::{SuiteRef, TrialData, TrialRequest, TrialResult};
 use super::session::Session;
 use super::trial::Trial;
 use super::units::{case_buffers, fresh_copies, spacer_bytes, COUNTER_UNITS};
@@ -59,21 +59,21 @@ impl Session {
         let mut results: Vec<Option<TrialResult>> = reqs.iter().map(|_| None).collect();
         // Every suite the batch needs, compiled and loaded once (`Session::load`); a suite
         // that cannot be fails its trials.
-        let needed: BTreeSet<usize> = reqs
-            .iter()
-            .flat_map(|r| std::iter::once(r.suite).chain(r.base.map(|b| b.suite)))
-            .collect();
-        let mut unloadable: Vec<(usize, TrialFailure)> = Vec::new();
-        for index in needed {
-            match self.load_sent(index) {
-                Ok(()) => {}
-                Err(f) => unloadable.push((index, f)),
+        let needed: BTreeSet<SuiteRef> = reqs.iter().flat_map(TrialRequest::needs).collect();
+        let mut unloadable: Vec<(SuiteRef, TrialFailure)> = Vec::new();
+        for at in needed {
+            if let Err(f) = self.load_sent(at) {
+                unloadable.push((at, f));
             }
         }
         let ready = self.timing_ready().map_err(Failure::into_trial);
         for (i, req) in reqs.iter().enumerate() {
-            let used = |s: usize| s == req.suite || req.base.is_some_and(|b| b.suite == s);
-            let failed = match (&ready, unloadable.iter().find(|(s, _)| used(*s))) {
+            let failed = match (
+                &ready,
+                unloadable
+                    .iter()
+                    .find(|(s, _)| req.needs().any(|n| n == *s)),
+            ) {
                 (Err(f), _) | (Ok(()), Some((_, f))) => Some(f.clone()),
                 (Ok(()), None) => None,
             };
@@ -139,12 +139,12 @@ impl Session {
             let req = &reqs[next];
             let paired = req
                 .base
-                .and_then(|b| Some((b, suites.get(&b.suite)?, loaded.get(&b.suite)?)));
-            let own = suites.get(&req.suite).zip(loaded.get(&req.suite));
+                .and_then(|b| Some((b, suites.get(&b.at())?, loaded.get(&b.at())?)));
+            let own = suites.get(&req.head()).zip(loaded.get(&req.head()));
             let Some((suite, own)) = own.filter(|_| req.base.is_some() == paired.is_some()) else {
                 results[next] = Some(TrialResult::failed(TrialFailure::Harness(format!(
-                    "the worker was not sent suite {} (or its base) before its trial",
-                    req.suite
+                    "the worker was not sent suite {:?} (or its base) before its trial",
+                    req.head()
                 ))));
                 next += 1;
                 continue;

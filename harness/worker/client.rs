@@ -2,7 +2,9 @@
 //! use, sends one request at a time, and restarts it after a fault, a crash or a time-out, so
 //! one bad kernel fails its own trials and nothing else.
 
-use super::protocol::{encode_request, Request, Response, TrialRequest, TrialResult, PREFIX};
+use super::protocol::{
+    encode_request, Request, Response, SuiteRef, TrialRequest, TrialResult, PREFIX,
+};
 use crate::device::DeviceInfo;
 use crate::failure::TrialFailure;
 use crate::suite::Suite;
@@ -42,7 +44,7 @@ pub struct Worker {
     // stringly: the worker's `Hello` answer as it came over the pipe (see `Response::Hello`).
     device: Option<Result<DeviceInfo, String>>,
     /// The suites the live worker has been sent (by index); empty again after a restart.
-    sent: HashSet<usize>,
+    sent: HashSet<SuiteRef>,
     /// How many times a worker was started.
     pub starts: usize,
     /// Whether the live worker has read hardware counters: it must time nothing more (a
@@ -103,12 +105,12 @@ impl Worker {
         }
     }
 
-    /// Runs one trial; `suites` (index, suite) are the ones it needs (its own, and in paired
+    /// Runs one trial; `suites` are the ones it needs (its own, and in paired
     /// mode its base's), each sent first if this worker has not seen it. A fatal result stops
     /// the worker, so the next trial gets a fresh one.
     pub fn trial(
         &mut self,
-        suites: &[(usize, &Suite)],
+        suites: &[(SuiteRef, &Suite)],
         request: TrialRequest,
         timeout: Duration,
     ) -> Result<TrialResult, TrialFailure> {
@@ -122,7 +124,7 @@ impl Worker {
     /// result per request, in order; `suites` as for [`Worker::trial`].
     pub fn counters(
         &mut self,
-        suites: &[(usize, &Suite)],
+        suites: &[(SuiteRef, &Suite)],
         requests: Vec<TrialRequest>,
         timeout: Duration,
     ) -> Result<Vec<TrialResult>, TrialFailure> {
@@ -138,7 +140,7 @@ impl Worker {
     /// Starts the worker if needed, sends it `suites` it lacks, then `request`; its answer.
     fn request(
         &mut self,
-        suites: &[(usize, &Suite)],
+        suites: &[(SuiteRef, &Suite)],
         request: &Request,
         timeout: Duration,
     ) -> Result<Response, TrialFailure> {
@@ -174,17 +176,17 @@ impl Worker {
         TrialFailure::Harness("the GPU worker answered out of turn".into())
     }
 
-    /// Sends the running worker `suites` (index, suite) it has not been sent; it compiles and
+    /// Sends the running worker `suites` it has not been sent; it compiles and
     /// loads each as it arrives, so sending one ahead of its trials lets that overlap this
     /// process's own work.
-    pub fn send_suites(&mut self, suites: &[(usize, &Suite)]) -> Result<(), TrialFailure> {
-        for &(index, suite) in suites {
-            if !self.sent.contains(&index) {
+    pub fn send_suites(&mut self, suites: &[(SuiteRef, &Suite)]) -> Result<(), TrialFailure> {
+        for &(at, suite) in suites {
+            if !self.sent.contains(&at) {
                 self.send(&Request::Suite {
-                    index,
+                    at,
                     suite: Box::new(suite.clone()),
                 })?;
-                self.sent.insert(index);
+                self.sent.insert(at);
             }
         }
         Ok(())

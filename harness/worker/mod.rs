@@ -113,12 +113,12 @@ pub fn serve(cache_dir: Option<PathBuf>) -> i32 {
                     s.warm_up();
                 }
             }
-            Request::Suite { index, suite } => {
+            Request::Suite { at, suite } => {
                 let Some(s) = session.as_mut() else {
                     eprintln!("kernelgate worker: a suite came before Hello");
                     return WORKER_FAILED_INSIDE.into();
                 };
-                s.add_suite(index, *suite);
+                s.add_suite(at, *suite);
             }
             Request::Trial(req) => {
                 let wrap =

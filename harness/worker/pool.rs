@@ -2,7 +2,7 @@
 //! `KERNELGATE_DEVICE`, and compile trials in this process through NVRTC.
 
 use super::client::{NoDevice, Worker};
-use super::protocol::{TrialRequest, TrialResult};
+use super::protocol::{SuiteRef, TrialRequest, TrialResult, Work};
 use crate::baseline::Fingerprint;
 use crate::code::SuiteCode;
 use crate::config::Config;
@@ -69,7 +69,7 @@ pub struct WorkerPool<'a> {
     workers: Vec<Mutex<Worker>>,
     totals: Mutex<RunTotals>,
     /// Each suite's code, once computed (`None`: it could not be had).
-    codes: Mutex<HashMap<usize, Option<Arc<SuiteCode>>>>,
+    codes: Mutex<HashMap<SuiteRef, Option<Arc<SuiteCode>>>>,
 }
 
 impl<'a> WorkerPool<'a> {
@@ -177,7 +177,7 @@ impl<'a> WorkerPool<'a> {
         let mut worker = self.worker(slot);
         match worker.device() {
             Ok(d) => {
-                let _ = worker.send_suites(&[(index, &self.suites[index])]);
+                let _ = worker.send_suites(&[(SuiteRef::Head(index), &self.suites[index])]);
                 d.arch()
             }
             Err(_) => self.config.arch.clone(),
@@ -300,29 +300,28 @@ impl<'a> WorkerPool<'a> {
         spec: &TrialSpec,
         case: usize,
         kernel: usize,
-    ) -> Result<(TrialRequest, Vec<(usize, &'a Suite)>), Outcome> {
+    ) -> Result<(TrialRequest, Vec<(SuiteRef, &'a Suite)>), Outcome> {
         let suite = &self.suites[spec.suite];
         let request = TrialRequest {
+            work: match (spec.counters, spec.effort <= 1) {
+                (true, _) => Work::Counters,
+                (false, true) => Work::CheckAndTime,
+                (false, false) => Work::Time,
+            },
             suite: spec.suite,
             case,
             kernel,
             seed: spec.seed,
-            check: spec.effort <= 1 && !spec.counters,
             regime: spec.regime,
             base: spec.base,
-            counters: spec.counters,
             units: spec.units,
             effort: spec.effort,
             profile: self.config.profile,
         };
-        let mut needed = vec![(spec.suite, suite)];
+        let mut needed = vec![(request.head(), suite)];
         if let Some(b) = spec.base {
-            match b
-                .suite
-                .checked_sub(self.suites.len())
-                .and_then(|i| self.base.get(i))
-            {
-                Some(bs) => needed.push((b.suite, bs)),
+            match self.base.get(b.suite) {
+                Some(bs) => needed.push((b.at(), bs)),
                 None => {
                     return Err(Outcome::Failed(TrialFailure::Harness(format!(
                         "no base suite numbered {}",
@@ -537,7 +536,7 @@ impl Executor for WorkerPool<'_> {
         t
     }
 
-    fn code(&self, suite: usize) -> Option<Arc<SuiteCode>> {
+    fn code(&self, suite: SuiteRef) -> Option<Arc<SuiteCode>> {
         if let Some(known) = self
             .codes
             .lock()
@@ -546,9 +545,9 @@ impl Executor for WorkerPool<'_> {
         {
             return known.clone();
         }
-        let s = match suite.checked_sub(self.suites.len()) {
-            None => self.suites.get(suite)?,
-            Some(b) => self.base.get(b)?,
+        let s = match suite {
+            SuiteRef::Head(i) => self.suites.get(i)?,
+            SuiteRef::Base(i) => self.base.get(i)?,
         };
         let arch = if self.workers.is_empty() {
             self.config.arch.clone()

@@ -20,10 +20,10 @@ pub enum Request {
         ordinal: i32,
     },
     /// A suite, sent once per worker process before its first trial; trials refer to it by
-    /// `index`. Not answered.
+    /// `at`. Not answered.
     Suite {
-        /// The suite's index in the run.
-        index: usize,
+        /// Which suite of the run: this revision's, or the paired base's.
+        at: SuiteRef,
         /// The whole suite, as loaded and validated by the harness.
         suite: Box<Suite>,
     },
@@ -36,10 +36,34 @@ pub enum Request {
     Counters(Vec<TrialRequest>),
 }
 
+/// Which of a run's suites: this revision's (`Head`) or, in paired mode, the base revision's
+/// (`Base`), by its index among them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum SuiteRef {
+    /// The run's own suite at this index.
+    Head(usize),
+    /// The base revision's suite at this index.
+    Base(usize),
+}
+
+/// What the worker does with a trial.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Work {
+    /// Check correctness, then time: a trial's first measurement.
+    CheckAndTime,
+    /// Time only: a re-measure or a confirmation of a trial already checked.
+    Time,
+    /// Read the hardware counters of the kernel and its counterpart instead of timing them
+    /// (`worker::counters`), after which the worker times nothing.
+    Counters,
+}
+
 /// One trial to run.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct TrialRequest {
-    /// The suite's index, as sent in `Request::Suite`.
+    /// What to do with it.
+    pub work: Work,
+    /// The suite's index among the run's own (`SuiteRef::Head`), as sent in `Request::Suite`.
     pub suite: usize,
     /// Case index.
     pub case: usize,
@@ -47,8 +71,6 @@ pub struct TrialRequest {
     pub kernel: usize,
     /// Seed of the first input set.
     pub seed: u64,
-    /// Check correctness first (false when re-measuring a trial already checked).
-    pub check: bool,
     /// The regime to time in (the baseline's), or `None` to choose by the launch floor.
     pub regime: Option<crate::measure::Regime>,
     /// Paired mode: the base revision's kernel to time interleaved with this one (as the
@@ -58,10 +80,6 @@ pub struct TrialRequest {
     /// over: the unit a timing mode comes with (`docs/measurement.md`). 0 reads as 1.
     #[serde(default)]
     pub units: u32,
-    /// Read the hardware counters of the kernel and its counterpart instead of timing them
-    /// (`worker::counters`): a counters-only request, after which the worker times nothing.
-    #[serde(default)]
-    pub counters: bool,
     /// Sampling effort: 1 normally; more when re-measuring an inconclusive trial (samples and
     /// time cap multiplied, precision target divided).
     pub effort: u32,
@@ -71,15 +89,35 @@ pub struct TrialRequest {
     pub profile: bool,
 }
 
+impl TrialRequest {
+    /// The suite of the trial's kernel.
+    pub fn head(&self) -> SuiteRef {
+        SuiteRef::Head(self.suite)
+    }
+
+    /// The suites the trial needs: its own, and in paired mode its base's.
+    pub fn needs(&self) -> impl Iterator<Item = SuiteRef> {
+        std::iter::once(self.head()).chain(self.base.map(|b| b.at()))
+    }
+}
+
 /// The base revision's kernel a paired trial is timed against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BaseKernel {
-    /// The base suite's index, as sent in `Request::Suite`.
+    /// The base suite's index among the base's suites (`SuiteRef::Base`), as sent in
+    /// `Request::Suite`.
     pub suite: usize,
     /// Its case.
     pub case: usize,
     /// Its kernel.
     pub kernel: usize,
+}
+
+impl BaseKernel {
+    /// The base suite.
+    pub fn at(&self) -> SuiteRef {
+        SuiteRef::Base(self.suite)
+    }
 }
 
 /// Worker → harness.
@@ -188,15 +226,14 @@ mod tests {
             other => panic!("{other:?}"),
         }
         let req = TrialRequest {
+            work: Work::Counters,
             suite: 1,
             case: 2,
             kernel: 3,
             seed: 4,
-            check: false,
             regime: None,
             base: None,
             units: 2,
-            counters: true,
             effort: 1,
             profile: false,
         };
@@ -204,7 +241,7 @@ mod tests {
         match serde_json::from_str(line.trim_end()).unwrap() {
             Request::Counters(reqs) => {
                 assert_eq!(reqs.len(), 1);
-                assert!(reqs[0].counters && reqs[0].kernel == 3);
+                assert!(reqs[0].work == Work::Counters && reqs[0].kernel == 3);
             }
             other => panic!("{other:?}"),
         }
@@ -232,7 +269,7 @@ mod tests {
             .remove(0);
         suite.path = std::path::PathBuf::from(std::ffi::OsStr::from_bytes(b"suites/\xff.toml"));
         let e = encode_request(&Request::Suite {
-            index: 0,
+            at: SuiteRef::Head(0),
             suite: Box::new(suite),
         })
         .unwrap_err();

@@ -21,7 +21,7 @@
 //! trial), so a restarted worker goes on with the next answer. Counters requests are answered
 //! as unavailable.
 
-use super::protocol::{Request, Response, TrialData, TrialRequest, TrialResult};
+use super::protocol::{Request, Response, SuiteRef, TrialData, TrialRequest, TrialResult};
 use crate::device::DeviceInfo;
 use crate::failure::{DriverFault, TrialFailure};
 use crate::measure::{Footprint, Regime, Resources, Samples};
@@ -115,7 +115,7 @@ pub fn serve(path: PathBuf) -> i32 {
         let _ = out.flush();
     };
     let script = read(&path);
-    let mut suites: HashMap<usize, Suite> = HashMap::new();
+    let mut suites: HashMap<SuiteRef, Suite> = HashMap::new();
     let mut gpu = String::from("gpu-none");
     for line in std::io::stdin().lock().lines() {
         let Ok(line) = line else { return 0 };
@@ -129,18 +129,18 @@ pub fn serve(path: PathBuf) -> i32 {
                 reply(&Response::Hello(Ok(device(ordinal))));
             }
             (Request::Hello { .. }, Err(e)) => reply(&Response::Hello(Err(e.to_string()))),
-            (Request::Suite { index, suite }, _) => {
-                suites.insert(index, *suite);
+            (Request::Suite { at, suite }, _) => {
+                suites.insert(at, *suite);
             }
             (Request::Trial(req), Ok(script)) => {
-                let name = match suites.get(&req.suite) {
+                let name = match suites.get(&SuiteRef::Head(req.suite)) {
                     Some(s) => s.trial_name(req.case, req.kernel),
                     None => return crate::exit::WORKER_FAILED_INSIDE.into(),
                 };
                 let (call, answer) = script.next(&path, &name);
                 count(&path, &gpu);
                 let against = req.base.is_some() || {
-                    let suite = &suites[&req.suite];
+                    let suite = &suites[&SuiteRef::Head(req.suite)];
                     req.kernel != suite.reference
                 };
                 let result = answered(&name, call, &req, &answer, against);

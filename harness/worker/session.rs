@@ -4,7 +4,7 @@
 use super::counters::Profiling;
 use super::loaded::Loaded;
 use super::probes::{probes, Probes};
-use super::protocol::{BaseKernel, TrialData, TrialRequest, TrialResult};
+use super::protocol::{BaseKernel, SuiteRef, TrialData, TrialRequest, TrialResult, Work};
 use super::trial::Trial;
 use super::units::{case_buffers, time_units, Expected};
 use crate::check::copies::Copies;
@@ -29,10 +29,10 @@ pub struct Session {
     pub(super) timer: Option<Timer>,
     /// The probe kernels, loaded ahead of the first trial, until its timer takes them.
     probes: Option<Probes>,
-    /// The run's suites this worker was sent, by index.
-    pub(super) suites: HashMap<usize, Suite>,
-    /// Loaded modules, by suite index.
-    pub(super) loaded: HashMap<usize, Loaded>,
+    /// The run's suites this worker was sent.
+    pub(super) suites: HashMap<SuiteRef, Suite>,
+    /// Loaded modules, by suite.
+    pub(super) loaded: HashMap<SuiteRef, Loaded>,
     cache_dir: Option<PathBuf>,
     /// The reference's outputs per case and seed, reused by every kernel.
     references: References,
@@ -73,13 +73,13 @@ impl Session {
         &self.gpu
     }
 
-    /// Keeps suite `index` for the trials that refer to it, and compiles and loads its kernels
+    /// Keeps suite `at` for the trials that refer to it, and compiles and loads its kernels
     /// now, while the harness has nothing for this worker yet (a failure is left for the
     /// suite's first trial to meet and report).
-    pub fn add_suite(&mut self, index: usize, suite: Suite) {
-        self.loaded.remove(&index);
-        let _ = self.load(index, &suite);
-        self.suites.insert(index, suite);
+    pub fn add_suite(&mut self, at: SuiteRef, suite: Suite) {
+        self.loaded.remove(&at);
+        let _ = self.load(at, &suite);
+        self.suites.insert(at, suite);
     }
 
     /// Gets the probe and check kernels compiled and loaded ahead of the first trial, while
@@ -93,31 +93,31 @@ impl Session {
 
     /// Runs one trial: never panics on the user's input; a sticky device error is fatal.
     pub fn run_trial(&mut self, req: &TrialRequest) -> TrialResult {
-        if req.counters {
+        if req.work == Work::Counters {
             // A batch of one: the counters are read as a batch's are (`batch.rs`).
             let mut results = self.run_counters(std::slice::from_ref(req));
             return results.swap_remove(0);
         }
         // Taken out while the trial runs (it borrows the session mutably), then put back.
-        let suite = self.suites.remove(&req.suite);
+        let suite = self.suites.remove(&req.head());
         let base = req
             .base
-            .and_then(|b| self.suites.remove(&b.suite).map(|s| (b, s)));
+            .and_then(|b| self.suites.remove(&b.at()).map(|s| (b, s)));
         let outcome = match (&suite, req.base.is_some() == base.is_some()) {
             (Some(suite), true) => {
                 let base = base.as_ref().map(|(b, s)| (*b, s));
                 self.trial(suite, base, req).map_err(Failure::into_trial)
             }
             _ => Err(TrialFailure::Harness(format!(
-                "the worker was not sent suite {} (or its base) before its trial",
-                req.suite
+                "the worker was not sent suite {:?} (or its base) before its trial",
+                req.head()
             ))),
         };
         if let Some(suite) = suite {
-            self.suites.insert(req.suite, suite);
+            self.suites.insert(req.head(), suite);
         }
         if let Some((b, s)) = base {
-            self.suites.insert(b.suite, s);
+            self.suites.insert(b.at(), s);
         }
         let (before, after) = (self.counted, compile::counts());
         self.counted = after;
@@ -131,27 +131,27 @@ impl Session {
         }
     }
 
-    /// Compiles and loads suite `index`, as sent (`Request::Suite`), once per worker.
-    pub(super) fn load_sent(&mut self, index: usize) -> Result<(), TrialFailure> {
-        let suite = self.suites.remove(&index).ok_or_else(|| {
+    /// Compiles and loads suite `at`, as sent (`Request::Suite`), once per worker.
+    pub(super) fn load_sent(&mut self, at: SuiteRef) -> Result<(), TrialFailure> {
+        let suite = self.suites.remove(&at).ok_or_else(|| {
             TrialFailure::Harness(format!(
-                "the worker was not sent suite {index} before its trial"
+                "the worker was not sent suite {at:?} before its trial"
             ))
         })?;
-        let loaded = self.load(index, &suite);
-        self.suites.insert(index, suite);
+        let loaded = self.load(at, &suite);
+        self.suites.insert(at, suite);
         loaded.map_err(Failure::into_trial)
     }
 
     /// Compiles and loads a suite's kernels once per worker.
-    fn load(&mut self, index: usize, suite: &Suite) -> Result<(), Failure> {
-        if self.loaded.contains_key(&index) {
+    fn load(&mut self, at: SuiteRef, suite: &Suite) -> Result<(), Failure> {
+        if self.loaded.contains_key(&at) {
             return Ok(());
         }
-        let at = Instant::now();
+        let clock = Instant::now();
         let loaded = Loaded::load(&self.gpu, suite, self.cache_dir.as_deref());
-        spent::since("compile", at);
-        self.loaded.insert(index, loaded?);
+        spent::since("compile", clock);
+        self.loaded.insert(at, loaded?);
         Ok(())
     }
 
@@ -196,9 +196,9 @@ impl Session {
         base: Option<(BaseKernel, &Suite)>,
         req: &TrialRequest,
     ) -> Result<TrialData, Failure> {
-        self.load(req.suite, suite)?;
+        self.load(req.head(), suite)?;
         if let Some((b, bs)) = base {
-            self.load(b.suite, bs)?;
+            self.load(b.at(), bs)?;
         }
         self.timing_ready()?;
         // Compiling and the probe are counted apart from setup.
@@ -207,8 +207,8 @@ impl Session {
             gpu: &self.gpu,
             suite,
             req,
-            loaded: &self.loaded[&req.suite],
-            paired: base.map(|(b, bs)| (b, bs, &self.loaded[&b.suite])),
+            loaded: &self.loaded[&req.head()],
+            paired: base.map(|(b, bs)| (b, bs, &self.loaded[&b.at()])),
             kernels: self.kernels.as_ref(),
         };
         trial.shared_memory_fits()?;

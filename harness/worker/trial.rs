@@ -99,7 +99,7 @@ impl Trial<'_> {
         sets: &[InputSet],
     ) -> Result<Vec<Outputs>, Failure> {
         let (req, funcs) = (self.req, &self.loaded.functions);
-        if req.check {
+        if req.work == super::protocol::Work::CheckAndTime {
             let first = verify::FirstInputs {
                 seed: req.seed,
                 sets,

@@ -70,7 +70,7 @@ pub(super) fn time_units(
         trial.check_timed(&here, p, &samples, (expected.outputs, expected.seeds))?;
         // The first measurement's first unit only: a re-measure times the same kernel again,
         // and a further unit would only repeat the question on other buffers.
-        if u == 0 && trial.req.check {
+        if u == 0 && trial.req.work == super::protocol::Work::CheckAndTime {
             let cold = samples.regime == crate::measure::Regime::Cold;
             trial.fresh_inputs(timer, &here, cold.then_some(samples.kernel.as_slice()))?;
         }

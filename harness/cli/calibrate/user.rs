@@ -1,6 +1,6 @@
 //! `suites`: calibration on the user's own suites (`--suites DIR`). Every kernel trial is timed
 //! against itself as its base (paired A/A: the suites are sent to the worker twice, the second
-//! copy at index `suites.len() + s`, as a paired run sends its base's), `reps` times, each
+//! copy as the base's, as a paired run sends them), `reps` times, each
 //! repetition in a fresh worker process and judged as a paired run judges (every trial of the
 //! repetition in one family, through the gate's re-measure policy, at each suite's
 //! `max_slowdown`). A `regressed` verdict is a false alarm. The pooled per-round log-ratios
@@ -49,10 +49,9 @@ pub fn calibrate(
             "the suites hold no kernel trials".into(),
         ));
     }
-    let n = suites.len();
     let ask = |t: &Trial, effort: u32| {
         let base = BaseKernel {
-            suite: n + t.suite,
+            suite: t.suite,
             case: t.case,
             kernel: t.kernel,
         };
@@ -65,8 +64,7 @@ pub fn calibrate(
     let mut pooled: Vec<Vec<f64>> = vec![Vec::new(); trials.len()];
     let mut rounds: Vec<Vec<usize>> = vec![Vec::new(); trials.len()];
     for rep in 0..repeat.reps {
-        // A fresh worker process per repetition; the base suites are the suites again, at
-        // `suites.len() + s`, as a paired run numbers its base's.
+        // A fresh worker process per repetition; the base suites are the suites again.
         let pool = WorkerPool::new(repeat.config, suites, suites);
         let mut first: Vec<Result<GateInput, Skip>> = Vec::new();
         for (i, t) in trials.iter().enumerate() {

@@ -26,10 +26,6 @@ impl Executor for Batching {
         self.1.lock().unwrap().push(specs.len());
         specs.iter().map(|s| self.0.execute(slot, s)).collect()
     }
-    fn stop(&self) {}
-    fn totals(&self) -> RunTotals {
-        RunTotals::default()
-    }
 }
 
 /// Counters with `instructions` executed (exact) and a DRAM write count that wanders.

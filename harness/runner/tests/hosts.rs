@@ -195,10 +195,6 @@ impl Executor for Together<'_> {
         }
         self.inner.execute(slot, spec)
     }
-    fn stop(&self) {}
-    fn totals(&self) -> RunTotals {
-        RunTotals::default()
-    }
 }
 
 #[test]

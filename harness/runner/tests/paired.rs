@@ -102,9 +102,9 @@ fn paired_trials_are_timed_against_their_base_and_judged_on_ratios() {
         "{specs:?}"
     );
     assert_eq!(
-        kernel_specs[0].base.unwrap().suite,
-        1,
-        "base suites follow the run's own"
+        kernel_specs[0].base.unwrap().at(),
+        crate::worker::protocol::SuiteRef::Base(0),
+        "the base's own first suite"
     );
     let naive = record(&results, "t::naive");
     assert_eq!(naive.verdict.unwrap().verdict, Verdict::Unchanged);

@@ -30,10 +30,6 @@ impl Executor for Stopping<'_> {
         }
         self.inner.execute(slot, spec)
     }
-    fn stop(&self) {}
-    fn totals(&self) -> RunTotals {
-        RunTotals::default()
-    }
 }
 
 #[test]

@@ -209,9 +209,8 @@ fn sweep(subjects: &[Subject], repeat: &Repeat, mode: Mode) -> Sensitivity {
     };
     let mut cells = empty(subjects.len());
     let mut cost = Cost::default();
-    let n = subjects.len();
-    // Paired: the worker keeps one copy of a suite per index, so the base is the same suite
-    // again under another (`n + d`: the pool's base suites are the subjects' suites again).
+    // Paired: the base is the same suite again (`SuiteRef::Base(d)`: the pool's base suites
+    // are the subjects' suites again).
     let suites: Vec<Suite> = subjects.iter().map(|s| s.suite.clone()).collect();
     let base: &[Suite] = match mode {
         Mode::Stored => &[],
@@ -227,7 +226,7 @@ fn sweep(subjects: &[Subject], repeat: &Repeat, mode: Mode) -> Sensitivity {
         let pool = WorkerPool::new(repeat.config, &suites, base);
         for (d, sub) in subjects.iter().enumerate() {
             let base = (mode == Mode::Paired).then_some(BaseKernel {
-                suite: n + d,
+                suite: d,
                 case: 0,
                 kernel: 0,
             });
