@@ -154,21 +154,6 @@ impl Samples {
         });
     }
 
-    /// The kernel's samples of each unit (all samples as one unit when none were recorded).
-    pub fn unit_samples(&self) -> Vec<&[f64]> {
-        if self.units.is_empty() {
-            return vec![&self.kernel];
-        }
-        let mut out = Vec::new();
-        let mut at = 0;
-        for u in &self.units {
-            let end = (at + u.kernel_samples).min(self.kernel.len());
-            out.push(&self.kernel[at..end]);
-            at = end;
-        }
-        out
-    }
-
     /// The kept samples' times summed, each the time per launch: (kernel, reference).
     pub fn per_launch_seconds(&self) -> (f64, f64) {
         (self.kernel.iter().sum(), self.reference.iter().sum())

@@ -68,19 +68,8 @@ fn both_precise(
 
 /// After a group of rounds was kept: the kernel's samples, the reference's (`None` when the
 /// kernel is timed alone), the input sets each side's samples alternate over
-/// (`precise_side`), and the time since sampling started.
-pub fn after_kept(
-    bench: &Bench,
-    kernel: &[f64],
-    reference: Option<&[f64]>,
-    sets: [usize; 2],
-    elapsed: Duration,
-) -> Next {
-    after_group(bench, kernel, reference, sets, elapsed).0
-}
-
-/// [`after_kept`], and, when sampling goes on only for `min_samples` and `min_time_ms` (both
-/// sides already precise), the samples and the time still missing — for the timing loop to
+/// (`precise_side`), and the time since sampling started: whether to go on — and, when
+/// sampling goes on only for `min_samples` and `min_time_ms` (both sides already precise), the samples and the time still missing — for the timing loop to
 /// queue just the rounds that reach them rather than a whole group more (issue 22: up to a
 /// group of rounds after `min_time_ms` on every allocation; the stopping rule itself is
 /// unchanged). `None` while a side is not precise.
@@ -129,6 +118,17 @@ pub fn after_throttled(bench: &Bench, elapsed: Duration) -> Next {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`after_group`]'s decision alone.
+    fn after_kept(
+        bench: &Bench,
+        kernel: &[f64],
+        reference: Option<&[f64]>,
+        sets: [usize; 2],
+        elapsed: Duration,
+    ) -> Next {
+        after_group(bench, kernel, reference, sets, elapsed).0
+    }
 
     fn bench() -> Bench {
         Bench {

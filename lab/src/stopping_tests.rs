@@ -1,5 +1,5 @@
 //! The precision target's cost and what it buys, on synthetic samples: trials sampled as the
-//! timing loop samples them (groups of rounds, [`after_kept`] after each, on allocations with
+//! timing loop samples them (groups of rounds, [`after_group`] after each, on allocations with
 //! offsets of their own), against baselines blessed the same way (six allocations, whose
 //! spread widens the threshold), decided as a run decides ([`gate::settle`], an inconclusive
 //! trial measured again). The target the suite's `max_slowdown` gives
@@ -9,7 +9,7 @@
 
 use kernelgate::baseline::{spread, thin, MAX_STORED_SAMPLES};
 use kernelgate::gate::{self, GateInput, Verdict, REMEASURE_EFFORT};
-use kernelgate::measure::stop::{after_kept, Next};
+use kernelgate::measure::stop::{after_group, Next};
 use kernelgate::measure::ROUNDS;
 use kernelgate::runner::{BLESS_UNITS, UNITS};
 use kernelgate::suite::{Bench, PRECISION_OF_MAX_SLOWDOWN};
@@ -51,7 +51,7 @@ fn unit_samples(rng: &mut ChaCha8Rng, bench: &Bench, seconds: f64, unit: f64) ->
             out.push(s);
         }
         if let Next::Stop { .. } =
-            after_kept(bench, &out, None, [1, 1], Duration::from_secs_f64(wall))
+            after_group(bench, &out, None, [1, 1], Duration::from_secs_f64(wall)).0
         {
             return out;
         }
