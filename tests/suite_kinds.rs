@@ -161,7 +161,7 @@ const MORE: &[Kind] = &[
     kind("a kernel without args", "args = [\"2.0f32\", \"src\", \"keys\", \"dst\", \"n as i32\"]\n\n[[kernel]]", "\n[[kernel]]", "[[kernel]]\nname = \"naive\"", "kernel `naive` needs `args`"),
     kind("a zero precision", "max_slowdown = \"3%\"", "max_slowdown = \"3%\"\nprecision = \"0%\"", "\"0%\"", "bad precision `0%`"),
     kind("too few samples", "min_samples = 10", "min_samples = 0", "0", "`min_samples` must be at least 3"),
-    kind("l2_flush in quotes", "max_slowdown = \"3%\"", "max_slowdown = \"3%\"\nl2_flush = \"no\"", "\"no\"", "(write true or false, without quotes)"),
+    kind("an unknown l2_flush", "max_slowdown = \"3%\"", "max_slowdown = \"3%\"\nl2_flush = \"no\"", "\"no\"", "unknown l2_flush `no` (write \"write\", \"clean\" or false)"),
     kind("a buffer name with a dash", "name = \"dst\"", "name = \"d-st\"", "\"d-st\"", "buffer name `d-st` must be letters"),
     kind("a memory_growth in words", "max_slowdown = \"3%\"", "max_slowdown = \"3%\"\nmemory_growth = \"lots\"", "\"lots\"", "bad memory_growth `lots`"),
     kind("min_time_ms above max_time_ms", "", "min_time_ms = 500\nmax_time_ms = 100\n", "100", "`max_time_ms` must be positive and at least `min_time_ms` (500)"),

@@ -132,7 +132,7 @@ mod tests {
 
     fn bench() -> Bench {
         Bench {
-            l2_flush: true,
+            l2_flush: crate::suite::Flush::Write,
             min_samples: 16,
             max_samples: 64,
             min_time_ms: 10,

@@ -9,7 +9,7 @@ use crate::device::{
     elapsed_ms, DeviceBuffer, DeviceError, Event, Function, Gpu, Graph, LaunchDims,
 };
 use crate::stats::Summary;
-use crate::suite::Bench;
+use crate::suite::{Bench, Flush};
 use std::time::Instant;
 
 /// Single-launch samples of each kernel that choose the regime.
@@ -56,6 +56,9 @@ pub struct Timer {
     splits: Option<Splits>,
     /// The empty kernel, for the host's round trip to the GPU between rounds.
     empty: Function,
+    /// The read pass that leaves L2 clean after a flush (`clean_l2`): a kernel
+    /// `(const uint4*, u64 count, unsigned* sink)`.
+    read: Function,
     /// That round trip when the worker started, seconds (`measure::contention`).
     latency: f64,
     /// A round's GPU time as the last plan's pilot saw it (seconds): the first group's size
@@ -66,8 +69,13 @@ pub struct Timer {
 impl Timer {
     /// Creates events and a flush buffer twice the L2's size, and measures the launch floor
     /// and the host's round trip with `empty`, a kernel that does nothing; `clock` reads the SM
-    /// clock.
-    pub fn new(gpu: &Gpu, empty: Function, clock: Function) -> Result<Timer, DeviceError> {
+    /// clock, `read` reads the flush buffer (`clean_l2`).
+    pub fn new(
+        gpu: &Gpu,
+        empty: Function,
+        clock: Function,
+        read: Function,
+    ) -> Result<Timer, DeviceError> {
         let events = (0..2 * ROUNDS)
             .map(|_| Ok((gpu.event()?, gpu.event()?)))
             .collect::<Result<_, DeviceError>>()?;
@@ -94,6 +102,7 @@ impl Timer {
                 .map(std::sync::Arc::new),
             splits: None,
             empty,
+            read,
             latency: 0.0,
             pilot_round: 0.0,
         };
@@ -145,12 +154,13 @@ impl Timer {
         }
     }
 
-    /// Leaves L2 holding only clean lines, for a profiled launch whose DRAM traffic must be its
-    /// own: the flush (writes, so L2 holds dirty lines of the flush buffer), then `read` (a
-    /// kernel `(const uint4*, u64 count, unsigned* sink)`) over the same buffer, whose reads
-    /// write those lines back and leave clean ones. Seen on an H100: a 1M-element copy's
-    /// `dram__bytes_write` fell from ~2.9 MB to ~6 KB once the read pass ran.
-    pub fn clean_l2(&mut self, gpu: &Gpu, read: &Function) -> Result<(), DeviceError> {
+    /// Leaves L2 holding only clean lines — for a profiled launch whose DRAM traffic must be
+    /// its own, and before each sample under `l2_flush = "clean"`: the flush (writes, so L2
+    /// holds dirty lines of the flush buffer), then the read pass over the same buffer, whose
+    /// reads write those lines back and leave clean ones. Seen on an H100: a 1M-element copy's
+    /// `dram__bytes_write` fell from ~2.9 MB to ~6 KB once the read pass ran. Waits for it
+    /// when `wait` (the counters' use; a sample's is queued before its start event).
+    pub fn clean_l2(&mut self, gpu: &Gpu, wait: bool) -> Result<(), DeviceError> {
         self.flush_l2(gpu)?;
         if let Some(f) = &self.flush {
             let words = (f.bytes / 16) as u64;
@@ -162,7 +172,7 @@ impl Timer {
             };
             let count = words.to_le_bytes();
             gpu.launch(
-                read,
+                &self.read,
                 dims,
                 &[
                     crate::device::KernelArg::Buffer(f),
@@ -171,7 +181,19 @@ impl Timer {
                 ],
             )?;
         }
-        gpu.synchronize()
+        match wait {
+            true => gpu.synchronize(),
+            false => Ok(()),
+        }
+    }
+
+    /// The flush before a sample, as `flush` says.
+    fn flush_as(&mut self, gpu: &Gpu, flush: Flush) -> Result<(), DeviceError> {
+        match flush {
+            Flush::Write => self.flush_l2(gpu),
+            Flush::Clean => self.clean_l2(gpu, false),
+            Flush::Off => Ok(()),
+        }
     }
 
     fn flush_l2(&mut self, gpu: &Gpu) -> Result<(), DeviceError> {
@@ -211,9 +233,7 @@ impl Timer {
         if let Some(s) = &self.splits {
             s.mark(gpu, slot, true)?;
         }
-        if bench.l2_flush {
-            self.flush_l2(gpu)?;
-        }
+        self.flush_as(gpu, bench.l2_flush)?;
         let (start, end) = &self.events[slot];
         gpu.record(start)?;
         match graph {
@@ -250,9 +270,7 @@ impl Timer {
             let n = (count - out.len()).min(self.events.len());
             for slot in 0..n {
                 op.prepare(gpu, Some(copy))?;
-                if bench.l2_flush {
-                    self.flush_l2(gpu)?;
-                }
+                self.flush_as(gpu, bench.l2_flush)?;
                 let (start, end) = &self.events[slot];
                 gpu.record(start)?;
                 op.run(gpu, copy)?;

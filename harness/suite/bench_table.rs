@@ -5,7 +5,7 @@ use super::ctx::{expr, Ctx};
 use super::decls::Located;
 use super::expr::Expr;
 use super::schema::RawBench;
-use super::Bench;
+use super::{Bench, Flush};
 use toml::Spanned;
 
 /// Samples always taken per kernel (defaults documented in docs/suites.md).
@@ -36,7 +36,7 @@ pub(super) fn bench_table(
     sizes: &[String],
 ) -> BenchParts {
     let mut bench = Bench {
-        l2_flush: true,
+        l2_flush: Flush::Write,
         min_samples: DEFAULT_MIN_SAMPLES,
         max_samples: DEFAULT_MAX_SAMPLES,
         min_time_ms: DEFAULT_MIN_TIME_MS,
@@ -50,7 +50,12 @@ pub(super) fn bench_table(
     let Some(rb) = raw.map(|r| r.get_ref()) else {
         return (bench, None, None);
     };
-    bench.l2_flush = rb.l2_flush.unwrap_or(true);
+    if let Some(f) = &rb.l2_flush {
+        match Flush::try_from(f.get_ref().clone()) {
+            Ok(flush) => bench.l2_flush = flush,
+            Err(e) => ctx.error(f.span().start, e.to_string()),
+        }
+    }
     samples_and_time(ctx, rb, &mut bench);
     percentages(ctx, rb, &mut bench);
     let bytes = rb.bytes.as_ref().and_then(|b| expr(ctx, b, sizes));
@@ -230,9 +235,20 @@ mod tests {
         assert!(m.is_empty(), "{m:?}");
         assert_eq!(
             (b.max_slowdown, b.precision, b.l2_flush),
-            (0.05, 0.01, false)
+            (0.05, 0.01, Flush::Off)
         );
         assert!(bytes.is_some());
+        for (word, flush, json) in [
+            ("\"clean\"", Flush::Clean, "\"clean\""),
+            ("\"write\"", Flush::Write, "true"),
+            ("true", Flush::Write, "true"),
+        ] {
+            let ((b, _, _), m) = read(&format!("l2_flush = {word}\n"));
+            assert!(m.is_empty() && b.l2_flush == flush, "{word}: {m:?}");
+            // The trial identity writes `true` and `false` as before `"clean"` existed.
+            assert_eq!(serde_json::to_string(&flush).unwrap(), json);
+            assert_eq!(serde_json::from_str::<Flush>(json).unwrap(), flush);
+        }
         // Without a precision, a third of max_slowdown: no more samples than the gate uses.
         let ((b, _, _), m) = read("max_slowdown = \"6%\"\n");
         assert!(m.is_empty(), "{m:?}");

@@ -33,6 +33,6 @@ pub use bench_table::PRECISION_OF_MAX_SLOWDOWN;
 pub use ctx::Scope;
 pub use load::{discover, load_bytes, load_dir, load_dir_for, load_dir_in, load_file, load_text};
 pub use model::{
-    ArgValue, Bench, Buffer, Case, Check, Init, Kernel, Launch, Limits, Role, Scratch, Source,
-    SourceKind, Suite, Tolerance,
+    ArgValue, Bench, Buffer, Case, Check, Flush, Init, Kernel, Launch, Limits, Role, Scratch,
+    Source, SourceKind, Suite, Tolerance,
 };

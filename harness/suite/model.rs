@@ -298,11 +298,67 @@ pub struct Check {
     pub golden: BTreeMap<usize, PathBuf>,
 }
 
+/// How the L2 cache is flushed before each sample (`[bench] l2_flush`) — which definition of a
+/// kernel's time a number follows (`docs/measurement.md`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "FlushWord", try_from = "FlushWord")]
+pub enum Flush {
+    /// Write a buffer twice the L2's size (`true`, `"write"`; the default, as nvbench and
+    /// Triton's `do_bench` flush): the kernel also pays the write-back of the dirty lines.
+    Write,
+    /// Write it, then read it back (`"clean"`, as Nsight Compute's `--cache-control all`):
+    /// L2 holds clean lines of another buffer, nothing to write back.
+    Clean,
+    /// No flush (`false`): what earlier launches left in L2 stays.
+    Off,
+}
+
+/// [`Flush`] as a suite file and the trial identity write it: `true` and `false` as before
+/// `"clean"` existed (so the identity of a trial that does not use it is unchanged).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum FlushWord {
+    /// `true` (write) or `false` (off).
+    On(bool),
+    /// `"write"` or `"clean"`.
+    Word(String),
+}
+
+impl From<Flush> for FlushWord {
+    fn from(f: Flush) -> FlushWord {
+        match f {
+            Flush::Write => FlushWord::On(true),
+            Flush::Off => FlushWord::On(false),
+            Flush::Clean => FlushWord::Word("clean".into()),
+        }
+    }
+}
+
+/// An `l2_flush` word kernelgate does not know.
+#[derive(Debug, thiserror::Error)]
+#[error("unknown l2_flush `{word}` (write \"write\", \"clean\" or false)")]
+pub struct UnknownFlush {
+    word: String,
+}
+
+impl TryFrom<FlushWord> for Flush {
+    type Error = UnknownFlush;
+    fn try_from(w: FlushWord) -> Result<Flush, UnknownFlush> {
+        match w {
+            FlushWord::On(true) => Ok(Flush::Write),
+            FlushWord::On(false) => Ok(Flush::Off),
+            FlushWord::Word(w) if w == "write" => Ok(Flush::Write),
+            FlushWord::Word(w) if w == "clean" => Ok(Flush::Clean),
+            FlushWord::Word(word) => Err(UnknownFlush { word }),
+        }
+    }
+}
+
 /// Timing settings.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Bench {
-    /// Flush the L2 cache before each sample.
-    pub l2_flush: bool,
+    /// How the L2 cache is flushed before each sample.
+    pub l2_flush: Flush,
     /// Samples always taken per kernel.
     pub min_samples: usize,
     /// Samples never exceeded per kernel.

@@ -140,7 +140,7 @@ pub struct RawTolerance {
 pub struct RawBench {
     pub bytes: Option<Spanned<ExprText>>,
     pub flops: Option<Spanned<ExprText>>,
-    pub l2_flush: Option<bool>,
+    pub l2_flush: Option<Spanned<super::model::FlushWord>>,
     pub min_samples: Option<Spanned<usize>>,
     pub max_samples: Option<Spanned<usize>>,
     pub min_time_ms: Option<Spanned<u64>>,

@@ -16,7 +16,7 @@ use super::units::{case_buffers, fresh_copies, spacer_bytes, COUNTER_UNITS};
 use crate::check::copies::Copies;
 use crate::check::failure::Failure;
 use crate::check::input_set::InputSet;
-use crate::device::{DeviceBuffer, Function, Gpu};
+use crate::device::{DeviceBuffer, Gpu};
 use crate::failure::TrialFailure;
 use crate::measure::counters::CounterReport;
 use crate::measure::{Footprint, Samples, Timer};
@@ -120,12 +120,11 @@ impl Session {
             loaded,
             kernels,
             timer,
-            read,
             profiling,
             ..
         } = self;
         let (gpu, suites, loaded, kernels): (&_, &_, &_, &_) = (gpu, suites, loaded, kernels);
-        let (Some(timer), Some(read)) = (timer.as_mut(), read.as_ref()) else {
+        let Some(timer) = timer.as_mut() else {
             return reqs.len();
         };
         let mut chunk: Vec<Ready> = Vec::new();
@@ -191,7 +190,7 @@ impl Session {
         if chunk.is_empty() {
             return next;
         }
-        read_chunk(chunk, (gpu, timer, read), profiling, results);
+        read_chunk(chunk, (gpu, timer), profiling, results);
         next
     }
 }
@@ -202,7 +201,7 @@ impl Session {
 /// one trial's failure is its own.
 fn read_chunk(
     chunk: Vec<Ready>,
-    (gpu, timer, read): (&Gpu, &mut Timer, &Function),
+    (gpu, timer): (&Gpu, &mut Timer),
     profiling: &mut Profiling,
     results: &mut [Option<TrialResult>],
 ) {
@@ -216,12 +215,12 @@ fn read_chunk(
             })
         })
         .collect();
-    let read_on = profiling.collect(device, (&mut *timer, read), &mut pairs);
+    let read_on = profiling.collect(device, &mut *timer, &mut pairs);
     drop(pairs);
     let read_on = match read_on {
         Err(_) if chunk.len() > 1 => {
             for r in chunk {
-                read_chunk(vec![r], (gpu, &mut *timer, read), profiling, results);
+                read_chunk(vec![r], (gpu, &mut *timer), profiling, results);
             }
             return;
         }

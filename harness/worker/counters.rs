@@ -8,7 +8,7 @@
 
 use super::op::Op;
 use crate::device::counters::{CounterError, Profiled, Profiler, Session};
-use crate::device::{DeviceError, Function, Gpu};
+use crate::device::{DeviceError, Gpu};
 use crate::measure::counters::{from_metrics, Counter, TrialCounters};
 use crate::measure::{Timed, Timer};
 use std::cell::RefCell;
@@ -23,14 +23,13 @@ pub(super) struct Profiling {
 struct Pass<'t, 'o> {
     gpu: &'t Gpu,
     timer: &'t RefCell<&'t mut Timer>,
-    read: &'t Function,
     op: &'t mut Op<'o>,
 }
 
 impl Profiled for Pass<'_, '_> {
     fn prepare(&mut self) -> Result<(), DeviceError> {
         self.op.prepare(self.gpu, Some(0))?;
-        self.timer.borrow_mut().clean_l2(self.gpu, self.read)
+        self.timer.borrow_mut().clean_l2(self.gpu, true)
     }
     fn launch(&mut self) -> Result<(), DeviceError> {
         self.op.run(self.gpu, 0)?;
@@ -48,7 +47,7 @@ impl Profiling {
     pub fn collect<'o>(
         &mut self,
         (gpu, ordinal): (&Gpu, i32),
-        (timer, read): (&mut Timer, &Function),
+        timer: &mut Timer,
         pairs: &mut [(Op<'o>, Option<Op<'o>>)],
     ) -> Result<Vec<TrialCounters>, CounterError> {
         let session = self.session.get_or_insert_with(|| {
@@ -64,14 +63,12 @@ impl Profiling {
             passes.push(Pass {
                 gpu,
                 timer: &timer,
-                read,
                 op: kernel,
             });
             if let Some(op) = against.as_mut() {
                 passes.push(Pass {
                     gpu,
                     timer: &timer,
-                    read,
                     op,
                 });
             }

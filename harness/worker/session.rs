@@ -13,7 +13,6 @@ use crate::check::input_set::InputSet;
 use crate::check::kernels::Kernels;
 use crate::check::reference::References;
 use crate::device::compile;
-use crate::device::Function;
 use crate::device::{DeviceError, Gpu};
 use crate::failure::TrialFailure;
 use crate::measure::{Timer, INPUT_SETS};
@@ -38,8 +37,6 @@ pub struct Session {
     references: References,
     /// The harness's check kernels (prepare, compare), loaded with the timer.
     pub(super) kernels: Option<Kernels>,
-    /// The read pass that leaves L2 clean before a profiled launch (a probe kernel).
-    pub(super) read: Option<Function>,
     /// Hardware counters (CUPTI), made on first use.
     pub(super) profiling: Profiling,
     /// NVRTC compiles and cached modules counted in results so far.
@@ -62,7 +59,6 @@ impl Session {
             cache_dir,
             references: References::default(),
             kernels: None,
-            read: None,
             profiling: Profiling::default(),
             counted: compile::counts(),
         })
@@ -180,10 +176,9 @@ impl Session {
         self.kernels_ready()?;
         if let Some(Probes { empty, clock, read }) = self.probes.take() {
             let at = Instant::now();
-            let timer = Timer::new(&self.gpu, empty, clock);
+            let timer = Timer::new(&self.gpu, empty, clock, read);
             spent::since("floor_probe", at);
             self.timer = Some(timer?);
-            self.read = Some(read);
         }
         Ok(())
     }

@@ -288,7 +288,8 @@ impl Trial<'_> {
         };
         let moved = case.bytes.unwrap_or(0.0).min(copies.bytes_each() as f64);
         let bench = suite.bench.with_effort(req.effort);
-        let from_dram = bench.l2_flush && launches as f64 * moved >= 2.0 * l2;
+        let from_dram =
+            bench.l2_flush != crate::suite::Flush::Off && launches as f64 * moved >= 2.0 * l2;
         plausible(case.bytes, case.flops, median, &self.gpu.info, from_dram).map_err(|m| {
             Failure::Wrong(format!("kernel `{}`: {m}", suite.kernels[req.kernel].name))
         })

@@ -94,7 +94,7 @@ fn input(runs: &[Vec<f64>], run: Vec<f64>, max_slowdown: f64) -> GateInput {
 /// judged regressed; and the samples a run took, on average.
 fn outcomes(max_slowdown: f64, precision: f64, seed: u64) -> ([usize; 3], f64) {
     let bench = Bench {
-        l2_flush: true,
+        l2_flush: kernelgate::suite::Flush::Write,
         min_samples: 10,
         max_samples: 2000,
         min_time_ms: 10,
