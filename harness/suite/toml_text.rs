@@ -47,21 +47,30 @@ pub(super) fn locate(text: &str, e: &toml::de::Error) -> Vec<(usize, String)> {
     vec![place(text, at, e.span().is_none(), message)]
 }
 
-/// For a key a table does not take but another does (`grid` under `[check]`): the mistake is
-/// the header above it, written too early. An error at that header, naming the key, its line
-/// and the tables it belongs to.
+/// For a key a table does not take but the table before it does (`grid` under a `[check]`
+/// written right after a `[[kernel]]`): the mistake is the header above the key, written too
+/// early. An error at that header, naming the key, its line and the table it belongs to. (A key
+/// of some other table — `output` under `[[buffer]]` — is the unknown key it looks like.)
 fn misplaced_header(text: &str, at: usize, message: &str) -> Option<(usize, String)> {
     let key = message.strip_prefix("unknown field `")?.split('`').next()?;
-    let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
-    let header = text[..line_start]
-        .rmatch_indices('\n')
-        .map(|(i, _)| i + 1)
-        .chain([0])
-        .find(|&i| text[i..].trim_start().starts_with('['))?;
+    let header_above = |end: usize| {
+        let line_start = text[..end].rfind('\n').map_or(0, |i| i + 1);
+        text[..line_start]
+            .rmatch_indices('\n')
+            .map(|(i, _)| i + 1)
+            .chain([0])
+            .find(|&i| text[i..].trim_start().starts_with('['))
+    };
+    let header = header_above(at)?;
     let written = text[header..].lines().next()?.trim();
+    let before = text[header_above(header.checked_sub(1)?)?..]
+        .lines()
+        .next()?
+        .trim();
     let belongs: Vec<&str> = super::schema::table_keys()
         .into_iter()
         .filter(|(table, keys)| keys.iter().any(|k| k == key) && !written.starts_with(table))
+        .filter(|(table, _)| before.starts_with(table))
         .map(|(table, _)| table)
         .collect();
     if belongs.is_empty() {
