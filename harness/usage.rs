@@ -234,7 +234,9 @@ Validates every suite file (errors at file:line:col) and every stored baseline f
 where NVRTC can be loaded, compiles every kernel for KERNELGATE_ARCH and applies
 fp64 = \"forbid\". Needs no GPU. With FILE arguments, checks those files instead, each with
 the validator kernelgate applies where it reads it: a suite (.toml), a golden or input .npy, a
-results or baseline file (.json), a run history (SQLite).
+results or baseline file (.json), a run history (SQLite). With --launches [FILTER], prints
+each case's launches as the suites resolve them (grid, block, dynamic shared memory,
+arguments) for the trials whose name contains FILTER: what a run would launch, without a GPU.
 
 exit codes: 0 all valid; 1 a kernel does not compile or breaks fp64 = \"forbid\"; 2 bad input.";
 

@@ -530,3 +530,23 @@ fn reports_are_written_where_asked() {
         std::fs::read_to_string(&summary).unwrap()
     );
 }
+
+/// `lint --launches FILTER` prints what a run would launch for each matching trial, resolved for
+/// its case — grid, block, shared bytes, buffers by name and scalars by value and type — and
+/// nothing of the other trials; without a GPU or NVRTC.
+#[test]
+fn lint_launches_prints_each_cases_resolved_launches() {
+    let o = kernelgate(&["lint", "--launches", "saxpy::vec4::n=10"], &[]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}{err}");
+    assert_eq!(
+        out,
+        "saxpy::vec4::n=1048576\n  saxpy_vec4<<<grid [1024, 1, 1], block [256, 1, 1], shared 0 B>>>(2 as f32, x, y, 1048576 as i32)\n\
+         saxpy::vec4::n=1000003\n  saxpy_vec4<<<grid [977, 1, 1], block [256, 1, 1], shared 0 B>>>(2 as f32, x, y, 1000003 as i32)\n"
+    );
+    // Every trial without a filter: the compile trials have no launches and are not listed.
+    let all = kernelgate(&["lint", "--launches"], &[]);
+    let (all, _) = text(&all);
+    assert!(all.lines().any(|l| l == "saxpy::naive::n=4096"), "{all}");
+    assert!(!all.contains("::compile"), "{all}");
+}

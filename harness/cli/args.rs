@@ -43,6 +43,10 @@ pub enum Command {
         /// Suite, .npy, results, baseline or history files to check instead
         #[arg(value_name = "FILE")]
         files: Vec<PathBuf>,
+        /// Print each case's resolved launches instead — grid, block, dynamic shared memory and
+        /// arguments — of the trials whose name contains FILTER (every trial without one)
+        #[arg(long, value_name = "FILTER", num_args = 0..=1, default_missing_value = "")]
+        launches: Option<String>,
     },
     /// The gate between two results files (KERNELGATE_RESULTS)
     #[command(long_about = crate::usage::COMPARE)]

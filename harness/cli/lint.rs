@@ -4,8 +4,59 @@
 //! files named instead, each with the validator that applies where kernelgate reads it.
 
 use crate::config::Config;
+use crate::suite::ArgValue;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+/// `kernelgate lint --launches [FILTER]`: each kernel trial's launches, resolved for its case,
+/// of the trials whose name contains `filter` — `suite::kernel::case`, then a line per launch:
+/// `entry<<<grid, block, shared>>>(arguments)`, a buffer by its name, a scalar by its value
+/// and type.
+pub fn launches(filter: &str) -> ExitCode {
+    crate::project::enter();
+    let config = match Config::from_env() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return crate::exit::code(crate::exit::BAD_INPUT);
+        }
+    };
+    let suites = match super::suites::load_suites(&config, "kernelgate lint", "") {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let dims = |d: [u32; 3]| format!("[{}, {}, {}]", d[0], d[1], d[2]);
+    for s in &suites {
+        for (c, case) in s.cases.iter().enumerate() {
+            for (k, kernel) in s.kernels.iter().enumerate() {
+                let name = s.trial_name(c, k);
+                if !name.contains(filter) {
+                    continue;
+                }
+                println!("{name}");
+                for (l, launch) in case.launches[k].iter().enumerate() {
+                    let args: Vec<String> = (launch.args.iter().zip(&launch.shown))
+                        .map(|(a, shown)| match (a, shown) {
+                            (ArgValue::Buffer(b), _) => s.buffers[*b].name.clone(),
+                            (ArgValue::Scratch(i), _) => kernel.scratch[*i].name.clone(),
+                            (_, Some(text)) => text.clone(),
+                            (ArgValue::Scalar(bytes), None) => format!("{} byte(s)", bytes.len()),
+                        })
+                        .collect();
+                    println!(
+                        "  {}<<<grid {}, block {}, shared {} B>>>({})",
+                        kernel.entries.get(l).map_or("?", String::as_str),
+                        dims(launch.grid),
+                        dims(launch.block),
+                        launch.shared,
+                        args.join(", ")
+                    );
+                }
+            }
+        }
+    }
+    ExitCode::SUCCESS
+}
 
 /// The `kernelgate lint` command: the suites and baselines, or the `files` named.
 pub fn lint(files: &[PathBuf]) -> ExitCode {

@@ -89,7 +89,10 @@ fn command() -> ExitCode {
             let launcher = format!("{} run", crate::shell::shell_word(&program));
             run::run_with(std::iter::once(program).chain(args), Some(launcher))
         }
-        Command::Lint { files } => lint::lint(&files),
+        Command::Lint { files, launches } => match launches {
+            Some(filter) => lint::launches(&filter),
+            None => lint::lint(&files),
+        },
         Command::Init(a) => init::init(&a),
         Command::Compare(a) => exit::code(compare::command(&a)),
         Command::Merge { out, inputs } => exit::code(merge::command(&out, &inputs)),

@@ -55,6 +55,29 @@ impl ScalarType {
         }
     }
 
+    /// A value encoded as `bytes` (by [`Self::encode_int`] or [`Self::encode_float`]) as
+    /// `lint --launches` shows it: `4096 as i32`, `2 as f32`.
+    pub fn show(self, bytes: &[u8]) -> String {
+        let b8 = |n: usize| {
+            let mut a = [0u8; 8];
+            a[..n.min(bytes.len())].copy_from_slice(&bytes[..n.min(bytes.len())]);
+            a
+        };
+        let (w, d) = (b8(4), b8(8));
+        let (w, h) = ([w[0], w[1], w[2], w[3]], [d[0], d[1]]);
+        let value = match self {
+            ScalarType::I32 => i32::from_le_bytes(w).to_string(),
+            ScalarType::U32 => u32::from_le_bytes(w).to_string(),
+            ScalarType::I64 => i64::from_le_bytes(d).to_string(),
+            ScalarType::U64 => u64::from_le_bytes(d).to_string(),
+            ScalarType::F32 => f32::from_le_bytes(w).to_string(),
+            ScalarType::F64 => f64::from_le_bytes(d).to_string(),
+            ScalarType::F16 => half::f16::from_le_bytes(h).to_string(),
+            ScalarType::Bf16 => half::bf16::from_le_bytes(h).to_string(),
+        };
+        format!("{value} as {}", self.name())
+    }
+
     /// Whether this is an integer type.
     pub fn is_int(self) -> bool {
         !matches!(

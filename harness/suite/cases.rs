@@ -349,7 +349,26 @@ fn launch(
             )
         })
         .unwrap_or(0) as u32;
+    let (args, shown) = args(ctx, l, sizes, label, buffers);
+    Launch {
+        grid,
+        block,
+        shared,
+        args,
+        shown,
+    }
+}
+
+/// A launch's arguments resolved for a case, and each scalar as `lint --launches` shows it.
+fn args(
+    ctx: &mut Ctx,
+    l: &LaunchDecl,
+    sizes: &BTreeMap<String, i64>,
+    label: &str,
+    buffers: usize,
+) -> (Vec<ArgValue>, Vec<Option<String>>) {
     let mut args = Vec::new();
+    let mut shown = Vec::new();
     for a in &l.args {
         let value = match &a.value {
             ArgSpec::Buffer(b) if *b < buffers => ArgValue::Buffer(*b),
@@ -379,12 +398,13 @@ fn launch(
                 }
             }
         };
+        shown.push(match (&a.value, &value) {
+            (ArgSpec::Literal(ty, _) | ArgSpec::Expr(_, ty, _), ArgValue::Scalar(b)) => {
+                Some(ty.show(b))
+            }
+            _ => None,
+        });
         args.push(value);
     }
-    Launch {
-        grid,
-        block,
-        shared,
-        args,
-    }
+    (args, shown)
 }

@@ -208,6 +208,10 @@ pub struct Launch {
     pub shared: u32,
     /// Arguments, in order.
     pub args: Vec<ArgValue>,
+    /// Each scalar argument as `lint --launches` shows it (`4096 as i32`); `None` for a buffer.
+    /// Not sent to a worker, not part of the trial identity.
+    #[serde(skip)]
+    pub shown: Vec<Option<String>>,
 }
 
 /// A kernel of the suite: one launch, or a sequence of launches timed and checked as one.
