@@ -38,6 +38,7 @@ fn record(name: &str, median: f64, rng: &mut rand_chacha::ChaCha8Rng) -> TrialRe
             max_slowdown: 0.03,
             precision: None,
             hit_time_cap: false,
+            l2_flush: None,
             clocks: Default::default(),
             reference: None,
             footprint: Footprint {

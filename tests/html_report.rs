@@ -52,6 +52,23 @@ fn synthetic_run_renders_every_trial_and_plot() {
     assert!(html.contains("GPU-5b1f0c3e"), "the GPU's UUID");
     let mode = select(&doc, "#mode");
     assert_eq!(mode[0].value().attr("data-mode"), Some("stored"));
+    // Results from before the flush was recorded say nothing of it; a recorded one is named in
+    // its suite's section, which time the numbers are.
+    assert!(!html.contains("l2_flush"));
+    let mut clean = results.clone();
+    for t in clean.trials.iter_mut().filter(|t| t.suite == "saxpy") {
+        if let Some(m) = t.measurement.as_mut() {
+            m.l2_flush = Some(kernelgate::suite::Flush::Clean);
+        }
+    }
+    let html = render(&clean);
+    let doc = Html::parse_document(&html);
+    let notes = select(&doc, &format!("#{} p.note", anchor("suite", "saxpy")));
+    assert!(
+        notes.iter().any(|n| n.text().collect::<String>()
+            == "Each sample timed after an L2 flush left clean (l2_flush = \"clean\", as Nsight Compute's --cache-control all)."),
+        "{html}"
+    );
 }
 
 /// The real stored run on an H200: stored mode in the header, no base anywhere, one colour per

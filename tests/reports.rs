@@ -31,6 +31,7 @@ fn measured(median: f64, speedup: Option<f64>) -> Measurement {
         max_slowdown: 0.03,
         precision: None,
         hit_time_cap: false,
+        l2_flush: None,
         clocks: Default::default(),
         reference: None,
         footprint: Footprint {

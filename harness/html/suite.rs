@@ -275,6 +275,20 @@ fn all_identical(trials: &[&TrialRecord]) -> bool {
         && measured.all(|t| State::of(t) == State::IdenticalCode && t.measurement.is_none())
 }
 
+/// Which time the suite's trials measured: how L2 was flushed before each sample, as their
+/// results record it (nothing for results written before it was recorded).
+fn flush_note(trials: &[&TrialRecord]) -> String {
+    use crate::suite::Flush;
+    let flush = trials.iter().find_map(|t| t.measurement.as_ref()?.l2_flush);
+    let how = match flush {
+        None => return String::new(),
+        Some(Flush::Write) => "after an L2 flush by writing a buffer twice the L2's size (<code>l2_flush = \"write\"</code>): each time includes the write-back of those dirty lines",
+        Some(Flush::Clean) => "after an L2 flush left clean (<code>l2_flush = \"clean\"</code>, as Nsight Compute's <code>--cache-control all</code>)",
+        Some(Flush::Off) => "with no L2 flush (<code>l2_flush = false</code>): what earlier launches left in L2 stays",
+    };
+    format!("<p class=\"note\">Each sample timed {how}.</p>\n")
+}
+
 /// The section of one suite.
 pub fn suite_section(view: &View, suite: &str, trials: &[&TrialRecord]) -> String {
     let id = anchor("suite", suite);
@@ -296,8 +310,9 @@ pub fn suite_section(view: &View, suite: &str, trials: &[&TrialRecord]) -> Strin
         None => String::new(),
     };
     format!(
-        "<section class=\"suite\" id=\"{id}\">\n<h2>suite <code>{}</code></h2>\n{paired}{}{}{}{}{}</section>\n",
+        "<section class=\"suite\" id=\"{id}\">\n<h2>suite <code>{}</code></h2>\n{paired}{}{}{}{}{}{}</section>\n",
         esc(suite),
+        flush_note(trials),
         sweep_charts(view, suite, trials),
         trials_table(view, trials),
         super::compared::comparisons(view, trials),

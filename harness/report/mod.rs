@@ -255,6 +255,7 @@ mod tests {
             max_slowdown: 0.03,
             precision: None,
             hit_time_cap: false,
+            l2_flush: None,
             footprint: Default::default(),
             clocks: Default::default(),
             bytes: Some(3.352e7),

@@ -150,6 +150,10 @@ pub struct Measurement {
     pub precision: Option<f64>,
     /// Whether sampling stopped at the time cap before the precision target.
     pub hit_time_cap: bool,
+    /// How L2 was flushed before each sample: which time this is (`docs/measurement.md`);
+    /// absent in files written before it was a choice (they flushed by writing).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub l2_flush: Option<crate::suite::Flush>,
     /// Memory and resources of the kernel.
     pub footprint: crate::measure::Footprint,
     /// The reference kernel this trial's speedup is over (`None` for the reference itself).

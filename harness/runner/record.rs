@@ -212,6 +212,7 @@ fn measurement(
         max_slowdown: suite.bench.max_slowdown,
         precision: Some(suite.bench.precision),
         hit_time_cap: samples.hit_time_cap,
+        l2_flush: Some(suite.bench.l2_flush),
         footprint: m.footprint.clone(),
         clocks: samples.clocks.clone(),
         bytes: suite.cases[case].bytes,

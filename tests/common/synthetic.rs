@@ -186,6 +186,7 @@ pub fn run() -> Results {
                     max_slowdown: 0.03,
                     precision: None,
                     hit_time_cap: false,
+                    l2_flush: None,
                     footprint: Footprint {
                         pool_peak: bytes(n) as u64,
                         free_drop: if kernel.name == "tiled" { 2 << 20 } else { 0 },
