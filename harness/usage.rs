@@ -238,7 +238,9 @@ results or baseline file (.json), a run history (SQLite). With --launches [FILTE
 each case's launches as the suites resolve them (grid, block, dynamic shared memory,
 arguments) for the trials whose name contains FILTER: what a run would launch, without a GPU.
 
-exit codes: 0 all valid; 1 a kernel does not compile or breaks fp64 = \"forbid\"; 2 bad input.";
+exit codes: 0 all valid; 1 a kernel does not compile, breaks fp64 = \"forbid\", or is launched
+with more than its compiled code can run on KERNELGATE_ARCH (a block over __launch_bounds__,
+registers or shared memory over the block's limit); 2 bad input.";
 
 #[cfg(test)]
 mod tests {

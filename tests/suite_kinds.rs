@@ -432,3 +432,62 @@ fn binaries_another_architecture_cannot_load_are_refused_at_their_source_by_lint
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("kinds.toml:27:9: no kernel `scales` in `k80.fatbin` for sm_86 (its kernels there: scale, scale_fast)"), "{err}");
 }
+
+/// A launch the compiled code cannot run on the target is refused by lint at its kernel's line,
+/// with the case that breaks it: a block over the kernel's `__launch_bounds__`, and static plus
+/// dynamic shared memory over what a block of the target may opt into (163 KB on sm_80, where
+/// sm_90 takes 227 KB). `#[ignore]`d: it needs NVRTC; CI runs it.
+#[test]
+#[ignore = "needs NVRTC: the compiled code's resources"]
+fn launches_the_compiled_code_cannot_run_are_refused_by_lint() {
+    let source = r#"
+extern "C" __global__ void __launch_bounds__(256) scale(float a, const float* src,
+        const unsigned char* keys, float* dst, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) dst[i] = a * src[i] + keys[i];
+}
+extern "C" __global__ void scale_fast(float a, const float* src, const unsigned char* keys,
+                                      float* dst, int n) {
+    extern __shared__ float staged[];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    staged[threadIdx.x] = i < n ? src[i] : 0.0f;
+    __syncthreads();
+    if (i < n) dst[i] = a * staged[threadIdx.x] + keys[i];
+}
+"#;
+    let text = BASE.replacen("block = [256]", "block = [512]", 1).replacen(
+        "block = [256]\n",
+        "block = [256]\nshared = \"200_000\"\n",
+        1,
+    );
+    let run = |arch: &str| {
+        let dir = folder(&format!("limits_{arch}"), &text);
+        std::fs::write(dir.join("k.cu"), source).unwrap();
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_kernelgate"))
+            .arg("lint")
+            .current_dir(dir.parent().unwrap())
+            .env("KERNELGATE_SUITES", &dir)
+            .env("KERNELGATE_ARCH", arch)
+            .env("CUDA_VISIBLE_DEVICES", "")
+            .output()
+            .unwrap();
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let (code, err) = run("sm_80");
+    assert_eq!(code, Some(1), "{err}");
+    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("error: ")).collect();
+    assert_eq!(lines.len(), 2, "{err}");
+    assert!(lines[0].ends_with("kinds.toml:24:1: kernel `naive` launches `scale` with a block of 512 threads, over its __launch_bounds__ of 256, for n=256,nbins=16 and 1 more case(s): the launch would fail on sm_80"), "{err}");
+    assert!(lines[1].contains("kinds.toml:32:1: kernel `fast` launches `scale_fast` with 0 B static + 200000 B dynamic shared memory = 200000 B, over the 166912 B a block of sm_80 may opt into, for n=256,nbins=16 and 1 more case(s)"), "{err}");
+    // On sm_90 the shared memory fits (227 KB); the launch bounds do not.
+    let (code, err) = run("sm_90");
+    assert_eq!(code, Some(1), "{err}");
+    assert_eq!(
+        err.lines().filter(|l| l.starts_with("error: ")).count(),
+        1,
+        "{err}"
+    );
+}

@@ -115,8 +115,18 @@ pub fn lint(files: &[PathBuf]) -> ExitCode {
                         );
                     }
                 }
-                // The instruction-mix gate (`mix`), at the kernel's line.
-                for (ki, message) in crate::mix::fp64_breaches(s, &compiled) {
+                // The instruction-mix gate (`mix`) and the launches the compiled code cannot
+                // run on the target (`limits`), each at the kernel's line.
+                let toolchain = crate::sass::Toolchain::here();
+                let code = crate::sass::identities(s, &compiled, &config.arch, &toolchain);
+                let launches = code.map_or_else(
+                    |_| Vec::new(),
+                    |code| super::limits::launch_problems(s, &code, &config.arch),
+                );
+                for (ki, message) in crate::mix::fp64_breaches(s, &compiled)
+                    .into_iter()
+                    .chain(launches)
+                {
                     breaches += 1;
                     progress.done();
                     let line = s.kernel_lines.get(ki).copied().unwrap_or(1);
@@ -140,9 +150,7 @@ pub fn lint(files: &[PathBuf]) -> ExitCode {
         if failed > 0 { format!("; {failed} suite(s) do not compile") } else { String::new() }
     );
     if breaches > 0 {
-        println!(
-            "kernelgate lint: {breaches} kernel(s) hold FP64 instructions where fp64 = \"forbid\""
-        );
+        println!("kernelgate lint: {breaches} kernel(s) hold FP64 instructions where fp64 = \"forbid\", or launch what their code cannot run on {}", config.arch);
     }
     if failed > 0 || breaches > 0 {
         crate::exit::code(crate::exit::COMPILE_ERROR)

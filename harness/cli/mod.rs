@@ -35,6 +35,7 @@ pub mod bisect;
 pub mod calibrate;
 pub mod compare;
 pub mod init;
+pub mod limits;
 pub mod lint;
 pub mod merge;
 mod progress;
