@@ -8,21 +8,24 @@ use crate::suite::ArgValue;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+/// The project's options and suites (every problem printed), or lint's exit code.
+fn project_suites() -> Result<(Config, Vec<crate::suite::Suite>), ExitCode> {
+    crate::project::enter();
+    let config = Config::from_env().map_err(|e| {
+        eprintln!("error: {e}");
+        crate::exit::code(crate::exit::BAD_INPUT)
+    })?;
+    let suites = super::suites::load_suites(&config, "kernelgate lint", "")?;
+    Ok((config, suites))
+}
+
 /// `kernelgate lint --launches [FILTER]`: each kernel trial's launches, resolved for its case,
 /// of the trials whose name contains `filter` — `suite::kernel::case`, then a line per launch:
 /// `entry<<<grid, block, shared>>>(arguments)`, a buffer by its name, a scalar by its value
 /// and type.
 pub fn launches(filter: &str) -> ExitCode {
-    crate::project::enter();
-    let config = match Config::from_env() {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return crate::exit::code(crate::exit::BAD_INPUT);
-        }
-    };
-    let suites = match super::suites::load_suites(&config, "kernelgate lint", "") {
-        Ok(s) => s,
+    let (_, suites) = match project_suites() {
+        Ok(loaded) => loaded,
         Err(code) => return code,
     };
     let dims = |d: [u32; 3]| format!("[{}, {}, {}]", d[0], d[1], d[2]);
@@ -63,16 +66,8 @@ pub fn lint(files: &[PathBuf]) -> ExitCode {
     if !files.is_empty() {
         return lint_files(files);
     }
-    crate::project::enter();
-    let config = match Config::from_env() {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return crate::exit::code(crate::exit::BAD_INPUT);
-        }
-    };
-    let suites = match super::suites::load_suites(&config, "kernelgate lint", "") {
-        Ok(s) => s,
+    let (config, suites) = match project_suites() {
+        Ok(loaded) => loaded,
         Err(code) => return code,
     };
     // Every stored baseline parsed and validated, so GPU-less CI catches a broken one.
