@@ -209,12 +209,35 @@ pub fn host_only_hint(log: &str) -> Option<String> {
         return None;
     }
     let what = match std_header {
-        Some(h) => format!("`<{h}>` is a C++ standard library header, which NVRTC does not have"),
+        Some(h) => format!(
+            "`<{h}>` is a C++ standard library header, which NVRTC does not have{}",
+            device_instead(h)
+        ),
         None => "a header declares `__host__` functions, which NVRTC cannot compile".into(),
     };
     Some(format!(
         "{what}: kernels are compiled with NVRTC, device code only. `<cub/cub.cuh>`, `<cub/device/...>` and Thrust pull in host code (the device-wide algorithms launch kernels from the host): include the block- or warp-level header you use instead, e.g. `#include <cub/block/block_reduce.cuh>` or `<cub/warp/warp_reduce.cuh>`, and `<cuda/std/cstdint>` for fixed-width integer types (docs/suites.md, \"CUDA's headers\")"
     ))
+}
+
+/// What device code includes instead of the standard header `header`: libcu++'s
+/// `<cuda/std/...>` (CUDA's CCCL, which kernelgate puts on NVRTC's include path), nothing for
+/// what NVRTC has built in (`printf`, the math functions), or that it has no device
+/// counterpart.
+fn device_instead(header: &str) -> String {
+    let name = header.trim_end_matches(".h");
+    let name = match (header.ends_with(".h"), name) {
+        (true, "stdint" | "stdlib" | "string" | "assert" | "math" | "stdio") => format!("c{name}"),
+        _ => name.to_string(),
+    };
+    match name.as_str() {
+        "cstdio" => " (`printf` needs no header in device code: drop the include)".into(),
+        "cmath" => " (`sqrtf`, `expf`, `fmaxf` and the other math functions need no header under NVRTC; for `std::` names include `<cuda/std/cmath>`)".into(),
+        "cassert" | "cstdint" | "cstddef" | "cstdlib" | "cstring" | "climits" | "type_traits"
+        | "limits" | "utility" | "tuple" | "array" | "atomic" | "functional" | "iterator"
+        | "new" | "memory" => format!(" (include `<cuda/std/{name}>` instead, and use `cuda::std::`)"),
+        _ => " (it has no device counterpart: device code cannot use it)".into(),
+    }
 }
 
 /// For NVRTC's log: when it could not open a CUDA header, which wheel or variable provides
@@ -330,6 +353,17 @@ mod tests {
             "{hint}"
         );
         assert!(hint.contains("cub/block/block_reduce.cuh"), "{hint}");
+        for (header, instead) in [
+            ("assert.h", "include `<cuda/std/cassert>` instead"),
+            ("cassert", "include `<cuda/std/cassert>` instead"),
+            ("cmath", "need no header under NVRTC"),
+            ("stdio.h", "`printf` needs no header"),
+            ("vector", "no device counterpart"),
+        ] {
+            let log = format!("cannot open source file \"{header}\"");
+            let hint = host_only_hint(&log).unwrap();
+            assert!(hint.contains(instead), "{header}: {hint}");
+        }
         let log =
             "error: A function explicitly marked as a __host__ function is not allowed in JIT mode";
         assert!(host_only_hint(log)
