@@ -13,6 +13,8 @@ use std::collections::BTreeMap;
 const MAX_GRID: [i64; 3] = [(1 << 31) - 1, 65535, 65535];
 const MAX_BLOCK: [i64; 3] = [1024, 1024, 64];
 const MAX_THREADS_PER_BLOCK: i64 = 1024;
+/// The most memory any GPU kernelgate supports holds, bytes: a B300's 288 GB.
+const MAX_DEVICE_BYTES: u64 = 288_000_000_000;
 
 fn combinations(decls: &Decls) -> Vec<BTreeMap<String, i64>> {
     if decls.sizes.is_empty() {
@@ -151,6 +153,15 @@ fn case(ctx: &mut Ctx, decls: &Decls, sizes: BTreeMap<String, i64>, label: Strin
         .collect();
     check_contents(ctx, decls, &lens, &label);
     let buffer_bytes = bytes_of(&lens, &decls.buffer_types);
+    if buffer_bytes.is_none_or(|b| b > MAX_DEVICE_BYTES) {
+        // At the largest buffer's length: no GPU could hold the case (issue 32: terabytes).
+        let largest = (lens.iter().zip(&decls.buffer_types).enumerate())
+            .max_by_key(|(_, (n, t))| (**n as u128) * t.size() as u128)
+            .map_or(0, |(i, _)| i);
+        let need = buffer_bytes.map_or("more than 2^64".to_string(), |b| b.to_string());
+        let at = decls.buffer_lens.get(largest).map_or(0, |l| l.at);
+        ctx.error(at, format!("the buffers of a case take {need} bytes{}, more than any GPU holds ({MAX_DEVICE_BYTES} bytes, a B300's 288 GB): shrink the sizes", in_case(&label)));
+    }
     let mut launches = Vec::new();
     let mut scratch_lens = Vec::new();
     for k in &decls.kernels {
