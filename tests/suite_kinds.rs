@@ -434,10 +434,11 @@ fn binaries_another_architecture_cannot_load_are_refused_at_their_source_by_lint
     assert!(err.contains("kinds.toml:27:9: no kernel `scales` in `k80.fatbin` for sm_86 (its kernels there: scale, scale_fast)"), "{err}");
 }
 
-/// A launch the compiled code cannot run on the target is refused by lint at its kernel's line,
-/// with the case that breaks it: a block over the kernel's `__launch_bounds__`, and static plus
-/// dynamic shared memory over what a block of the target may opt into (163 KB on sm_80, where
-/// sm_90 takes 227 KB). `#[ignore]`d: it needs NVRTC; CI runs it.
+/// A launch the compiled code cannot run on the target is refused by lint at the value that
+/// breaks the limit, with the case that breaks it: a block over the kernel's `__launch_bounds__`
+/// (at `block`), and static plus dynamic shared memory over what a block of the target may opt
+/// into (at `shared`: 163 KB on sm_80, where sm_90 takes 227 KB). `#[ignore]`d: it needs NVRTC;
+/// CI runs it.
 #[test]
 #[ignore = "needs NVRTC: the compiled code's resources"]
 fn launches_the_compiled_code_cannot_run_are_refused_by_lint() {
@@ -481,8 +482,8 @@ extern "C" __global__ void scale_fast(float a, const float* src, const unsigned 
     assert_eq!(code, Some(1), "{err}");
     let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("error: ")).collect();
     assert_eq!(lines.len(), 2, "{err}");
-    assert!(lines[0].ends_with("kinds.toml:24:1: kernel `naive` launches `scale` with a block of 512 threads, over its __launch_bounds__ of 256, for n=256,nbins=16 and 1 more case(s): the launch would fail on sm_80"), "{err}");
-    assert!(lines[1].contains("kinds.toml:32:1: kernel `fast` launches `scale_fast` with 0 B static + 200000 B dynamic shared memory = 200000 B, over the 166912 B a block of sm_80 may opt into, for n=256,nbins=16 and 1 more case(s)"), "{err}");
+    assert!(lines[0].ends_with("kinds.toml:29:10: kernel `naive` launches `scale` with a block of 512 threads, over its __launch_bounds__ of 256, for n=256,nbins=16 and 1 more case(s): the launch would fail on sm_80"), "{err}");
+    assert!(lines[1].contains("kinds.toml:37:11: kernel `fast` launches `scale_fast` with 0 B static + 200000 B dynamic shared memory = 200000 B, over the 166912 B a block of sm_80 may opt into, for n=256,nbins=16 and 1 more case(s)"), "{err}");
     // On sm_90 the shared memory fits (227 KB); the launch bounds do not.
     let (code, err) = run("sm_90");
     assert_eq!(code, Some(1), "{err}");

@@ -38,44 +38,31 @@ pub fn block_registers(per_thread: u32, threads: u64) -> u64 {
     per_warp * threads.div_ceil(32)
 }
 
-/// Each launch of `suite`'s cases that its compiled `code` (for `arch`) cannot run, as (kernel
-/// index, message); one message per kernel, entry and limit, naming its first case and how many
-/// more break it.
-pub fn launch_problems(suite: &Suite, code: &[KernelCode], arch: &str) -> Vec<(usize, String)> {
-    // (kernel, entry, what, first case, further cases)
-    let mut found: Vec<(usize, &str, String, usize, usize)> = Vec::new();
+/// One launch the compiled code cannot run: its kernel (index), where the suite file writes the
+/// value that breaks the limit (line, column; `(0, 0)`: not written), and what is wrong.
+pub type LaunchProblem = (usize, (usize, usize), String);
+
+/// Each launch of `suite`'s cases that its compiled `code` (for `arch`) cannot run; one per
+/// kernel, entry and limit, naming its first case and how many more break it.
+pub fn launch_problems(suite: &Suite, code: &[KernelCode], arch: &str) -> Vec<LaunchProblem> {
+    let mut found: Vec<Found> = Vec::new();
     for (c, case) in suite.cases.iter().enumerate() {
         for (k, code) in code.iter().enumerate() {
             let entries = &suite.kernels[k].entries;
             for ((launch, id), entry) in case.launches[k].iter().zip(&code.entries).zip(entries) {
                 let Some(res) = &id.resources else { continue };
-                let threads: u64 = launch.block.iter().map(|b| u64::from(*b)).product();
-                let mut says = Vec::new();
-                if let Some(max) = res.max_threads {
-                    let bound: u64 = max.iter().map(|b| u64::from((*b).max(1))).product();
-                    if threads > bound {
-                        says.push(format!(
-                            "a block of {threads} threads, over its __launch_bounds__ of {bound}"
-                        ));
-                    }
-                }
-                if let Some(r) = res.registers {
-                    let held = block_registers(r, threads);
-                    if held > REGISTERS_PER_BLOCK {
-                        says.push(format!("{r} registers per thread × a block of {threads} threads = {held} registers, over the {REGISTERS_PER_BLOCK} of the register file (lower the block or max_registers)"));
-                    }
-                }
-                let shared = res.shared_bytes + u64::from(launch.shared);
-                if let Some(limit) = max_shared_optin(arch).filter(|l| shared > *l) {
-                    says.push(format!("{} B static + {} B dynamic shared memory = {shared} B, over the {limit} B a block of {arch} may opt into", res.shared_bytes, launch.shared));
-                }
-                for what in says {
-                    match found
-                        .iter_mut()
-                        .find(|f| f.0 == k && f.1 == entry && f.2 == what)
-                    {
-                        Some(f) => f.4 += 1,
-                        None => found.push((k, entry, what, c, 0)),
+                for (at, what) in over_limits(res, launch, arch) {
+                    let same = |f: &&mut Found| f.kernel == k && f.entry == entry && f.what == what;
+                    match found.iter_mut().find(same) {
+                        Some(f) => f.more += 1,
+                        None => found.push(Found {
+                            kernel: k,
+                            entry,
+                            at,
+                            what,
+                            first: c,
+                            more: 0,
+                        }),
                     }
                 }
             }
@@ -83,15 +70,62 @@ pub fn launch_problems(suite: &Suite, code: &[KernelCode], arch: &str) -> Vec<(u
     }
     found
         .into_iter()
-        .map(|(k, entry, what, first, more)| {
-            let case = &suite.cases[first].label;
-            let more = match more {
+        .map(|f| {
+            let case = &suite.cases[f.first].label;
+            let more = match f.more {
                 0 => String::new(),
                 n => format!(" and {n} more case(s)"),
             };
-            (k, format!("kernel `{}` launches `{entry}` with {what}, for {case}{more}: the launch would fail on {arch}", suite.kernels[k].name))
+            let kernel = &suite.kernels[f.kernel].name;
+            (f.kernel, f.at, format!("kernel `{kernel}` launches `{}` with {}, for {case}{more}: the launch would fail on {arch}", f.entry, f.what))
         })
         .collect()
+}
+
+/// A limit one kernel entry's launches break: where, what, its first case and how many more.
+struct Found<'s> {
+    kernel: usize,
+    entry: &'s str,
+    at: (usize, usize),
+    what: String,
+    first: usize,
+    more: usize,
+}
+
+/// What of `launch` goes over the limits of code with resources `res` on `arch`, each at the
+/// value the suite writes for it (the block, or the shared memory).
+fn over_limits(
+    res: &crate::sass::Resources,
+    launch: &crate::suite::Launch,
+    arch: &str,
+) -> Vec<((usize, usize), String)> {
+    let [block, shared_at] = launch.written;
+    let threads: u64 = launch.block.iter().map(|b| u64::from(*b)).product();
+    let mut says = Vec::new();
+    if let Some(max) = res.max_threads {
+        let bound: u64 = max.iter().map(|b| u64::from((*b).max(1))).product();
+        if threads > bound {
+            let what =
+                format!("a block of {threads} threads, over its __launch_bounds__ of {bound}");
+            says.push((block, what));
+        }
+    }
+    if let Some(r) = res.registers {
+        let held = block_registers(r, threads);
+        if held > REGISTERS_PER_BLOCK {
+            says.push((block, format!("{r} registers per thread × a block of {threads} threads = {held} registers, over the {REGISTERS_PER_BLOCK} of the register file (lower the block or max_registers)")));
+        }
+    }
+    let shared = res.shared_bytes + u64::from(launch.shared);
+    if let Some(limit) = max_shared_optin(arch).filter(|l| shared > *l) {
+        let at = if shared_at == (0, 0) {
+            block
+        } else {
+            shared_at
+        };
+        says.push((at, format!("{} B static + {} B dynamic shared memory = {shared} B, over the {limit} B a block of {arch} may opt into", res.shared_bytes, launch.shared)));
+    }
+    says
 }
 
 #[cfg(test)]

@@ -111,21 +111,21 @@ pub fn lint(files: &[PathBuf]) -> ExitCode {
                     }
                 }
                 // The instruction-mix gate (`mix`) and the launches the compiled code cannot
-                // run on the target (`limits`), each at the kernel's line.
+                // run on the target (`limits`): each at the kernel's line, a launch's at the value
+                // that breaks the limit.
                 let toolchain = crate::sass::Toolchain::here();
                 let code = crate::sass::identities(s, &compiled, &config.arch, &toolchain);
                 let launches = code.map_or_else(
                     |_| Vec::new(),
                     |code| super::limits::launch_problems(s, &code, &config.arch),
                 );
-                for (ki, message) in crate::mix::fp64_breaches(s, &compiled)
-                    .into_iter()
-                    .chain(launches)
-                {
+                let fp64 = crate::mix::fp64_breaches(s, &compiled).into_iter();
+                for (ki, at, message) in fp64.map(|(k, m)| (k, (0, 0), m)).chain(launches) {
                     breaches += 1;
                     progress.done();
-                    let line = s.kernel_lines.get(ki).copied().unwrap_or(1);
-                    eprintln!("error: {}:{line}:1: {message}", s.path.display());
+                    let kernel = (s.kernel_lines.get(ki).copied().unwrap_or(1), 1);
+                    let (line, col) = if at == (0, 0) { kernel } else { at };
+                    eprintln!("error: {}:{line}:{col}: {message}", s.path.display());
                 }
             }
             Err(e) => {
