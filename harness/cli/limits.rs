@@ -39,8 +39,8 @@ pub fn block_registers(per_thread: u32, threads: u64) -> u64 {
 }
 
 /// One launch the compiled code cannot run: its kernel (index), where the suite file writes the
-/// value that breaks the limit (line, column; `(0, 0)`: not written), and what is wrong.
-pub type LaunchProblem = (usize, (usize, usize), String);
+/// value that breaks the limit (a byte offset; `None`: not written), and what is wrong.
+pub type LaunchProblem = (usize, Option<usize>, String);
 
 /// Each launch of `suite`'s cases that its compiled `code` (for `arch`) cannot run; one per
 /// kernel, entry and limit, naming its first case and how many more break it.
@@ -86,7 +86,7 @@ pub fn launch_problems(suite: &Suite, code: &[KernelCode], arch: &str) -> Vec<La
 struct Found<'s> {
     kernel: usize,
     entry: &'s str,
-    at: (usize, usize),
+    at: Option<usize>,
     what: String,
     first: usize,
     more: usize,
@@ -98,7 +98,7 @@ fn over_limits(
     res: &crate::sass::Resources,
     launch: &crate::suite::Launch,
     arch: &str,
-) -> Vec<((usize, usize), String)> {
+) -> Vec<(Option<usize>, String)> {
     let [block, shared_at] = launch.written;
     let threads: u64 = launch.block.iter().map(|b| u64::from(*b)).product();
     let mut says = Vec::new();
@@ -118,12 +118,7 @@ fn over_limits(
     }
     let shared = res.shared_bytes + u64::from(launch.shared);
     if let Some(limit) = max_shared_optin(arch).filter(|l| shared > *l) {
-        let at = if shared_at == (0, 0) {
-            block
-        } else {
-            shared_at
-        };
-        says.push((at, format!("{} B static + {} B dynamic shared memory = {shared} B, over the {limit} B a block of {arch} may opt into", res.shared_bytes, launch.shared)));
+        says.push((shared_at.or(block), format!("{} B static + {} B dynamic shared memory = {shared} B, over the {limit} B a block of {arch} may opt into", res.shared_bytes, launch.shared)));
     }
     says
 }

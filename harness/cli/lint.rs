@@ -119,12 +119,19 @@ pub fn lint(files: &[PathBuf]) -> ExitCode {
                     |_| Vec::new(),
                     |code| super::limits::launch_problems(s, &code, &config.arch),
                 );
+                // The suite's text, read only where a launch's value is to be placed.
+                let text = match launches.iter().any(|(_, at, _)| at.is_some()) {
+                    true => std::fs::read_to_string(&s.path).unwrap_or_default(),
+                    false => String::new(),
+                };
                 let fp64 = crate::mix::fp64_breaches(s, &compiled).into_iter();
-                for (ki, at, message) in fp64.map(|(k, m)| (k, (0, 0), m)).chain(launches) {
+                for (ki, at, message) in fp64.map(|(k, m)| (k, None, m)).chain(launches) {
                     breaches += 1;
                     progress.done();
-                    let kernel = (s.kernel_lines.get(ki).copied().unwrap_or(1), 1);
-                    let (line, col) = if at == (0, 0) { kernel } else { at };
+                    let (line, col) = match at {
+                        Some(at) => crate::error::line_col(&text, at),
+                        None => (s.kernel_lines.get(ki).copied().unwrap_or(1), 1),
+                    };
                     eprintln!("error: {}:{line}:{col}: {message}", s.path.display());
                 }
             }

@@ -4,7 +4,6 @@
 //! at the base; stored mode compares the code with the baseline's.
 
 use super::trial::Trial;
-
 use super::{Planned, Runner};
 use crate::code::trial_code;
 use crate::paired::Pairing;

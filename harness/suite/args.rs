@@ -58,13 +58,11 @@ impl ScalarType {
     /// A value encoded as `bytes` (by [`Self::encode_int`] or [`Self::encode_float`]) as
     /// `lint --launches` shows it: `4096 as i32`, `2 as f32`.
     pub fn show(self, bytes: &[u8]) -> String {
-        let b8 = |n: usize| {
-            let mut a = [0u8; 8];
-            a[..n.min(bytes.len())].copy_from_slice(&bytes[..n.min(bytes.len())]);
-            a
-        };
-        let (w, d) = (b8(4), b8(8));
-        let (w, h) = ([w[0], w[1], w[2], w[3]], [d[0], d[1]]);
+        // The bytes, zero-padded to 8: each type reads its own width from the front.
+        let mut d = [0u8; 8];
+        let n = bytes.len().min(8);
+        d[..n].copy_from_slice(&bytes[..n]);
+        let (w, h) = ([d[0], d[1], d[2], d[3]], [d[0], d[1]]);
         let value = match self {
             ScalarType::I32 => i32::from_le_bytes(w).to_string(),
             ScalarType::U32 => u32::from_le_bytes(w).to_string(),

@@ -361,10 +361,9 @@ fn launch(
         })
         .unwrap_or(0) as u32;
     let (args, shown) = args(ctx, l, sizes, label, buffers);
-    let place = |at: Option<usize>| at.map_or((0, 0), |at| crate::error::line_col(ctx.text, at));
     let written = [
-        place(l.block.first().map(|b| b.at)),
-        place(l.shared.as_ref().map(|s| s.at)),
+        l.block.first().map(|b| b.at),
+        l.shared.as_ref().map(|s| s.at),
     ];
     Launch {
         grid,

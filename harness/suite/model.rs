@@ -212,10 +212,10 @@ pub struct Launch {
     /// Not sent to a worker, not part of the trial identity.
     #[serde(skip)]
     pub shown: Vec<Option<String>>,
-    /// Where the suite file writes this launch's `block` and `shared` (line, column), for
-    /// lint's errors; `(0, 0)` where not written. Not sent to a worker, not in the identity.
+    /// Where the suite file writes this launch's `block` and `shared` (byte offsets), for
+    /// lint's errors; `None` where not written. Not sent to a worker, not in the identity.
     #[serde(skip)]
-    pub written: [(usize, usize); 2],
+    pub written: [Option<usize>; 2],
 }
 
 /// A kernel of the suite: one launch, or a sequence of launches timed and checked as one.

@@ -43,7 +43,7 @@ pub struct Worker {
     live: Option<Live>,
     // stringly: the worker's `Hello` answer as it came over the pipe (see `Response::Hello`).
     device: Option<Result<DeviceInfo, String>>,
-    /// The suites the live worker has been sent (by index); empty again after a restart.
+    /// The suites the live worker has been sent; empty again after a restart.
     sent: HashSet<SuiteRef>,
     /// How many times a worker was started.
     pub starts: usize,
