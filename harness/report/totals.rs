@@ -193,9 +193,9 @@ impl RunTotals {
     /// the rest each into its `*_seconds` field.
     pub fn add_spent(&mut self, spent: &Spent) {
         for (name, value) in spent.iter() {
-            let part = match name.split_once('.') {
-                Some(("sampling", _)) => &mut self.sampling_profile,
-                Some(("counters", _)) => &mut self.counter_profile,
+            let profile = match name.split_once('.') {
+                Some(("sampling", figure)) => (&mut self.sampling_profile, figure),
+                Some(("counters", figure)) => (&mut self.counter_profile, figure),
                 _ => {
                     if let Some(field) = self.seconds_of(name) {
                         *field += value;
@@ -203,8 +203,10 @@ impl RunTotals {
                     continue;
                 }
             };
-            let (_, figure) = name.split_once('.').unwrap_or_default();
-            part.get_or_insert_with(Spent::default).add(figure, value);
+            profile
+                .0
+                .get_or_insert_with(Spent::default)
+                .add(profile.1, value);
         }
     }
 
