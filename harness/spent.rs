@@ -23,13 +23,6 @@ impl Spent {
         *self.0.entry(name.to_string()).or_default() += value;
     }
 
-    /// Adds every figure of `other`.
-    pub fn merge(&mut self, other: &Spent) {
-        for (name, value) in &other.0 {
-            self.add(name, *value);
-        }
-    }
-
     /// The figure of `name` (0 when nothing was added to it).
     pub fn get(&self, name: &str) -> f64 {
         self.0.get(name).copied().unwrap_or(0.0)
@@ -81,9 +74,7 @@ mod tests {
         let mut a = Spent::default();
         a.add("copies", 0.25);
         a.add("sampling.samples", 3.0);
-        let mut b = Spent::default();
-        b.add("copies", 0.5);
-        a.merge(&b);
+        a.add("copies", 0.5);
         assert_eq!(a.get("copies"), 0.75);
         assert_eq!(a.get("warmup"), 0.0);
         let json = serde_json::to_string(&a).unwrap();

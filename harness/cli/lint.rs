@@ -96,6 +96,7 @@ pub fn lint(files: &[PathBuf]) -> ExitCode {
     let mut breaches = 0;
     let mut sources = 0;
     let mut progress = super::progress::Progress::new("kernelgate lint", suites.len());
+    let toolchain = crate::sass::Toolchain::here();
     for (i, s) in suites.iter().enumerate() {
         progress.step(i, &s.name);
         match crate::compile_suite::compile_suite(s, &config.arch, Some(&config.cache)) {
@@ -113,7 +114,6 @@ pub fn lint(files: &[PathBuf]) -> ExitCode {
                 // The instruction-mix gate (`mix`) and the launches the compiled code cannot
                 // run on the target (`limits`): each at the kernel's line, a launch's at the value
                 // that breaks the limit.
-                let toolchain = crate::sass::Toolchain::here();
                 let code = crate::sass::identities(s, &compiled, &config.arch, &toolchain);
                 let launches = code.map_or_else(
                     |_| Vec::new(),
