@@ -282,12 +282,20 @@ fn flag(name: &'static str) -> Result<bool, ConfigError> {
     }
 }
 
+/// `KERNELGATE_CACHE`, or `kernelgate-cache` in the target folder: where compiles are cached.
+pub fn cache_dir() -> PathBuf {
+    var("KERNELGATE_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            var("CARGO_TARGET_DIR")
+                .map_or_else(|| PathBuf::from("target"), PathBuf::from)
+                .join("kernelgate-cache")
+        })
+}
+
 impl Config {
     /// Reads every `KERNELGATE_*` variable; a malformed one is an error naming it.
     pub fn from_env() -> Result<Config, ConfigError> {
-        let target = var("CARGO_TARGET_DIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from("target"));
         let names: Vec<String> = std::env::vars_os()
             .filter_map(|(k, _)| k.into_string().ok())
             .collect();
@@ -321,9 +329,7 @@ impl Config {
             require_nvrtc: flag("KERNELGATE_REQUIRE_NVRTC")?,
             timeout,
             arch,
-            cache: var("KERNELGATE_CACHE")
-                .map(PathBuf::from)
-                .unwrap_or_else(|| target.join("kernelgate-cache")),
+            cache: cache_dir(),
             seed,
             mode: if bless.is_some() {
                 Mode::Bless

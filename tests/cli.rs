@@ -534,6 +534,34 @@ fn reports_are_written_where_asked() {
 /// `lint --launches FILTER` prints what a run would launch for each matching trial, resolved for
 /// its case — grid, block, shared bytes, buffers by name and scalars by value and type — and
 /// nothing of the other trials; without a GPU or NVRTC.
+/// Parameter types behind a typedef, an alias or a macro are resolved by NVRTC: a bf16 pipeline
+/// (its second launch reading, through `const floatX*`, what the first wrote) is linted and
+/// compiled clean; without NVRTC the same suite loads with a warning naming each parameter.
+#[test]
+fn lint_resolves_typedefs_through_the_compiler_or_says_it_did_not() {
+    let suites = [("KERNELGATE_SUITES", "tests/fixtures/types")];
+    if kernelgate::device::nvrtc_missing().is_none() {
+        let o = kernelgate(&["lint"], &suites);
+        let (out, err) = text(&o);
+        assert_eq!(o.status.code(), Some(0), "{out}{err}");
+        assert!(!err.contains("warning: tests/fixtures/types"), "{err}");
+        assert!(out.contains("1 source(s) compiled"), "{out}");
+    }
+    // No NVRTC: none on the library path, and not looked for elsewhere.
+    let none = [
+        suites[0],
+        ("LD_LIBRARY_PATH", ""),
+        ("_KERNELGATE_LIBRARIES", "1"),
+    ];
+    let o = kernelgate(&["lint"], &none);
+    let (out, err) = text(&o);
+    if !out.contains("not compiled: no NVRTC") {
+        return; // this machine's system libraries hold an NVRTC
+    }
+    assert_eq!(o.status.code(), Some(0), "{out}{err}");
+    assert!(err.contains("warning: tests/fixtures/types/pipeline.toml:33:10: parameters `floatX* m`, `const floatX* in`, `index_t n` of `mean` (tests/fixtures/types/types.cu:14): of types (`floatX`, `index_t`) only the compiler can resolve, and no NVRTC could be loaded here to ask: their arguments are not checked"), "{err}");
+}
+
 #[test]
 fn lint_launches_prints_each_cases_resolved_launches() {
     let o = kernelgate(&["lint", "--launches", "saxpy::vec4::n=10"], &[]);

@@ -125,7 +125,7 @@ fn a_missing_suites_folder_says_what_to_do() {
 fn suites_the_loader_cannot_fully_check_load_with_warnings() {
     let bless = std::env::var_os("BLESS").is_some();
     let files = files_in("tests/fixtures/warn", "toml");
-    assert_eq!(files.len(), 3);
+    assert_eq!(files.len(), 4);
     for path in files {
         let suite = load_file(&path).unwrap_or_else(|d| panic!("{path:?}: {d:?}"));
         assert!(!suite.warnings.is_empty(), "{path:?} warns");

@@ -109,24 +109,18 @@ pub fn nvrtc_version() -> Result<(i32, i32), CompileError> {
     // SAFETY: both pointers are valid for writes for the call's duration.
     unsafe { nvrtc_sys::nvrtcVersion(&mut major, &mut minor) }
         .result()
-        .map_err(|e| CompileError::Nvrtc {
-            call: "nvrtcVersion",
-            code: e.0,
-        })?;
+        .map_err(err("nvrtcVersion"))?;
     Ok((major, minor))
 }
 
 /// The real architectures this NVRTC compiles for, as numbers (`90` for `sm_90`).
 pub fn supported_archs() -> Result<Vec<i32>, CompileError> {
-    let err = |e: nvrtc::NvrtcError| CompileError::Nvrtc {
-        call: "nvrtcGetSupportedArchs",
-        code: e.0,
-    };
+    let err = err("nvrtcGetSupportedArchs");
     let mut n = 0;
     // SAFETY: `n` is valid for writes for the call's duration.
     unsafe { nvrtc_sys::nvrtcGetNumSupportedArchs(&mut n) }
         .result()
-        .map_err(err)?;
+        .map_err(&err)?;
     let mut archs = vec![0; n.max(0) as usize];
     // SAFETY: `archs` holds the `n` entries NVRTC said it will write.
     unsafe { nvrtc_sys::nvrtcGetSupportedArchs(archs.as_mut_ptr()) }
@@ -243,11 +237,13 @@ fn cstring(text: &str, what: &str) -> Result<CString, CompileError> {
     CString::new(text).map_err(|_| CompileError::Nul(what.to_string()))
 }
 
-fn compile_uncached(req: &CompileRequest) -> Result<Compiled, CompileError> {
+/// `req`'s source compiled by NVRTC with its entries as name expressions: the program, NVRTC's
+/// log and the entries; the log with a hint where the source does not compile.
+pub(super) fn program(
+    req: &CompileRequest,
+) -> Result<(Program, String, Vec<CString>), CompileError> {
     let src = cstring(req.text, &format!("`{}`", req.path.display()))?;
     let name = cstring(&req.path.to_string_lossy(), "the source path")?;
-    let err =
-        |call: &'static str| move |e: nvrtc::NvrtcError| CompileError::Nvrtc { call, code: e.0 };
     let prog = nvrtc::create_program(&src, Some(&name)).map_err(err("nvrtcCreateProgram"))?;
     let guard = Program(prog);
     let entries: Vec<CString> = req
@@ -296,6 +292,11 @@ fn compile_uncached(req: &CompileRequest) -> Result<Compiled, CompileError> {
             log,
         });
     }
+    Ok((guard, log, entries))
+}
+
+fn compile_uncached(req: &CompileRequest) -> Result<Compiled, CompileError> {
+    let (guard, log, entries) = program(req)?;
     let mut lowered = Vec::new();
     for (e, text) in entries.iter().zip(req.entries) {
         let mut out: *const c_char = std::ptr::null();
@@ -324,17 +325,7 @@ fn compile_uncached(req: &CompileRequest) -> Result<Compiled, CompileError> {
     unsafe { nvrtc_sys::nvrtcGetCUBIN(guard.0, cubin.as_mut_ptr() as *mut c_char) }
         .result()
         .map_err(err("nvrtcGetCUBIN"))?;
-    let mut size = 0usize;
-    // SAFETY: `prog` is live and compiled; `size` is valid for writes.
-    unsafe { nvrtc_sys::nvrtcGetPTXSize(guard.0, &mut size) }
-        .result()
-        .map_err(err("nvrtcGetPTXSize"))?;
-    let mut ptx = vec![0u8; size];
-    // SAFETY: `ptx` has exactly the `size` bytes NVRTC asked for.
-    unsafe { nvrtc_sys::nvrtcGetPTX(guard.0, ptx.as_mut_ptr() as *mut c_char) }
-        .result()
-        .map_err(err("nvrtcGetPTX"))?;
-    let functions = super::ptx::parse(&String::from_utf8_lossy(&ptx));
+    let functions = super::ptx::parse(&ptx(&guard)?);
     let fp64 = lowered
         .iter()
         .map(|name| super::ptx::fp64_use(&functions, name).unwrap_or_default())
@@ -349,6 +340,11 @@ fn compile_uncached(req: &CompileRequest) -> Result<Compiled, CompileError> {
     })
 }
 
+/// An NVRTC call's failure as a [`CompileError`] naming the call.
+fn err(call: &'static str) -> impl Fn(nvrtc::NvrtcError) -> CompileError {
+    move |e| CompileError::Nvrtc { call, code: e.0 }
+}
+
 fn c_chars_to_string(chars: &[c_char]) -> String {
     let bytes: Vec<u8> = chars
         .iter()
@@ -358,8 +354,25 @@ fn c_chars_to_string(chars: &[c_char]) -> String {
     String::from_utf8_lossy(&bytes).trim_end().to_string()
 }
 
+/// The PTX of a compiled program.
+pub(super) fn ptx(guard: &Program) -> Result<String, CompileError> {
+    let mut size = 0usize;
+    // SAFETY: `prog` is live and compiled; `size` is valid for writes.
+    unsafe { nvrtc_sys::nvrtcGetPTXSize(guard.0, &mut size) }
+        .result()
+        .map_err(err("nvrtcGetPTXSize"))?;
+    let mut ptx = vec![0u8; size];
+    // SAFETY: `ptx` has exactly the `size` bytes NVRTC asked for.
+    unsafe { nvrtc_sys::nvrtcGetPTX(guard.0, ptx.as_mut_ptr() as *mut c_char) }
+        .result()
+        .map_err(err("nvrtcGetPTX"))?;
+    Ok(String::from_utf8_lossy(&ptx)
+        .trim_end_matches('\0')
+        .to_string())
+}
+
 /// Destroys the program when dropped, on every path.
-struct Program(nvrtc_sys::nvrtcProgram);
+pub(super) struct Program(nvrtc_sys::nvrtcProgram);
 
 impl Drop for Program {
     fn drop(&mut self) {

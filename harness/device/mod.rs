@@ -11,6 +11,7 @@ mod info;
 pub mod libraries;
 mod module;
 pub mod nvcc;
+pub mod param_types;
 pub mod ptx;
 pub mod thermal;
 

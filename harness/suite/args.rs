@@ -25,34 +25,30 @@ pub enum ScalarType {
     Bf16,
 }
 
+/// Each scalar type with its suffix.
+const SUFFIXES: [(ScalarType, &str); 8] = [
+    (ScalarType::I32, "i32"),
+    (ScalarType::U32, "u32"),
+    (ScalarType::I64, "i64"),
+    (ScalarType::U64, "u64"),
+    (ScalarType::F32, "f32"),
+    (ScalarType::F64, "f64"),
+    (ScalarType::F16, "f16"),
+    (ScalarType::Bf16, "bf16"),
+];
+
 impl ScalarType {
     /// Parses a suffix or cast target (`i32`, `f64`, ...).
     pub fn parse(s: &str) -> Option<ScalarType> {
-        Some(match s {
-            "i32" => ScalarType::I32,
-            "u32" => ScalarType::U32,
-            "i64" => ScalarType::I64,
-            "u64" => ScalarType::U64,
-            "f32" => ScalarType::F32,
-            "f64" => ScalarType::F64,
-            "f16" => ScalarType::F16,
-            "bf16" => ScalarType::Bf16,
-            _ => return None,
-        })
+        SUFFIXES.iter().find(|(_, n)| *n == s).map(|(t, _)| *t)
     }
 
     /// The suffix as written.
     pub fn name(self) -> &'static str {
-        match self {
-            ScalarType::I32 => "i32",
-            ScalarType::U32 => "u32",
-            ScalarType::I64 => "i64",
-            ScalarType::U64 => "u64",
-            ScalarType::F32 => "f32",
-            ScalarType::F64 => "f64",
-            ScalarType::F16 => "f16",
-            ScalarType::Bf16 => "bf16",
-        }
+        SUFFIXES
+            .iter()
+            .find(|(t, _)| *t == self)
+            .map_or("?", |(_, n)| n)
     }
 
     /// A value encoded as `bytes` (by [`Self::encode_int`] or [`Self::encode_float`]) as

@@ -2,7 +2,9 @@
 //! entry must name one `__global__` function; a template entry names an instantiation whose
 //! type arguments meet the buffers; pointers get buffers of their element type, `const`
 //! pointees never get outputs, `__restrict__` pointers are not aliased, scalars get values of
-//! their type. What the source does not let us check becomes a warning, never a silent pass.
+//! their type. A parameter whose type the tokens do not tell (a typedef, alias or macro) is left
+//! to the compiler (`resolved`); what cannot be checked becomes a warning, never a silent pass.
+//! A launch may read through `const T*` an output an earlier launch of its kernel wrote.
 
 use super::args::{ArgSpec, ScalarType};
 use super::ctx::Ctx;
@@ -28,6 +30,62 @@ impl Targets<'_> {
             .find(|(_, v)| **v == i)
             .map_or("?", |(k, _)| k.as_str())
     }
+
+    /// Buffer `b` as an argument: an output counts as one only until a launch writes it.
+    fn held(&self, b: usize, found: &Found) -> Held<'_> {
+        Held {
+            name: self.name(b),
+            element: self.elements[b],
+            unwritten_output: self.outputs.get(b) == Some(&true) && !found.written.contains(&b),
+        }
+    }
+}
+
+/// What one kernel's launches have shown so far: the buffers they write (through a pointer not
+/// to `const`), and the arguments left to the compiler.
+#[derive(Default)]
+pub(super) struct Found {
+    pub written: Vec<usize>,
+    pub pending: Vec<Pending>,
+}
+
+/// One argument whose parameter type is left to the compiler.
+#[derive(Debug)]
+pub(super) struct Pending {
+    /// The source's index in the suite table.
+    pub source: usize,
+    /// The function, as C++ names it (`k`, `f<float>`, `f<>`).
+    pub entry: String,
+    /// How many parameters the source shows.
+    pub params: usize,
+    /// This parameter's index.
+    pub index: usize,
+    /// The parameter, as the tokens read it.
+    pub param: Param,
+    /// The argument, and where it is written.
+    pub arg: ArgSpec,
+    pub at: usize,
+    /// For a buffer: its name, element type and whether it is an output not yet written.
+    pub held: Option<(String, DType, bool)>,
+    /// `` `k` (file.cu:12) ``, for messages.
+    pub where_: String,
+}
+
+/// A buffer passed as an argument: its name, element type, and whether it is an output no
+/// earlier launch of the kernel wrote.
+#[derive(Debug, Clone)]
+pub(super) struct Held<'a> {
+    pub name: &'a str,
+    pub element: DType,
+    pub unwritten_output: bool,
+}
+
+/// How a parameter's type was resolved, for messages: as written, from the entry's template
+/// arguments, or by the compiler — each with what it resolved.
+pub(super) enum Via<'a> {
+    Source,
+    Template(&'a str),
+    Compiler(&'a str),
 }
 
 /// The C spelling of an element type, for messages that say what to write.
@@ -78,10 +136,11 @@ fn template_args(entry: &str) -> Result<(&str, Option<Vec<String>>), String> {
 /// Checks one launch; errors and warnings are recorded in `ctx`.
 pub(super) fn check_entry(
     ctx: &mut Ctx,
-    source: &Source,
+    (si, source): (usize, &Source),
     l: &LaunchView,
     decl: &LaunchDecl,
     targets: &Targets,
+    found: &mut Found,
 ) {
     let entry = l.entry.get_ref();
     let at = l.entry.span().start;
@@ -98,31 +157,8 @@ pub(super) fn check_entry(
         Ok(x) => x,
         Err(m) => return ctx.error(at, format!("{m} (write e.g. `scale<float>`)")),
     };
-    let sig = match signature::lookup(&source.text, entry) {
-        Lookup::Kernel(sig) => sig,
-        Lookup::Absent => {
-            let names = signature::kernel_names(&source.text);
-            let hint = crate::suggest::did_you_mean(base, names.iter().map(String::as_str));
-            return ctx.error(at, format!("no `__global__` function `{base}` in `{file}`{hint} (check the spelling, or the kernel's `source`; names in comments and strings do not count)"));
-        }
-        Lookup::NotGlobal { line, what } => {
-            return ctx.error(at, format!("`{base}` ({file}:{line}) is a {what} function, not a kernel: an entry names a `__global__` function (call the helper from one)"));
-        }
-        Lookup::Overloaded { lines } => {
-            let lines: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
-            return ctx.warn(at, format!("`{base}` is overloaded in `{file}` (lines {}): its arguments are not checked at load time (give each kernel its own name)", lines.join(", ")));
-        }
-        Lookup::Mentioned { line, in_directive } => {
-            let how = if in_directive {
-                "on a preprocessor line"
-            } else {
-                "in a macro use or another form kernelgate cannot read"
-            };
-            return ctx.warn(at, format!("`{base}` appears in `{file}` only {how}, at line {line}: its arguments are not checked at load time (declare it as a plain `__global__` function to have them checked)"));
-        }
-        Lookup::Unreadable { line, what } => {
-            return ctx.warn(at, format!("`{file}` cannot be read as CUDA tokens ({what} at line {line}): `{base}`'s arguments are not checked at load time"));
-        }
+    let Some(sig) = kernel_signature(ctx, source, entry, at) else {
+        return;
     };
     let where_ = format!("`{entry}` ({file}:{})", sig.line);
     let Some(bindings) = bind_template(ctx, at, base, &sig, targs.as_deref(), &where_) else {
@@ -140,26 +176,90 @@ pub(super) fn check_entry(
             ),
         );
     }
-    let mut restricted: Vec<(usize, bool)> = Vec::new();
-    for (param, arg) in sig.params.iter().zip(&decl.args) {
+    // How C++ names the function: all-default template arguments are written `f<>`.
+    let cxx = match (&sig.template, &targs) {
+        (Some(_), None) => format!("{entry}<>"),
+        _ => entry.clone(),
+    };
+    let (mut restricted, mut writes) = (Vec::new(), Vec::new());
+    for (i, (param, arg)) in sig.params.iter().zip(&decl.args).enumerate() {
         let resolved = bindings
             .get(&param.base)
             .map_or(param.base.as_str(), |s| s.as_str());
-        let via = if resolved != param.base {
-            format!(" ({} = {resolved})", param.base)
-        } else {
-            String::new()
-        };
         if let ArgSpec::Buffer(b) = arg.value {
-            if let Some(&(_, r)) = restricted.iter().find(|(x, _)| *x == b) {
+            if let Some(&(_, r)) = restricted.iter().find(|(x, _): &&(usize, bool)| *x == b) {
                 if r || param.restrict {
                     ctx.error(arg.at, format!("buffer `{}` is passed twice to {where_}, through a `__restrict__` parameter: the kernel may assume they do not overlap (pass another buffer, or drop `__restrict__`)", targets.name(b)));
                 }
             }
             restricted.push((b, param.restrict));
+            // Unknown types are taken as written to: the compiler's check says more.
+            if !param.const_pointee || !signature::known(resolved) {
+                writes.push(b);
+            }
         }
-        if let Some(m) = check_arg(param, resolved, &via, &arg.value, targets, &where_) {
+        let held = match arg.value {
+            ArgSpec::Buffer(b) => Some(targets.held(b, found)),
+            _ => None,
+        };
+        if !signature::known(resolved) {
+            found.pending.push(Pending {
+                source: si,
+                entry: cxx.clone(),
+                params: sig.params.len(),
+                index: i,
+                param: param.clone(),
+                arg: arg.value.clone(),
+                at: arg.at,
+                held: held.map(|h| (h.name.to_string(), h.element, h.unwritten_output)),
+                where_: where_.clone(),
+            });
+            continue;
+        }
+        let via = match resolved != param.base {
+            true => Via::Template(resolved),
+            false => Via::Source,
+        };
+        if let Some(m) = check_arg(param, resolved, via, &arg.value, held, &where_) {
             ctx.error(arg.at, m);
+        }
+    }
+    found.written.extend(writes);
+}
+
+/// The signature of `entry` (at `at`) in `source`, or `None` after an error or a warning that
+/// says why it cannot be checked.
+fn kernel_signature(ctx: &mut Ctx, source: &Source, entry: &str, at: usize) -> Option<Signature> {
+    let (file, base) = (source.path.display(), signature::base_name(entry));
+    match signature::lookup(&source.text, entry) {
+        Lookup::Kernel(sig) => Some(sig),
+        Lookup::Absent => {
+            let names = signature::kernel_names(&source.text);
+            let hint = crate::suggest::did_you_mean(base, names.iter().map(String::as_str));
+            ctx.error(at, format!("no `__global__` function `{base}` in `{file}`{hint} (check the spelling, or the kernel's `source`; names in comments and strings do not count)"));
+            None
+        }
+        Lookup::NotGlobal { line, what } => {
+            ctx.error(at, format!("`{base}` ({file}:{line}) is a {what} function, not a kernel: an entry names a `__global__` function (call the helper from one)"));
+            None
+        }
+        Lookup::Overloaded { lines } => {
+            let lines: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+            ctx.warn(at, format!("`{base}` is overloaded in `{file}` (lines {}): its arguments are not checked at load time (give each kernel its own name)", lines.join(", ")));
+            None
+        }
+        Lookup::Mentioned { line, in_directive } => {
+            let how = if in_directive {
+                "on a preprocessor line"
+            } else {
+                "in a macro use or another form kernelgate cannot read"
+            };
+            ctx.warn(at, format!("`{base}` appears in `{file}` only {how}, at line {line}: its arguments are not checked at load time (declare it as a plain `__global__` function to have them checked)"));
+            None
+        }
+        Lookup::Unreadable { line, what } => {
+            ctx.warn(at, format!("`{file}` cannot be read as CUDA tokens ({what} at line {line}): `{base}`'s arguments are not checked at load time"));
+            None
         }
     }
 }
@@ -225,48 +325,52 @@ fn bind_template(
     }
 }
 
-/// The problem with passing `arg` to `param` (whose base type resolves to `resolved`), if any.
-fn check_arg(
+/// The problem with passing `arg` (`held`, for a buffer) to `param`, whose base type resolves
+/// to `resolved` (`via`), if any.
+pub(super) fn check_arg(
     param: &Param,
     resolved: &str,
-    via: &str,
+    via: Via,
     arg: &ArgSpec,
-    targets: &Targets,
+    held: Option<Held>,
     where_: &str,
 ) -> Option<String> {
     let p = &param.text;
-    match arg {
-        ArgSpec::Buffer(b) if !param.pointer => Some(format!(
+    match (arg, held) {
+        (ArgSpec::Buffer(_), Some(h)) if !param.pointer => Some(format!(
             "buffer `{}` is passed where {where_} takes `{p}`, not a pointer",
-            targets.name(*b)
+            h.name
         )),
-        ArgSpec::Buffer(b) => {
-            let (name, held) = (targets.name(*b), targets.elements[*b]);
+        (ArgSpec::Buffer(_), Some(h)) => {
+            let (name, held) = (h.name, h.element);
             if let Some(t) = signature::element_type(resolved).filter(|t| *t != held) {
-                let fix = if via.is_empty() {
-                    format!(
-                        "declare the buffer `type = \"{t}\"` or the parameter `{}*`",
-                        c_type(held)
-                    )
-                } else {
-                    format!("instantiate with `{}`", c_type(held))
-                };
-                let fix = if via.is_empty() {
-                    format!(" ({fix})")
-                } else {
-                    format!("{via}: {fix}")
+                let c = c_type(held);
+                let fix = match via {
+                    Via::Source => {
+                        format!(" (declare the buffer `type = \"{t}\"` or the parameter `{c}*`)")
+                    }
+                    Via::Template(r) => format!(" ({} = {r}): instantiate with `{c}`", param.base),
+                    Via::Compiler(r) => format!(
+                        " (`{}` is `{r}` to the compiler): declare the buffer `type = \"{t}\"`",
+                        param.base
+                    ),
                 };
                 return Some(format!("buffer `{name}` holds {held} but parameter `{p}` of {where_} points to {t}{fix}"));
             }
-            (param.const_pointee && targets.outputs.get(*b) == Some(&true)).then(|| {
-                format!("output `{name}` is passed to `{p}` of {where_}, whose elements are `const`: the kernel cannot write its result (drop the `const`, or pass an input)")
+            (param.const_pointee && h.unwritten_output).then(|| {
+                format!("output `{name}` is passed to `{p}` of {where_}, whose elements are `const`, and no earlier launch of the kernel writes it: the kernel cannot write its result (drop the `const`, or pass an input)")
             })
         }
         _ if param.pointer => Some(format!(
             "parameter `{p}` of {where_} is a pointer: pass a buffer name"
         )),
-        spec => {
+        (spec, _) => {
             let t: ScalarType = signature::scalar_type(resolved)?;
+            let via = match via {
+                Via::Source => String::new(),
+                Via::Template(r) => format!(" ({} = {r})", param.base),
+                Via::Compiler(r) => format!(" (`{}` is `{r}` to the compiler)", param.base),
+            };
             (spec.scalar_type() != Some(t)).then(|| {
                 let example = if t.is_int() {
                     format!("`n as {0}` or `1{0}`", t.name())

@@ -5,7 +5,7 @@
 use super::buffer_tables::Buffers;
 use super::ctx::{is_ident, Ctx};
 use super::decls::{KernelDecl, LaunchDecl};
-use super::entry::{check_entry, Targets};
+use super::entry::{check_entry, Found, Targets};
 use super::kernels::{
     fp64_policy, kernel_limits, launch_decl, launch_views, limits, scratch_decls, LaunchView,
 };
@@ -30,6 +30,8 @@ pub(super) struct Kernels {
     pub reference_at: Option<usize>,
     /// Where each name was first written (for a name declared twice).
     pub name_at: std::collections::BTreeMap<String, usize>,
+    /// The arguments whose parameter types are left to the compiler (`resolved`).
+    pub pending: Vec<super::entry::Pending>,
 }
 
 /// Reads every `[[kernel]]` of `raw` (the suite file in `dir`): sources not read yet are added
@@ -58,6 +60,7 @@ pub(super) fn kernel_tables(
         reference: None,
         reference_at: None,
         name_at: Default::default(),
+        pending: Vec::new(),
     };
     for rk in &raw.kernel {
         let (k, at) = (rk.get_ref(), rk.span().start);
@@ -73,7 +76,17 @@ pub(super) fn kernel_tables(
             }
         };
         let source = source.map(|i| (i, &table.sources[i]));
-        let (kernel, decl) = kernel_table(ctx, (k, at), source, buffers, sizes, &suite_limits);
+        let mut found = Found::default();
+        let (kernel, decl) = kernel_table(
+            ctx,
+            (k, at),
+            source,
+            buffers,
+            sizes,
+            &suite_limits,
+            &mut found,
+        );
+        out.pending.append(&mut found.pending);
         let budget_at = k.memory_budget.as_ref().or(rs.memory_budget.as_ref());
         out.decls.extend(decl.map(|d| {
             KernelDecl {
@@ -156,6 +169,7 @@ fn kernel_table(
     buffers: &Buffers,
     sizes: &[String],
     suite_limits: &Limits,
+    found: &mut Found,
 ) -> (Kernel, Option<KernelDecl>) {
     let name = k.name.get_ref().clone();
     let launches = launch_views(ctx, k, at);
@@ -177,7 +191,7 @@ fn kernel_table(
         elements: &elements,
         outputs: &outputs,
     };
-    let decls = launch_decls(ctx, &launches, source.map(|s| s.1), &targets, sizes);
+    let decls = launch_decls(ctx, &launches, source, &targets, sizes, found);
     let complete = decls.len() == launches.len() && !launches.is_empty();
     if complete {
         super::values::outputs_written(ctx, &name, at, &buffers.list, &decls);
@@ -201,19 +215,20 @@ fn kernel_table(
     (kernel, decl)
 }
 
-/// Each launch parsed, and checked against `source` when there is one.
+/// Each launch parsed, and checked against `source` (its index and text) when there is one.
 fn launch_decls(
     ctx: &mut Ctx,
     launches: &[LaunchView],
-    source: Option<&Source>,
+    source: Option<(usize, &Source)>,
     targets: &Targets,
     sizes: &[String],
+    found: &mut Found,
 ) -> Vec<LaunchDecl> {
     let mut decls = Vec::new();
     for l in launches {
         let decl = launch_decl(ctx, l, targets.names, sizes);
         if let (Some(source), Some(decl)) = (source, &decl) {
-            check_entry(ctx, source, l, decl, targets);
+            check_entry(ctx, source, l, decl, targets, found);
         }
         decls.extend(decl);
     }

@@ -160,6 +160,10 @@ fn build(ctx: &mut Ctx, raw: RawFile) -> Option<Suite> {
     let kernels = kernel_tables(ctx, &dir, &raw, &mut table, &buffers, &sizes);
     super::compiler::choose(ctx, rs.compiler.as_ref(), &mut table.sources);
     super::compiler::check_includes(ctx, &table.sources, &table.include_dirs);
+    // Only a suite with no errors yet is worth a compile.
+    if ctx.diagnostics.is_empty() {
+        super::resolved::check_pending(ctx, &table, &kernels.pending);
+    }
     let check = check_table(
         ctx,
         raw.check.as_ref(),

@@ -21,6 +21,7 @@ mod kernel_tables;
 mod kernels;
 pub mod load;
 mod model;
+mod resolved;
 mod schema;
 pub mod signature;
 mod suite_table;

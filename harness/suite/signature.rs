@@ -141,19 +141,21 @@ pub fn element_type(ty: &str) -> Option<DType> {
     })
 }
 
-/// The scalar type of a C type name, where kernelgate knows it.
+/// Whether kernelgate knows the type `ty` from its name alone: an element or scalar type, or
+/// `void`. Other names (typedefs, aliases, macros, structs) are left to the compiler.
+pub fn known(ty: &str) -> bool {
+    ty == "void" || element_type(ty).is_some() || scalar_type(ty).is_some()
+}
+
+/// The scalar type of a C type name, where kernelgate knows it (an element type's, but
+/// `unsigned char`; or `unsigned long long`, which no buffer holds).
 pub fn scalar_type(ty: &str) -> Option<ScalarType> {
-    Some(match ty {
-        "float" => ScalarType::F32,
-        "double" => ScalarType::F64,
-        "__half" | "half" => ScalarType::F16,
-        "__nv_bfloat16" | "nv_bfloat16" => ScalarType::Bf16,
-        "int" | "int32_t" | "signed int" | "signed" => ScalarType::I32,
-        "unsigned" | "unsigned int" | "uint32_t" => ScalarType::U32,
-        "long long" | "long long int" | "int64_t" => ScalarType::I64,
-        "unsigned long long" | "unsigned long long int" | "uint64_t" | "size_t" => ScalarType::U64,
-        _ => return None,
-    })
+    match ty {
+        "unsigned long long" | "unsigned long long int" | "uint64_t" | "size_t" => {
+            Some(ScalarType::U64)
+        }
+        _ => ScalarType::parse(element_type(ty)?.name()),
+    }
 }
 
 #[cfg(test)]

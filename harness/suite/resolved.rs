@@ -1,0 +1,144 @@
+//! `check_pending`: the launch arguments whose parameter types the source's tokens do not tell
+//! (a typedef, a `using` alias, a macro, `long`, a template argument of such a type), checked
+//! against the types the compiler resolves (`device::param_types`, the suite's own options,
+//! cached). Where no compiler answers, or the type is none a buffer or scalar has (`float4`, a
+//! struct), a warning naming the parameter: never a silent pass.
+
+use super::ctx::Ctx;
+use super::entry::{check_arg, Held, Pending, Via};
+use super::signature::Param;
+use super::suite_table::SuiteTable;
+use crate::device::compile::CompileRequest;
+use crate::device::param_types::{param_types, ParamType};
+
+/// Checks every `pending` argument against the compiler's types, a source at a time; errors
+/// and warnings go to `ctx`.
+pub(super) fn check_pending(ctx: &mut Ctx, table: &SuiteTable, pending: &[Pending]) {
+    for (si, source) in table.sources.iter().enumerate() {
+        let mine: Vec<&Pending> = pending.iter().filter(|p| p.source == si).collect();
+        if mine.is_empty() {
+            continue;
+        }
+        let mut entries: Vec<(String, usize)> = Vec::new();
+        for p in &mine {
+            if !entries.iter().any(|(e, _)| *e == p.entry) {
+                entries.push((p.entry.clone(), p.params));
+            }
+        }
+        let answer = match (&source.nvcc, crate::device::nvrtc_missing()) {
+            (Some(_), _) => Err("its source is compiled by nvcc, which kernelgate does not ask"),
+            (None, Some(_)) => Err("no NVRTC could be loaded here to ask"),
+            (None, None) => {
+                let arch = arch(ctx);
+                let req = CompileRequest {
+                    path: &source.path,
+                    text: &source.text,
+                    include_dirs: &table.include_dirs,
+                    options: &table.options,
+                    entries: &[],
+                    arch: &arch,
+                };
+                let cache = crate::config::cache_dir();
+                param_types(&req, &entries, Some(&cache)).map_err(|_| {
+                    "the source does not compile with NVRTC (`kernelgate lint` shows why)"
+                })
+            }
+        };
+        match &answer {
+            Ok(types) => {
+                for p in mine {
+                    let e = entries.iter().position(|(e, _)| *e == p.entry).unwrap_or(0);
+                    one(ctx, p, types[e][p.index]);
+                }
+            }
+            Err(why) => unasked(ctx, &mine, why),
+        }
+    }
+}
+
+/// One warning per launch, at its first argument left to the compiler, naming each.
+fn unasked(ctx: &mut Ctx, mine: &[&Pending], why: &str) {
+    let mut i = 0;
+    while i < mine.len() {
+        // A launch's pending arguments come together, their indices rising.
+        let mut j = i + 1;
+        while j < mine.len() && mine[j].entry == mine[i].entry && mine[j].index > mine[j - 1].index
+        {
+            j += 1;
+        }
+        let params: Vec<String> = mine[i..j]
+            .iter()
+            .map(|p| format!("`{}`", p.param.text))
+            .collect();
+        let mut types: Vec<String> = Vec::new();
+        for t in mine[i..j].iter().map(|p| format!("`{}`", p.param.base)) {
+            if !types.contains(&t) {
+                types.push(t);
+            }
+        }
+        let p = mine[i];
+        let (what, them) = if j - i == 1 {
+            ("parameter", "its argument is")
+        } else {
+            ("parameters", "their arguments are")
+        };
+        ctx.warn(p.at, format!("{what} {} of {}: of types ({}) only the compiler can resolve, and {why}: {them} not checked", params.join(", "), p.where_, types.join(", ")));
+        i = j;
+    }
+}
+
+/// Checks `p` against its compiled type `t` (`None`: the compiled function has fewer
+/// parameters than the source shows).
+fn one(ctx: &mut Ctx, p: &Pending, t: Option<ParamType>) {
+    let (text, where_) = (&p.param.text, &p.where_);
+    let Some(t) = t else {
+        return ctx.warn(p.at, format!("parameter `{text}` of {where_} is not in the compiled function's parameters (a macro in the list?): its argument is not checked"));
+    };
+    let name = t.name();
+    let element = name.is_some_and(|n| n == "void" || super::signature::element_type(n).is_some());
+    let held = p.held.as_ref().map(|(name, element, unwritten)| Held {
+        name,
+        element: *element,
+        unwritten_output: *unwritten,
+    });
+    let param = Param {
+        pointer: t.pointer(),
+        const_pointee: t.const_pointee(),
+        ..p.param.clone()
+    };
+    let name = match (name, &held) {
+        // Its elements cannot be checked; whether it may take an output can.
+        (_, Some(h)) if t.pointer() && !element => {
+            let name = h.name.to_string();
+            match check_arg(&param, "void", Via::Source, &p.arg, held, where_) {
+                Some(m) => ctx.error(p.at, m),
+                None => ctx.warn(p.at, format!("buffer `{name}` is passed to parameter `{text}` of {where_}, which points to a type no buffer type is: its elements are not checked")),
+            }
+            return;
+        }
+        (Some(name), _) => name,
+        (None, _) => {
+            return ctx.warn(p.at, format!("parameter `{text}` of {where_} is of a type no buffer or scalar type is: its argument is not checked"));
+        }
+    };
+    if let Some(m) = check_arg(&param, name, Via::Compiler(name), &p.arg, held, where_) {
+        ctx.error(p.at, m);
+    }
+}
+
+/// The architecture the check compiles for: the command's target where it knows one
+/// (`lint`), else `KERNELGATE_ARCH`'s first, else `sm_90`. Types do not depend on it; code the
+/// source guards by architecture does.
+fn arch(ctx: &Ctx) -> String {
+    let from_env = || {
+        crate::project::var("KERNELGATE_ARCH")?
+            .split(',')
+            .next()
+            .map(|a| a.trim().to_string())
+    };
+    ctx.root
+        .as_ref()
+        .and_then(|r| r.arch.clone())
+        .or_else(from_env)
+        .unwrap_or_else(|| "sm_90".to_string())
+}
