@@ -123,24 +123,30 @@ fn slot(i: usize) -> String {
     format!("kernelgate_entry_{i}")
 }
 
-fn build(req: &CompileRequest, nvcc: &Path, work: &Path) -> Result<Compiled, CompileError> {
+/// The PTX nvcc makes, in `work`, of `req`'s source with `appended` after it (a generated file
+/// that includes the source, so its own includes resolve where it is), and nvcc's log.
+fn ptx_of(
+    req: &CompileRequest,
+    nvcc: &Path,
+    work: &Path,
+    appended: &str,
+) -> Result<(String, String), CompileError> {
     let path = req.path.display().to_string();
     let source = req
         .path
         .canonicalize()
         .unwrap_or_else(|_| req.path.to_path_buf());
-    let mut wrapper = format!("#include \"{}\"\n", source.display());
-    for (i, e) in req.entries.iter().enumerate() {
-        wrapper.push_str(&format!("__device__ void *{} = (void *)&{e};\n", slot(i)));
-    }
     let unit = work.join("kernelgate_entries.cu");
     let ptx_path = work.join("module.ptx");
-    let cubin_path = work.join("module.cubin");
     let io = |e: std::io::Error| CompileError::Binary {
         path: path.clone(),
         message: e.to_string(),
     };
-    std::fs::write(&unit, wrapper).map_err(io)?;
+    std::fs::write(
+        &unit,
+        format!("#include \"{}\"\n{appended}", source.display()),
+    )
+    .map_err(io)?;
     let mut cmd = Command::new(nvcc);
     cmd.args(["-ptx", "-std=c++17"])
         .arg(format!("-arch={}", req.arch))
@@ -182,7 +188,38 @@ fn build(req: &CompileRequest, nvcc: &Path, work: &Path) -> Result<Compiled, Com
             log,
         });
     }
-    let ptx = std::fs::read_to_string(&ptx_path).map_err(io)?;
+    Ok((std::fs::read_to_string(&ptx_path).map_err(io)?, log))
+}
+
+/// The PTX of `req`'s source with `appended` after it, made by nvcc in a folder of its own
+/// (`None`: no nvcc here).
+pub fn ptx_with(req: &CompileRequest, appended: &str) -> Option<Result<String, CompileError>> {
+    let (nvcc, _) = nvcc()?;
+    let work = std::env::temp_dir().join(format!("kernelgate-nvcc-{}-query", std::process::id()));
+    if let Err(e) = std::fs::create_dir_all(&work) {
+        return Some(Err(CompileError::Binary {
+            path: req.path.display().to_string(),
+            message: format!("cannot create `{}`: {e}", work.display()),
+        }));
+    }
+    let result = ptx_of(req, nvcc, &work, appended).map(|(ptx, _)| ptx);
+    let _ = std::fs::remove_dir_all(&work);
+    Some(result)
+}
+
+fn build(req: &CompileRequest, nvcc: &Path, work: &Path) -> Result<Compiled, CompileError> {
+    let path = req.path.display().to_string();
+    let mut slots = String::new();
+    for (i, e) in req.entries.iter().enumerate() {
+        slots.push_str(&format!("__device__ void *{} = (void *)&{e};\n", slot(i)));
+    }
+    let (ptx, log) = ptx_of(req, nvcc, work, &slots)?;
+    let ptx_path = work.join("module.ptx");
+    let cubin_path = work.join("module.cubin");
+    let io = |e: std::io::Error| CompileError::Binary {
+        path: path.clone(),
+        message: e.to_string(),
+    };
     let mut lowered = Vec::new();
     for (i, e) in req.entries.iter().enumerate() {
         let name = lowered_name(&ptx, &slot(i));

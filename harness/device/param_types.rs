@@ -53,10 +53,10 @@ impl ParamType {
 /// function pointer type's parameter count and codes.
 const QUERY: &str = include_str!("param_types.cu");
 
-/// `text` with the query for `entries` (each a C++ expression naming the function, and how many
-/// parameters the source shows) appended.
-fn query(text: &str, entries: &[(String, usize)]) -> String {
-    let mut out = format!("{text}\n{QUERY}");
+/// The query for `entries` (each a C++ expression naming the function, and how many parameters
+/// the source shows), to append to the source.
+fn query(entries: &[(String, usize)]) -> String {
+    let mut out = format!("\n{QUERY}");
     for (i, (entry, params)) in entries.iter().enumerate() {
         let s = format!("kernelgate_query::sig<decltype(&{entry})>");
         let codes: Vec<String> = (0..*params)
@@ -94,13 +94,16 @@ fn words(ptx: &str, name: &str) -> Option<Vec<u32>> {
 
 /// Each of `entries`' parameter types (as many as the source shows; `None` past what the
 /// compiled function has), compiling `req`'s source with the query for `arch`'s virtual
-/// architecture, through the cache in `cache_dir`.
+/// architecture — by NVRTC, or by nvcc for a source with host code (`None`: no nvcc here) —
+/// through the cache in `cache_dir`.
 pub fn param_types(
     req: &CompileRequest,
     entries: &[(String, usize)],
+    nvcc: bool,
     cache_dir: Option<&Path>,
-) -> Result<Vec<Vec<Option<ParamType>>>, CompileError> {
-    let text = query(req.text, entries);
+) -> Option<Result<Vec<Vec<Option<ParamType>>>, CompileError>> {
+    let appended = query(entries);
+    let text = format!("{}{appended}", req.text);
     let arch = req.arch.replacen("sm_", "compute_", 1);
     let req = CompileRequest {
         text: &text,
@@ -108,15 +111,31 @@ pub fn param_types(
         arch: &arch,
         ..*req
     };
-    let version = compile::nvrtc_version()?;
-    let key = compile::cache_key(&req, &format!("params {}.{}", version.0, version.1));
-    let file = cache_dir.map(|d| d.join(format!("{key}.params.json")));
+    let compiler = match (nvcc, super::nvcc::nvcc(), compile::nvrtc_version()) {
+        (true, Some((_, version)), _) => format!("params nvcc {version}"),
+        (true, None, _) => return None,
+        (false, _, Ok(v)) => format!("params {}.{}", v.0, v.1),
+        (false, _, Err(e)) => return Some(Err(e)),
+    };
+    let file = cache_dir.map(|d| {
+        d.join(format!(
+            "{}.params.json",
+            compile::cache_key(&req, &compiler)
+        ))
+    });
     let cached = file.as_ref().and_then(|f| std::fs::read(f).ok());
     let all: Vec<Vec<u32>> = match cached.and_then(|b| serde_json::from_slice(&b).ok()) {
         Some(all) => all,
         None => {
-            let (program, _, _) = compile::program(&req)?;
-            let ptx = compile::ptx(&program)?;
+            let ptx = match nvcc {
+                // nvcc reads the source where it is, with the query in a file beside it.
+                true => super::nvcc::ptx_with(&CompileRequest { text: "", ..req }, &appended)?,
+                false => compile::program(&req).and_then(|(program, _, _)| compile::ptx(&program)),
+            };
+            let ptx = match ptx {
+                Ok(ptx) => ptx,
+                Err(e) => return Some(Err(e)),
+            };
             let all: Vec<Vec<u32>> = (0..entries.len())
                 .map(|i| words(&ptx, &format!("kernelgate_params_{i}")).unwrap_or_default())
                 .collect();
@@ -128,7 +147,7 @@ pub fn param_types(
             all
         }
     };
-    Ok(all
+    Some(Ok(all
         .iter()
         .zip(entries)
         .map(|(w, (_, params))| {
@@ -137,7 +156,7 @@ pub fn param_types(
                 .map(|p| (p < n).then(|| ParamType(w[p + 1])))
                 .collect()
         })
-        .collect())
+        .collect()))
 }
 
 #[cfg(test)]
@@ -175,7 +194,7 @@ mod tests {
             arch: "sm_90",
         };
         let entries = [("k".to_string(), 6), ("t<floatX>".to_string(), 2)];
-        let got = param_types(&req, &entries, None).unwrap();
+        let got = param_types(&req, &entries, false, None).unwrap().unwrap();
         let names: Vec<_> = got[0].iter().map(|t| t.and_then(|t| t.name())).collect();
         assert_eq!(
             names,

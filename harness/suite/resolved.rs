@@ -25,10 +25,10 @@ pub(super) fn check_pending(ctx: &mut Ctx, table: &SuiteTable, pending: &[Pendin
                 entries.push((p.entry.clone(), p.params));
             }
         }
-        let answer = match (&source.nvcc, crate::device::nvrtc_missing()) {
-            (Some(_), _) => Err("its source is compiled by nvcc, which kernelgate does not ask"),
-            (None, Some(_)) => Err("no NVRTC could be loaded here to ask"),
-            (None, None) => {
+        let nvcc = source.nvcc.is_some();
+        let answer = match (nvcc, crate::device::nvrtc_missing()) {
+            (false, Some(_)) => Err("no NVRTC could be loaded here to ask"),
+            _ => {
                 let arch = arch(ctx);
                 let req = CompileRequest {
                     path: &source.path,
@@ -39,9 +39,13 @@ pub(super) fn check_pending(ctx: &mut Ctx, table: &SuiteTable, pending: &[Pendin
                     arch: &arch,
                 };
                 let cache = crate::config::cache_dir();
-                param_types(&req, &entries, Some(&cache)).map_err(|_| {
-                    "the source does not compile with NVRTC (`kernelgate lint` shows why)"
-                })
+                match param_types(&req, &entries, nvcc, Some(&cache)) {
+                    None => Err("no nvcc, which compiles this source, could be found here to ask"),
+                    Some(Err(_)) => {
+                        Err("the source does not compile (`kernelgate lint` shows why)")
+                    }
+                    Some(Ok(types)) => Ok(types),
+                }
             }
         };
         match &answer {
