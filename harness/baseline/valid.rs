@@ -47,10 +47,7 @@ pub fn validate(path: &Path, file: &BaselineFile) -> Result<(), Problem> {
     for (name, entry) in &file.trials {
         check_entry(&mut p, &format!("trials{}", key(name)), entry);
     }
-    match p.first() {
-        None => Ok(()),
-        Some(problem) => Err(problem),
-    }
+    p.first().map_or(Ok(()), Err)
 }
 
 fn check_entry(p: &mut Problems, place: &str, e: &Entry) {

@@ -57,26 +57,18 @@ struct Summary {
 }
 
 fn summary(rows: &[Row], code: u8) -> Summary {
-    let count = |v: Verdict| {
-        rows.iter()
-            .filter(|r| r.verdict.is_some_and(|x| x.verdict == v))
-            .count()
-    };
+    let count = |keep: &dyn Fn(&Row) -> bool| rows.iter().filter(|r| keep(r)).count();
+    let verdicts = |v: Verdict| count(&|r| r.verdict.is_some_and(|x| x.verdict == v));
+    let words = |w: &str| count(&|r| r.words == Some(w));
     Summary {
-        compared: rows.iter().filter(|r| r.verdict.is_some()).count(),
-        regressed: count(Verdict::Regressed),
-        improved: count(Verdict::Improved),
-        inconclusive: count(Verdict::Inconclusive),
-        unchanged: count(Verdict::Unchanged),
-        on_threshold: rows
-            .iter()
-            .filter(|r| r.words == Some("on the threshold"))
-            .count(),
-        within_threshold: rows
-            .iter()
-            .filter(|r| r.words == Some("within threshold"))
-            .count(),
-        failed_in_new: rows.iter().filter(|r| r.failed.is_some()).count(),
+        compared: count(&|r| r.verdict.is_some()),
+        regressed: verdicts(Verdict::Regressed),
+        improved: verdicts(Verdict::Improved),
+        inconclusive: verdicts(Verdict::Inconclusive),
+        unchanged: verdicts(Verdict::Unchanged),
+        on_threshold: words("on the threshold"),
+        within_threshold: words("within threshold"),
+        failed_in_new: count(&|r| r.failed.is_some()),
         exit_code: code,
     }
 }

@@ -83,54 +83,9 @@ fn percentage(text: &str) -> Result<f64, crate::usage::BadValue> {
         .ok_or_else(|| crate::usage::BadValue::Percent(text.into()))
 }
 
-/// What the history commands use, from the command line (and KERNELGATE_HISTORY).
-#[derive(Debug, Default)]
-struct Args {
-    db: Option<PathBuf>,
-    import: Option<Vec<PathBuf>>,
-    commit: Option<String>,
-    branch: Option<String>,
-    mode: Option<String>,
-    filter: String,
-    last: usize,
-    html: Option<PathBuf>,
-    check: bool,
-    since: Option<String>,
-    max_slowdown: Option<f64>,
-}
-
-impl From<&HistoryArgs> for Args {
-    fn from(h: &HistoryArgs) -> Args {
-        let mut a = Args {
-            db: h
-                .db
-                .clone()
-                .or_else(|| crate::project::var("KERNELGATE_HISTORY").map(PathBuf::from)),
-            filter: h.filter.clone().unwrap_or_default(),
-            last: h.last,
-            html: h.html.clone(),
-            check: h.check,
-            since: h.since.clone(),
-            max_slowdown: h.max_slowdown,
-            ..Args::default()
-        };
-        if let Some(Import::Import {
-            files,
-            commit,
-            branch,
-            mode,
-        }) = &h.import
-        {
-            a.import = Some(files.clone());
-            (a.commit, a.branch, a.mode) = (commit.clone(), branch.clone(), mode.clone());
-        }
-        a
-    }
-}
-
 /// `kernelgate history ...`; exit code 0, `EXIT_DRIFT` (1) or `EXIT_BAD_INPUT` (2).
 pub fn command(args: &HistoryArgs) -> ExitCode {
-    match run(&Args::from(args)) {
+    match run(args) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
             eprintln!("error: {e}");
@@ -142,14 +97,16 @@ pub fn command(args: &HistoryArgs) -> ExitCode {
     }
 }
 
-fn run(a: &Args) -> Result<u8, HistoryError> {
-    let db = a.db.clone().ok_or_else(|| {
-        HistoryError::Usage("which history? (`--db PATH` or KERNELGATE_HISTORY)".into())
-    })?;
-    if let Some(files) = &a.import {
+fn run(a: &HistoryArgs) -> Result<u8, HistoryError> {
+    let db = (a.db.clone())
+        .or_else(|| crate::project::var("KERNELGATE_HISTORY").map(PathBuf::from))
+        .ok_or_else(|| {
+            HistoryError::Usage("which history? (`--db PATH` or KERNELGATE_HISTORY)".into())
+        })?;
+    if let Some(import_args) = &a.import {
         // A history this import created is not left behind, empty, when the import fails.
         let existed = db.exists();
-        let imported = import(a, &db, files);
+        let imported = import(import_args, &db);
         if imported.is_err() && !existed {
             for ext in ["", "-wal", "-shm"] {
                 let _ = std::fs::remove_file(format!("{}{ext}", db.display()));
@@ -167,7 +124,11 @@ fn run(a: &Args) -> Result<u8, HistoryError> {
     history.validate()?;
     let mut runs = history.runs()?;
     let ordered = super::order::order(&mut runs, &super::order::first_parent());
-    let found = trends(&runs, &history.points(&a.filter)?, &Options::default());
+    let found = trends(
+        &runs,
+        &history.points(a.filter.as_deref().unwrap_or_default())?,
+        &Options::default(),
+    );
     let switches = regime_switches(&found);
     if let (Some(first), Some(last)) = (runs.first(), runs.last()) {
         println!(
@@ -197,12 +158,18 @@ fn run(a: &Args) -> Result<u8, HistoryError> {
 
 /// What a run records, with `--commit`, `--branch` and `--mode` for what its results file does
 /// not say (files written before kernelgate recorded them): the file wins.
-fn imported(results: &Results, a: &Args, file: &std::path::Path) -> RunInfo {
+fn imported(results: &Results, a: &Import, file: &std::path::Path) -> RunInfo {
+    let Import::Import {
+        commit,
+        branch,
+        mode,
+        ..
+    } = a;
     let mut info = RunInfo::of(results);
     let p = &results.provenance;
     for (flag, given, recorded, slot) in [
-        ("--commit", &a.commit, &p.commit, &mut info.commit),
-        ("--branch", &a.branch, &p.branch, &mut info.branch),
+        ("--commit", commit, &p.commit, &mut info.commit),
+        ("--branch", branch, &p.branch, &mut info.branch),
     ] {
         match (given, recorded) {
             (Some(g), None) => *slot = g.clone(),
@@ -214,7 +181,7 @@ fn imported(results: &Results, a: &Args, file: &std::path::Path) -> RunInfo {
             _ => {}
         }
     }
-    if let Some(m) = &a.mode {
+    if let Some(m) = mode {
         info.mode = m.clone();
     }
     info
@@ -234,7 +201,8 @@ fn run_label(r: &Run) -> String {
 }
 
 /// `history import FILES`: every file read and checked, then appended.
-fn import(a: &Args, db: &std::path::Path, files: &[PathBuf]) -> Result<u8, HistoryError> {
+fn import(a: &Import, db: &std::path::Path) -> Result<u8, HistoryError> {
+    let Import::Import { files, .. } = a;
     let mut history = History::open(db)?;
     // Nothing is added to a history `lint` refuses.
     history.validate()?;
@@ -375,7 +343,7 @@ pub(super) fn table(runs: &[Run], trends: &[Trend], last: usize) -> String {
 }
 
 fn check(
-    a: &Args,
+    a: &HistoryArgs,
     runs: &[Run],
     trends: &[Trend],
     switches: &[RegimeSwitch],

@@ -69,13 +69,8 @@ impl History {
                 );
             }
         }
-        match p.first() {
-            None => Ok(()),
-            Some(problem) => Err(HistoryError::Invalid {
-                path: self.path.clone(),
-                problem: problem.to_string(),
-            }),
-        }
+        p.first()
+            .map_or(Ok(()), |problem| Err(invalid(problem.to_string())))
     }
 }
 

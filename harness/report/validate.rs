@@ -70,10 +70,7 @@ pub fn validate(results: &Results) -> Result<(), Problem> {
             check_comparison(&mut p, "identical.noise.change", &n.change);
         }
     }
-    match p.first() {
-        None => Ok(()),
-        Some(problem) => Err(problem),
-    }
+    p.first().map_or(Ok(()), Err)
 }
 
 fn finite_all(p: &mut Problems, place: &str, values: &[f64]) {

@@ -7,11 +7,8 @@
 //! (zero differences dropped; normal approximation with tie and continuity corrections), checked
 //! against its values.
 
-use statrs::distribution::{ContinuousCDF, Normal};
-
-fn standard_normal() -> Normal {
-    Normal::new(0.0, 1.0).expect("a valid distribution")
-}
+use super::twosample::standard_normal;
+use statrs::distribution::ContinuousCDF;
 
 /// The two-sided p-value of the Wilcoxon signed-rank test that `d` is centred on zero.
 pub fn wilcoxon(d: &[f64]) -> f64 {

@@ -18,7 +18,7 @@ pub struct MannWhitney {
     pub p: f64,
 }
 
-fn standard_normal() -> Normal {
+pub(super) fn standard_normal() -> Normal {
     Normal::new(0.0, 1.0).expect("a valid distribution")
 }
 
