@@ -10,6 +10,7 @@ use super::signature::Param;
 use super::suite_table::SuiteTable;
 use crate::device::compile::CompileRequest;
 use crate::device::param_types::{param_types, ParamType};
+use std::collections::BTreeSet;
 
 /// Checks every `pending` argument against the compiler's types, a source at a time; errors
 /// and warnings go to `ctx`.
@@ -19,12 +20,9 @@ pub(super) fn check_pending(ctx: &mut Ctx, table: &SuiteTable, pending: &[Pendin
         if mine.is_empty() {
             continue;
         }
-        let mut entries: Vec<(String, usize)> = Vec::new();
-        for p in &mine {
-            if !entries.iter().any(|(e, _)| *e == p.entry) {
-                entries.push((p.entry.clone(), p.params));
-            }
-        }
+        let mut entries: Vec<(String, usize)> =
+            mine.iter().map(|p| (p.entry.clone(), p.params)).collect();
+        entries.dedup();
         let nvcc = source.nvcc.is_some();
         let answer = match (nvcc, crate::device::nvrtc_missing()) {
             (false, Some(_)) => Err("no NVRTC could be loaded here to ask"),
@@ -62,32 +60,22 @@ pub(super) fn check_pending(ctx: &mut Ctx, table: &SuiteTable, pending: &[Pendin
 
 /// One warning per launch, at its first argument left to the compiler, naming each.
 fn unasked(ctx: &mut Ctx, mine: &[&Pending], why: &str) {
-    let mut i = 0;
-    while i < mine.len() {
-        // A launch's pending arguments come together, their indices rising.
-        let mut j = i + 1;
-        while j < mine.len() && mine[j].entry == mine[i].entry && mine[j].index > mine[j - 1].index
-        {
-            j += 1;
-        }
-        let params: Vec<String> = mine[i..j]
+    // A launch's pending arguments come together, their indices rising.
+    for launch in mine.chunk_by(|a, b| a.entry == b.entry && b.index > a.index) {
+        let params: Vec<String> = launch
             .iter()
             .map(|p| format!("`{}`", p.param.text))
             .collect();
-        let mut types: Vec<String> = Vec::new();
-        for t in mine[i..j].iter().map(|p| format!("`{}`", p.param.base)) {
-            if !types.contains(&t) {
-                types.push(t);
-            }
-        }
-        let p = mine[i];
-        let (what, them) = if j - i == 1 {
-            ("parameter", "its argument is")
-        } else {
-            ("parameters", "their arguments are")
+        let types: BTreeSet<String> = launch
+            .iter()
+            .map(|p| format!("`{}`", p.param.base))
+            .collect();
+        let (what, them) = match launch.len() {
+            1 => ("parameter", "its argument is"),
+            _ => ("parameters", "their arguments are"),
         };
-        ctx.warn(p.at, format!("{what} {} of {}: of types ({}) only the compiler can resolve, and {why}: {them} not checked", params.join(", "), p.where_, types.join(", ")));
-        i = j;
+        let types: Vec<String> = types.into_iter().collect();
+        ctx.warn(launch[0].at, format!("{what} {} of {}: of types ({}) only the compiler can resolve, and {why}: {them} not checked", params.join(", "), launch[0].where_, types.join(", ")));
     }
 }
 
