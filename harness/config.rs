@@ -324,7 +324,10 @@ impl Config {
                 .or_else(|| project.map(|p| p.baselines.clone()))
                 .unwrap_or_else(|| "baselines".into()),
             devices: devices(var("KERNELGATE_DEVICE").as_deref().unwrap_or("0"))?,
-            shard: var("KERNELGATE_SHARD").map(|v| shard(&v)).transpose()?,
+            shard: match var("KERNELGATE_SHARD") {
+                Some(v) => Some(shard(&v)?),
+                None => ci_shard(var)?,
+            },
             require_gpu: flag("KERNELGATE_REQUIRE_GPU")?,
             require_nvrtc: flag("KERNELGATE_REQUIRE_NVRTC")?,
             timeout,
@@ -453,6 +456,43 @@ fn shard(text: &str) -> Result<(u64, u64), ConfigError> {
         return Err(bad());
     }
     Ok((k, n))
+}
+
+/// The CI's own parallel-job variables, where `KERNELGATE_SHARD` is not set (`get` reads
+/// one): Buildkite's `BUILDKITE_PARALLEL_JOB` and `_COUNT`, CircleCI's `CIRCLE_NODE_INDEX` and
+/// `_TOTAL` (counted from 0), GitLab's `CI_NODE_INDEX` and `_TOTAL` (from 1), Slurm's
+/// `SLURM_ARRAY_TASK_ID` from `SLURM_ARRAY_TASK_MIN` with `_COUNT`; `None` for a single job.
+pub fn ci_shard(get: impl Fn(&str) -> Option<String>) -> Result<Option<(u64, u64)>, ConfigError> {
+    // The index's first value: a number, or the variable that holds it.
+    const JOBS: [(&str, &str, &str); 4] = [
+        (
+            "BUILDKITE_PARALLEL_JOB",
+            "BUILDKITE_PARALLEL_JOB_COUNT",
+            "0",
+        ),
+        ("CIRCLE_NODE_INDEX", "CIRCLE_NODE_TOTAL", "0"),
+        ("CI_NODE_INDEX", "CI_NODE_TOTAL", "1"),
+        (
+            "SLURM_ARRAY_TASK_ID",
+            "SLURM_ARRAY_TASK_COUNT",
+            "SLURM_ARRAY_TASK_MIN",
+        ),
+    ];
+    for (index, count, first) in JOBS {
+        let (Some(i), Some(c)) = (get(index), get(count)) else {
+            continue;
+        };
+        let first = get(first).unwrap_or_else(|| first.to_string());
+        let number = |t: &str| t.trim().parse::<u64>().ok();
+        let k = number(&i).zip(number(&first));
+        let k = k.and_then(|(i, f)| i.checked_sub(f)).map(|k| k + 1);
+        return match (k, number(&c)) {
+            (_, Some(1)) => Ok(None),
+            (Some(k), Some(n)) if k <= n && n <= MAX_SHARDS => Ok(Some((k, n))),
+            _ => Err(invalid(index, &i, format!("with {count}={c} is not a parallel job this run can be a shard of (set KERNELGATE_SHARD=k/n instead)"))),
+        };
+    }
+    Ok(None)
 }
 
 /// The most shards a run may have (`KERNELGATE_SHARD=k/n`).

@@ -26,6 +26,53 @@ fn devices_and_shards() {
 }
 
 #[test]
+fn the_cis_parallel_job_variables_make_a_shard() {
+    let env = |set: &'static [(&'static str, &'static str)]| {
+        move |name: &str| {
+            set.iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.to_string())
+        }
+    };
+    let from = |set| ci_shard(env(set));
+    assert_eq!(from(&[]), Ok(None));
+    // Buildkite and CircleCI count from 0, GitLab from 1, Slurm from its array's first index.
+    assert_eq!(
+        from(&[
+            ("BUILDKITE_PARALLEL_JOB", "0"),
+            ("BUILDKITE_PARALLEL_JOB_COUNT", "3")
+        ]),
+        Ok(Some((1, 3)))
+    );
+    assert_eq!(
+        from(&[("CIRCLE_NODE_INDEX", "2"), ("CIRCLE_NODE_TOTAL", "3")]),
+        Ok(Some((3, 3)))
+    );
+    assert_eq!(
+        from(&[("CI_NODE_INDEX", "2"), ("CI_NODE_TOTAL", "4")]),
+        Ok(Some((2, 4)))
+    );
+    const SLURM: [(&str, &str); 3] = [
+        ("SLURM_ARRAY_TASK_ID", "11"),
+        ("SLURM_ARRAY_TASK_MIN", "10"),
+        ("SLURM_ARRAY_TASK_COUNT", "4"),
+    ];
+    assert_eq!(from(&SLURM), Ok(Some((2, 4))));
+    // One job is no shard; an index past the count is an error naming the variable.
+    assert_eq!(
+        from(&[("CI_NODE_INDEX", "1"), ("CI_NODE_TOTAL", "1")]),
+        Ok(None)
+    );
+    let e = from(&[("CI_NODE_INDEX", "5"), ("CI_NODE_TOTAL", "4")])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("CI_NODE_INDEX=5") && e.contains("CI_NODE_TOTAL=4"),
+        "{e}"
+    );
+}
+
+#[test]
 fn an_unknown_variable_names_the_closest_known_one() {
     let e = unknown_variable(["PATH", "KERNELGATE_REQUIRE_GPUS", "KERNELGATE_SUITES"])
         .unwrap_err()

@@ -31,6 +31,7 @@ pub mod project;
 pub mod report;
 pub mod runner;
 pub mod sass;
+pub mod shard;
 pub mod shell;
 pub mod spent;
 pub mod stats;

@@ -125,7 +125,8 @@ options (environment variables):
   KERNELGATE_BLESS=add           add this run to the baselines (another GPU or host), keeping the spread
   KERNELGATE_BLESS_IN_CI=1       bless though CI is set (a CI job made to bless, started by hand)
   KERNELGATE_DEVICE=0[,1...]     GPU ordinals to spread the trials over
-  KERNELGATE_SHARD=k/n           run a stable k-th of n parts of the trials
+  KERNELGATE_SHARD=k/n           run the k-th of n parts of the trials, dealt by the baselines'
+                                 recorded times (or the CI's parallel-job variables)
   KERNELGATE_REQUIRE_GPU=1       no GPU fails the run (set it in CI)
   KERNELGATE_REQUIRE_NVRTC=1     no NVRTC fails the compile trials
   KERNELGATE_REQUIRE_BASELINE=1  a trial without a comparable baseline fails

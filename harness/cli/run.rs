@@ -103,16 +103,18 @@ pub fn run_with(args: impl Iterator<Item = String>, launcher: Option<String>) ->
     };
     // The stored baselines this run reads, validated before anything runs (paired mode reads
     // none).
-    if config.base.is_none() {
-        if let Err(code) = super::suites::check_baselines(
+    let stored = match config.base {
+        Some(_) => Vec::new(),
+        None => match super::suites::check_baselines(
             &config,
             Some(&suites),
             "kernelgate",
             "; nothing was run",
         ) {
-            return code;
-        }
-    }
+            Ok(files) => files,
+            Err(code) => return code,
+        },
+    };
     // Paired mode: the base revision's suites, loaded and validated before anything runs.
     let preparing = Instant::now();
     let base = match &config.base {
@@ -135,8 +137,16 @@ pub fn run_with(args: impl Iterator<Item = String>, launcher: Option<String>) ->
     let base_seconds = base.as_ref().map(|_| preparing.elapsed().as_secs_f64());
     let pretty = matches!(args.format, None | Some(FormatSetting::Pretty)) && !args.quiet;
     let mut plan = plan(&suites);
-    if let Some(shard) = config.shard {
-        plan.retain(|p| config::in_shard(&p.name, shard));
+    if let Some((k, n)) = config.shard {
+        // Dealt by the baselines' recorded times where they have them (`shard`).
+        let names: Vec<&str> = plan.iter().map(|p| p.name.as_str()).collect();
+        let (mine, loads) = crate::shard::split(&names, (k, n), &crate::shard::costs(&stored));
+        let (all, mut keep) = (plan.len(), mine.into_iter());
+        plan.retain(|_| keep.next().unwrap_or(false));
+        if let (Some(loads), false) = (loads, args.list) {
+            let total: f64 = loads.iter().sum();
+            eprintln!("kernelgate: shard {k}/{n}: {} of {all} trials, {:.1} s of the {total:.1} s the baselines record (dealt by recorded time)", plan.len(), loads[k as usize - 1]);
+        }
     }
     if args.list {
         // Nextest skips what `--list --ignored` prints: GPU trials where no driver loads.
