@@ -562,6 +562,37 @@ fn lint_resolves_typedefs_through_the_compiler_or_says_it_did_not() {
     assert!(err.contains("warning: tests/fixtures/types/pipeline.toml:33:10: parameters `floatX* m`, `const floatX* in`, `index_t n` of `mean` (tests/fixtures/types/types.cu:14): of types (`floatX`, `index_t`) only the compiler can resolve, and no NVRTC could be loaded here to ask: their arguments are not checked"), "{err}");
 }
 
+/// Launch expressions read the device (`sm_count`, ...): without a GPU, lint resolves them for
+/// the first known device of the target and checks every other known one, naming it.
+#[test]
+fn lint_evaluates_device_expressions_for_every_known_device() {
+    let env = [
+        ("KERNELGATE_SUITES", "tests/fixtures/device"),
+        ("KERNELGATE_ARCH", "sm_90"),
+    ];
+    let o = kernelgate(
+        &["lint", "--launches", "persist::persistent::n=1048576"],
+        &env,
+    );
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}{err}");
+    assert!(
+        out.contains(
+            "# expressions read NVIDIA H100 80GB HBM3 (sm_count = 132, max_threads_per_sm = 2048"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("scale_persistent<<<grid [1056, 1, 1], block [256, 1, 1]"),
+        "{out}"
+    );
+    let o = kernelgate(&["lint"], &env);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}{err}");
+    assert!(err.contains("error: tests/fixtures/device/small_grid.toml:30:10: grid[0] is -6 for n=1048576 on NVIDIA H100 PCIe, outside 1..=2147483647"), "{err}");
+    assert!(!err.contains("persist.toml"), "{err}");
+}
+
 #[test]
 fn lint_launches_prints_each_cases_resolved_launches() {
     let o = kernelgate(&["lint", "--launches", "saxpy::vec4::n=10"], &[]);

@@ -24,11 +24,24 @@ fn project_suites() -> Result<(Config, Vec<crate::suite::Suite>), ExitCode> {
 /// `entry<<<grid, block, shared>>>(arguments)`, a buffer by its name, a scalar by its value
 /// and type.
 pub fn launches(filter: &str) -> ExitCode {
+    // As a run would launch them: on this machine's GPU, where it has one.
+    if let Ok(c) = Config::from_env() {
+        crate::suite::device::set_from_gpu(c.devices.first().copied().unwrap_or(0));
+    }
     let (_, suites) = match project_suites() {
         Ok(loaded) => loaded,
         Err(code) => return code,
     };
     let dims = |d: [u32; 3]| format!("[{}, {}, {}]", d[0], d[1], d[2]);
+    let device = crate::suite::device::for_expressions();
+    let values: Vec<String> = (crate::device::Attributes::NAMES.iter().zip(device.values))
+        .map(|(n, v)| format!("{n} = {v}"))
+        .collect();
+    println!(
+        "# expressions read {} ({}); a run reads its GPU's",
+        device.name,
+        values.join(", ")
+    );
     for s in &suites {
         for (c, case) in s.cases.iter().enumerate() {
             for (k, kernel) in s.kernels.iter().enumerate() {
@@ -80,8 +93,9 @@ pub fn lint(files: &[PathBuf]) -> ExitCode {
     };
     let kernels: usize = suites.iter().map(|s| s.kernels.len()).sum();
     let cases: usize = suites.iter().map(|s| s.cases.len()).sum();
-    // PTX assembled by ptxas, with or without NVRTC: what the driver would reject at run time.
-    if ptx_problems(&suites, &config.arch) > 0 {
+    // PTX assembled by ptxas, with or without NVRTC: what the driver would reject at run time;
+    // and launch expressions that read the device, for every known device of the target.
+    if ptx_problems(&suites, &config.arch) + device_problems(&suites, &config.arch) > 0 {
         return crate::exit::code(crate::exit::BAD_INPUT);
     }
     if let Some(reason) = crate::device::nvrtc_missing() {
@@ -159,6 +173,34 @@ pub fn lint(files: &[PathBuf]) -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// Each suite whose expressions read the device, loaded again for every known device of `arch`
+/// but the one it was loaded for (`suite::device`): its errors, which name the device. Returns
+/// how many suites failed on some device.
+fn device_problems(suites: &[crate::suite::Suite], arch: &str) -> usize {
+    let names = crate::device::Attributes::NAMES;
+    let used = crate::suite::device::for_expressions();
+    let mut failed = 0;
+    for s in suites {
+        // A suite that names no attribute reads none (a name in a comment costs a load).
+        let text = std::fs::read_to_string(&s.path).unwrap_or_default();
+        if !names.iter().any(|n| text.contains(n)) {
+            continue;
+        }
+        let others = crate::suite::device::known(arch)
+            .into_iter()
+            .filter(|d| *d != used);
+        let errors: Vec<_> = others
+            .filter_map(|d| crate::suite::load_file_on(&s.path, d).err())
+            .flatten()
+            .collect();
+        for d in &errors {
+            eprintln!("error: {d}");
+        }
+        failed += usize::from(!errors.is_empty());
+    }
+    failed
 }
 
 /// Assembles every PTX source with ptxas for `arch`; prints each that does not assemble at its

@@ -15,6 +15,32 @@ pub struct Gpu {
     pub info: DeviceInfo,
 }
 
+/// What suite expressions may read of device `ordinal` (`sm_count`, ...), asked of the driver
+/// without a context: its name and the attributes, as `Attributes` lists them.
+pub fn attributes(ordinal: i32) -> Result<super::info::Attributes, DeviceError> {
+    cu::init().map_err(error("cuInit"))?;
+    let dev = cu::device::get(ordinal).map_err(error("cuDeviceGet"))?;
+    let attr = |a: sys::CUdevice_attribute| -> Result<i64, DeviceError> {
+        // SAFETY: `dev` is valid; attributes are plain integers.
+        let v =
+            unsafe { cu::device::get_attribute(dev, a) }.map_err(error("cuDeviceGetAttribute"))?;
+        Ok(i64::from(v))
+    };
+    use sys::CUdevice_attribute as A;
+    Ok(super::info::Attributes {
+        name: cu::device::get_name(dev).map_err(error("cuDeviceGetName"))?,
+        values: [
+            attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
+            attr(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)?,
+            attr(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?,
+            attr(A::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)?,
+            attr(A::CU_DEVICE_ATTRIBUTE_WARP_SIZE)?,
+            10 * attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?
+                + attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?,
+        ],
+    })
+}
+
 // The context is made current on whichever thread uses the `Gpu`; it is not shared.
 impl Gpu {
     /// Initializes the driver and opens device `ordinal`.

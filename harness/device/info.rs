@@ -47,6 +47,28 @@ pub(super) fn driver_release() -> String {
         .to_string()
 }
 
+/// A device as suite expressions see it: its name, and the values of [`Attributes::NAMES`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attributes {
+    /// The device's name (`NVIDIA H100 80GB HBM3`).
+    pub name: String,
+    /// In the order of [`Attributes::NAMES`].
+    pub values: [i64; 6],
+}
+
+impl Attributes {
+    /// The names expressions read them by: SMs, threads an SM holds, shared memory a block may
+    /// opt into (bytes), L2 bytes, threads per warp, and the compute capability (`90`).
+    pub const NAMES: [&'static str; 6] = [
+        "sm_count",
+        "max_threads_per_sm",
+        "max_shared_per_block",
+        "l2_bytes",
+        "warp_size",
+        "cc",
+    ];
+}
+
 #[cfg(test)]
 impl DeviceInfo {
     /// An H100-class device (132 SMs at 1.98 GHz, a 5120-bit bus at 2.619 GHz: 3.352 TB/s)

@@ -16,8 +16,8 @@ pub mod ptx;
 pub mod thermal;
 
 pub use error::{DeviceError, ErrorKind};
-pub use gpu::{elapsed_ms, DeviceBuffer, Event, Gpu, Graph, KernelArg, LaunchDims};
-pub use info::DeviceInfo;
+pub use gpu::{attributes, elapsed_ms, DeviceBuffer, Event, Gpu, Graph, KernelArg, LaunchDims};
+pub use info::{Attributes, DeviceInfo};
 pub use module::{Function, FunctionAttribute, Module};
 
 /// Why GPU trials cannot run here, or `None` when the CUDA driver library loads.

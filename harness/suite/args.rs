@@ -185,7 +185,9 @@ pub fn parse(
 
 fn unknown_name(name: &str, buffers: &BTreeMap<String, usize>, sizes: &[String]) -> String {
     let mut known: Vec<String> = buffers.keys().map(|b| format!("`{b}`")).collect();
-    known.extend(sizes.iter().map(|s| format!("`{s} as i32`")));
+    let device = crate::device::Attributes::NAMES;
+    let own = sizes.iter().filter(|s| !device.contains(&s.as_str()));
+    known.extend(own.map(|s| format!("`{s} as i32`")));
     let names = buffers
         .keys()
         .map(String::as_str)

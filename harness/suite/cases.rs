@@ -78,11 +78,19 @@ fn eval(
     range: (i64, i64),
     what: &str,
 ) -> Option<i64> {
-    let in_case = if case.is_empty() {
+    let mut in_case = if case.is_empty() {
         String::new()
     } else {
         format!(" for {case}")
     };
+    // An expression that reads the device says which device's values it had.
+    let device = crate::device::Attributes::NAMES;
+    if let (true, Some(d)) = (
+        e.value.names().iter().any(|(n, _)| device.contains(n)),
+        &ctx.device,
+    ) {
+        in_case.push_str(&format!(" on {}", d.name));
+    }
     match e.value.eval(sizes) {
         Ok(v) if v >= range.0 && v <= range.1 => Some(v),
         Ok(v) => {
@@ -105,6 +113,11 @@ pub fn expand(ctx: &mut Ctx, decls: &Decls) -> Vec<Case> {
     if !count_fits(ctx, decls) {
         return Vec::new();
     }
+    let device = ctx
+        .device
+        .clone()
+        .unwrap_or_else(super::device::for_expressions);
+    ctx.device = Some(device);
     let mut labels = std::collections::BTreeSet::new();
     let mut cases = Vec::new();
     for sizes in combinations(decls) {
@@ -145,7 +158,15 @@ fn count_fits(ctx: &mut Ctx, decls: &Decls) -> bool {
 }
 
 /// One case: every buffer's length, every kernel's launches and scratch, the amounts.
-fn case(ctx: &mut Ctx, decls: &Decls, sizes: BTreeMap<String, i64>, label: String) -> Case {
+fn case(ctx: &mut Ctx, decls: &Decls, cased: BTreeMap<String, i64>, label: String) -> Case {
+    // Evaluated over the sizes and the device's attributes; the case keeps its sizes.
+    let mut sizes = cased.clone();
+    if let Some(d) = &ctx.device {
+        let names = crate::device::Attributes::NAMES
+            .iter()
+            .map(|n| n.to_string());
+        sizes.extend(names.zip(d.values));
+    }
     let lens: Vec<usize> = decls
         .buffer_lens
         .iter()
@@ -185,7 +206,7 @@ fn case(ctx: &mut Ctx, decls: &Decls, sizes: BTreeMap<String, i64>, label: Strin
     let init_bounds = init_bounds(ctx, decls, &sizes, &label);
     Case {
         label,
-        sizes,
+        sizes: cased,
         lens,
         launches,
         scratch_lens,

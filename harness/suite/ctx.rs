@@ -18,6 +18,9 @@ pub struct Ctx<'a> {
     /// The folders (real paths) a suite may read files from, when the file is loaded as one of
     /// a folder's: its suites folder, and the project's source folders (`crate::project`).
     pub root: Option<Scope>,
+    /// The device expressions read (`suite::device`): `None` until `cases::expand` takes the
+    /// run's (or a command's, `load_file_on`).
+    pub device: Option<crate::device::Attributes>,
 }
 
 impl<'a> Ctx<'a> {
@@ -29,6 +32,7 @@ impl<'a> Ctx<'a> {
             diagnostics: Vec::new(),
             warnings: Vec::new(),
             root: None,
+            device: None,
         }
     }
 
@@ -119,12 +123,17 @@ pub(super) fn expr(
             let mut ok = true;
             for (name, offset) in e.names() {
                 if !sizes.iter().any(|s| s == name) {
-                    let known = if sizes.is_empty() {
+                    let device = crate::device::Attributes::NAMES;
+                    let sizes_only: Vec<&String> = sizes
+                        .iter()
+                        .filter(|s| !device.contains(&s.as_str()))
+                        .collect();
+                    let known = if sizes_only.is_empty() {
                         "the suite declares no sizes: add `sizes = { ... }` to [suite]".to_string()
                     } else {
                         format!(
                             "sizes: {}",
-                            sizes
+                            sizes_only
                                 .iter()
                                 .map(|s| format!("`{s}`"))
                                 .collect::<Vec<_>>()

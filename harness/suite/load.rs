@@ -129,8 +129,29 @@ fn load_in(
     text: &str,
     root: Option<super::ctx::Scope>,
 ) -> Result<Suite, Vec<Diagnostic>> {
+    load_on(path, text, root, None)
+}
+
+/// [`load_file`] with its expressions reading `device` (`lint` evaluates a suite for every
+/// known device of its target).
+pub fn load_file_on(
+    path: &Path,
+    device: crate::device::Attributes,
+) -> Result<Suite, Vec<Diagnostic>> {
+    let bytes = std::fs::read(path).map_err(|e| vec![unreadable(path, e)])?;
+    let text = super::toml_text::utf8(path, &bytes).map_err(|d| vec![d])?;
+    load_on(path, text, None, Some(device))
+}
+
+fn load_on(
+    path: &Path,
+    text: &str,
+    root: Option<super::ctx::Scope>,
+    device: Option<crate::device::Attributes>,
+) -> Result<Suite, Vec<Diagnostic>> {
     let mut ctx = Ctx::new(path, text);
     ctx.root = root;
+    ctx.device = device;
     let raw: RawFile = match toml::from_str(text) {
         Ok(raw) => raw,
         Err(e) => {
@@ -155,7 +176,14 @@ fn build(ctx: &mut Ctx, raw: RawFile) -> Option<Suite> {
     let rs = raw.suite.get_ref();
     let mut table = suite_table(ctx, &dir, rs);
     let sweep = sweep(ctx, rs, suite_at);
-    let sizes = sweep.names();
+    // Expressions read the sizes, and the device's attributes (`suite::device`).
+    let mut sizes = sweep.names();
+    for name in crate::device::Attributes::NAMES {
+        if sizes.iter().any(|s| s == name) {
+            ctx.error(sweep.at, format!("size `{name}` has the name of a device attribute, which expressions read from the GPU (rename the size)"));
+        }
+        sizes.push(name.to_string());
+    }
     let mut buffers = buffer_tables(ctx, &dir, &raw.buffer, &sizes, suite_at);
     let kernels = kernel_tables(ctx, &dir, &raw, &mut table, &buffers, &sizes);
     super::compiler::choose(ctx, rs.compiler.as_ref(), &mut table.sources);
@@ -222,5 +250,31 @@ mod tests {
         assert_eq!(parse_bytes("lots"), None);
         assert_eq!(parse_bytes("-1 MiB"), None);
         assert_eq!(parse_bytes("3 parsecs"), None);
+    }
+
+    /// Launch expressions read the device they are loaded for; a size may not take an
+    /// attribute's name.
+    #[test]
+    fn expressions_read_the_device() {
+        let path = Path::new("tests/fixtures/device/persist.toml");
+        let pcie = crate::suite::device::known("sm_90").remove(1);
+        assert_eq!(pcie.name, "NVIDIA H100 PCIe");
+        let suite = load_file_on(path, pcie).unwrap();
+        // 114 SMs of 2048 threads, blocks of 256: 912 blocks at every size.
+        assert!(suite
+            .cases
+            .iter()
+            .all(|c| c.launches[1][0].grid == [912, 1, 1]));
+        assert_eq!(suite.cases[0].label, "n=1048576");
+        assert!(!suite.cases[0].sizes.contains_key("sm_count"));
+        let text = std::fs::read_to_string(path)
+            .unwrap()
+            .replace("sizes = { n =", "sizes = { cc = [1], n =");
+        let e = load_text(path, &text).unwrap_err();
+        assert!(
+            e[0].message
+                .contains("size `cc` has the name of a device attribute"),
+            "{e:?}"
+        );
     }
 }
