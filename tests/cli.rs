@@ -591,6 +591,10 @@ fn lint_evaluates_device_expressions_for_every_known_device() {
     assert_eq!(o.status.code(), Some(2), "{out}{err}");
     assert!(err.contains("error: tests/fixtures/device/small_grid.toml:30:10: grid[0] is -6 for n=1048576 on NVIDIA H100 PCIe, outside 1..=2147483647"), "{err}");
     assert!(!err.contains("persist.toml"), "{err}");
+    // A target with no known device says so, rather than passing on another's values.
+    let o = kernelgate(&["lint"], &[env[0], ("KERNELGATE_ARCH", "sm_89")]);
+    let (_, err) = text(&o);
+    assert!(err.contains("warning: tests/fixtures/device/persist.toml: its expressions read the device, and kernelgate knows no device of sm_89: they were resolved for NVIDIA H100 80GB HBM3"), "{err}");
 }
 
 #[test]

@@ -188,6 +188,9 @@ fn device_problems(suites: &[crate::suite::Suite], arch: &str) -> usize {
         if !names.iter().any(|n| text.contains(n)) {
             continue;
         }
+        if crate::suite::device::known(arch).is_empty() {
+            eprintln!("warning: {}: its expressions read the device, and kernelgate knows no device of {arch}: they were resolved for {} (a run reads its GPU's)", s.path.display(), used.name);
+        }
         let others = crate::suite::device::known(arch)
             .into_iter()
             .filter(|d| *d != used);
