@@ -98,7 +98,9 @@ pub fn run_with(args: impl Iterator<Item = String>, launcher: Option<String>) ->
     );
     let started = (plain && !args.list).then(|| Started::now(&config));
     // Launch expressions read the run's GPU (`sm_count`, ...): its first device's.
-    crate::suite::device::set_from_gpu(config.devices.first().copied().unwrap_or(0));
+    if crate::suite::device::named_in(&config.suites) {
+        crate::suite::device::set_from_gpu(config.devices.first().copied().unwrap_or(0));
+    }
     let suites = match super::suites::load_suites(&config, "kernelgate", "; nothing was run") {
         Ok(s) => s,
         Err(code) => return code,

@@ -37,6 +37,15 @@ pub fn set_from_gpu(ordinal: i32) {
     }
 }
 
+/// Whether a suite file under `dir` names a device attribute (a name in a comment counts too):
+/// only then does a run ask its GPU before loading, which costs a driver start per process.
+pub fn named_in(dir: &std::path::Path) -> bool {
+    let files = super::discover::discover(dir).unwrap_or_default();
+    files.iter().any(|p| {
+        std::fs::read_to_string(p).is_ok_and(|t| Attributes::NAMES.iter().any(|n| t.contains(n)))
+    })
+}
+
 /// The known devices of `arch` (`sm_90`, `sm_90a`: compute capability 90).
 pub fn known(arch: &str) -> Vec<Attributes> {
     let cc: Option<i64> = crate::device::binary::arch_number(arch).map(i64::from);
