@@ -24,8 +24,11 @@ fn project_suites() -> Result<(Config, Vec<crate::suite::Suite>), ExitCode> {
 /// `entry<<<grid, block, shared>>>(arguments)`, a buffer by its name, a scalar by its value
 /// and type.
 pub fn launches(filter: &str) -> ExitCode {
-    // As a run would launch them: on this machine's GPU, where it has one.
-    if let Ok(c) = Config::from_env() {
+    // Where expressions read the device: as a run would, on this machine's GPU if it has one.
+    let reads = Config::from_env()
+        .ok()
+        .filter(|c| crate::suite::device::named_in(&c.suites));
+    if let Some(c) = &reads {
         crate::suite::device::set_from_gpu(c.devices.first().copied().unwrap_or(0));
     }
     let (_, suites) = match project_suites() {
@@ -33,15 +36,17 @@ pub fn launches(filter: &str) -> ExitCode {
         Err(code) => return code,
     };
     let dims = |d: [u32; 3]| format!("[{}, {}, {}]", d[0], d[1], d[2]);
-    let device = crate::suite::device::for_expressions();
-    let values: Vec<String> = (crate::device::Attributes::NAMES.iter().zip(device.values))
-        .map(|(n, v)| format!("{n} = {v}"))
-        .collect();
-    println!(
-        "# expressions read {} ({}); a run reads its GPU's",
-        device.name,
-        values.join(", ")
-    );
+    if reads.is_some() {
+        let device = crate::suite::device::for_expressions();
+        let values: Vec<String> = (crate::device::Attributes::NAMES.iter().zip(device.values))
+            .map(|(n, v)| format!("{n} = {v}"))
+            .collect();
+        let values = values.join(", ");
+        println!(
+            "# expressions read {} ({values}); a run reads its GPU's",
+            device.name
+        );
+    }
     for s in &suites {
         for (c, case) in s.cases.iter().enumerate() {
             for (k, kernel) in s.kernels.iter().enumerate() {
@@ -179,13 +184,12 @@ pub fn lint(files: &[PathBuf]) -> ExitCode {
 /// but the one it was loaded for (`suite::device`): its errors, which name the device. Returns
 /// how many suites failed on some device.
 fn device_problems(suites: &[crate::suite::Suite], arch: &str) -> usize {
-    let names = crate::device::Attributes::NAMES;
     let used = crate::suite::device::for_expressions();
     let mut failed = 0;
     for s in suites {
         // A suite that names no attribute reads none (a name in a comment costs a load).
         let text = std::fs::read_to_string(&s.path).unwrap_or_default();
-        if !names.iter().any(|n| text.contains(n)) {
+        if !crate::suite::device::names(&text) {
             continue;
         }
         if crate::suite::device::known(arch).is_empty() {

@@ -41,9 +41,15 @@ pub fn set_from_gpu(ordinal: i32) {
 /// only then does a run ask its GPU before loading, which costs a driver start per process.
 pub fn named_in(dir: &std::path::Path) -> bool {
     let files = super::discover::discover(dir).unwrap_or_default();
-    files.iter().any(|p| {
-        std::fs::read_to_string(p).is_ok_and(|t| Attributes::NAMES.iter().any(|n| t.contains(n)))
-    })
+    files
+        .iter()
+        .any(|p| std::fs::read_to_string(p).is_ok_and(|t| names(&t)))
+}
+
+/// Whether `text` holds an attribute's name as a word of its own (`cc`, not `accumulate`).
+pub fn names(text: &str) -> bool {
+    let words = text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'));
+    words.into_iter().any(|w| Attributes::NAMES.contains(&w))
 }
 
 /// The known devices of `arch` (`sm_90`, `sm_90a`: compute capability 90).
