@@ -38,6 +38,12 @@ pub fn code(code: u8) -> std::process::ExitCode {
     std::process::ExitCode::from(code)
 }
 
+/// Prints `e` as an error and gives the bad-input exit code ([`BAD_INPUT`]).
+pub fn bad_input(e: impl std::fmt::Display) -> std::process::ExitCode {
+    eprintln!("error: {e}");
+    code(BAD_INPUT)
+}
+
 /// Runs a command; a panic anywhere in it is a harness error — its message and place printed,
 /// exit code [`BAD_INPUT`] — never Rust's 101, which CI reads as "a kernel computed a wrong
 /// result". Every entry point (each `kernelgate` command, the perf binary, the GPU worker)

@@ -45,18 +45,14 @@ fn arch(config: &Config) -> String {
 /// cannot be pinned down (bad did not regress, or skipped commits hide it), 2 for bad input or
 /// no GPU to time on.
 pub fn bisect_command(args: &Args) -> ExitCode {
-    let bad_input = |e: &dyn std::fmt::Display| {
-        eprintln!("error: {e}");
-        exit::code(exit::BAD_INPUT)
-    };
     let (good, bad, trial) = (args.good.as_str(), args.bad.as_str(), args.trial.as_str());
     let config = match Config::from_env() {
         Ok(c) => c,
-        Err(e) => return bad_input(&e),
+        Err(e) => return exit::bad_input(e),
     };
     if config.mode == Mode::Bless || config.base.is_some() {
-        return bad_input(
-            &"bisect times each commit against GOOD: unset KERNELGATE_BLESS and KERNELGATE_BASE",
+        return exit::bad_input(
+            "bisect times each commit against GOOD: unset KERNELGATE_BLESS and KERNELGATE_BASE",
         );
     }
     // The working tree's suites, for the files they reference outside the suites folder.
@@ -65,7 +61,7 @@ pub fn bisect_command(args: &Args) -> ExitCode {
     let mut repo = Repo::new(&config, &candidates, trial, &arch);
     let (good, commits, good_suites) = match repo.prepare(good, bad) {
         Ok(p) => p,
-        Err(e) => return bad_input(&e),
+        Err(e) => return exit::bad_input(e),
     };
     let range = commits.len();
     let mut probe = GpuProbe {

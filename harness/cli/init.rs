@@ -88,10 +88,7 @@ fn write_new(path: &Path, text: &str) -> Result<Written, InitError> {
 pub fn init(a: &Args) -> ExitCode {
     match try_init(a) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: kernelgate init: {e}");
-            exit::code(exit::BAD_INPUT)
-        }
+        Err(e) => exit::bad_input(format_args!("kernelgate init: {e}")),
     }
 }
 

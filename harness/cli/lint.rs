@@ -11,10 +11,7 @@ use std::process::ExitCode;
 /// The project's options and suites (every problem printed), or lint's exit code.
 fn project_suites() -> Result<(Config, Vec<crate::suite::Suite>), ExitCode> {
     crate::project::enter();
-    let config = Config::from_env().map_err(|e| {
-        eprintln!("error: {e}");
-        crate::exit::code(crate::exit::BAD_INPUT)
-    })?;
+    let config = Config::from_env().map_err(crate::exit::bad_input)?;
     let suites = super::suites::load_suites(&config, "kernelgate lint", "")?;
     Ok((config, suites))
 }

@@ -76,8 +76,7 @@ fn command() -> ExitCode {
         .filter_map(|(k, _)| k.into_string().ok())
         .collect();
     if let Err(e) = crate::config::unknown_variable(names.iter().map(String::as_str)) {
-        eprintln!("error: {e}");
-        return exit::code(exit::BAD_INPUT);
+        return exit::bad_input(e);
     }
     match cli.command {
         Command::Run { args } if matches!(args.as_slice(), [h] if h == "--help" || h == "-h") => {

@@ -77,14 +77,10 @@ pub fn run_with(args: impl Iterator<Item = String>, launcher: Option<String>) ->
             launcher: launcher.unwrap_or_else(|| perf_launcher(&program)),
             ..c
         },
-        Err(e) => {
-            eprintln!("error: {e}");
-            return exit::code(exit::BAD_INPUT);
-        }
+        Err(e) => return exit::bad_input(e),
     };
     if config.mode == Mode::Bless && config::in_ci() && !config::bless_in_ci() {
-        eprintln!("error: KERNELGATE_BLESS is refused when `CI` is set: baselines are recorded on purpose, by a person, and reviewed (unset CI to bless locally; a CI job made to bless, started by hand, sets KERNELGATE_BLESS_IN_CI=1 and has the result reviewed)");
-        return exit::code(exit::BAD_INPUT);
+        return exit::bad_input("KERNELGATE_BLESS is refused when `CI` is set: baselines are recorded on purpose, by a person, and reviewed (unset CI to bless locally; a CI job made to bless, started by hand, sets KERNELGATE_BLESS_IN_CI=1 and has the result reviewed)");
     }
     // SIGTERM (a CI time limit) or SIGINT: finish cleanly with what ran (`stop`).
     crate::stop::install();
@@ -124,17 +120,13 @@ pub fn run_with(args: impl Iterator<Item = String>, launcher: Option<String>) ->
     let base = match &config.base {
         None => None,
         Some(_) if config.mode == Mode::Bless => {
-            eprintln!("error: {}", crate::paired::PairedError::Bless);
-            return exit::code(exit::BAD_INPUT);
+            return exit::bad_input(crate::paired::PairedError::Bless);
         }
         Some(rev) => {
             let work = config.base_dir();
             match crate::paired::load(rev, &config.suites, &work, &suites) {
                 Ok(b) => Some(b),
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    return exit::code(exit::BAD_INPUT);
-                }
+                Err(e) => return exit::bad_input(e),
             }
         }
     };
@@ -165,10 +157,7 @@ pub fn run_with(args: impl Iterator<Item = String>, launcher: Option<String>) ->
     }
     let invocation = match nextest::invocation(exact, nextest::target_dir()) {
         Ok(i) => i,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return exit::code(exit::BAD_INPUT);
-        }
+        Err(e) => return exit::bad_input(e),
     };
     let start = Instant::now();
     let loaded = entry.elapsed().as_secs_f64();
@@ -201,10 +190,7 @@ pub fn run_with(args: impl Iterator<Item = String>, launcher: Option<String>) ->
             };
             match execute(&config, (&suites, base.as_ref()), run) {
                 Ok(ran) => (ran.results.clone(), Some(ran)),
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    return exit::code(exit::BAD_INPUT);
-                }
+                Err(e) => return exit::bad_input(e),
             }
         }
         Invocation::Nextest(run) => {
@@ -233,10 +219,7 @@ pub fn run_with(args: impl Iterator<Item = String>, launcher: Option<String>) ->
                     eprintln!("{}", shared.note);
                     (shared.results, shared.ran)
                 }
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    return exit::code(exit::BAD_INPUT);
-                }
+                Err(e) => return exit::bad_input(e),
             }
         }
     };

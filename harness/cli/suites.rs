@@ -45,8 +45,7 @@ pub(crate) fn load_suites(
         .flat_map(|s| &s.warnings)
         .for_each(|w| eprintln!("warning: {w}"));
     if let Err(e) = config.check_found(suites.len()) {
-        eprintln!("error: {e}");
-        return Err(exit::code(exit::BAD_INPUT));
+        return Err(exit::bad_input(e));
     }
     Ok(suites)
 }

@@ -192,9 +192,6 @@ pub fn command(args: &ReportArgs) -> ExitCode {
     });
     match written {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e}");
-            crate::exit::code(crate::exit::BAD_INPUT)
-        }
+        Err(e) => crate::exit::bad_input(e),
     }
 }

@@ -153,19 +153,10 @@ pub(super) fn error(title: &str, e: impl std::fmt::Display) -> PlotError {
 
 pub(super) fn svg(
     title: &str,
-    // stringly: plotters gives every drawing call its own generic error type; the text is
-    // only ever shown, wrapped in the typed `PlotError` with the chart's title.
-    draw: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> Result<(), String>,
-) -> Result<String, PlotError> {
-    svg_sized(title, SIZE, draw)
-}
-
-fn svg_sized(
-    title: &str,
     size: (u32, u32),
     // stringly: plotters gives every drawing call its own generic error type; the text is
     // only ever shown, wrapped in the typed `PlotError` with the chart's title.
-    draw: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> Result<(), String>,
+    draw: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> Result<(), Box<dyn std::error::Error>>,
 ) -> Result<String, PlotError> {
     let mut out = String::new();
     {
@@ -196,29 +187,23 @@ macro_rules! draw_series {
                 )
             })
             .light_line_style(WHITE.mix(0.0))
-            .draw()
-            .map_err(|e| e.to_string())?;
+            .draw()?;
         for s in $series.iter() {
             let color = rgb(s.color);
             let line: Vec<(f64, f64)> = s.points.iter().map(|p| (p.0, p.1)).collect();
             chart
-                .draw_series(LineSeries::new(line.clone(), color.stroke_width(2)))
-                .map_err(|e| e.to_string())?
+                .draw_series(LineSeries::new(line.clone(), color.stroke_width(2)))?
                 .label(s.name.clone())
                 .legend(move |(x, y)| {
                     PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
                 });
-            chart
-                .draw_series(line.iter().map(|&p| Circle::new(p, 3, color.filled())))
-                .map_err(|e| e.to_string())?;
+            chart.draw_series(line.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
             for &(x, _, interval) in &s.points {
                 if let Some((lo, hi)) = interval {
-                    chart
-                        .draw_series(std::iter::once(PathElement::new(
-                            vec![(x, lo), (x, hi)],
-                            color.stroke_width(1),
-                        )))
-                        .map_err(|e| e.to_string())?;
+                    chart.draw_series(std::iter::once(PathElement::new(
+                        vec![(x, lo), (x, hi)],
+                        color.stroke_width(1),
+                    )))?;
                 }
             }
         }
@@ -227,8 +212,7 @@ macro_rules! draw_series {
             .position($corner)
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK.mix(0.3))
-            .draw()
-            .map_err(|e| e.to_string())?;
+            .draw()?;
     }};
 }
 
@@ -255,7 +239,7 @@ pub fn lines(title: &str, x_desc: &str, y: YAxis, series: &[Series]) -> Result<S
         .collect();
     let longest = series.iter().map(|s| s.name.chars().count()).max();
     let corner = super::legend::corner(&lines, longest.unwrap_or(0), &x_range, &y_range, y.log);
-    svg(title, |root| {
+    svg(title, SIZE, |root| {
         let mut builder = ChartBuilder::on(root);
         builder
             .caption(title, ("sans-serif", 18))
@@ -266,17 +250,14 @@ pub fn lines(title: &str, x_desc: &str, y: YAxis, series: &[Series]) -> Result<S
         let x = ticked(log_x, x_ticks.clone());
         let labels = (&x_ticks, &y_ticks, &y_labels);
         if y.log {
-            let mut chart = builder
-                .build_cartesian_2d(x, {
-                    let log_y: LogCoord<f64> = y_range.log_scale().into();
-                    ticked(log_y, y_ticks.clone())
-                })
-                .map_err(|e| e.to_string())?;
+            let mut chart = builder.build_cartesian_2d(x, {
+                let log_y: LogCoord<f64> = y_range.log_scale().into();
+                ticked(log_y, y_ticks.clone())
+            })?;
             draw_series!(chart, series, x_desc, y, labels, corner);
         } else {
             let mut chart = builder
-                .build_cartesian_2d(x, ticked(RangedCoordf64::from(y_range), y_ticks.clone()))
-                .map_err(|e| e.to_string())?;
+                .build_cartesian_2d(x, ticked(RangedCoordf64::from(y_range), y_ticks.clone()))?;
             draw_series!(chart, series, x_desc, y, labels, corner);
         }
         Ok(())
@@ -364,7 +345,7 @@ pub fn trend(
     let n = labels.len().max(1);
     let runs: Vec<f64> = (0..n).map(|i| i as f64).collect();
     let x_ticks = axes::thin(&runs, 12);
-    svg_sized(title, TREND_SIZE, |root| {
+    svg(title, TREND_SIZE, |root| {
         let mut chart = ChartBuilder::on(root)
             .caption(title, ("sans-serif", 18))
             .margin(12)
@@ -373,8 +354,7 @@ pub fn trend(
             .build_cartesian_2d(
                 ticked(RangedCoordf64::from(-0.5f64..n as f64 - 0.5), x_ticks),
                 ticked(RangedCoordf64::from(y_range.clone()), y_ticks.clone()),
-            )
-            .map_err(|e| e.to_string())?;
+            )?;
         chart
             .configure_mesh()
             .x_label_formatter(&|v: &f64| {
@@ -387,8 +367,7 @@ pub fn trend(
             .y_desc(y.desc)
             .y_label_formatter(&|v: &f64| axes::label_of(*v, &y_ticks, &y_labels))
             .light_line_style(WHITE.mix(0.0))
-            .draw()
-            .map_err(|e| e.to_string())?;
+            .draw()?;
         let vertical = |x: f64| vec![(x, y_range.start), (x, y_range.end)];
         for &at in &marks.switches {
             let x = at as f64 - 0.5;
@@ -400,15 +379,13 @@ pub fn trend(
                     BLACK.mix(0.45).stroke_width(2),
                 )
             });
-            chart.draw_series(dashes).map_err(|e| e.to_string())?;
+            chart.draw_series(dashes)?;
         }
         for &(_, at) in &marks.change_points {
-            chart
-                .draw_series(std::iter::once(PathElement::new(
-                    vertical(at as f64 - 0.5),
-                    RED.mix(0.5).stroke_width(2),
-                )))
-                .map_err(|e| e.to_string())?;
+            chart.draw_series(std::iter::once(PathElement::new(
+                vertical(at as f64 - 0.5),
+                RED.mix(0.5).stroke_width(2),
+            )))?;
         }
         for (i, s) in series.iter().enumerate() {
             let color = rgb(s.color);
@@ -424,14 +401,10 @@ pub fn trend(
                 chart.draw_series(LineSeries::new(line.clone(), color.stroke_width(2)))
             }
             .map_err(|e| e.to_string())?;
-            chart
-                .draw_series(line.iter().map(|&p| Circle::new(p, 3, color.filled())))
-                .map_err(|e| e.to_string())?;
+            chart.draw_series(line.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
             for &(_, at) in marks.change_points.iter().filter(|m| m.0 == i) {
                 if let Some(&p) = line.iter().find(|p| p.0 == at as f64) {
-                    chart
-                        .draw_series(std::iter::once(Circle::new(p, 7, RED.stroke_width(2))))
-                        .map_err(|e| e.to_string())?;
+                    chart.draw_series(std::iter::once(Circle::new(p, 7, RED.stroke_width(2))))?;
                 }
             }
             // On the trial's point where it was timed (a regression), on the floor where it
@@ -442,13 +415,11 @@ pub fn trend(
                     .iter()
                     .find(|p| p.0 == at as f64)
                     .map_or(floor, |p| p.1);
-                chart
-                    .draw_series(std::iter::once(Cross::new(
-                        (at as f64, y),
-                        6,
-                        RED.stroke_width(2),
-                    )))
-                    .map_err(|e| e.to_string())?;
+                chart.draw_series(std::iter::once(Cross::new(
+                    (at as f64, y),
+                    6,
+                    RED.stroke_width(2),
+                )))?;
             }
         }
         Ok(())

@@ -3,7 +3,7 @@
 //! the gate's threshold drawn across both.
 
 use super::axes::{self, Unit};
-use super::plots::{bounds, error, padded, svg, ticked, y_ticks, PlotError, YAxis};
+use super::plots::{bounds, error, padded, svg, ticked, y_ticks, PlotError, YAxis, SIZE};
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -42,7 +42,7 @@ pub fn strips(
         unit: Unit::Seconds,
     };
     let (ticks, labels) = y_ticks(&y_range, axis);
-    svg(title, |root| {
+    svg(title, SIZE, |root| {
         let mut chart = ChartBuilder::on(root)
             .caption(title, ("sans-serif", 16))
             .margin(12)
@@ -51,8 +51,7 @@ pub fn strips(
             .build_cartesian_2d(
                 -0.5f64..1.5f64,
                 ticked(RangedCoordf64::from(y_range.clone()), ticks.clone()),
-            )
-            .map_err(|e| e.to_string())?;
+            )?;
         chart
             .configure_mesh()
             .disable_x_mesh()
@@ -60,58 +59,47 @@ pub fn strips(
             .x_labels(0)
             .y_desc(axis.desc)
             .y_label_formatter(&|v: &f64| axes::label_of(*v, &ticks, &labels))
-            .draw()
-            .map_err(|e| e.to_string())?;
+            .draw()?;
         let groups = [
             (0.0, old, RGBColor(70, 110, 170), sides.old),
             (1.0, new, RGBColor(220, 110, 30), sides.new),
         ];
         let top = y_range.end - 0.04 * (y_range.end - y_range.start);
         for (x, samples, color, name) in groups {
-            chart
-                .draw_series(std::iter::once(Text::new(
-                    format!("{name} (n = {})", samples.len()),
-                    (x, top),
-                    ("sans-serif", 14)
-                        .into_font()
-                        .color(&color)
-                        .pos(Pos::new(HPos::Center, VPos::Top)),
-                )))
-                .map_err(|e| e.to_string())?;
-            chart
-                .draw_series(
-                    samples
-                        .iter()
-                        .enumerate()
-                        .map(|(i, &y)| Circle::new((x + jitter(i), y), 3, color.mix(0.6).filled())),
-                )
-                .map_err(|e| e.to_string())?;
+            chart.draw_series(std::iter::once(Text::new(
+                format!("{name} (n = {})", samples.len()),
+                (x, top),
+                ("sans-serif", 14)
+                    .into_font()
+                    .color(&color)
+                    .pos(Pos::new(HPos::Center, VPos::Top)),
+            )))?;
+            chart.draw_series(
+                samples
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &y)| Circle::new((x + jitter(i), y), 3, color.mix(0.6).filled())),
+            )?;
             if let Some(m) = median(samples) {
-                chart
-                    .draw_series(std::iter::once(PathElement::new(
-                        vec![(x - 0.3, m), (x + 0.3, m)],
-                        color.stroke_width(3),
-                    )))
-                    .map_err(|e| e.to_string())?;
+                chart.draw_series(std::iter::once(PathElement::new(
+                    vec![(x - 0.3, m), (x + 0.3, m)],
+                    color.stroke_width(3),
+                )))?;
             }
         }
         if let Some(t) = threshold {
-            chart
-                .draw_series(std::iter::once(PathElement::new(
-                    vec![(-0.5, t), (1.5, t)],
-                    RED.stroke_width(1),
-                )))
-                .map_err(|e| e.to_string())?;
-            chart
-                .draw_series(std::iter::once(Text::new(
-                    "threshold",
-                    (1.48, t),
-                    ("sans-serif", 12)
-                        .into_font()
-                        .color(&RED)
-                        .pos(Pos::new(HPos::Right, VPos::Bottom)),
-                )))
-                .map_err(|e| e.to_string())?;
+            chart.draw_series(std::iter::once(PathElement::new(
+                vec![(-0.5, t), (1.5, t)],
+                RED.stroke_width(1),
+            )))?;
+            chart.draw_series(std::iter::once(Text::new(
+                "threshold",
+                (1.48, t),
+                ("sans-serif", 12)
+                    .into_font()
+                    .color(&RED)
+                    .pos(Pos::new(HPos::Right, VPos::Bottom)),
+            )))?;
         }
         Ok(())
     })

@@ -22,10 +22,11 @@ pub const FORMAT: u32 = 4;
 pub const OLDEST_FORMAT: u32 = 1;
 
 /// How a trial ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     /// Ran and passed.
+    #[default]
     Passed,
     /// Ran and failed (wrong output, fault, regression, ...).
     Failed,
@@ -205,7 +206,7 @@ pub struct Measurement {
 }
 
 /// One trial of the run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TrialRecord {
     /// `suite::kernel::case`, or `suite::compile`.
     pub name: String,

@@ -17,11 +17,16 @@ use crate::gate::{
 
 /// "change [low, high]": a comparison's estimate and interval, as signed percentages.
 pub fn change(c: &Comparison) -> String {
+    interval(c.slowdown, c.low, c.high)
+}
+
+/// "estimate [low, high]", each a signed percentage.
+fn interval(estimate: f64, low: f64, high: f64) -> String {
     format!(
         "{} [{}, {}]",
-        percent(c.slowdown),
-        percent(c.low),
-        percent(c.high)
+        percent(estimate),
+        percent(low),
+        percent(high)
     )
 }
 
@@ -66,12 +71,7 @@ pub fn verdict_aside(v: &TrialVerdict, max_slowdown: f64) -> Option<String> {
 /// A speedup comparison as the change in speedup: its slowdown factor `s` is old/new, so the
 /// change is 1/s − 1 and the interval flips.
 fn speedup_change(s: &Comparison) -> String {
-    format!(
-        "{} [{}, {}]",
-        percent(1.0 / s.slowdown),
-        percent(1.0 / s.high),
-        percent(1.0 / s.low)
-    )
+    interval(1.0 / s.slowdown, 1.0 / s.high, 1.0 / s.low)
 }
 
 fn resource_text(c: &ResourceChange) -> String {

@@ -93,16 +93,6 @@ fn blank(run: &Runner, trial: &Planned) -> TrialRecord {
         suite: suite.name.clone(),
         file: suite.path.display().to_string(),
         line,
-        status: Status::Passed,
-        failure: None,
-        device_ordinal: None,
-        ignored: None,
-        measurement: None,
-        verdict: None,
-        gate: None,
-        breaches: Vec::new(),
-        resource_changes: Vec::new(),
-        failure_detail: None,
         commands: Some(super::commands::commands(
             &trial.name,
             suite,
@@ -118,10 +108,7 @@ fn blank(run: &Runner, trial: &Planned) -> TrialRecord {
                 .as_str()
             }),
         )),
-        compiled: None,
-        code: None,
-        base_code: None,
-        code_change: None,
+        ..TrialRecord::default()
     }
 }
 

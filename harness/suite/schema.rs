@@ -201,11 +201,8 @@ impl<'de> Deserialize<'de> for SizeTable {
                 f.write_str("a table of sizes such as { n = [1024, 4096] }")
             }
             fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<SizeTable, A::Error> {
-                let mut out = Vec::new();
-                while let Some((k, v)) = map.next_entry::<String, Spanned<toml::Value>>()? {
-                    out.push((k, v));
-                }
-                Ok(SizeTable(out))
+                let entries = std::iter::from_fn(|| map.next_entry().transpose());
+                entries.collect::<Result<_, _>>().map(SizeTable)
             }
         }
         d.deserialize_map(V)
@@ -240,10 +237,7 @@ impl<'de> Deserialize<'de> for Bound {
                 Ok(Bound::Number(v as f64))
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<Bound, E> {
-                Ok(Bound::Expr(ExprText {
-                    text: v.to_string(),
-                    quoted: true,
-                }))
+                Ok(Bound::Expr(ExprText::written(v, true)))
             }
         }
         d.deserialize_any(V)
@@ -258,6 +252,13 @@ pub struct ExprText {
     pub quoted: bool,
 }
 
+impl ExprText {
+    fn written(text: impl ToString, quoted: bool) -> ExprText {
+        let text = text.to_string();
+        ExprText { text, quoted }
+    }
+}
+
 impl<'de> Deserialize<'de> for ExprText {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V;
@@ -267,22 +268,13 @@ impl<'de> Deserialize<'de> for ExprText {
                 f.write_str("an integer or an expression string such as \"ceil(n / 256)\"")
             }
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<ExprText, E> {
-                Ok(ExprText {
-                    text: v.to_string(),
-                    quoted: false,
-                })
+                Ok(ExprText::written(v, false))
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<ExprText, E> {
-                Ok(ExprText {
-                    text: v.to_string(),
-                    quoted: false,
-                })
+                Ok(ExprText::written(v, false))
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<ExprText, E> {
-                Ok(ExprText {
-                    text: v.to_string(),
-                    quoted: true,
-                })
+                Ok(ExprText::written(v, true))
             }
         }
         d.deserialize_any(V)

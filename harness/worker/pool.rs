@@ -91,7 +91,7 @@ impl<'a> WorkerPool<'a> {
     }
 
     fn worker(&self, w: usize) -> MutexGuard<'_, Worker> {
-        self.workers[w].lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.workers[w])
     }
 
     /// Takes over the workers of `started` (started for the same devices) instead of starting
@@ -133,18 +133,6 @@ impl<'a> WorkerPool<'a> {
         }
     }
 
-    /// The architecture trials run on: slot `slot`'s GPU's, or `KERNELGATE_ARCH` without one.
-    fn arch(&self, slot: usize) -> String {
-        match driver_missing() {
-            None => self
-                .worker(slot)
-                .device()
-                .map(|d| d.arch())
-                .unwrap_or_else(|_| self.config.arch.clone()),
-            Some(_) => self.config.arch.clone(),
-        }
-    }
-
     /// Compiles every kernel of a suite: with a GPU for its architecture, without one for
     /// `KERNELGATE_ARCH`, so compile errors fail CI machines that have NVRTC but no GPU.
     fn compile(&self, index: usize, slot: usize) -> Outcome {
@@ -158,26 +146,28 @@ impl<'a> WorkerPool<'a> {
             return Outcome::Ignored(reason);
         }
         // Waiting for the worker's device counts as worker start, not as compiling.
-        let arch = self.arch_sending(index, slot);
+        let arch = self.arch(slot, Some(index));
         let at = std::time::Instant::now();
         let outcome = self.compiled(suite, arch);
-        let mut totals = self.totals.lock().unwrap_or_else(|e| e.into_inner());
+        let mut totals = lock(&self.totals);
         totals.compile_seconds += at.elapsed().as_secs_f64();
         outcome
     }
 
-    /// The architecture to compile suite `index` for: slot `slot`'s GPU's, or
-    /// `KERNELGATE_ARCH` without one. The slot's worker is sent the suite first, to compile and
-    /// load it for its trials while this process compiles it (a suite that cannot be sent now
-    /// is sent with its first trial).
-    fn arch_sending(&self, index: usize, slot: usize) -> String {
+    /// The architecture trials run on: slot `slot`'s GPU's, or `KERNELGATE_ARCH` without one.
+    /// With `send` (a suite about to be compiled for it), the slot's worker is sent that suite
+    /// first, to compile and load it for its trials while this process compiles it (a suite
+    /// that cannot be sent now is sent with its first trial).
+    fn arch(&self, slot: usize, send: Option<usize>) -> String {
         if driver_missing().is_some() {
             return self.config.arch.clone();
         }
         let mut worker = self.worker(slot);
         match worker.device() {
             Ok(d) => {
-                let _ = worker.send_suites(&[(SuiteRef::Head(index), &self.suites[index])]);
+                if let Some(index) = send {
+                    let _ = worker.send_suites(&[(SuiteRef::Head(index), &self.suites[index])]);
+                }
                 d.arch()
             }
             Err(_) => self.config.arch.clone(),
@@ -387,7 +377,7 @@ impl<'a> WorkerPool<'a> {
 
     /// Now, noted as the run's first GPU work if it is.
     fn first_gpu_work(&self) -> std::time::Instant {
-        let mut totals = self.totals.lock().unwrap_or_else(|e| e.into_inner());
+        let mut totals = lock(&self.totals);
         let since = crate::report::totals::since_entry();
         totals.first_gpu_work_seconds.get_or_insert(since);
         std::time::Instant::now()
@@ -397,7 +387,7 @@ impl<'a> WorkerPool<'a> {
     /// the trial, with its time added to the run's totals: compiles, phases, samples, and the
     /// request's wall time (a counters-only request's apart).
     fn account(&self, spec: &TrialSpec, ordinal: i32, result: TrialResult, wall: f64) -> Outcome {
-        let mut totals = self.totals.lock().unwrap_or_else(|e| e.into_inner());
+        let mut totals = lock(&self.totals);
         totals.compiled += result.compiled;
         totals.cached += result.cached;
         totals.add_spent(&result.spent);
@@ -454,6 +444,11 @@ impl<'a> WorkerPool<'a> {
             Err(failure) => Outcome::Failed(failure),
         }
     }
+}
+
+/// `m`'s guard, even where a thread panicked holding it: the counts it guards stay usable.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Which of a counters request's `results` are sent again, to a fresh worker: those another
@@ -519,11 +514,7 @@ impl Executor for WorkerPool<'_> {
     }
 
     fn totals(&self) -> RunTotals {
-        let mut t = self
-            .totals
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
+        let mut t = lock(&self.totals).clone();
         let (compiled, cached) = device::compile::counts();
         t.compiled += compiled;
         t.cached += cached;
@@ -537,12 +528,7 @@ impl Executor for WorkerPool<'_> {
     }
 
     fn code(&self, suite: SuiteRef) -> Option<Arc<SuiteCode>> {
-        if let Some(known) = self
-            .codes
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&suite)
-        {
+        if let Some(known) = lock(&self.codes).get(&suite) {
             return known.clone();
         }
         let s = match suite {
@@ -552,7 +538,7 @@ impl Executor for WorkerPool<'_> {
         let arch = if self.workers.is_empty() {
             self.config.arch.clone()
         } else {
-            self.arch(0)
+            self.arch(0, None)
         };
         let toolchain = crate::sass::Toolchain::here();
         // Waiting for the worker's device (its architecture) counts as worker start.
@@ -560,14 +546,8 @@ impl Executor for WorkerPool<'_> {
         let built = SuiteCode::build(s, &arch, Some(&self.config.cache), &toolchain)
             .ok()
             .map(Arc::new);
-        self.totals
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .code_seconds += at.elapsed().as_secs_f64();
-        self.codes
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(suite, built.clone());
+        lock(&self.totals).code_seconds += at.elapsed().as_secs_f64();
+        lock(&self.codes).insert(suite, built.clone());
         built
     }
 }

@@ -34,20 +34,16 @@ pub struct Request {
 
 /// The `kernelgate sass` command.
 pub fn sass(request: &Request) -> ExitCode {
-    let bad = |e: &dyn std::fmt::Display| {
-        eprintln!("error: {e}");
-        exit::code(exit::BAD_INPUT)
-    };
     let (config, archs) = match Config::from_env().and_then(|c| Ok((c, crate::config::archs()?))) {
         Ok(c) => c,
-        Err(e) => return bad(&e),
+        Err(e) => return exit::bad_input(e),
     };
     let suites = match super::suites::load_suites(&config, "kernelgate sass", "") {
         Ok(s) => s,
         Err(code) => return code,
     };
     if let Some(reason) = crate::device::nvrtc_missing() {
-        return bad(&format!(
+        return exit::bad_input(format!(
             "kernelgate sass compiles the kernels with NVRTC: {reason}"
         ));
     }
@@ -56,14 +52,14 @@ pub fn sass(request: &Request) -> ExitCode {
     } else {
         match Disassembler::find() {
             Ok(d) => Some(d),
-            Err(e) => return bad(&e),
+            Err(e) => return exit::bad_input(e),
         }
     };
     let base = match &request.base {
         None => None,
         Some(rev) => match crate::paired::load(rev, &config.suites, &config.base_dir(), &suites) {
             Ok(b) => Some(b),
-            Err(e) => return bad(&e),
+            Err(e) => return exit::bad_input(e),
         },
     };
     let toolchain = Toolchain::here();
@@ -115,7 +111,7 @@ pub fn sass(request: &Request) -> ExitCode {
         Ok(_) => {}
         // `kernelgate sass | head`: the reader has what it wanted.
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
-        Err(e) => return bad(&format!("cannot write the output: {e}")),
+        Err(e) => return exit::bad_input(format!("cannot write the output: {e}")),
     }
     exit::code(run.worst)
 }
