@@ -220,17 +220,18 @@ pub(super) fn read_cache(dir: &Path, key: &str) -> Option<Compiled> {
 /// Writes both files through temporaries and renames, metadata last: a reader finds both or
 /// misses.
 pub(super) fn write_cache(dir: &Path, key: &str, c: &Compiled) -> std::io::Result<()> {
+    put(dir, &format!("{key}.cubin"), &c.cubin)?;
+    let json = serde_json::to_vec(c).map_err(std::io::Error::other)?;
+    put(dir, &format!("{key}.json"), &json)
+}
+
+/// Writes the cache file `name` in `dir` through a temporary and a rename, so a reader in
+/// another process finds it whole or not at all.
+pub(super) fn put(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
-    let put = |name: String, bytes: &[u8]| -> std::io::Result<()> {
-        let tmp = dir.join(format!("{name}.tmp{}", std::process::id()));
-        std::fs::write(&tmp, bytes)?;
-        std::fs::rename(&tmp, dir.join(name))
-    };
-    put(format!("{key}.cubin"), &c.cubin)?;
-    put(
-        format!("{key}.json"),
-        &serde_json::to_vec(c).map_err(std::io::Error::other)?,
-    )
+    let tmp = dir.join(format!("{name}.tmp{}", std::process::id()));
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(&tmp, dir.join(name))
 }
 
 fn cstring(text: &str, what: &str) -> Result<CString, CompileError> {
@@ -315,16 +316,7 @@ fn compile_uncached(req: &CompileRequest) -> Result<Compiled, CompileError> {
                 .into_owned(),
         );
     }
-    let mut size = 0usize;
-    // SAFETY: `prog` is live and compiled; `size` is valid for writes.
-    unsafe { nvrtc_sys::nvrtcGetCUBINSize(guard.0, &mut size) }
-        .result()
-        .map_err(err("nvrtcGetCUBINSize"))?;
-    let mut cubin = vec![0u8; size];
-    // SAFETY: `cubin` has exactly the `size` bytes NVRTC asked for.
-    unsafe { nvrtc_sys::nvrtcGetCUBIN(guard.0, cubin.as_mut_ptr() as *mut c_char) }
-        .result()
-        .map_err(err("nvrtcGetCUBIN"))?;
+    let cubin = output(&guard, Output::Cubin)?;
     let functions = super::ptx::parse(&ptx(&guard)?);
     let fp64 = lowered
         .iter()
@@ -356,19 +348,45 @@ fn c_chars_to_string(chars: &[c_char]) -> String {
 
 /// The PTX of a compiled program.
 pub(super) fn ptx(guard: &Program) -> Result<String, CompileError> {
-    let mut size = 0usize;
-    // SAFETY: `prog` is live and compiled; `size` is valid for writes.
-    unsafe { nvrtc_sys::nvrtcGetPTXSize(guard.0, &mut size) }
-        .result()
-        .map_err(err("nvrtcGetPTXSize"))?;
-    let mut ptx = vec![0u8; size];
-    // SAFETY: `ptx` has exactly the `size` bytes NVRTC asked for.
-    unsafe { nvrtc_sys::nvrtcGetPTX(guard.0, ptx.as_mut_ptr() as *mut c_char) }
-        .result()
-        .map_err(err("nvrtcGetPTX"))?;
+    let ptx = output(guard, Output::Ptx)?;
     Ok(String::from_utf8_lossy(&ptx)
         .trim_end_matches('\0')
         .to_string())
+}
+
+/// What a compiled program is asked for.
+enum Output {
+    Cubin,
+    Ptx,
+}
+
+/// The bytes of a compiled program's CUBIN or PTX: its size asked first, then the bytes.
+fn output(guard: &Program, what: Output) -> Result<Vec<u8>, CompileError> {
+    type Size = unsafe fn(nvrtc_sys::nvrtcProgram, *mut usize) -> nvrtc_sys::nvrtcResult;
+    type Get = unsafe fn(nvrtc_sys::nvrtcProgram, *mut c_char) -> nvrtc_sys::nvrtcResult;
+    let (size_of, get, calls): (Size, Get, _) = match what {
+        Output::Cubin => (
+            nvrtc_sys::nvrtcGetCUBINSize,
+            nvrtc_sys::nvrtcGetCUBIN,
+            ["nvrtcGetCUBINSize", "nvrtcGetCUBIN"],
+        ),
+        Output::Ptx => (
+            nvrtc_sys::nvrtcGetPTXSize,
+            nvrtc_sys::nvrtcGetPTX,
+            ["nvrtcGetPTXSize", "nvrtcGetPTX"],
+        ),
+    };
+    let mut size = 0usize;
+    // SAFETY: `prog` is live and compiled; `size` is valid for writes.
+    unsafe { size_of(guard.0, &mut size) }
+        .result()
+        .map_err(err(calls[0]))?;
+    let mut bytes = vec![0u8; size];
+    // SAFETY: `bytes` has exactly the `size` bytes NVRTC asked for.
+    unsafe { get(guard.0, bytes.as_mut_ptr() as *mut c_char) }
+        .result()
+        .map_err(err(calls[1]))?;
+    Ok(bytes)
 }
 
 /// Destroys the program when dropped, on every path.

@@ -62,16 +62,7 @@ pub fn compile(req: &CompileRequest, cache_dir: Option<&Path>) -> Result<Compile
         compile::count(true);
         return Ok(hit);
     }
-    let work = std::env::temp_dir().join(format!(
-        "kernelgate-nvcc-{}-{}",
-        std::process::id(),
-        &key[..16]
-    ));
-    std::fs::create_dir_all(&work)
-        .map_err(|e| tool(format!("cannot create `{}`: {e}", work.display())))?;
-    let result = build(req, nvcc, &work);
-    let _ = std::fs::remove_dir_all(&work);
-    let compiled = result?;
+    let compiled = in_work(req, &key[..16], |work| build(req, nvcc, work))?;
     compile::count(false);
     if let Some(dir) = cache_dir {
         let _ = compile::write_cache(dir, &key, &compiled);
@@ -194,17 +185,29 @@ fn ptx_of(
 /// The PTX of `req`'s source with `appended` after it, made by nvcc in a folder of its own
 /// (`None`: no nvcc here).
 pub fn ptx_with(req: &CompileRequest, appended: &str) -> Option<Result<String, CompileError>> {
+    static QUERIES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let (nvcc, _) = nvcc()?;
-    let work = std::env::temp_dir().join(format!("kernelgate-nvcc-{}-query", std::process::id()));
-    if let Err(e) = std::fs::create_dir_all(&work) {
-        return Some(Err(CompileError::Binary {
-            path: req.path.display().to_string(),
-            message: format!("cannot create `{}`: {e}", work.display()),
-        }));
-    }
-    let result = ptx_of(req, nvcc, &work, appended).map(|(ptx, _)| ptx);
+    let n = QUERIES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tag = format!("query-{n}");
+    Some(in_work(req, &tag, |work| {
+        ptx_of(req, nvcc, work, appended).map(|(ptx, _)| ptx)
+    }))
+}
+
+/// `f` run in a folder of its own (`tag` tells this process's apart), removed after it.
+fn in_work<T>(
+    req: &CompileRequest,
+    tag: &str,
+    f: impl FnOnce(&Path) -> Result<T, CompileError>,
+) -> Result<T, CompileError> {
+    let work = std::env::temp_dir().join(format!("kernelgate-nvcc-{}-{tag}", std::process::id()));
+    std::fs::create_dir_all(&work).map_err(|e| CompileError::Binary {
+        path: req.path.display().to_string(),
+        message: format!("cannot create `{}`: {e}", work.display()),
+    })?;
+    let result = f(&work);
     let _ = std::fs::remove_dir_all(&work);
-    Some(result)
+    result
 }
 
 fn build(req: &CompileRequest, nvcc: &Path, work: &Path) -> Result<Compiled, CompileError> {

@@ -117,13 +117,8 @@ pub fn param_types(
         (false, _, Ok(v)) => format!("params {}.{}", v.0, v.1),
         (false, _, Err(e)) => return Some(Err(e)),
     };
-    let file = cache_dir.map(|d| {
-        d.join(format!(
-            "{}.params.json",
-            compile::cache_key(&req, &compiler)
-        ))
-    });
-    let cached = file.as_ref().and_then(|f| std::fs::read(f).ok());
+    let name = format!("{}.params.json", compile::cache_key(&req, &compiler));
+    let cached = cache_dir.and_then(|d| std::fs::read(d.join(&name)).ok());
     let all: Vec<Vec<u32>> = match cached.and_then(|b| serde_json::from_slice(&b).ok()) {
         Some(all) => all,
         None => {
@@ -139,10 +134,9 @@ pub fn param_types(
             let all: Vec<Vec<u32>> = (0..entries.len())
                 .map(|i| words(&ptx, &format!("kernelgate_params_{i}")).unwrap_or_default())
                 .collect();
-            if let (Some(f), Ok(json)) = (&file, serde_json::to_vec(&all)) {
+            if let (Some(dir), Ok(json)) = (cache_dir, serde_json::to_vec(&all)) {
                 // A cache that cannot be written costs time, not correctness.
-                let _ = std::fs::create_dir_all(f.parent().unwrap_or(Path::new(".")))
-                    .and_then(|()| std::fs::write(f, json));
+                let _ = compile::put(dir, &name, &json);
             }
             all
         }
