@@ -78,22 +78,24 @@ fn eval(
     range: (i64, i64),
     what: &str,
 ) -> Option<i64> {
-    let mut in_case = if case.is_empty() {
-        String::new()
-    } else {
-        format!(" for {case}")
+    // Said only in an error: the case, and which device's values an expression that reads
+    // the device had.
+    let in_case = |ctx: &Ctx| {
+        let device = crate::device::Attributes::NAMES;
+        let reads = e.value.names().iter().any(|(n, _)| device.contains(n));
+        let on = match (reads, &ctx.device) {
+            (true, Some(d)) => format!(" on {}", d.name),
+            _ => String::new(),
+        };
+        match case.is_empty() {
+            true => on,
+            false => format!(" for {case}{on}"),
+        }
     };
-    // An expression that reads the device says which device's values it had.
-    let device = crate::device::Attributes::NAMES;
-    if let (true, Some(d)) = (
-        e.value.names().iter().any(|(n, _)| device.contains(n)),
-        &ctx.device,
-    ) {
-        in_case.push_str(&format!(" on {}", d.name));
-    }
     match e.value.eval(sizes) {
         Ok(v) if v >= range.0 && v <= range.1 => Some(v),
         Ok(v) => {
+            let in_case = in_case(ctx);
             ctx.error(
                 e.at,
                 format!("{what} is {v}{in_case}, outside {}..={}", range.0, range.1),
@@ -101,6 +103,7 @@ fn eval(
             None
         }
         Err(err) => {
+            let in_case = in_case(ctx);
             ctx.error(e.at + err.offset, format!("{}{in_case}", err.message));
             None
         }

@@ -65,16 +65,23 @@ pub fn known(arch: &str) -> Vec<Attributes> {
         .collect()
 }
 
+/// The target without a GPU: `KERNELGATE_ARCH`'s first architecture, `sm_90` by default.
+pub fn target() -> String {
+    let arch = crate::project::var("KERNELGATE_ARCH").unwrap_or_default();
+    let first = arch.split(',').next().unwrap_or_default().trim();
+    match first.is_empty() {
+        true => "sm_90".to_string(),
+        false => first.to_string(),
+    }
+}
+
 /// The device expressions read: the run's, or the first known one of `KERNELGATE_ARCH`'s
 /// first architecture (`sm_90` by default: an H100 SXM).
 pub fn for_expressions() -> Attributes {
     if let Some(d) = RUN.get() {
         return d.clone();
     }
-    let arch = crate::project::var("KERNELGATE_ARCH").unwrap_or_default();
-    let arch = arch.split(',').next().unwrap_or_default().trim();
-    let arch = if arch.is_empty() { "sm_90" } else { arch };
-    known(arch)
+    known(&target())
         .into_iter()
         .next()
         .unwrap_or_else(|| known("sm_90").remove(0))

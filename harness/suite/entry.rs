@@ -32,9 +32,9 @@ impl Targets<'_> {
     }
 
     /// Buffer `b` as an argument: an output counts as one only until a launch writes it.
-    fn held(&self, b: usize, found: &Found) -> Held<'_> {
+    fn held(&self, b: usize, found: &Found) -> Held {
         Held {
-            name: self.name(b),
+            name: self.name(b).to_string(),
             element: self.elements[b],
             unwritten_output: self.outputs.get(b) == Some(&true) && !found.written.contains(&b),
         }
@@ -66,7 +66,7 @@ pub(super) struct Pending {
     pub arg: ArgSpec,
     pub at: usize,
     /// For a buffer: its name, element type and whether it is an output not yet written.
-    pub held: Option<(String, DType, bool)>,
+    pub held: Option<Held>,
     /// `` `k` (file.cu:12) ``, for messages.
     pub where_: String,
 }
@@ -74,8 +74,8 @@ pub(super) struct Pending {
 /// A buffer passed as an argument: its name, element type, and whether it is an output no
 /// earlier launch of the kernel wrote.
 #[derive(Debug, Clone)]
-pub(super) struct Held<'a> {
-    pub name: &'a str,
+pub(super) struct Held {
+    pub name: String,
     pub element: DType,
     pub unwritten_output: bool,
 }
@@ -211,7 +211,7 @@ pub(super) fn check_entry(
                 param: param.clone(),
                 arg: arg.value.clone(),
                 at: arg.at,
-                held: held.map(|h| (h.name.to_string(), h.element, h.unwritten_output)),
+                held,
                 where_: where_.clone(),
             });
             continue;
@@ -220,7 +220,7 @@ pub(super) fn check_entry(
             true => Via::Template(resolved),
             false => Via::Source,
         };
-        if let Some(m) = check_arg(param, resolved, via, &arg.value, held, &where_) {
+        if let Some(m) = check_arg(param, resolved, via, &arg.value, held.as_ref(), &where_) {
             ctx.error(arg.at, m);
         }
     }
@@ -332,7 +332,7 @@ pub(super) fn check_arg(
     resolved: &str,
     via: Via,
     arg: &ArgSpec,
-    held: Option<Held>,
+    held: Option<&Held>,
     where_: &str,
 ) -> Option<String> {
     let p = &param.text;
@@ -342,7 +342,7 @@ pub(super) fn check_arg(
             h.name
         )),
         (ArgSpec::Buffer(_), Some(h)) => {
-            let (name, held) = (h.name, h.element);
+            let (name, held) = (&h.name, h.element);
             if let Some(t) = signature::element_type(resolved).filter(|t| *t != held) {
                 let c = c_type(held);
                 let fix = match via {

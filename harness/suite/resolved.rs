@@ -5,7 +5,7 @@
 //! struct), a warning naming the parameter: never a silent pass.
 
 use super::ctx::Ctx;
-use super::entry::{check_arg, Held, Pending, Via};
+use super::entry::{check_arg, Pending, Via};
 use super::signature::Param;
 use super::suite_table::SuiteTable;
 use crate::device::compile::CompileRequest;
@@ -20,8 +20,10 @@ pub(super) fn check_pending(ctx: &mut Ctx, table: &SuiteTable, pending: &[Pendin
         if mine.is_empty() {
             continue;
         }
+        // One query per function, however many launches name it.
         let mut entries: Vec<(String, usize)> =
             mine.iter().map(|p| (p.entry.clone(), p.params)).collect();
+        entries.sort();
         entries.dedup();
         let nvcc = source.nvcc.is_some();
         let answer = match (nvcc, crate::device::nvrtc_missing()) {
@@ -88,20 +90,16 @@ fn one(ctx: &mut Ctx, p: &Pending, t: Option<ParamType>) {
     };
     let name = t.name();
     let element = name.is_some_and(|n| n == "void" || super::signature::element_type(n).is_some());
-    let held = p.held.as_ref().map(|(name, element, unwritten)| Held {
-        name,
-        element: *element,
-        unwritten_output: *unwritten,
-    });
+    let held = p.held.as_ref();
     let param = Param {
         pointer: t.pointer(),
         const_pointee: t.const_pointee(),
         ..p.param.clone()
     };
-    let name = match (name, &held) {
+    let name = match (name, held) {
         // Its elements cannot be checked; whether it may take an output can.
         (_, Some(h)) if t.pointer() && !element => {
-            let name = h.name.to_string();
+            let name = &h.name;
             match check_arg(&param, "void", Via::Source, &p.arg, held, where_) {
                 Some(m) => ctx.error(p.at, m),
                 None => ctx.warn(p.at, format!("buffer `{name}` is passed to parameter `{text}` of {where_}, which points to a type no buffer type is: its elements are not checked")),
@@ -122,15 +120,6 @@ fn one(ctx: &mut Ctx, p: &Pending, t: Option<ParamType>) {
 /// (`lint`), else `KERNELGATE_ARCH`'s first, else `sm_90`. Types do not depend on it; code the
 /// source guards by architecture does.
 fn arch(ctx: &Ctx) -> String {
-    let from_env = || {
-        crate::project::var("KERNELGATE_ARCH")?
-            .split(',')
-            .next()
-            .map(|a| a.trim().to_string())
-    };
-    ctx.root
-        .as_ref()
-        .and_then(|r| r.arch.clone())
-        .or_else(from_env)
-        .unwrap_or_else(|| "sm_90".to_string())
+    let root = ctx.root.as_ref().and_then(|r| r.arch.clone());
+    root.unwrap_or_else(super::device::target)
 }
