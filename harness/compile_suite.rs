@@ -49,11 +49,12 @@ pub fn compile_suite(
     for (si, source) in suite.sources.iter().enumerate() {
         let kernels: Vec<&Kernel> = suite.kernels.iter().filter(|k| k.source == si).collect();
         let entries = source_entries(suite, si);
+        let options = [&suite.options[..], &source.defines].concat();
         let req = CompileRequest {
             path: &source.path,
             text: &source.text,
             include_dirs: &suite.include_dirs,
-            options: &suite.options,
+            options: &options,
             entries: &entries,
             arch,
         };

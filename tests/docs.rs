@@ -101,7 +101,7 @@ fn trial_counts_in_the_docs_are_the_example_suites() {
         wrong.join("\n")
     );
     assert!(
-        checked >= 4,
+        checked >= 3,
         "the facts this test checks are written somewhere ({checked})"
     );
 }

@@ -294,3 +294,84 @@ fn a_paired_regression_is_confirmed_in_a_fresh_worker() {
         .1;
     assert_eq!(same["verdict"]["verdict"], "unchanged", "{same}");
 }
+
+/// A size moved to a kernel's axis: the trials take new names (`saxpy::vec4[block=128]::n=4096`
+/// for `saxpy::vec4::n=4096,block=128`), the reference is one trial per case instead of one per
+/// block size, the old baseline entries are named stale by `lint` and the new trials are new
+/// (not gated) until blessed. Then a change in which variant is fastest is reported, not failed.
+#[test]
+fn a_size_moved_to_an_axis_renames_its_trials_and_the_fastest_variant_is_reported() {
+    let dir = project("axes", "[default]\ntime_us = 10.0\n");
+    let saxpy = std::fs::read_to_string("suites/saxpy.toml").unwrap();
+    let sizes = "sizes = { n = [4096, 1_048_576, 16_777_216, 1_000_003] }";
+    let as_size = saxpy
+        .replace(sizes, "sizes = { n = [4096], block = [128, 256] }")
+        .replace("ceil(n / 1024)", "ceil(n / (4 * block))")
+        .replace("block = [256]", "block = [\"block\"]");
+    std::fs::write(dir.join("suites/saxpy.toml"), &as_size).unwrap();
+    let mut bless = env(&dir, "script.toml");
+    bless.push(("KERNELGATE_BLESS", "1".into()));
+    let o = run(&dir, &bless);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("blessed saxpy::naive::n=4096,block=128"),
+        "{}",
+        text(&o)
+    );
+
+    // The block an axis of `vec4` alone; the reference at a fixed block.
+    let as_axis = saxpy.replace(sizes, "sizes = { n = [4096] }").replacen(
+        "name = \"vec4\"",
+        "name = \"vec4\"\naxes = { block = [128, 256] }",
+        1,
+    );
+    let as_axis = as_axis
+        .replace("ceil(n / 1024)", "ceil(n / (4 * block))")
+        .replace(
+            "block = [256]\nargs = [\"2.0f32\", \"x\", \"y\", \"n as i32\"]\n\n[check]",
+            "block = [\"block\"]\nargs = [\"2.0f32\", \"x\", \"y\", \"n as i32\"]\n\n[check]",
+        );
+    std::fs::write(dir.join("suites/saxpy.toml"), &as_axis).unwrap();
+    let fast = |variant: &str, us: f64| {
+        format!("[default]\ntime_us = 10.0\n\n[[trial]]\nname = \"saxpy::vec4[block={variant}]::n=4096\"\nanswers = [{{ time_us = {us} }}]\n")
+    };
+    std::fs::write(dir.join("script.toml"), fast("128", 8.0)).unwrap();
+    let o = run(&dir, &env(&dir, "script.toml"));
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    let names: Vec<String> = trials(&dir).into_iter().map(|(n, _)| n).collect();
+    assert_eq!(
+        names,
+        [
+            "saxpy::naive::n=4096",
+            "saxpy::vec4[block=128]::n=4096",
+            "saxpy::vec4[block=256]::n=4096"
+        ]
+    );
+    assert!(t.contains("3 trial(s) new (not gated)"), "{t}");
+    let lint = kernelgate(&dir, &["lint"], &[]);
+    let l = text(&lint);
+    assert!(
+        l.contains("4 stale entries of trials the suite no longer has (left by an older revision of it): saxpy::naive::n=4096,block=128,"),
+        "{l}"
+    );
+    assert!(
+        t.contains("saxpy::vec4::n=4096: fastest of 2 variants [block=128] at 8."),
+        "{t}"
+    );
+
+    // Blessed with [block=128] the faster; then [block=256] improves past it: reported, passed.
+    let o = run(&dir, &bless);
+    assert!(o.status.success(), "{}", text(&o));
+    std::fs::write(dir.join("script.toml"), fast("256", 6.0).replace("time_us = 10.0\n\n", "time_us = 10.0\n\n[[trial]]\nname = \"saxpy::vec4[block=128]::n=4096\"\nanswers = [{ time_us = 8.0 }]\n\n")).unwrap();
+    let o = run(&dir, &env(&dir, "script.toml"));
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(
+        t.contains("fastest of 2 variants [block=256] at 6.")
+            && t.contains(
+                "the fastest was [block=128] in what it was compared with (reported, not failed)"
+            ),
+        "{t}"
+    );
+}

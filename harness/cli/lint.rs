@@ -52,6 +52,13 @@ pub fn launches(filter: &str) -> ExitCode {
                     continue;
                 }
                 println!("{name}");
+                let defines = &s
+                    .sources
+                    .get(kernel.source)
+                    .map_or(&[][..], |s| &s.defines[..]);
+                if !defines.is_empty() {
+                    println!("  compiled with {}", defines.join(" "));
+                }
                 for (l, launch) in case.launches[k].iter().enumerate() {
                     let args: Vec<String> = (launch.args.iter().zip(&launch.shown))
                         .map(|(a, shown)| match (a, shown) {

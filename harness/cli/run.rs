@@ -274,6 +274,7 @@ pub fn run_with(args: impl Iterator<Item = String>, launcher: Option<String>) ->
             .identical
             .iter()
             .flat_map(crate::report::identical::lines)
+            .chain(crate::report::variants::lines(&results))
         {
             println!("kernelgate: {line}");
         }

@@ -111,11 +111,14 @@ pub fn param_types(
         arch: &arch,
         ..*req
     };
-    let compiler = match (nvcc, super::nvcc::nvcc(), compile::nvrtc_version()) {
-        (true, Some((_, version)), _) => format!("params nvcc {version}"),
-        (true, None, _) => return None,
-        (false, _, Ok(v)) => format!("params {}.{}", v.0, v.1),
-        (false, _, Err(e)) => return Some(Err(e)),
+    // NVRTC is asked only for a source it compiles: a host-code source is lint's even where
+    // no NVRTC loads (asking one that is not there panics inside cudarc).
+    let compiler = match nvcc {
+        true => format!("params nvcc {}", super::nvcc::nvcc()?.1),
+        false => match compile::nvrtc_version() {
+            Ok(v) => format!("params {}.{}", v.0, v.1),
+            Err(e) => return Some(Err(e)),
+        },
     };
     let name = format!("{}.params.json", compile::cache_key(&req, &compiler));
     let cached = cache_dir.and_then(|d| std::fs::read(d.join(&name)).ok());

@@ -162,6 +162,14 @@ pub fn render(results: &Results) -> String {
         }
         out.push('\n');
     }
+    let variants = super::variants::lines(results);
+    if !variants.is_empty() {
+        out.push_str("### Variants: the fastest per case\n\n");
+        for line in variants {
+            out.push_str(&format!("- {}\n", cell(&line)));
+        }
+        out.push('\n');
+    }
     let speedup = match results.base_label() {
         Some(base) => format!("speedup over {base}"),
         None => "speedup".into(),

@@ -25,6 +25,7 @@ mod skipped;
 pub mod terminal;
 pub mod totals;
 pub mod validate;
+pub mod variants;
 
 /// Formats seconds with a unit that keeps three or four significant digits.
 pub fn duration(seconds: f64) -> String {

@@ -189,10 +189,30 @@ fn case(ctx: &mut Ctx, decls: &Decls, cased: BTreeMap<String, i64>, label: Strin
     let mut launches = Vec::new();
     let mut scratch_lens = Vec::new();
     for k in &decls.kernels {
+        // A variant's expressions read its axes too, and its errors name them.
+        let (values, label) = match k.axes.is_empty() {
+            true => (
+                std::borrow::Cow::Borrowed(&sizes),
+                std::borrow::Cow::Borrowed(&label),
+            ),
+            false => {
+                let mut values = sizes.clone();
+                values.extend(k.axes.iter().cloned());
+                let axes: Vec<String> = k.axes.iter().map(|(n, v)| format!("{n}={v}")).collect();
+                let label = [label.as_str(), &axes.join(",")].join(match label.is_empty() {
+                    true => "",
+                    false => ",",
+                });
+                (
+                    std::borrow::Cow::Owned(values),
+                    std::borrow::Cow::Owned(label),
+                )
+            }
+        };
         let (steps, lens) = kernel(
             ctx,
             k,
-            &sizes,
+            &values,
             &label,
             (decls.buffer_lens.len(), buffer_bytes),
         );

@@ -33,6 +33,8 @@ pub struct KernelDecl {
     pub max_registers: Option<u32>,
     /// `memory_budget` in bytes, and where it was written.
     pub budget: Option<(u64, usize)>,
+    /// The variant's axis values (`suite::axes`), which its expressions read besides the sizes.
+    pub axes: Vec<(String, i64)>,
 }
 
 /// A `random = "uniform"` or `"int"` init with a bound written as an expression over the sizes

@@ -75,30 +75,41 @@ pub(super) fn kernel_tables(
                 None
             }
         };
-        let source = source.map(|i| (i, &table.sources[i]));
-        let mut found = Found::default();
-        let (kernel, decl) = kernel_table(
-            ctx,
-            (k, at),
-            source,
-            buffers,
-            sizes,
-            &suite_limits,
-            &mut found,
-        );
-        out.pending.append(&mut found.pending);
-        let budget_at = k.memory_budget.as_ref().or(rs.memory_budget.as_ref());
-        out.decls.extend(decl.map(|d| {
-            KernelDecl {
-                budget: kernel
-                    .limits
-                    .memory_budget
-                    .zip(budget_at.map(|b| b.span().start)),
-                ..d
-            }
-        }));
-        out.lines.push(crate::error::line_col(ctx.text, at).0);
-        out.list.push(kernel);
+        // Each variant of the kernel (one, without axes) is a kernel of the suite.
+        for v in super::axes::variants(ctx, k, sizes) {
+            let vk = super::axes::apply(k, &v);
+            let source = source.map(|i| with_defines(&mut table.sources, i, &v.defines));
+            let source = source.map(|i| (i, &table.sources[i]));
+            let names = [
+                sizes,
+                &v.values.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>(),
+            ]
+            .concat();
+            let mut found = Found::default();
+            let (kernel, decl) = kernel_table(
+                ctx,
+                (&vk, at),
+                source,
+                buffers,
+                &names,
+                &suite_limits,
+                &mut found,
+            );
+            out.pending.append(&mut found.pending);
+            let budget_at = k.memory_budget.as_ref().or(rs.memory_budget.as_ref());
+            out.decls.extend(decl.map(|d| {
+                KernelDecl {
+                    budget: kernel
+                        .limits
+                        .memory_budget
+                        .zip(budget_at.map(|b| b.span().start)),
+                    axes: v.values.clone(),
+                    ..d
+                }
+            }));
+            out.lines.push(crate::error::line_col(ctx.text, at).0);
+            out.list.push(kernel);
+        }
     }
     let suite_at = raw.suite.span().start;
     if out.list.is_empty() {
@@ -113,6 +124,24 @@ pub(super) fn kernel_tables(
         );
     }
     out
+}
+
+/// Source `i` compiled with `defines` besides the suite's options: itself when there are none,
+/// else the one source of that file and those defines (added the first time).
+fn with_defines(sources: &mut Vec<Source>, i: usize, defines: &[String]) -> usize {
+    if defines.is_empty() {
+        return i;
+    }
+    let path = &sources[i].path;
+    let found = sources
+        .iter()
+        .position(|s| &s.path == path && s.defines == defines);
+    found.unwrap_or_else(|| {
+        let mut s = sources[i].clone();
+        s.defines = defines.to_vec();
+        sources.push(s);
+        sources.len() - 1
+    })
 }
 
 /// A kernel's name (an identifier, not taken), and its `reference = true` (only one may say so).
@@ -203,6 +232,7 @@ fn kernel_table(
         scratch_types: scratch.iter().map(|s| s.dtype).collect(),
         max_registers: limits.max_registers,
         budget: None,
+        axes: Vec::new(),
     });
     let kernel = Kernel {
         name,

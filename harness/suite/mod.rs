@@ -4,6 +4,7 @@
 #![deny(clippy::too_many_lines)]
 
 pub mod args;
+mod axes;
 mod bench_table;
 mod binary;
 mod buffer_tables;

@@ -52,6 +52,10 @@ pub struct Source {
     pub text: String,
     /// Why this CUDA source is compiled with nvcc rather than NVRTC (`suite::compiler`).
     pub nvcc: Option<String>,
+    /// `-D` options of a kernel's variants (`suite::axes`), after the suite's: the same file
+    /// with other defines is another source.
+    #[serde(default)]
+    pub defines: Vec<String>,
 }
 
 /// What a source file holds, by its extension.

@@ -30,11 +30,12 @@ pub(super) fn check_pending(ctx: &mut Ctx, table: &SuiteTable, pending: &[Pendin
             (false, Some(_)) => Err("no NVRTC could be loaded here to ask"),
             _ => {
                 let arch = arch(ctx);
+                let options = [&table.options[..], &source.defines].concat();
                 let req = CompileRequest {
                     path: &source.path,
                     text: &source.text,
                     include_dirs: &table.include_dirs,
-                    options: &table.options,
+                    options: &options,
                     entries: &[],
                     arch: &arch,
                 };

@@ -68,7 +68,7 @@ pub struct RawInit {
     pub nan: Option<bool>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawKernel {
     pub name: Spanned<String>,
@@ -89,10 +89,16 @@ pub struct RawKernel {
     pub max_registers: Option<Spanned<u32>>,
     pub spills: Option<Spanned<String>>,
     pub fp64: Option<Spanned<String>>,
+    // Variants: the kernel's own axes (`suite::axes`).
+    pub axes: Option<Spanned<SizeTable>>,
+    #[serde(default)]
+    pub defines: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub skip: Vec<Spanned<ExprText>>,
 }
 
 /// One launch of a multi-launch kernel.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawLaunch {
     pub entry: Spanned<String>,
@@ -103,7 +109,7 @@ pub struct RawLaunch {
 }
 
 /// A scratch buffer a kernel allocates (on the stream) for its launches.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawScratch {
     pub name: Spanned<String>,

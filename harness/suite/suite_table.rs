@@ -106,6 +106,7 @@ pub(super) fn source_index(
                 path,
                 text: String::new(),
                 nvcc: None,
+                defines: Vec::new(),
             });
             Some(sources.len() - 1)
         }
@@ -116,6 +117,7 @@ pub(super) fn source_index(
                     path,
                     text,
                     nvcc: None,
+                    defines: Vec::new(),
                 });
                 Some(sources.len() - 1)
             }

@@ -29,7 +29,7 @@ pub(super) fn sweep(ctx: &mut Ctx, rs: &RawSuite, suite_at: usize) -> Sweep {
         .map(|s| s.span().start)
         .unwrap_or(suite_at);
     let zipped = rs.sweep.as_ref().is_some_and(|s| s.get_ref() == "zip");
-    let sizes = sizes(ctx, rs, at, zipped);
+    let sizes = values(ctx, rs.sizes.as_ref(), (at, "size"), zipped);
     let zip = match rs.sweep.as_ref().map(|s| s.get_ref().as_str()) {
         None | Some("product") => false,
         Some("zip") => {
@@ -55,14 +55,19 @@ pub(super) fn sweep(ctx: &mut Ctx, rs: &RawSuite, suite_at: usize) -> Sweep {
     Sweep { sizes, zip, at }
 }
 
-/// Each size's values: an integer or a non-empty list of them, none negative; an error at the
-/// value. A size whose values are wrong still names a size (its expressions are not also
-/// "unknown size" errors): it gets the value 1.
+/// Each size's (or a kernel's axis's: `noun`) values: an integer or a non-empty list of them,
+/// none negative; an error at the value. A size whose values are wrong still names a size (its
+/// expressions are not also "unknown size" errors): it gets the value 1.
 /// In a product sweep (not `zipped`) a value written twice in one list is an error at its second
 /// writing, and the case is made once.
-fn sizes(ctx: &mut Ctx, rs: &RawSuite, at: usize, zipped: bool) -> Vec<(String, Vec<i64>)> {
+pub(super) fn values(
+    ctx: &mut Ctx,
+    table: Option<&toml::Spanned<super::schema::SizeTable>>,
+    (at, noun): (usize, &str),
+    zipped: bool,
+) -> Vec<(String, Vec<i64>)> {
     let mut sizes = Vec::new();
-    let Some(table) = &rs.sizes else {
+    let Some(table) = table else {
         return sizes;
     };
     for (k, spanned) in table.get_ref().iter() {
@@ -80,21 +85,26 @@ fn sizes(ctx: &mut Ctx, rs: &RawSuite, at: usize, zipped: bool) -> Vec<(String, 
         if !is_ident(k) || k.contains('-') {
             ctx.error(
                 at,
-                format!("size name `{k}` must be letters, digits or `_`"),
+                format!("{noun} name `{k}` must be letters, digits or `_`"),
             );
         } else if values.is_empty() || values.len() != count || values.iter().any(|v| *v < 0) {
             ctx.error(
                 value_at,
-                format!("size `{k}` must be a non-negative integer or a non-empty list of them, as in `{k} = [1024, 4096]`"),
+                format!("{noun} `{k}` must be a non-negative integer or a non-empty list of them, as in `{k} = [1024, 4096]`"),
             );
             sizes.push((k.clone(), vec![1]));
         } else {
             let mut once: Vec<i64> = Vec::new();
             for (j, value) in values.iter().enumerate() {
                 if !zipped && once.contains(value) {
+                    let made = if noun == "size" {
+                        "its cases"
+                    } else {
+                        "its variants"
+                    };
                     ctx.error(
                         element_at(ctx.text, value_at, j),
-                        format!("size `{k}` has the value {value} twice: its cases would be made twice (remove one)"),
+                        format!("{noun} `{k}` has the value {value} twice: {made} would be made twice (remove one)"),
                     );
                     continue;
                 }

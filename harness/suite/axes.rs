@@ -1,0 +1,391 @@
+//! `variants`: a `[[kernel]]`'s own axes (`axes = { TILE = [16, 32], threads = [128, 256] }`).
+//! Every combination a `skip` condition does not remove is a variant of the kernel — a trial of
+//! its own, `tiled[TILE=16,threads=128]` — with the values put into its template arguments
+//! (`entry = "tiled<TILE>"`), passed as `-D` defines (`defines = ["TILE"]`), and read by its
+//! launch expressions.
+
+use super::ctx::Ctx;
+use super::expr::{Expr, ExprError};
+use super::schema::{RawKernel, SizeTable};
+use std::collections::BTreeMap;
+use toml::Spanned;
+
+/// More variants than this in one kernel is an error: each is compiled and timed.
+pub const MAX_VARIANTS: usize = 256;
+
+/// One variant of a kernel.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(super) struct Variant {
+    /// `[TILE=16,threads=128]`; empty for a kernel without axes.
+    pub suffix: String,
+    /// Each axis with its value, in the order written.
+    pub values: Vec<(String, i64)>,
+    /// `-DTILE=16` for each axis `defines` names.
+    pub defines: Vec<String>,
+}
+
+/// The variants of kernel `k` (its table at `at`); `names` are what its expressions may read
+/// besides its axes (sizes and device attributes). One plain variant without axes; errors are
+/// recorded, and a kernel whose axes are wrong keeps one variant so that the rest is checked.
+pub(super) fn variants(ctx: &mut Ctx, k: &RawKernel, names: &[String]) -> Vec<Variant> {
+    let Some(table) = &k.axes else {
+        let stray = k.defines.first().map(|d| (d.span().start, "defines"));
+        if let Some((at, key)) = stray.or(k.skip.first().map(|s| (s.span().start, "skip"))) {
+            ctx.error(at, format!("`{key}` reads the kernel's axes, and kernel `{}` declares none (add `axes = {{ NAME = [values] }}`)", k.name.get_ref()));
+        }
+        return vec![Variant::default()];
+    };
+    let at = table.span().start;
+    let axes = super::sweep::values(ctx, Some(table), (at, "axis"), false);
+    // After an error, one variant of the first values: the rest of the kernel is still checked,
+    // its expressions reading the axes.
+    let first: Vec<(String, i64)> = axes.iter().map(|(n, v)| (n.clone(), v[0])).collect();
+    let placeholder = || vec![variant(k, first.clone())];
+    if k.reference.as_ref().is_some_and(|r| *r.get_ref()) {
+        ctx.error(at, "the reference cannot have axes: every variant is timed against it (give it fixed values, and the axes to the kernels compared with it)");
+        return placeholder();
+    }
+    if !axes_named_well(ctx, k, table, &axes, names) {
+        return placeholder();
+    }
+    let count = axes.iter().map(|(_, v)| v.len()).product::<usize>();
+    if count > MAX_VARIANTS {
+        ctx.error(at, format!("the axes make {count} variants, over the limit of {MAX_VARIANTS} (fewer values, or a `skip` condition)"));
+        return placeholder();
+    }
+    let Some(skips) = skip_conditions(ctx, k, &axes) else {
+        return placeholder();
+    };
+    let device = ctx
+        .device
+        .clone()
+        .unwrap_or_else(super::device::for_expressions);
+    let attributes = crate::device::Attributes::NAMES
+        .iter()
+        .map(|n| n.to_string());
+    let mut out = Vec::new();
+    for values in combinations(&axes) {
+        let mut known: BTreeMap<String, i64> = attributes.clone().zip(device.values).collect();
+        known.extend(values.iter().cloned());
+        let mut skipped = false;
+        for cond in &skips {
+            match cond.holds(&known) {
+                Ok(holds) => skipped |= holds,
+                Err(e) => ctx.error(cond.at + e.offset, format!("bad skip condition: {e}")),
+            }
+        }
+        if !skipped {
+            out.push(variant(k, values));
+        }
+    }
+    if out.is_empty() {
+        let at = k.skip.first().map_or(at, |s| s.span().start);
+        ctx.error(
+            at,
+            format!(
+                "every variant of kernel `{}` is skipped on {} (loosen a `skip` condition)",
+                k.name.get_ref(),
+                device.name
+            ),
+        );
+        return placeholder();
+    }
+    out
+}
+
+/// The variant of kernel `k` with these axis values: its name's suffix and its defines.
+fn variant(k: &RawKernel, values: Vec<(String, i64)>) -> Variant {
+    let shown: Vec<String> = values.iter().map(|(n, v)| format!("{n}={v}")).collect();
+    let defines = k.defines.iter().filter_map(|d| {
+        let v = values.iter().find(|(n, _)| n == d.get_ref())?.1;
+        Some(format!("-D{}={v}", d.get_ref()))
+    });
+    Variant {
+        suffix: format!("[{}]", shown.join(",")),
+        defines: defines.collect(),
+        values,
+    }
+}
+
+/// Axis names that are not sizes or device attributes, `defines` that name axes, and every axis
+/// used somewhere: else two variants would be the same code and launch under two names.
+fn axes_named_well(
+    ctx: &mut Ctx,
+    k: &RawKernel,
+    table: &Spanned<SizeTable>,
+    axes: &[(String, Vec<i64>)],
+    names: &[String],
+) -> bool {
+    let before = ctx.diagnostics.len();
+    let at = table.span().start;
+    for (axis, _) in axes {
+        if names.contains(axis) {
+            let what = match crate::device::Attributes::NAMES.contains(&axis.as_str()) {
+                true => "a device attribute",
+                false => "a size of the suite",
+            };
+            ctx.error(
+                at,
+                format!("axis `{axis}` has the name of {what} (rename the axis)"),
+            );
+        }
+    }
+    let axis_names: Vec<&str> = axes.iter().map(|(n, _)| n.as_str()).collect();
+    for d in &k.defines {
+        if !axis_names.contains(&d.get_ref().as_str()) {
+            let hint = crate::suggest::did_you_mean(d.get_ref(), axis_names.iter().copied());
+            ctx.error(
+                d.span().start,
+                format!(
+                    "`defines` names `{}`{hint}, which is not an axis of this kernel (axes: {})",
+                    d.get_ref(),
+                    axis_names.join(", ")
+                ),
+            );
+        }
+    }
+    let used = written(k);
+    for (axis, _) in axes {
+        let defined = k.defines.iter().any(|d| d.get_ref() == axis);
+        if !defined && !used.iter().any(|w| w == axis) {
+            ctx.error(at, format!("axis `{axis}` changes nothing: name it in the entry's template arguments (`kernel<{axis}>`), in `defines`, or in a launch expression"));
+        }
+    }
+    ctx.diagnostics.len() == before
+}
+
+/// The words of everything a variant's values can reach: the entries' template arguments, and
+/// the launch and scratch expressions.
+fn written(k: &RawKernel) -> Vec<String> {
+    use super::schema::ExprText;
+    let mut texts: Vec<String> = Vec::new();
+    let mut launch = |entry: &String,
+                      dims: [Option<&Vec<Spanned<ExprText>>>; 2],
+                      shared: Option<&Spanned<ExprText>>,
+                      args: Option<&Vec<Spanned<String>>>| {
+        texts.extend(entry.split_once('<').map(|(_, t)| t.to_string()));
+        let exprs = dims.into_iter().flatten().flatten().chain(shared);
+        texts.extend(exprs.map(|e| e.get_ref().text.clone()));
+        texts.extend(args.into_iter().flatten().map(|a| a.get_ref().clone()));
+    };
+    if let Some(entry) = &k.entry {
+        let dims = [k.grid.as_ref(), k.block.as_ref()].map(|d| d.map(|d| d.get_ref()));
+        launch(
+            entry.get_ref(),
+            dims,
+            k.shared.as_ref(),
+            k.args.as_ref().map(|a| a.get_ref()),
+        );
+    }
+    for l in &k.launch {
+        let l = l.get_ref();
+        let dims = [Some(l.grid.get_ref()), Some(l.block.get_ref())];
+        launch(
+            l.entry.get_ref(),
+            dims,
+            l.shared.as_ref(),
+            Some(l.args.get_ref()),
+        );
+    }
+    texts.extend(
+        k.scratch
+            .iter()
+            .map(|s| s.get_ref().len.get_ref().text.clone()),
+    );
+    let words = texts.iter().flat_map(|t| {
+        t.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    });
+    words.collect()
+}
+
+/// Every combination of the axes' values, the first axis slowest.
+fn combinations(axes: &[(String, Vec<i64>)]) -> Vec<Vec<(String, i64)>> {
+    let mut out = vec![Vec::new()];
+    for (name, values) in axes {
+        out = out
+            .into_iter()
+            .flat_map(|prefix: Vec<(String, i64)>| {
+                values.iter().map(move |v| {
+                    let mut next = prefix.clone();
+                    next.push((name.clone(), *v));
+                    next
+                })
+            })
+            .collect();
+    }
+    out
+}
+
+/// `BM * BN > 4096`: two expressions and how they compare.
+pub(super) struct Condition {
+    left: Expr,
+    cmp: &'static str,
+    right: Expr,
+    /// Where the condition's text starts in the file.
+    at: usize,
+}
+
+/// The comparisons a skip condition may use, two-character ones first.
+const COMPARISONS: [&str; 6] = ["<=", ">=", "==", "!=", "<", ">"];
+
+impl Condition {
+    /// Parses `text`: an expression, a comparison, an expression; `at` is where the text starts.
+    pub(super) fn parse(text: &str, at: usize) -> Result<Condition, ExprError> {
+        let found = COMPARISONS
+            .iter()
+            .filter_map(|c| text.find(c).map(|i| (i, *c)))
+            .min_by_key(|(i, c)| (*i, std::cmp::Reverse(c.len())));
+        let Some((i, cmp)) = found else {
+            return Err(ExprError {
+                offset: 0,
+                message: "a skip condition compares two expressions with <, <=, >, >=, == or != (as in `BM * BN > 4096`)".into(),
+            });
+        };
+        let side = |from: usize, s: &str| {
+            Expr::parse(s).map_err(|e| ExprError {
+                offset: from + e.offset,
+                message: e.message,
+            })
+        };
+        let left = side(0, &text[..i])?;
+        let right = side(i + cmp.len(), &text[i + cmp.len()..])?;
+        Ok(Condition {
+            left,
+            cmp,
+            right,
+            at,
+        })
+    }
+
+    /// The names both sides read, with their offsets in the condition's text.
+    fn names(&self) -> Vec<(&str, usize)> {
+        let mut names = self.left.names();
+        names.extend(self.right.names());
+        names
+    }
+
+    /// Whether the condition holds for these values.
+    pub(super) fn holds(&self, values: &BTreeMap<String, i64>) -> Result<bool, ExprError> {
+        let (a, b) = (self.left.eval(values)?, self.right.eval(values)?);
+        Ok(match self.cmp {
+            "<=" => a <= b,
+            ">=" => a >= b,
+            "==" => a == b,
+            "!=" => a != b,
+            "<" => a < b,
+            _ => a > b,
+        })
+    }
+}
+
+/// The kernel's skip conditions, parsed, each reading only its axes and the device's
+/// attributes; `None` after an error.
+fn skip_conditions(
+    ctx: &mut Ctx,
+    k: &RawKernel,
+    axes: &[(String, Vec<i64>)],
+) -> Option<Vec<Condition>> {
+    let before = ctx.diagnostics.len();
+    let mut out = Vec::new();
+    for s in &k.skip {
+        let base = s.span().start + s.get_ref().quoted as usize;
+        match Condition::parse(&s.get_ref().text, base) {
+            Ok(c) => {
+                for (name, offset) in c.names() {
+                    let axis = axes.iter().any(|(a, _)| a == name);
+                    if !axis && !crate::device::Attributes::NAMES.contains(&name) {
+                        let list: Vec<String> =
+                            axes.iter().map(|(a, _)| format!("`{a}`")).collect();
+                        ctx.error(base + offset, format!("unknown name `{name}` in a skip condition: it reads this kernel's axes ({}) and the device's attributes, not sizes", list.join(", ")));
+                    }
+                }
+                out.push(c);
+            }
+            Err(e) => ctx.error(
+                base + e.offset,
+                format!("bad skip condition: {}", e.message),
+            ),
+        }
+    }
+    (ctx.diagnostics.len() == before).then_some(out)
+}
+
+/// Kernel `k` as variant `v` declares it: its name with the variant's suffix, and each entry's
+/// template arguments with the axes' values put in (`tiled<TILE>` → `tiled<16>`).
+pub(super) fn apply(k: &RawKernel, v: &Variant) -> RawKernel {
+    let mut out = k.clone();
+    if v.values.is_empty() {
+        return out;
+    }
+    let rename = |s: &Spanned<String>, text: String| Spanned::new(s.span(), text);
+    out.name = rename(&k.name, format!("{}{}", k.name.get_ref(), v.suffix));
+    let put = |entry: &Spanned<String>| {
+        let text = entry.get_ref();
+        let Some((name, args)) = text.split_once('<') else {
+            return entry.clone();
+        };
+        rename(entry, format!("{name}<{}", substitute(args, &v.values)))
+    };
+    out.entry = k.entry.as_ref().map(put);
+    for l in &mut out.launch {
+        let span = l.span();
+        let mut inner = l.get_ref().clone();
+        inner.entry = put(&inner.entry);
+        *l = Spanned::new(span, inner);
+    }
+    out
+}
+
+/// `text` with every word that names an axis replaced by its value.
+fn substitute(text: &str, values: &[(String, i64)]) -> String {
+    let mut out = String::new();
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        match values.iter().find(|(n, _)| n == word) {
+            Some((_, v)) => out.push_str(&v.to_string()),
+            None => out.push_str(word),
+        }
+        word.clear();
+    };
+    for c in text.chars() {
+        if c.is_ascii_alphanumeric() || c == '_' {
+            word.push(c);
+        } else {
+            flush(&mut word, &mut out);
+            out.push(c);
+        }
+    }
+    flush(&mut word, &mut out);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn template_arguments_take_the_values_word_by_word() {
+        let v = [("BM".to_string(), 64), ("B".to_string(), 8)];
+        assert_eq!(substitute("BM, B, BMX, float>", &v), "64, 8, BMX, float>");
+        assert_eq!(
+            combinations(&[("a".into(), vec![1, 2]), ("b".into(), vec![3])]).len(),
+            2
+        );
+    }
+
+    #[test]
+    fn conditions_compare_two_expressions() {
+        let values: BTreeMap<String, i64> =
+            [("BM".to_string(), 64), ("BN".to_string(), 128)].into();
+        let holds = |t: &str| Condition::parse(t, 0).unwrap().holds(&values).unwrap();
+        assert!(holds("BM * BN > 4096"));
+        assert!(!holds("BM * BN <= 4096"));
+        assert!(holds("BM != BN") && holds("BM == 64") && holds("BN >= 128") && holds("BM < BN"));
+        let e = Condition::parse("BM * BN", 0).err().unwrap();
+        assert!(e.message.starts_with("a skip condition compares"), "{e:?}");
+        let e = Condition::parse("BM > * 2", 0).err().unwrap();
+        assert_eq!(e.offset, 5, "{e:?}");
+    }
+}
