@@ -24,10 +24,14 @@ pub(super) struct Variant {
     pub defines: Vec<String>,
 }
 
-/// The variants of kernel `k` (its table at `at`); `names` are what its expressions may read
+/// The variants of kernel `k` (its table at `table_at`); `names` are what its expressions may read
 /// besides its axes (sizes and device attributes). One plain variant without axes; errors are
 /// recorded, and a kernel whose axes are wrong keeps one variant so that the rest is checked.
-pub(super) fn variants(ctx: &mut Ctx, k: &RawKernel, names: &[String]) -> Vec<Variant> {
+pub(super) fn variants(
+    ctx: &mut Ctx,
+    (k, table_at): (&RawKernel, usize),
+    names: &[String],
+) -> Vec<Variant> {
     let Some(table) = &k.axes else {
         let stray = k.defines.first().map(|d| (d.span().start, "defines"));
         if let Some((at, key)) = stray.or(k.skip.first().map(|s| (s.span().start, "skip"))) {
@@ -45,7 +49,7 @@ pub(super) fn variants(ctx: &mut Ctx, k: &RawKernel, names: &[String]) -> Vec<Va
         ctx.error(at, "the reference cannot have axes: every variant is timed against it (give it fixed values, and the axes to the kernels compared with it)");
         return placeholder();
     }
-    if !axes_named_well(ctx, k, table, &axes, names) {
+    if !axes_named_well(ctx, (k, table_at), table, &axes, names) {
         return placeholder();
     }
     let count = axes.iter().map(|(_, v)| v.len()).product::<usize>();
@@ -111,7 +115,7 @@ fn variant(k: &RawKernel, values: Vec<(String, i64)>) -> Variant {
 /// used somewhere: else two variants would be the same code and launch under two names.
 fn axes_named_well(
     ctx: &mut Ctx,
-    k: &RawKernel,
+    (k, table_at): (&RawKernel, usize),
     table: &Spanned<SizeTable>,
     axes: &[(String, Vec<i64>)],
     names: &[String],
@@ -144,7 +148,7 @@ fn axes_named_well(
             );
         }
     }
-    let used = written(k);
+    let used = written(ctx, k, table_at);
     for (axis, _) in axes {
         let defined = k.defines.iter().any(|d| d.get_ref() == axis);
         if !defined && !used.iter().any(|w| w == axis) {
@@ -156,36 +160,23 @@ fn axes_named_well(
 
 /// The words of everything a variant's values can reach: the entries' template arguments, and
 /// the launch and scratch expressions.
-fn written(k: &RawKernel) -> Vec<String> {
-    use super::schema::ExprText;
+fn written(ctx: &mut Ctx, k: &RawKernel, at: usize) -> Vec<String> {
     let mut texts: Vec<String> = Vec::new();
-    let mut launch = |entry: &String,
-                      dims: [Option<&Vec<Spanned<ExprText>>>; 2],
-                      shared: Option<&Spanned<ExprText>>,
-                      args: Option<&Vec<Spanned<String>>>| {
-        texts.extend(entry.split_once('<').map(|(_, t)| t.to_string()));
-        let exprs = dims.into_iter().flatten().flatten().chain(shared);
+    for l in super::kernels::launch_views(ctx, k, at) {
+        texts.extend(
+            l.entry
+                .get_ref()
+                .split_once('<')
+                .map(|(_, t)| t.to_string()),
+        );
+        let exprs = l
+            .grid
+            .get_ref()
+            .iter()
+            .chain(l.block.get_ref())
+            .chain(l.shared);
         texts.extend(exprs.map(|e| e.get_ref().text.clone()));
-        texts.extend(args.into_iter().flatten().map(|a| a.get_ref().clone()));
-    };
-    if let Some(entry) = &k.entry {
-        let dims = [k.grid.as_ref(), k.block.as_ref()].map(|d| d.map(|d| d.get_ref()));
-        launch(
-            entry.get_ref(),
-            dims,
-            k.shared.as_ref(),
-            k.args.as_ref().map(|a| a.get_ref()),
-        );
-    }
-    for l in &k.launch {
-        let l = l.get_ref();
-        let dims = [Some(l.grid.get_ref()), Some(l.block.get_ref())];
-        launch(
-            l.entry.get_ref(),
-            dims,
-            l.shared.as_ref(),
-            Some(l.args.get_ref()),
-        );
+        texts.extend(l.args.get_ref().iter().map(|a| a.get_ref().clone()));
     }
     texts.extend(
         k.scratch
@@ -193,9 +184,8 @@ fn written(k: &RawKernel) -> Vec<String> {
             .map(|s| s.get_ref().len.get_ref().text.clone()),
     );
     let words = texts.iter().flat_map(|t| {
-        t.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-            .map(str::to_string)
-            .collect::<Vec<_>>()
+        let words = t.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'));
+        words.map(str::to_string).collect::<Vec<_>>()
     });
     words.collect()
 }
@@ -221,23 +211,32 @@ fn combinations(axes: &[(String, Vec<i64>)]) -> Vec<Vec<(String, i64)>> {
 /// `BM * BN > 4096`: two expressions and how they compare.
 pub(super) struct Condition {
     left: Expr,
-    cmp: &'static str,
+    test: Test,
     right: Expr,
     /// Where the condition's text starts in the file.
     at: usize,
 }
 
+/// How the two sides of a condition compare.
+type Test = fn(&i64, &i64) -> bool;
+
 /// The comparisons a skip condition may use, two-character ones first.
-const COMPARISONS: [&str; 6] = ["<=", ">=", "==", "!=", "<", ">"];
+const COMPARISONS: [(&str, Test); 6] = [
+    ("<=", i64::le),
+    (">=", i64::ge),
+    ("==", i64::eq),
+    ("!=", i64::ne),
+    ("<", i64::lt),
+    (">", i64::gt),
+];
 
 impl Condition {
     /// Parses `text`: an expression, a comparison, an expression; `at` is where the text starts.
     pub(super) fn parse(text: &str, at: usize) -> Result<Condition, ExprError> {
-        let found = COMPARISONS
-            .iter()
-            .filter_map(|c| text.find(c).map(|i| (i, *c)))
-            .min_by_key(|(i, c)| (*i, std::cmp::Reverse(c.len())));
-        let Some((i, cmp)) = found else {
+        let found = (COMPARISONS.iter())
+            .filter_map(|(c, test)| text.find(c).map(|i| (i, c.len(), *test)))
+            .min_by_key(|(i, len, _)| (*i, std::cmp::Reverse(*len)));
+        let Some((i, len, test)) = found else {
             return Err(ExprError {
                 offset: 0,
                 message: "a skip condition compares two expressions with <, <=, >, >=, == or != (as in `BM * BN > 4096`)".into(),
@@ -249,12 +248,10 @@ impl Condition {
                 message: e.message,
             })
         };
-        let left = side(0, &text[..i])?;
-        let right = side(i + cmp.len(), &text[i + cmp.len()..])?;
         Ok(Condition {
-            left,
-            cmp,
-            right,
+            left: side(0, &text[..i])?,
+            test,
+            right: side(i + len, &text[i + len..])?,
             at,
         })
     }
@@ -268,15 +265,10 @@ impl Condition {
 
     /// Whether the condition holds for these values.
     pub(super) fn holds(&self, values: &BTreeMap<String, i64>) -> Result<bool, ExprError> {
-        let (a, b) = (self.left.eval(values)?, self.right.eval(values)?);
-        Ok(match self.cmp {
-            "<=" => a <= b,
-            ">=" => a >= b,
-            "==" => a == b,
-            "!=" => a != b,
-            "<" => a < b,
-            _ => a > b,
-        })
+        Ok((self.test)(
+            &self.left.eval(values)?,
+            &self.right.eval(values)?,
+        ))
     }
 }
 
@@ -340,25 +332,15 @@ pub(super) fn apply(k: &RawKernel, v: &Variant) -> RawKernel {
 
 /// `text` with every word that names an axis replaced by its value.
 fn substitute(text: &str, values: &[(String, i64)]) -> String {
-    let mut out = String::new();
-    let mut word = String::new();
-    let flush = |word: &mut String, out: &mut String| {
+    let word_char = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let pieces = text.split_inclusive(|c: char| !word_char(c)).map(|piece| {
+        let word = piece.trim_end_matches(|c: char| !word_char(c));
         match values.iter().find(|(n, _)| n == word) {
-            Some((_, v)) => out.push_str(&v.to_string()),
-            None => out.push_str(word),
+            Some((_, v)) => format!("{v}{}", &piece[word.len()..]),
+            None => piece.to_string(),
         }
-        word.clear();
-    };
-    for c in text.chars() {
-        if c.is_ascii_alphanumeric() || c == '_' {
-            word.push(c);
-        } else {
-            flush(&mut word, &mut out);
-            out.push(c);
-        }
-    }
-    flush(&mut word, &mut out);
-    out
+    });
+    pieces.collect()
 }
 
 #[cfg(test)]

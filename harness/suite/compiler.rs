@@ -7,6 +7,7 @@
 
 use super::ctx::Ctx;
 use super::{Source, SourceKind};
+use std::path::{Path, PathBuf};
 use toml::Spanned;
 
 /// Host headers of CUDA's libraries and runtime: a source that includes one has host code.
@@ -73,6 +74,27 @@ pub fn includes(text: &str) -> Vec<Include<'_>> {
     out
 }
 
+/// The file at `path` holding `text`, then every file it includes with quotes, beside the
+/// including file, at any depth, each once (at most 64): where a source's kernels and host code
+/// may sit when a port includes a repository's headers where they are.
+pub fn with_quoted_includes(path: &Path, text: &str) -> Vec<(PathBuf, String)> {
+    let mut out = vec![(path.to_path_buf(), text.to_string())];
+    let mut next = 0;
+    while next < out.len() && out.len() < 64 {
+        let (at, text) = out[next].clone();
+        next += 1;
+        for inc in includes(&text).into_iter().filter(|i| i.quoted) {
+            let p = super::ctx::clean(&at.parent().unwrap_or(Path::new("")).join(inc.name));
+            if !out.iter().any(|(q, _)| *q == p) {
+                if let Ok(t) = std::fs::read_to_string(&p) {
+                    out.push((p, t));
+                }
+            }
+        }
+    }
+    out
+}
+
 /// Whether `name` is a C or C++ standard header or a host header of CUDA's runtime or libraries.
 pub fn host_header(name: &str) -> bool {
     crate::device::headers::HOST_HEADERS.contains(&name) || HOST_API.contains(&name)
@@ -121,7 +143,12 @@ pub(super) fn choose(ctx: &mut Ctx, compiler: Option<&Spanned<String>>, sources:
         s.nvcc = match forced {
             Some(true) => Some("`compiler = \"nvcc\"` in [suite]".into()),
             Some(false) => None,
-            None => host_code(&s.text),
+            None => (with_quoted_includes(&s.path, &s.text).into_iter())
+                .find_map(|(p, text)| Some((p, host_code(&text)?)))
+                .map(|(p, why)| match p == s.path {
+                    true => why,
+                    false => format!("`{}`, which it includes: {why}", p.display()),
+                }),
         };
     }
 }
@@ -168,7 +195,32 @@ pub(super) fn check_includes(
 
 #[cfg(test)]
 mod tests {
-    use super::{host_code, includes};
+    use super::{host_code, includes, with_quoted_includes};
+
+    /// A source that includes a repository's header with host code takes nvcc, and says which.
+    #[test]
+    fn host_code_is_found_in_quoted_includes_too() {
+        let dir = std::env::temp_dir().join(format!("kg-includes-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("kernels")).unwrap();
+        let cuh = "#include <cstdio>\n#include \"../a.cu\"\n__global__ void k() {}\n";
+        std::fs::write(dir.join("kernels/k.cuh"), cuh).unwrap();
+        let text = "#include \"kernels/k.cuh\"\n";
+        std::fs::write(dir.join("a.cu"), text).unwrap();
+        let files = with_quoted_includes(&dir.join("a.cu"), text);
+        // Each file once, though the header includes the source back.
+        assert_eq!(files.len(), 2, "{files:?}");
+        let mut sources = vec![super::Source {
+            path: dir.join("a.cu"),
+            text: text.into(),
+            nvcc: None,
+            defines: Vec::new(),
+        }];
+        let mut ctx = super::Ctx::new(std::path::Path::new("s.toml"), "");
+        super::choose(&mut ctx, None, &mut sources);
+        let why = sources[0].nvcc.clone().unwrap();
+        assert!(why.ends_with("k.cuh`, which it includes: it includes `<cstdio>`, host code NVRTC does not compile"), "{why}");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
 
     #[test]
     fn includes_are_read_with_their_place() {

@@ -152,14 +152,14 @@ pub(super) fn check_entry(
         }
         return;
     }
-    let file = source.path.display();
     let (base, targs) = match template_args(entry) {
         Ok(x) => x,
         Err(m) => return ctx.error(at, format!("{m} (write e.g. `scale<float>`)")),
     };
-    let Some(sig) = kernel_signature(ctx, source, entry, at) else {
+    let Some((sig, file)) = kernel_signature(ctx, source, entry, at) else {
         return;
     };
+    let file = file.display();
     let where_ = format!("`{entry}` ({file}:{})", sig.line);
     let Some(bindings) = bind_template(ctx, at, base, &sig, targs.as_deref(), &where_) else {
         return;
@@ -227,12 +227,30 @@ pub(super) fn check_entry(
     found.written.extend(writes);
 }
 
-/// The signature of `entry` (at `at`) in `source`, or `None` after an error or a warning that
-/// says why it cannot be checked.
-fn kernel_signature(ctx: &mut Ctx, source: &Source, entry: &str, at: usize) -> Option<Signature> {
-    let (file, base) = (source.path.display(), signature::base_name(entry));
-    match signature::lookup(&source.text, entry) {
-        Lookup::Kernel(sig) => Some(sig),
+/// `entry`'s declaration in `source` or, where the source does not declare it, in the files it
+/// includes with quotes (a port includes a repository's kernels where they are): the answer,
+/// and the file it was read from.
+fn lookup_in(source: &Source, entry: &str) -> (Lookup, std::path::PathBuf) {
+    let files = super::compiler::with_quoted_includes(&source.path, &source.text);
+    let found = (files.into_iter())
+        .map(|(path, text)| (signature::lookup(&text, entry), path))
+        .find(|(found, _)| !matches!(found, Lookup::Absent));
+    found.unwrap_or((Lookup::Absent, source.path.clone()))
+}
+
+/// The signature of `entry` (at `at`) in `source` (or a file it includes) and that file, or
+/// `None` after an error or a warning that says why it cannot be checked.
+fn kernel_signature(
+    ctx: &mut Ctx,
+    source: &Source,
+    entry: &str,
+    at: usize,
+) -> Option<(Signature, std::path::PathBuf)> {
+    let base = signature::base_name(entry);
+    let (found, path) = lookup_in(source, entry);
+    let file = path.display();
+    match found {
+        Lookup::Kernel(sig) => Some((sig, path.clone())),
         Lookup::Absent => {
             let names = signature::kernel_names(&source.text);
             let hint = crate::suggest::did_you_mean(base, names.iter().map(String::as_str));

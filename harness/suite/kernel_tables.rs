@@ -76,7 +76,7 @@ pub(super) fn kernel_tables(
             }
         };
         // Each variant of the kernel (one, without axes) is a kernel of the suite.
-        for v in super::axes::variants(ctx, k, sizes) {
+        for v in super::axes::variants(ctx, (k, at), sizes) {
             let vk = super::axes::apply(k, &v);
             let source = source.map(|i| with_defines(&mut table.sources, i, &v.defines));
             let source = source.map(|i| (i, &table.sources[i]));

@@ -15,9 +15,9 @@ use toml::Spanned;
 /// One launch as written: inline in `[[kernel]]` or a `[[kernel.launch]]` table.
 pub(super) struct LaunchView<'a> {
     pub(super) entry: &'a Spanned<String>,
-    grid: &'a Spanned<Vec<Spanned<ExprText>>>,
-    block: &'a Spanned<Vec<Spanned<ExprText>>>,
-    shared: Option<&'a Spanned<ExprText>>,
+    pub(super) grid: &'a Spanned<Vec<Spanned<ExprText>>>,
+    pub(super) block: &'a Spanned<Vec<Spanned<ExprText>>>,
+    pub(super) shared: Option<&'a Spanned<ExprText>>,
     pub(super) args: &'a Spanned<Vec<Spanned<String>>>,
 }
 
