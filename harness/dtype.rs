@@ -26,6 +26,62 @@ pub enum DType {
     U8,
 }
 
+/// The kind of arithmetic a suite's `flops` counts (`[bench] flops_type`): which of the device's
+/// peaks bounds it in the roofline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FlopKind {
+    /// FP32 on the CUDA cores (the default).
+    Fp32,
+    /// FP64 on the CUDA cores.
+    Fp64,
+    /// Half precision on the CUDA cores (`__half2` arithmetic).
+    Fp16,
+    /// bfloat16 on the CUDA cores (`__nv_bfloat162`).
+    Bf16,
+    /// TF32 tensor cores (FP32 inputs rounded, FP32 accumulation).
+    Tf32Tensor,
+    /// FP16 tensor cores with FP32 accumulation.
+    Fp16Tensor,
+    /// BF16 tensor cores with FP32 accumulation.
+    Bf16Tensor,
+    /// FP8 tensor cores (sm_89 and later).
+    Fp8Tensor,
+    /// INT8 tensor cores (operations, not floating point).
+    Int8Tensor,
+    /// FP64 tensor cores (DMMA).
+    Fp64Tensor,
+}
+
+impl FlopKind {
+    /// Every kind, in the order the docs list them.
+    pub const ALL: [FlopKind; 10] = [
+        FlopKind::Fp32,
+        FlopKind::Fp64,
+        FlopKind::Fp16,
+        FlopKind::Bf16,
+        FlopKind::Tf32Tensor,
+        FlopKind::Fp16Tensor,
+        FlopKind::Bf16Tensor,
+        FlopKind::Fp8Tensor,
+        FlopKind::Int8Tensor,
+        FlopKind::Fp64Tensor,
+    ];
+
+    /// The name a suite writes: `fp32`, `bf16-tensor`, ...
+    pub fn name(self) -> String {
+        serde_json::to_value(self)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default()
+    }
+
+    /// The kind named `s`.
+    pub fn parse(s: &str) -> Option<FlopKind> {
+        FlopKind::ALL.into_iter().find(|k| k.name() == s)
+    }
+}
+
 /// Every type, in the order the docs list them.
 pub const ALL: [DType; 8] = [
     DType::F32,

@@ -59,6 +59,8 @@ fn record(name: &str, median: f64, rng: &mut rand_chacha::ChaCha8Rng) -> TrialRe
             counter_changes: vec![],
             counter_gate: None,
             declared_work: None,
+            flops_type: None,
+            roofline: None,
         }),
         verdict: None,
         gate: None,

@@ -509,7 +509,7 @@ fn markdown_and_junit_say_identical_code_too() {
     assert!(head.contains(", 4 identical code, "), "{head}");
     assert!(md.contains("4 trial(s) skipped as identical code"), "{md}");
     assert!(
-        md.contains("| `affine::naive::n=65536` | – | – | – | identical code | – |"),
+        md.contains("| `affine::naive::n=65536` | – | – | – | – | identical code | – |"),
         "{md}"
     );
     let regressed = md

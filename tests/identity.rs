@@ -210,6 +210,7 @@ const CHANGES: &[(&str, &str, &str)] = &[
     ("bench.memory_growth", "memory_growth = \"0%\"", "memory_growth = \"1%\""),
     ("bench.max_instruction_growth", "max_instruction_growth = \"1%\"", "max_instruction_growth = \"2%\""),
     ("bench.max_dram_read_growth", "max_dram_read_growth = \"5%\"", "max_dram_read_growth = \"6%\""),
+    ("bench.flops_type", "flops = \"2 * n\"", "flops = \"2 * n\"\nflops_type = \"fp64\""),
 ];
 
 /// Keys whose change need not change the identity, with why.
@@ -228,6 +229,9 @@ const EXEMPT: &[(&str, &str)] = &[
     ("suite.compiler", "what runs is the compiled code, whose identity enters: two compilers making the same code run the same trial"),
     ("suite.include_dirs", "compiled: checked against NVRTC's code (needs_nvrtc test below)"),
     ("suite.options", "compiled: checked against NVRTC's code (needs_nvrtc test below)"),
+    ("kernel.axes", "makes variants, each a trial of its own named by its values: what a value changes enters through the variant's launches (expressions) and code identity (template arguments, defines)"),
+    ("kernel.defines", "compiled: a variant's -D options, in its code identity as `suite.options` are"),
+    ("kernel.skip", "which variants exist: each variant's own values enter"),
 ];
 
 /// The code-only keys, checked with NVRTC's real code identities.

@@ -61,6 +61,8 @@ fn measured(median: f64, speedup: Option<f64>) -> Measurement {
         counter_changes: vec![],
         counter_gate: None,
         declared_work: None,
+        flops_type: None,
+        roofline: None,
     }
 }
 

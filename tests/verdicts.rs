@@ -255,8 +255,8 @@ fn every_rendered_label_agrees_with_the_interval_beside_it() {
         for line in md.lines().filter(|l| l.contains(&format!("`{}`", r.name))) {
             let cells: Vec<&str> = line.split('|').map(str::trim).collect();
             // `| trial | verdict | change | why |` (needs attention) or
-            // `| trial | median | speedup | memory | verdict | change |` (all trials).
-            let (l, c) = if cells.len() == 6 { (2, 3) } else { (5, 6) };
+            // `| trial | median | speedup | roofline | memory | verdict | change |` (all trials).
+            let (l, c) = if cells.len() == 6 { (2, 3) } else { (6, 7) };
             check("markdown", cells[l], cells[c]);
         }
         *seen

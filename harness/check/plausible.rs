@@ -16,6 +16,16 @@ pub enum Implausible {
         /// The device's peak.
         peak: f64,
     },
+    /// More operations per second than the device's peak for the declared kind (`flops_type`).
+    #[error("achieved {} is above this device's roofline for {}: its peak is {} (docs/measurement.md, \"The roofline\"): either `flops` in [bench] overstates what the kernel computes, `flops_type` names slower arithmetic than the kernel does, or the kernel skipped work", rate(*.achieved, "FLOP/s"), .kind.name(), rate(*.peak, "FLOP/s"))]
+    Roofline {
+        /// Operations per second measured.
+        achieved: f64,
+        /// The device's peak for `kind`.
+        peak: f64,
+        /// The suite's `flops_type`.
+        kind: crate::dtype::FlopKind,
+    },
     /// More operations per second than any arithmetic of the device.
     #[error("achieved {} is above any arithmetic rate of this device ({}, {FLOPS_OVER_FP32}× its FP32 peak): either `flops` in [bench] overstates what the kernel computes, or the kernel skipped work", rate(*.achieved, "FLOP/s"), rate(*.peak, "FLOP/s"))]
     Arithmetic {
@@ -37,10 +47,12 @@ pub const FLOPS_OVER_FP32: f64 = 64.0;
 
 /// Checks the kernel's median time `seconds` against the device's peaks. Bandwidth is
 /// checked only where the kernel's data cannot be served from L2 (`from_dram`: L2 flushed
-/// before each sample and, in a graph, the copies together larger than L2).
+/// before each sample and, in a graph, the copies together larger than L2); `flops` against the
+/// peak of `kind` where the suite declares one (with the same slack), else against any
+/// arithmetic's bound.
 pub fn plausible(
     bytes: Option<f64>,
-    flops: Option<f64>,
+    (flops, kind): (Option<f64>, Option<crate::dtype::FlopKind>),
     seconds: f64,
     device: &DeviceInfo,
     from_dram: bool,
@@ -53,6 +65,17 @@ pub fn plausible(
         let achieved = b / seconds;
         if achieved > BANDWIDTH_SLACK * peak {
             return Err(Implausible::Bandwidth { achieved, peak });
+        }
+    }
+    if let Some((f, (kind, peak))) = flops.zip(kind.and_then(|k| Some((k, device.peak_flops(k)?))))
+    {
+        let achieved = f / seconds;
+        if achieved > BANDWIDTH_SLACK * peak {
+            return Err(Implausible::Roofline {
+                achieved,
+                peak,
+                kind,
+            });
         }
     }
     let peak = device.peak_fp32_flops() * FLOPS_OVER_FP32;
@@ -76,7 +99,7 @@ mod tests {
     #[test]
     fn bandwidth_above_peak_fails_with_both_figures() {
         // 3.352e12 B/s peak; 12 MB in 3 µs is 4 TB/s.
-        let e = plausible(Some(12e6), None, 3e-6, &h100(), true)
+        let e = plausible(Some(12e6), (None, None), 3e-6, &h100(), true)
             .unwrap_err()
             .to_string();
         assert!(
@@ -85,9 +108,12 @@ mod tests {
             ),
             "{e}"
         );
-        assert_eq!(plausible(Some(12e6), None, 4e-6, &h100(), true), Ok(()));
         assert_eq!(
-            plausible(Some(12e6), None, 3e-6, &h100(), false),
+            plausible(Some(12e6), (None, None), 4e-6, &h100(), true),
+            Ok(())
+        );
+        assert_eq!(
+            plausible(Some(12e6), (None, None), 3e-6, &h100(), false),
             Ok(()),
             "from L2 it may be faster"
         );
@@ -96,10 +122,63 @@ mod tests {
     #[test]
     fn flops_above_any_rate_fail() {
         let peak = h100().peak_fp32_flops() * FLOPS_OVER_FP32;
-        assert!(plausible(None, Some(peak * 2e-3), 1e-3, &h100(), true).is_err());
+        assert!(plausible(None, (Some(peak * 2e-3), None), 1e-3, &h100(), true).is_err());
         assert_eq!(
-            plausible(None, Some(peak * 0.5e-3), 1e-3, &h100(), true),
+            plausible(None, (Some(peak * 0.5e-3), None), 1e-3, &h100(), true),
             Ok(())
         );
+    }
+
+    /// Declared as BF16 tensor work, a rate over that peak fails naming the roofline; the same
+    /// rate declared as FP32 fails too, far sooner than the any-arithmetic bound.
+    #[test]
+    fn flops_above_their_kinds_peak_fail_naming_the_roofline() {
+        use crate::dtype::FlopKind;
+        let d = h100();
+        let peak = d.peak_flops(FlopKind::Bf16Tensor).unwrap();
+        assert!((peak - 132.0 * 4096.0 * 1.98e9).abs() < 1e6);
+        let ok = plausible(
+            None,
+            (Some(0.9 * peak * 1e-3), Some(FlopKind::Bf16Tensor)),
+            1e-3,
+            &d,
+            true,
+        );
+        assert_eq!(ok, Ok(()));
+        let e = plausible(
+            None,
+            (Some(1.2 * peak * 1e-3), Some(FlopKind::Bf16Tensor)),
+            1e-3,
+            &d,
+            true,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("above this device's roofline for bf16-tensor: its peak is 1.07 PFLOP/s"),
+            "{e}"
+        );
+        let fp32 = plausible(
+            None,
+            (Some(0.9 * peak * 1e-3), Some(FlopKind::Fp32)),
+            1e-3,
+            &d,
+            true,
+        );
+        assert!(
+            matches!(fp32, Err(Implausible::Roofline { .. })),
+            "{fp32:?}"
+        );
+        // A kind whose peak is not known here: the any-arithmetic bound alone.
+        let mut ada = d.clone();
+        ada.compute_capability = (8, 9);
+        let unknown = plausible(
+            None,
+            (Some(0.9 * peak * 1e-3), Some(FlopKind::Bf16Tensor)),
+            1e-3,
+            &ada,
+            true,
+        );
+        assert_eq!(unknown, Ok(()));
     }
 }

@@ -347,6 +347,7 @@ fn execute(
     };
     let started = crate::baseline::now_rfc3339();
     let mut report = runner.run(plan, selected);
+    report.results = report.results.with_rooflines();
     let files: Vec<(&str, &std::path::Path)> = suites
         .iter()
         .map(|s| (s.name.as_str(), s.path.as_path()))

@@ -108,10 +108,46 @@ impl DeviceInfo {
 
     /// Peak FP32 rate in FLOP/s: SMs × FP32 lanes per SM × 2 (an FMA is two) × SM clock.
     pub fn peak_fp32_flops(&self) -> f64 {
-        let lanes = match self.compute_capability {
-            (7, _) | (8, 0) => 64.0,
-            _ => 128.0,
-        };
-        self.sm_count as f64 * lanes * 2.0 * self.sm_clock_khz as f64 * 1e3
+        self.peak_flops(crate::dtype::FlopKind::Fp32).unwrap_or(0.0)
     }
+
+    /// Peak rate of arithmetic `kind` in operations per second: SMs × dense operations per SM
+    /// per clock ([`flops_per_clock`]) × the highest SM clock (an upper bound: clocks fall under
+    /// heavy tensor work). `None` where the architecture's rate for `kind` is not known here.
+    pub fn peak_flops(&self, kind: crate::dtype::FlopKind) -> Option<f64> {
+        let per_clock = flops_per_clock(self.compute_capability, kind)?;
+        Some(self.sm_count as f64 * per_clock * self.sm_clock_khz as f64 * 1e3)
+    }
+}
+
+/// Dense operations per SM per clock (an FMA counts two) of `kind` on compute capability `cc`.
+/// From NVIDIA's architecture whitepapers: *NVIDIA A100 Tensor Core GPU Architecture* (2020,
+/// table 3: per-SM FP32/FP64 lanes and third-generation tensor-core rates; 312 TFLOPS BF16 on
+/// 108 SMs at 1410 MHz is 2048 per SM per clock) and *NVIDIA H100 Tensor Core GPU Architecture*
+/// (2022, tables 2-3: 989.4 TFLOPS dense FP16/BF16 on 132 SMs at 1830 MHz is 4096, TF32 half of
+/// it, FP8 and INT8 twice it; FP64 tensor 256; 128 FP32 and 64 FP64 lanes). CUDA-core FP32 of
+/// every architecture from the CUDA C++ Programming Guide's throughput table (64 lanes on
+/// sm_70/sm_80, 128 elsewhere). Other kinds of other architectures (consumer parts differ by
+/// product) are not known.
+pub fn flops_per_clock(cc: (i32, i32), kind: crate::dtype::FlopKind) -> Option<f64> {
+    use crate::dtype::FlopKind::*;
+    let rate = match (cc, kind) {
+        ((7, _) | (8, 0), Fp32) => 128,
+        (_, Fp32) => 256,
+        ((8, 0), Fp64) => 64,
+        ((8, 0), Fp16) => 512,
+        ((8, 0), Bf16) => 256,
+        ((8, 0), Tf32Tensor) => 1024,
+        ((8, 0), Fp16Tensor | Bf16Tensor) => 2048,
+        ((8, 0), Int8Tensor) => 4096,
+        ((8, 0), Fp64Tensor) => 128,
+        ((9, 0), Fp64) => 128,
+        ((9, 0), Fp16 | Bf16) => 512,
+        ((9, 0), Tf32Tensor) => 2048,
+        ((9, 0), Fp16Tensor | Bf16Tensor) => 4096,
+        ((9, 0), Fp8Tensor | Int8Tensor) => 8192,
+        ((9, 0), Fp64Tensor) => 256,
+        _ => return None,
+    };
+    Some(rate as f64)
 }

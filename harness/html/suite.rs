@@ -237,8 +237,15 @@ fn trials_table(view: &View, trials: &[&TrialRecord]) -> String {
                             format!("{}{}", rate(r, unit), share.unwrap_or_default())
                         })));
                     }
+                    let roofline = m
+                        .roofline
+                        .clone()
+                        .or_else(|| crate::report::roofline(m, device?));
+                    row.push(num(roofline.map_or("–".into(), |r| {
+                        format!("{:.0}% ({})", 100.0 * r.fraction, r.bound)
+                    })));
                 }
-                None => row.extend((0..4).map(|_| "–".to_string())),
+                None => row.extend((0..5).map(|_| "–".to_string())),
             }
             row.push(num(change(t)));
             row.push(esc(&note(t)));
@@ -260,6 +267,7 @@ fn trials_table(view: &View, trials: &[&TrialRecord]) -> String {
             &speedup,
             "bandwidth (% of peak)",
             "FLOP rate (% of FP32 peak)",
+            "roofline (its time over the median)",
             "change [95% interval]",
             "note",
         ],

@@ -142,6 +142,7 @@ mod tests {
             memory_growth: 0.0,
             max_instruction_growth: None,
             max_dram_read_growth: None,
+            flops_type: None,
         }
     }
 

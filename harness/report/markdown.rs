@@ -174,7 +174,7 @@ pub fn render(results: &Results) -> String {
         Some(base) => format!("speedup over {base}"),
         None => "speedup".into(),
     };
-    out.push_str(&format!("### All trials\n\n| trial | median | {speedup} | memory | verdict | change [95% interval] |\n| --- | --- | --- | --- | --- | --- |\n"));
+    out.push_str(&format!("### All trials\n\n| trial | median | {speedup} | roofline | memory | verdict | change [95% interval] |\n| --- | --- | --- | --- | --- | --- | --- |\n"));
     let footer = |shown: usize| {
         format!("\n_{} of {} trials shown: the summary is capped at 1 MiB; the results file has them all._\n", shown, results.trials.len())
     };
@@ -189,8 +189,16 @@ pub fn render(results: &Results) -> String {
             ),
             None => ("–".into(), "–".into(), "–".into()),
         };
+        // Files from before the roofline was recorded: from the device they ran on.
+        let roofline = t.measurement.as_ref().and_then(|m| {
+            let device = results.device_info.as_ref();
+            (m.roofline.clone()).or_else(|| super::roofline(m, device?))
+        });
+        let roofline = roofline.map_or("–".into(), |r| {
+            format!("{:.0}% {}", 100.0 * r.fraction, r.bound)
+        });
         let row = format!(
-            "| `{}` | {median} | {speedup} | {memory} | {} | {} |\n",
+            "| `{}` | {median} | {speedup} | {roofline} | {memory} | {} | {} |\n",
             cell(&t.name),
             verdict(t),
             change(t)
@@ -202,7 +210,7 @@ pub fn render(results: &Results) -> String {
         out.push_str(&row);
     }
     for name in &results.gone {
-        let row = format!("| `{}` | – | – | – | gone | – |\n", cell(name));
+        let row = format!("| `{}` | – | – | – | – | gone | – |\n", cell(name));
         if out.len() + row.len() > MAX_BYTES {
             break;
         }

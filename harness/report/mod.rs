@@ -4,7 +4,7 @@
 
 use crate::device::DeviceInfo;
 use crate::stats::Summary;
-use results::Measurement;
+use results::{Measurement, Results};
 use std::fmt;
 
 pub mod added;
@@ -156,6 +156,55 @@ pub fn achieved(m: &Measurement, device: Option<&DeviceInfo>) -> [Option<(f64, O
     [of(m.bytes, peaks[0]), of(m.flops, peaks[1])]
 }
 
+/// Trial `m`'s roofline on `device` ([`results::Roofline`]): `None` where it declares no work
+/// or the device's peak for its kind is not known.
+pub fn roofline(m: &Measurement, device: &DeviceInfo) -> Option<results::Roofline> {
+    let kind = m.flops_type.unwrap_or(crate::dtype::FlopKind::Fp32);
+    let bandwidth = Some(device.peak_bandwidth()).filter(|b| *b > 0.0);
+    let memory = |bytes: Option<f64>| bytes.zip(bandwidth).map(|(b, peak)| b / peak);
+    let compute = m
+        .flops
+        .zip(device.peak_flops(kind))
+        .map(|(f, peak)| f / peak);
+    let (seconds, bound) = match (memory(m.bytes), compute) {
+        (Some(a), Some(c)) if c > a => (c, "compute"),
+        (Some(a), _) => (a, "memory"),
+        (None, Some(c)) => (c, "compute"),
+        (None, None) => return None,
+    };
+    let dram = m
+        .counters
+        .as_ref()
+        .and_then(|c| c.collected())
+        .and_then(|c| {
+            use crate::measure::counters::Counter;
+            let get = |counter| c.kernel.get(&counter).copied();
+            Some(get(Counter::DramReadBytes)? + get(Counter::DramWriteBytes)?)
+        });
+    Some(results::Roofline {
+        seconds,
+        fraction: seconds / m.time.median,
+        bound: bound.into(),
+        measured_seconds: memory(dram).map(|d| d.max(compute.unwrap_or(0.0))),
+    })
+}
+
+impl Results {
+    /// These results with each measured trial's [`roofline`] on their device.
+    pub fn with_rooflines(mut self) -> Results {
+        if let Some(device) = &self.device_info {
+            for m in self
+                .trials
+                .iter_mut()
+                .filter_map(|t| t.measurement.as_mut())
+            {
+                m.roofline = roofline(m, device);
+            }
+        }
+        self
+    }
+}
+
 /// One measured trial's figures, ready to print: median with its interval, speedup over the
 /// reference, achieved rates against the device's peaks, the sample count and regime.
 pub struct TrialLine<'a> {
@@ -193,6 +242,14 @@ impl fmt::Display for TrialLine<'_> {
                     write!(f, " ({p:.0}% of {of})")?;
                 }
             }
+        }
+        if let Some(r) = roofline(m, self.device) {
+            write!(f, "  roofline {:.0}% ({}", 100.0 * r.fraction, r.bound)?;
+            if let Some(measured) = r.measured_seconds {
+                let counted = 100.0 * measured / m.time.median;
+                write!(f, "; {counted:.0}% from the DRAM bytes counted")?;
+            }
+            f.write_str(")")?;
         }
         write!(f, "  n={}", k.n)?;
         if m.regime == crate::measure::Regime::Graph {
@@ -271,6 +328,8 @@ mod tests {
             counter_changes: Vec::new(),
             counter_gate: None,
             declared_work: None,
+            flops_type: None,
+            roofline: None,
         };
         let line = TrialLine {
             measurement: &measurement,
@@ -278,7 +337,21 @@ mod tests {
         };
         assert_eq!(
             line.to_string(),
-            "10.00 µs [10.00 µs, 10.00 µs]  2.00× [2.00, 2.00] vs naive  3.35 TB/s (100% of peak)  n=20"
+            "10.00 µs [10.00 µs, 10.00 µs]  2.00× [2.00, 2.00] vs naive  3.35 TB/s (100% of peak)  roofline 100% (memory)  n=20"
         );
+        // Declared as BF16 tensor work that takes 18.7 µs at the peak: compute-bound, and the
+        // median of 10 µs is 1.87 of it (a trial the worker fails as implausible).
+        let mut m = measurement.clone();
+        (m.flops, m.flops_type) = (Some(2e10), Some(crate::dtype::FlopKind::Bf16Tensor));
+        let r = roofline(&m, &device).unwrap();
+        assert_eq!(r.bound, "compute");
+        assert!(
+            (r.seconds - 2e10 / (132.0 * 4096.0 * 1.98e9)).abs() < 1e-12,
+            "{r:?}"
+        );
+        assert!((r.fraction - 1.868).abs() < 1e-3, "{r:?}");
+        // No declared work, no roofline.
+        (m.bytes, m.flops) = (None, None);
+        assert_eq!(roofline(&m, &device), None);
     }
 }

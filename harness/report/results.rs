@@ -193,6 +193,12 @@ pub struct Measurement {
     /// not do, in the user's words (`not applied: …`); `None` where it applied or there is none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counter_gate: Option<String>,
+    /// What `flops` counts (the suite's `flops_type`; absent: FP32, or a file from before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flops_type: Option<crate::dtype::FlopKind>,
+    /// Where the median stands against the device's roofline for the declared work.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub roofline: Option<Roofline>,
     /// The suite's declared `bytes` where the counters contradict them
     /// (`measure::counters::WorkMismatch`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -203,6 +209,23 @@ pub struct Measurement {
     // The code a trial ran is on the record (`TrialRecord::code`, `code_change`), since an
     // identical-code trial has no measurement. Reporters show evidence in
     // `html::compared::evidence` (a row each), `terminal::note` and Markdown's `why`.
+}
+
+/// The roofline of a trial: the time its declared work takes at the device's limits — `bytes`
+/// at the DRAM bandwidth, `flops` at the peak of their kind (`flops_type`), the longer of the two
+/// — beside the measured median.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Roofline {
+    /// The roofline time, seconds.
+    pub seconds: f64,
+    /// The roofline time over the median: 1 is the device's limit.
+    pub fraction: f64,
+    /// Which limit sets it: `"memory"` or `"compute"`.
+    pub bound: String,
+    /// The roofline from the DRAM bytes the hardware counters read (read + written) instead of
+    /// the declared `bytes`, seconds; absent without counters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_seconds: Option<f64>,
 }
 
 /// One trial of the run.

@@ -171,6 +171,10 @@ fn check_evidence(p: &mut Problems, at: &str, m: &Measurement) {
     if let Some(s) = m.trial_seconds {
         p.non_negative(format!("{at}.trial_seconds"), s);
     }
+    if let Some(r) = &m.roofline {
+        p.non_negative(format!("{at}.roofline.seconds"), r.seconds);
+        p.non_negative(format!("{at}.roofline.fraction"), r.fraction);
+    }
     for (i, u) in m.units.iter().enumerate() {
         let median = u.kernel_median;
         p.within(

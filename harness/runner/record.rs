@@ -221,6 +221,8 @@ fn measurement(
         baseline_counters: baseline_counters(run, m, judged),
         counter_changes: counter_changes(m, baseline_counters(run, m, judged).as_ref()),
         counter_gate: counter_gate_note(run, suite, m, judged),
+        flops_type: suite.bench.flops_type,
+        roofline: None,
         declared_work: suite.cases[case].bytes.and_then(|declared| {
             let now = m.counters.as_ref()?.collected()?;
             crate::measure::counters::WorkMismatch::check(declared, &now.kernel)

@@ -46,6 +46,7 @@ pub(super) fn bench_table(
         memory_growth: 0.0,
         max_instruction_growth: None,
         max_dram_read_growth: None,
+        flops_type: None,
     };
     let Some(rb) = raw.map(|r| r.get_ref()) else {
         return (bench, None, None);
@@ -60,6 +61,26 @@ pub(super) fn bench_table(
     percentages(ctx, rb, &mut bench);
     let bytes = rb.bytes.as_ref().and_then(|b| expr(ctx, b, sizes));
     let flops = rb.flops.as_ref().and_then(|f| expr(ctx, f, sizes));
+    if let Some(t) = &rb.flops_type {
+        let names = crate::dtype::FlopKind::ALL.map(|k| k.name());
+        bench.flops_type = crate::dtype::FlopKind::parse(t.get_ref());
+        if bench.flops_type.is_none() {
+            let hint = crate::suggest::did_you_mean(t.get_ref(), names.iter().map(String::as_str));
+            ctx.error(
+                t.span().start,
+                format!(
+                    "unknown flops_type `{}`{hint} (one of {})",
+                    t.get_ref(),
+                    names.join(", ")
+                ),
+            );
+        } else if rb.flops.is_none() {
+            ctx.error(
+                t.span().start,
+                "`flops_type` says what `flops` counts: declare `flops` too",
+            );
+        }
+    }
     (bench, bytes, flops)
 }
 

@@ -393,6 +393,10 @@ pub struct Bench {
     /// Compared with the highest of the baseline's reads; a value below
     /// [`crate::measure::counters::DRAM_READ_TOLERANCE`] is raised to it.
     pub max_dram_read_growth: Option<f64>,
+    /// What `flops` counts (`flops_type`): the peak that bounds it in the roofline; `None`:
+    /// FP32 shown, and only the any-arithmetic bound applied.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flops_type: Option<crate::dtype::FlopKind>,
 }
 
 impl Bench {

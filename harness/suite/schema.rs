@@ -146,6 +146,7 @@ pub struct RawTolerance {
 pub struct RawBench {
     pub bytes: Option<Spanned<ExprText>>,
     pub flops: Option<Spanned<ExprText>>,
+    pub flops_type: Option<Spanned<String>>,
     pub l2_flush: Option<Spanned<super::model::FlushWord>>,
     pub min_samples: Option<Spanned<usize>>,
     pub max_samples: Option<Spanned<usize>>,

@@ -290,7 +290,8 @@ impl Trial<'_> {
         let bench = suite.bench.with_effort(req.effort);
         let from_dram =
             bench.l2_flush != crate::suite::Flush::Off && launches as f64 * moved >= 2.0 * l2;
-        plausible(case.bytes, case.flops, median, &self.gpu.info, from_dram).map_err(|m| {
+        let work = (case.flops, suite.bench.flops_type);
+        plausible(case.bytes, work, median, &self.gpu.info, from_dram).map_err(|m| {
             Failure::Wrong(format!("kernel `{}`: {m}", suite.kernels[req.kernel].name))
         })
     }

@@ -104,6 +104,7 @@ fn outcomes(max_slowdown: f64, precision: f64, seed: u64) -> ([usize; 3], f64) {
         memory_growth: 0.0,
         max_instruction_growth: None,
         max_dram_read_growth: None,
+        flops_type: None,
     };
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut flagged = [0; 3];

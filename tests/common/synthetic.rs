@@ -222,6 +222,8 @@ pub fn run() -> Results {
                     counter_changes: vec![],
                     counter_gate: None,
                     declared_work: None,
+                    flops_type: None,
+                    roofline: None,
                     reference: (!kernel.reference).then(|| "naive".to_string()),
                 };
                 let mut t = record(&name, Status::Passed, None);
