@@ -94,6 +94,18 @@ macro_rules! params {
 }
 pub(super) use params;
 
+/// Calls CUPTI's `$call` with its parameter struct `$params` (by `&mut`), the result checked
+/// into an error named by the call. The caller says why the call is sound, as for any unsafe
+/// call.
+macro_rules! cupti {
+    ($call:ident, $params:ident) => {{
+        let params = &mut $params;
+        // SAFETY: the caller's comment states why `params` is valid for `$call`.
+        super::base::check(stringify!($call), unsafe { cp::$call(params) })
+    }};
+}
+pub(super) use cupti;
+
 /// The current context, which the `Gpu` of this thread made current.
 pub(super) fn current_context() -> Result<cu::CUcontext, CounterError> {
     let mut ctx: cu::CUcontext = std::ptr::null_mut();

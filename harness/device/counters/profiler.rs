@@ -2,7 +2,7 @@
 //! and the context's counter availability → a config image), and how many replay passes they
 //! need.
 
-use super::base::{check, current_context, params, CounterError};
+use super::base::{cupti, current_context, params, CounterError};
 use super::library::cupti_missing;
 use cudarc::cupti::sys as cp;
 use cudarc::driver::sys as cu;
@@ -54,18 +54,14 @@ impl Profiler {
             Profiler_Initialize_Params_STRUCT_SIZE
         );
         // SAFETY: `init` is a valid parameter struct.
-        check("cuptiProfilerInitialize", unsafe {
-            cp::cuptiProfilerInitialize(&mut init)
-        })?;
+        cupti!(cuptiProfilerInitialize, init)?;
         let mut chip = params!(
             CUpti_Device_GetChipName_Params,
             Device_GetChipName_Params_STRUCT_SIZE
         );
         chip.deviceIndex = ordinal.max(0) as usize;
         // SAFETY: `chip` is valid; CUPTI writes a pointer to a string it owns.
-        check("cuptiDeviceGetChipName", unsafe {
-            cp::cuptiDeviceGetChipName(&mut chip)
-        })?;
+        cupti!(cuptiDeviceGetChipName, chip)?;
         // SAFETY: CUPTI returned a NUL-terminated string that lives as long as the library.
         let chip_name = unsafe { CStr::from_ptr(chip.pChipName) }.to_owned();
         let availability = counter_availability(ctx)?;
@@ -77,9 +73,7 @@ impl Profiler {
         hp.pChipName = chip_name.as_ptr();
         hp.pCounterAvailabilityImage = availability.as_ptr();
         // SAFETY: the chip name and image outlive the call; CUPTI writes the object pointer.
-        check("cuptiProfilerHostInitialize", unsafe {
-            cp::cuptiProfilerHostInitialize(&mut hp)
-        })?;
+        cupti!(cuptiProfilerHostInitialize, hp)?;
         let host = Host(hp.pHostObject);
         let names: Vec<CString> = metrics
             .iter()
@@ -94,18 +88,14 @@ impl Profiler {
         add.ppMetricNames = ptrs.as_mut_ptr();
         add.numMetrics = ptrs.len();
         // SAFETY: the names outlive the call; the host object is live.
-        check("cuptiProfilerHostConfigAddMetrics", unsafe {
-            cp::cuptiProfilerHostConfigAddMetrics(&mut add)
-        })?;
+        cupti!(cuptiProfilerHostConfigAddMetrics, add)?;
         let mut size = params!(
             CUpti_Profiler_Host_GetConfigImageSize_Params,
             Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE
         );
         size.pHostObject = host.0;
         // SAFETY: the host object is live.
-        check("cuptiProfilerHostGetConfigImageSize", unsafe {
-            cp::cuptiProfilerHostGetConfigImageSize(&mut size)
-        })?;
+        cupti!(cuptiProfilerHostGetConfigImageSize, size)?;
         let mut config = vec![0u8; size.configImageSize];
         let mut image = params!(
             CUpti_Profiler_Host_GetConfigImage_Params,
@@ -115,9 +105,7 @@ impl Profiler {
         image.pConfigImage = config.as_mut_ptr();
         image.configImageSize = config.len();
         // SAFETY: `config` has the size CUPTI asked for.
-        check("cuptiProfilerHostGetConfigImage", unsafe {
-            cp::cuptiProfilerHostGetConfigImage(&mut image)
-        })?;
+        cupti!(cuptiProfilerHostGetConfigImage, image)?;
         let mut passes = params!(
             CUpti_Profiler_Host_GetNumOfPasses_Params,
             Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE
@@ -125,9 +113,7 @@ impl Profiler {
         passes.pConfigImage = config.as_mut_ptr();
         passes.configImageSize = config.len();
         // SAFETY: `config` is the image CUPTI wrote.
-        check("cuptiProfilerHostGetNumOfPasses", unsafe {
-            cp::cuptiProfilerHostGetNumOfPasses(&mut passes)
-        })?;
+        cupti!(cuptiProfilerHostGetNumOfPasses, passes)?;
         Ok(Profiler {
             host,
             config,
@@ -150,14 +136,10 @@ fn counter_availability(ctx: cu::CUcontext) -> Result<Vec<u8>, CounterError> {
     );
     p.ctx = ctx;
     // SAFETY: a null image pointer asks for the size only.
-    check("cuptiProfilerGetCounterAvailability", unsafe {
-        cp::cuptiProfilerGetCounterAvailability(&mut p)
-    })?;
+    cupti!(cuptiProfilerGetCounterAvailability, p)?;
     let mut image = vec![0u8; p.counterAvailabilityImageSize];
     p.pCounterAvailabilityImage = image.as_mut_ptr();
     // SAFETY: `image` has the size CUPTI asked for.
-    check("cuptiProfilerGetCounterAvailability", unsafe {
-        cp::cuptiProfilerGetCounterAvailability(&mut p)
-    })?;
+    cupti!(cuptiProfilerGetCounterAvailability, p)?;
     Ok(image)
 }

@@ -1,7 +1,7 @@
 //! `Session`: the range profiler enabled on the context, profiling operations — one user range
 //! each, every replay pass replaying all of them — and evaluating every metric per range.
 
-use super::base::{check, current_context, params, CounterError, MAX_OPS};
+use super::base::{cupti, current_context, params, CounterError, MAX_OPS};
 use super::profiler::Profiler;
 use cudarc::cupti::sys as cp;
 use std::ffi::c_char;
@@ -37,9 +37,7 @@ impl Profiler {
         );
         en.ctx = ctx;
         // SAFETY: `ctx` is the live current context.
-        check("cuptiRangeProfilerEnable", unsafe {
-            cp::cuptiRangeProfilerEnable(&mut en)
-        })?;
+        cupti!(cuptiRangeProfilerEnable, en)?;
         Ok(Session {
             range: Enabled(en.pRangeProfilerObject),
             profiler: self,
@@ -129,9 +127,7 @@ impl Session {
             crate::spent::since("counters.prepare", at);
             let at = Instant::now();
             // SAFETY: the range object is live and configured.
-            check("cuptiRangeProfilerStart", unsafe {
-                cp::cuptiRangeProfilerStart(&mut start)
-            })?;
+            cupti!(cuptiRangeProfilerStart, start)?;
             crate::spent::since("counters.start_stop", at);
             crate::spent::add("counters.passes", 1.0);
             let passed = ops.iter_mut().enumerate().try_for_each(|(i, op)| {
@@ -153,9 +149,7 @@ impl Session {
             stop.pRangeProfilerObject = range;
             let at = Instant::now();
             // SAFETY: the profiler was started above.
-            let stopped = check("cuptiRangeProfilerStop", unsafe {
-                cp::cuptiRangeProfilerStop(&mut stop)
-            });
+            let stopped = cupti!(cuptiRangeProfilerStop, stop);
             crate::spent::since("counters.start_stop", at);
             passed?;
             stopped?;
@@ -185,9 +179,7 @@ impl Session {
         size.maxNumOfRanges = room;
         size.maxNumRangeTreeNodes = room as u32;
         // SAFETY: the names outlive the call; the range object is live.
-        check("cuptiRangeProfilerGetCounterDataSize", unsafe {
-            cp::cuptiRangeProfilerGetCounterDataSize(&mut size)
-        })?;
+        cupti!(cuptiRangeProfilerGetCounterDataSize, size)?;
         let mut data = vec![0u8; size.counterDataSize];
         let mut init = params!(
             CUpti_RangeProfiler_CounterDataImage_Initialize_Params,
@@ -197,9 +189,7 @@ impl Session {
         init.pCounterData = data.as_mut_ptr();
         init.counterDataSize = data.len();
         // SAFETY: `data` has the size CUPTI asked for.
-        check("cuptiRangeProfilerCounterDataImageInitialize", unsafe {
-            cp::cuptiRangeProfilerCounterDataImageInitialize(&mut init)
-        })?;
+        cupti!(cuptiRangeProfilerCounterDataImageInitialize, init)?;
         let mut set = params!(
             CUpti_RangeProfiler_SetConfig_Params,
             RangeProfiler_SetConfig_Params_STRUCT_SIZE
@@ -218,9 +208,7 @@ impl Session {
         set.targetNestingLevel = 1;
         // SAFETY: the config and `data` outlive the profiler's use of them: `data` is returned
         // to the caller, which decodes into it before dropping it.
-        check("cuptiRangeProfilerSetConfig", unsafe {
-            cp::cuptiRangeProfilerSetConfig(&mut set)
-        })?;
+        cupti!(cuptiRangeProfilerSetConfig, set)?;
         Ok(data)
     }
 
@@ -232,9 +220,7 @@ impl Session {
         );
         decode.pRangeProfilerObject = self.range.0;
         // SAFETY: every pass was submitted; the counter data image is alive.
-        check("cuptiRangeProfilerDecodeData", unsafe {
-            cp::cuptiRangeProfilerDecodeData(&mut decode)
-        })?;
+        cupti!(cuptiRangeProfilerDecodeData, decode)?;
 
         let mut info = params!(
             CUpti_RangeProfiler_GetCounterDataInfo_Params,
@@ -243,9 +229,7 @@ impl Session {
         info.pCounterDataImage = data.as_ptr();
         info.counterDataImageSize = data.len();
         // SAFETY: `data` is the decoded image.
-        check("cuptiRangeProfilerGetCounterDataInfo", unsafe {
-            cp::cuptiRangeProfilerGetCounterDataInfo(&mut info)
-        })?;
+        cupti!(cuptiRangeProfilerGetCounterDataInfo, info)?;
         if info.numTotalRanges < ranges {
             return Err(CounterError::NoRange {
                 expected: ranges,
@@ -269,9 +253,7 @@ impl Session {
             eval.numMetrics = ptrs.len();
             eval.pMetricValues = values.as_mut_ptr();
             // SAFETY: `values` holds one f64 per metric name; all pointers outlive the call.
-            check("cuptiProfilerHostEvaluateToGpuValues", unsafe {
-                cp::cuptiProfilerHostEvaluateToGpuValues(&mut eval)
-            })?;
+            cupti!(cuptiProfilerHostEvaluateToGpuValues, eval)?;
             out.push(values);
         }
         Ok(out)
@@ -291,9 +273,7 @@ fn in_range(
     push.pRangeProfilerObject = range;
     push.pRangeName = name.as_ptr();
     // SAFETY: the name is a static C string; the profiler is started.
-    check("cuptiRangeProfilerPushRange", unsafe {
-        cp::cuptiRangeProfilerPushRange(&mut push)
-    })?;
+    cupti!(cuptiRangeProfilerPushRange, push)?;
     let launched = launch();
     let mut pop = params!(
         CUpti_RangeProfiler_PopRange_Params,
@@ -301,9 +281,7 @@ fn in_range(
     );
     pop.pRangeProfilerObject = range;
     // SAFETY: a range was pushed above.
-    let popped = check("cuptiRangeProfilerPopRange", unsafe {
-        cp::cuptiRangeProfilerPopRange(&mut pop)
-    });
+    let popped = cupti!(cuptiRangeProfilerPopRange, pop);
     launched?;
     popped
 }
