@@ -73,30 +73,28 @@ fn bad(what: impl Into<String>) -> SassError {
     SassError::BadCubin(what.into())
 }
 
+/// The `object` crate's error reading `what`, as a bad cubin.
+fn at(what: impl std::fmt::Display) -> impl FnOnce(object::read::Error) -> SassError {
+    move |e| bad(format!("{what}: {e}"))
+}
+
 impl<'a> CudaElf<'a> {
     /// Reads `bytes` as a CUDA ELF image (a cubin).
     pub fn parse(bytes: &'a [u8]) -> Result<CudaElf<'a>, SassError> {
         let arch = crate::device::binary::cubin_arch(bytes)
             .ok_or_else(|| bad("not a CUDA ELF image (no ELF header with the CUDA ABI)"))?;
-        let header = elf::FileHeader64::<object::Endianness>::parse(bytes)
-            .map_err(|e| bad(format!("ELF header: {e}")))?;
-        let endian = header
-            .endian()
-            .map_err(|e| bad(format!("ELF header: {e}")))?;
+        let header =
+            elf::FileHeader64::<object::Endianness>::parse(bytes).map_err(at("ELF header"))?;
+        let endian = header.endian().map_err(at("ELF header"))?;
         let table = header
             .sections(endian, bytes)
-            .map_err(|e| bad(format!("section table: {e}")))?;
-        let symtab = table
-            .symbols(endian, bytes, elf::SHT_SYMTAB)
-            .map_err(|e| bad(format!("symbol table: {e}")))?;
+            .map_err(at("section table"))?;
+        let symtab = (table.symbols(endian, bytes, elf::SHT_SYMTAB)).map_err(at("symbol table"))?;
         let mut symbols = Vec::with_capacity(symtab.len());
         for (index, sym) in symtab.enumerate() {
-            let name = symtab
-                .symbol_name(endian, sym)
-                .map_err(|e| bad(format!("symbol {}: {e}", index.0)))?;
-            let section = symtab
-                .symbol_section(endian, sym, index)
-                .map_err(|e| bad(format!("symbol {}: {e}", index.0)))?;
+            let symbol = format!("symbol {}", index.0);
+            let name = symtab.symbol_name(endian, sym).map_err(at(&symbol))?;
+            let section = (symtab.symbol_section(endian, sym, index)).map_err(at(symbol))?;
             symbols.push(Symbol {
                 name: String::from_utf8_lossy(name).into_owned(),
                 section: section.map(|s| s.0),
@@ -108,11 +106,11 @@ impl<'a> CudaElf<'a> {
         for (index, sh) in table.enumerate() {
             let name = table
                 .section_name(endian, sh)
-                .map_err(|e| bad(format!("section {}: {e}", index.0)))?;
+                .map_err(at(format!("section {}", index.0)))?;
             let name = String::from_utf8_lossy(name).into_owned();
             let data = sh
                 .data(endian, bytes)
-                .map_err(|e| bad(format!("section `{name}`: {e}")))?;
+                .map_err(at(format!("section `{name}`")))?;
             sections.push(Section {
                 name,
                 kind: sh.sh_type(endian).0,
@@ -125,10 +123,7 @@ impl<'a> CudaElf<'a> {
         for sh in table.iter() {
             let target = sh.sh_info(endian) as usize;
             let mut found = Vec::new();
-            if let Some((rela, _)) = sh
-                .rela(endian, bytes)
-                .map_err(|e| bad(format!("relocations: {e}")))?
-            {
+            if let Some((rela, _)) = sh.rela(endian, bytes).map_err(at("relocations"))? {
                 found.extend(rela.iter().map(|r| Relocation {
                     offset: r.r_offset(endian),
                     kind: r.r_type(endian, false).0,
@@ -136,10 +131,7 @@ impl<'a> CudaElf<'a> {
                     addend: r.r_addend(endian),
                 }));
             }
-            if let Some((rel, _)) = sh
-                .rel(endian, bytes)
-                .map_err(|e| bad(format!("relocations: {e}")))?
-            {
+            if let Some((rel, _)) = sh.rel(endian, bytes).map_err(at("relocations"))? {
                 found.extend(rel.iter().map(|r| Relocation {
                     offset: r.r_offset(endian),
                     kind: r.r_type(endian).0,

@@ -103,16 +103,9 @@ pub fn entries(bytes: &[u8]) -> Result<Vec<Entry<'_>>, SassError> {
             let entry_header = field(4)? as usize;
             let padded = u64_at(bytes, e + 8).unwrap_or(0);
             let arch = field(28)?;
-            let flags = if entry_header >= 48 {
-                u64_at(bytes, e + 40).unwrap_or(0)
-            } else {
-                0
-            };
-            let uncompressed = if entry_header >= 64 {
-                u64_at(bytes, e + 56).unwrap_or(0)
-            } else {
-                0
-            };
+            // Fields past the header are 0 (a shorter header has none).
+            let word = |off: usize| u64_at(bytes, e + off).filter(|_| entry_header >= off + 8);
+            let (flags, uncompressed) = (word(40).unwrap_or(0), word(56).unwrap_or(0));
             if entry_header < 32 {
                 return Err(bad(format!(
                     "entry at byte {e} has a header of {entry_header} bytes"

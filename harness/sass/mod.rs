@@ -160,11 +160,8 @@ pub fn identities(
                 .position(|e| e == entry)
                 .and_then(|at| c.lowered.get(at))
                 .unwrap_or(entry);
-            entries.push(
-                module
-                    .identify(lowered, arch, toolchain.driver.as_deref())
-                    .map_err(wrap)?,
-            );
+            let identity = module.identify(lowered, arch, toolchain.driver.as_deref());
+            entries.push(identity.map_err(wrap)?);
         }
         out.push(KernelCode {
             kernel: kernel.name.clone(),

@@ -23,17 +23,16 @@ impl Reach {
             .ok_or_else(|| SassError::NoKernel {
                 name: name.to_string(),
             })?;
-        let mut own: Vec<usize> = (0..elf.sections.len())
-            .filter(|&i| {
-                let s = &elf.sections[i];
-                s.kind != SHT_CUDA_INFO && own_tag(&s.name, name).is_some()
-            })
-            .collect();
-        own.sort_by(|a, b| elf.sections[*a].name.cmp(&elf.sections[*b].name));
-        let mut banks: Vec<usize> = (0..elf.sections.len())
-            .filter(|&i| is_module_bank(&elf.sections[i].name))
-            .collect();
-        banks.sort_by(|a, b| elf.sections[*a].name.cmp(&elf.sections[*b].name));
+        // The sections `pick` takes, by name.
+        let by_name = |pick: &dyn Fn(&Section) -> bool| {
+            let mut found: Vec<usize> = (0..elf.sections.len())
+                .filter(|&i| pick(&elf.sections[i]))
+                .collect();
+            found.sort_by(|a, b| elf.sections[*a].name.cmp(&elf.sections[*b].name));
+            found
+        };
+        let own = by_name(&|s| s.kind != SHT_CUDA_INFO && own_tag(&s.name, name).is_some());
+        let banks = by_name(&|s| is_module_bank(&s.name));
         let mut reach = Reach {
             order: Vec::new(),
             number: BTreeMap::new(),
@@ -80,22 +79,11 @@ impl Reach {
     /// or its name when it is undefined (or outside the walk).
     pub(super) fn symbol(&self, elf: &CudaElf, index: usize) -> Vec<u8> {
         let Some(sym) = elf.symbols.get(index) else {
-            let mut out = b"#".to_vec();
-            out.extend((index as u64).to_le_bytes());
-            return out;
+            return [&b"#"[..], &(index as u64).to_le_bytes()].concat();
         };
         match sym.section.and_then(|s| self.number.get(&s)) {
-            Some(n) => {
-                let mut out = b"S".to_vec();
-                out.extend(n.to_le_bytes());
-                out.extend(sym.value.to_le_bytes());
-                out
-            }
-            None => {
-                let mut out = b"U".to_vec();
-                out.extend(sym.name.as_bytes());
-                out
-            }
+            Some(n) => [&b"S"[..], &n.to_le_bytes(), &sym.value.to_le_bytes()].concat(),
+            None => [&b"U"[..], sym.name.as_bytes()].concat(),
         }
     }
 }
