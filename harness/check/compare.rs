@@ -8,6 +8,13 @@ use crate::dtype::HostData;
 use crate::suite::Tolerance;
 use std::fmt;
 
+/// Equal bit for bit: no tolerance, no NaN.
+pub const EXACT: Tolerance = Tolerance {
+    rtol: 0.0,
+    atol: 0.0,
+    allow_nan: false,
+};
+
 /// How an output differs from what was expected.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Mismatch {

@@ -194,14 +194,8 @@ impl Copies {
         seed: Option<u64>,
     ) -> Result<bool, Failure> {
         let own = &self.sets[c % self.sets.len()];
-        let fresh;
-        let set = match seed {
-            Some(s) => {
-                fresh = InputSet::new(own.case, s);
-                &fresh
-            }
-            None => own,
-        };
+        let fresh = seed.map(|s| InputSet::new(own.case, s));
+        let set = fresh.as_ref().unwrap_or(own);
         let mut any = false;
         for (i, b) in suite.buffers.iter().enumerate() {
             let seeded = suite.init(own.case, i).is_some_and(|init| init.is_seeded());
@@ -227,18 +221,12 @@ impl Copies {
         let each = self.bytes_each();
         let missing = n.saturating_sub(self.copies.len());
         if missing > 0 {
-            let offsets: Vec<usize> = self.copies[0]
-                .iter()
-                .scan(0, |at, b| {
-                    let here = *at;
-                    *at += b.bytes.div_ceil(256).max(1) * 256;
-                    Some(here)
-                })
-                .collect();
-            let stride: usize = self.copies[0]
-                .iter()
-                .map(|b| b.bytes.div_ceil(256).max(1) * 256)
-                .sum();
+            // Each buffer at its offset in a copy's `stride` bytes, 256-byte aligned.
+            let (mut offsets, mut stride) = (Vec::new(), 0);
+            for b in &self.copies[0] {
+                offsets.push(stride);
+                stride += b.bytes.div_ceil(256).max(1) * 256;
+            }
             let arena = gpu
                 .alloc_plain(stride * missing)
                 .map_err(|e| no_room(gpu, e, each, n))?;

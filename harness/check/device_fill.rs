@@ -8,8 +8,8 @@
 //! type's range). The rest (special values, sorted, iota, `.npy`, all-equal) is generated on
 //! the host and uploaded, as before.
 
-use super::kernels::{code, Kernels};
-use crate::device::{DeviceBuffer, DeviceError, Gpu, KernelArg, LaunchDims};
+use super::kernels::{code, in_blocks, Kernels};
+use crate::device::{DeviceBuffer, DeviceError, Gpu, KernelArg};
 use crate::dtype::DType;
 use crate::suite::Init;
 
@@ -68,11 +68,7 @@ pub fn fill(
     if n == 0 {
         return Ok(());
     }
-    let dims = LaunchDims {
-        grid: [n.div_ceil(256).min(4096) as u32, 1, 1],
-        block: [256, 1, 1],
-        shared: 0,
-    };
+    let dims = in_blocks(n.div_ceil(256).min(4096));
     let n = (n as u64).to_le_bytes();
     let (dtype, code) = (code(dtype).to_le_bytes(), form.code.to_le_bytes());
     let stream = stream.to_le_bytes();

@@ -44,16 +44,10 @@ pub struct Failing<'a> {
 /// A trial name as a folder name: anything but letters, digits, `.`, `=`, `-` and `_`
 /// becomes `_` (`saxpy::vec4::n=4096` → `saxpy__vec4__n=4096`).
 pub fn folder_name(trial: &str) -> String {
-    trial
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || ".=-_".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
+    trial.replace(
+        |c: char| !c.is_ascii_alphanumeric() && !".=-_".contains(c),
+        "_",
+    )
 }
 
 /// Writes `f` under `dir/<trial>/seed-<seed>/` as `<buffer>.npy` (initial contents),

@@ -139,11 +139,6 @@ impl InputSet {
             let sizes: Vec<usize> = on_device.iter().map(|&i| bufs[i].bytes).collect();
             match k.scratch(gpu, &sizes) {
                 Ok(scratch) => {
-                    let exact = crate::suite::Tolerance {
-                        rtol: 0.0,
-                        atol: 0.0,
-                        allow_nan: false,
-                    };
                     let mut items = Vec::new();
                     for (j, &i) in on_device.iter().enumerate() {
                         self.write(gpu, kernels, suite, i, scratch.part(j))?;
@@ -152,7 +147,7 @@ impl InputSet {
                             expected: scratch.part(j),
                             dtype: DType::U8,
                             n: bufs[i].bytes,
-                            tol: exact,
+                            tol: super::compare::EXACT,
                         });
                     }
                     let found = k.compare_all(gpu, &items)?;

@@ -4,7 +4,7 @@ use super::counter;
 use super::failure::InputError;
 use super::narrow::store;
 use crate::dtype::HostData;
-use crate::npy::{self, NpyError};
+use crate::npy;
 use crate::suite::{Init, Suite};
 use rayon::prelude::*;
 
@@ -42,34 +42,17 @@ pub fn generate_buffer(
         return Ok(None);
     };
     let len = suite.cases[case].lens[i];
-    let data = fill(&init, b.dtype, len, stream(seed, i)).map_err(|e| match e {
-        Unusable::Npy(source) => InputError::Npy {
-            buffer: b.name.clone(),
-            source,
-        },
-        Unusable::Changed(path) => InputError::Changed {
-            buffer: b.name.clone(),
-            path,
-        },
-    })?;
-    Ok(Some(data))
+    Ok(Some(fill(&init, &b.name, b.dtype, len, stream(seed, i))?))
 }
 
-/// Why a `.npy` init cannot fill its buffer (the buffer is named by the caller).
-enum Unusable {
-    /// The file cannot be read.
-    Npy(NpyError),
-    /// The file no longer has the buffer's length or type.
-    Changed(std::path::PathBuf),
-}
-
-/// `len` values of `init` for one buffer's random `stream`.
+/// `len` values of `init` for one buffer's random `stream` (`buffer`: its name, for errors).
 fn fill(
     init: &Init,
+    buffer: &str,
     dtype: crate::dtype::DType,
     len: usize,
     stream: u64,
-) -> Result<HostData, Unusable> {
+) -> Result<HostData, InputError> {
     Ok(match init {
         // Every seeded form is counter-based (`check::counter`): element `i` is a function of
         // `(stream, i)` alone, and `check::device_fill` computes the same bits on the device.
@@ -79,27 +62,25 @@ fn fill(
         Init::Normal { mean, std } => {
             counted(dtype, len, |i| mean + std * counter::normal(stream, i))
         }
-        Init::Integers { min, max } => {
-            let chunks: Vec<HostData> = (0..len.div_ceil(CHUNK))
-                .into_par_iter()
-                .map(|c| {
-                    let range = c * CHUNK..(c * CHUNK + CHUNK).min(len);
-                    let values = range.map(|i| counter::integer(stream, i as u64, *min, *max));
-                    if dtype == crate::dtype::DType::I64 {
-                        HostData::from_i64(dtype, values)
-                    } else {
-                        store(dtype, values.map(|v| v as f64))
-                    }
-                })
-                .collect();
-            concat(dtype, chunks)
-        }
+        Init::Integers { min, max } => chunked(dtype, len, |range| {
+            let values = range.map(|i| counter::integer(stream, i as u64, *min, *max));
+            if dtype == crate::dtype::DType::I64 {
+                HostData::from_i64(dtype, values)
+            } else {
+                store(dtype, values.map(|v| v as f64))
+            }
+        }),
         Init::Constant(c) => store(dtype, (0..len).map(|_| *c)),
         Init::Iota { start, step } => store(dtype, (0..len).map(|k| start + step * k as f64)),
         Init::Npy(path) => {
-            let a = npy::read(path).map_err(Unusable::Npy)?;
+            let buffer = buffer.to_string();
+            let a = npy::read(path).map_err(|source| InputError::Npy {
+                buffer: buffer.clone(),
+                source,
+            })?;
             if a.data.len() != len || a.data.dtype != dtype {
-                return Err(Unusable::Changed(path.clone()));
+                let path = path.clone();
+                return Err(InputError::Changed { buffer, path });
             }
             a.data
         }
@@ -128,7 +109,7 @@ fn fill(
             store(dtype, (0..len).map(|_| v))
         }
         Init::Sorted(inner) => {
-            let data = fill(inner, dtype, len, stream)?;
+            let data = fill(inner, buffer, dtype, len, stream)?;
             let mut values: Vec<f64> = (0..data.len()).map(|i| data.get(i)).collect();
             values.sort_by(f64::total_cmp);
             store(dtype, values)
@@ -166,17 +147,22 @@ pub fn specials(dtype: crate::dtype::DType, nan: bool) -> Vec<f64> {
 
 /// `len` values of the counter-based `value(i)`, computed in parallel.
 fn counted(dtype: crate::dtype::DType, len: usize, value: impl Fn(u64) -> f64 + Sync) -> HostData {
-    let chunks: Vec<HostData> = (0..len.div_ceil(CHUNK))
-        .into_par_iter()
-        .map(|c| {
-            let range = c * CHUNK..(c * CHUNK + CHUNK).min(len);
-            store(dtype, range.map(|i| value(i as u64)))
-        })
-        .collect();
-    concat(dtype, chunks)
+    chunked(dtype, len, |range| {
+        store(dtype, range.map(|i| value(i as u64)))
+    })
 }
 
-fn concat(dtype: crate::dtype::DType, chunks: Vec<HostData>) -> HostData {
+/// `len` values made `CHUNK` at a time in parallel by `make` (given each chunk's indices),
+/// joined in order.
+fn chunked(
+    dtype: crate::dtype::DType,
+    len: usize,
+    make: impl Fn(std::ops::Range<usize>) -> HostData + Sync,
+) -> HostData {
+    let chunks: Vec<HostData> = (0..len.div_ceil(CHUNK))
+        .into_par_iter()
+        .map(|c| make(c * CHUNK..(c * CHUNK + CHUNK).min(len)))
+        .collect();
     let mut bytes = Vec::with_capacity(chunks.iter().map(|c| c.bytes.len()).sum());
     for c in chunks {
         bytes.extend_from_slice(&c.bytes);

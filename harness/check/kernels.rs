@@ -298,12 +298,15 @@ impl Kernels {
         n: usize,
         tol: Tolerance,
     ) -> Result<Found, DeviceError> {
-        let bytes = blocks_for(n) * PARTIAL_BYTES;
-        let queue = |at| {
-            self.queue_compare(gpu, pair, (dtype, n, tol), at)
-                .map(|_| ())
+        let (actual, expected) = pair;
+        let c = Comparison {
+            actual,
+            expected,
+            dtype,
+            n,
+            tol,
         };
-        self.with_partials(gpu, bytes, queue, merge)
+        Ok(self.compare_all(gpu, &[c])?[0])
     }
 
     /// Whether each buffer `i` of `actual` matches `expected[i]` by `rule(i)` (its type and
@@ -343,8 +346,7 @@ impl Kernels {
         let queue = |partials: u64| {
             let mut at = 0;
             for (c, b) in items.iter().zip(&blocks) {
-                let address = partials + (at * PARTIAL_BYTES) as u64;
-                self.queue_compare(gpu, (c.actual, c.expected), (c.dtype, c.n, c.tol), address)?;
+                self.queue_compare(gpu, c, partials + (at * PARTIAL_BYTES) as u64)?;
                 at += b;
             }
             Ok(())
@@ -361,28 +363,15 @@ impl Kernels {
         self.with_partials(gpu, total * PARTIAL_BYTES, queue, read)
     }
 
-    /// Queues one `kernelgate_compare` writing its partials at device address `partials`;
-    /// returns its blocks.
-    fn queue_compare(
-        &self,
-        gpu: &Gpu,
-        (actual, expected): (&DeviceBuffer, &DeviceBuffer),
-        (dtype, n, tol): (DType, usize, Tolerance),
-        partials: u64,
-    ) -> Result<usize, DeviceError> {
-        let blocks = blocks_for(n);
-        let dims = LaunchDims {
-            grid: [blocks as u32, 1, 1],
-            block: [256, 1, 1],
-            shared: 0,
-        };
-        let (len, code) = ((n as u64).to_le_bytes(), code(dtype).to_le_bytes());
-        let (rtol, atol) = (tol.rtol.to_le_bytes(), tol.atol.to_le_bytes());
-        let allow_nan = (tol.allow_nan as i32).to_le_bytes();
+    /// Queues one `kernelgate_compare` writing its partials at device address `partials`.
+    fn queue_compare(&self, gpu: &Gpu, c: &Comparison, partials: u64) -> Result<(), DeviceError> {
+        let (len, code) = ((c.n as u64).to_le_bytes(), code(c.dtype).to_le_bytes());
+        let (rtol, atol) = (c.tol.rtol.to_le_bytes(), c.tol.atol.to_le_bytes());
+        let allow_nan = (c.tol.allow_nan as i32).to_le_bytes();
         let partials = partials.to_le_bytes();
         let args = [
-            KernelArg::Buffer(actual),
-            KernelArg::Buffer(expected),
+            KernelArg::Buffer(c.actual),
+            KernelArg::Buffer(c.expected),
             KernelArg::Scalar(&len),
             KernelArg::Scalar(&code),
             KernelArg::Scalar(&rtol),
@@ -390,14 +379,22 @@ impl Kernels {
             KernelArg::Scalar(&allow_nan),
             KernelArg::Scalar(&partials),
         ];
-        gpu.launch(&self.compare, dims, &args)?;
-        Ok(blocks)
+        gpu.launch(&self.compare, in_blocks(blocks_for(c.n)), &args)
     }
 }
 
 /// Blocks of a comparison (and of the vacuous-tolerance test's kernels) of `n` elements.
 pub(super) fn blocks_for(n: usize) -> usize {
     n.div_ceil(256).clamp(1, COMPARE_BLOCKS)
+}
+
+/// A launch of `blocks` blocks of 256 threads in a row, without shared memory.
+pub(super) fn in_blocks(blocks: usize) -> LaunchDims {
+    LaunchDims {
+        grid: [blocks as u32, 1, 1],
+        block: [256, 1, 1],
+        shared: 0,
+    }
 }
 
 /// One comparison for `Kernels::compare_all`.

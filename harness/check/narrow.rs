@@ -43,19 +43,17 @@ fn pow2(k: i64) -> f64 {
 
 /// `values` as `dtype`, through `narrow` for `f16`/`bf16` and `HostData::from_f64` otherwise.
 pub fn store(dtype: DType, values: impl IntoIterator<Item = f64>) -> HostData {
-    let bits = |v: f64| match dtype {
-        DType::F16 => narrow(v, 10, 15),
-        _ => narrow(v, 7, 127),
+    let (mbits, bias) = match dtype {
+        DType::F16 => (10, 15),
+        DType::Bf16 => (7, 127),
+        _ => return HostData::from_f64(dtype, values),
     };
-    match dtype {
-        DType::F16 | DType::Bf16 => HostData {
-            dtype,
-            bytes: values
-                .into_iter()
-                .flat_map(|v| bits(v).to_le_bytes())
-                .collect(),
-        },
-        _ => HostData::from_f64(dtype, values),
+    let bytes = values
+        .into_iter()
+        .flat_map(|v| narrow(v, mbits, bias).to_le_bytes());
+    HostData {
+        dtype,
+        bytes: bytes.collect(),
     }
 }
 

@@ -81,14 +81,7 @@ fn start_rule(suite: &Suite, i: usize) -> Option<(DType, Tolerance)> {
     }
     Some(match suite.check.tolerances.get(&i) {
         Some(&tol) if b.dtype.is_float() => (b.dtype, tol),
-        _ => (
-            DType::U8,
-            Tolerance {
-                rtol: 0.0,
-                atol: 0.0,
-                allow_nan: false,
-            },
-        ),
+        _ => (DType::U8, super::compare::EXACT),
     })
 }
 

@@ -56,13 +56,11 @@ impl ReferenceOutputs {
         }
         let mut out = Vec::new();
         for (i, d) in self.device.iter().flatten().enumerate() {
-            out.push(match d {
-                Some(b) => Some(HostData {
-                    dtype: self.dtypes[i],
-                    bytes: gpu.download(b)?,
-                }),
-                None => None,
-            });
+            let bytes = d.as_ref().map(|b| gpu.download(b)).transpose()?;
+            out.push(bytes.map(|bytes| HostData {
+                dtype: self.dtypes[i],
+                bytes,
+            }));
         }
         Ok(self.host.get_or_init(|| out))
     }

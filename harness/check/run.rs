@@ -112,17 +112,12 @@ pub(super) fn download_outputs(
     suite: &Suite,
     bufs: &[DeviceBuffer],
 ) -> Result<Vec<Option<HostData>>, Failure> {
-    let mut outputs = Vec::new();
-    for (i, b) in suite.buffers.iter().enumerate() {
-        if b.role == Role::Input {
-            outputs.push(None);
-            continue;
-        }
-        let bytes = gpu.download(&bufs[i])?;
-        outputs.push(Some(HostData {
+    let download = |(i, b): (usize, &crate::suite::Buffer)| {
+        let bytes = (b.role != Role::Input).then(|| gpu.download(&bufs[i]));
+        Ok(bytes.transpose()?.map(|bytes| HostData {
             dtype: b.dtype,
             bytes,
-        }));
-    }
-    Ok(outputs)
+        }))
+    };
+    suite.buffers.iter().enumerate().map(download).collect()
 }

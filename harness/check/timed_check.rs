@@ -98,11 +98,6 @@ impl Copies {
                 None => expected[set].device()?[i].as_ref(),
             }
         };
-        let exact = crate::suite::Tolerance {
-            rtol: 0.0,
-            atol: 0.0,
-            allow_nan: false,
-        };
         // Every comparison queued at once, read back with one wait.
         let mut items = Vec::new();
         let mut owner = Vec::new();
@@ -113,7 +108,7 @@ impl Copies {
                 };
                 let (dtype, n, tol) = if b.role == Role::Input {
                     // Byte for byte, as the host compares them.
-                    (crate::dtype::DType::U8, w.bytes, exact)
+                    (crate::dtype::DType::U8, w.bytes, super::compare::EXACT)
                 } else {
                     let n = w.bytes / b.dtype.size();
                     (b.dtype, n, suite.check.tolerances[&i])
@@ -148,56 +143,54 @@ impl Copies {
         gpu.synchronize()?;
         let name = &suite.kernels[k].name;
         let wrong = "the timed launches computed something else than the checked ones";
-        {
-            let set = c % self.sets();
-            let at = format!(
-                "input copy {} of {used}, inputs from seed {}",
-                c + 1,
-                seeds[set]
-            );
-            let mut actual = Vec::new();
-            for (i, b) in suite.buffers.iter().enumerate() {
-                let now = HostData {
-                    dtype: b.dtype,
-                    bytes: gpu.download(&self.copies[c][i])?,
-                };
-                if b.role == Role::Input {
-                    let before = self.sets[set].host(suite)?[i]
-                        .as_ref()
-                        .expect("inputs are initialized");
-                    if now.bytes != before.bytes {
-                        return Err(Failure::Wrong(format!(
-                            "{wrong}: kernel `{name}` changed input `{}` while it was timed ({at})",
-                            b.name
-                        )));
-                    }
-                    actual.push(None);
-                } else {
-                    actual.push(Some(now));
-                }
-            }
-            let expected = expected[set].host(gpu)?;
-            for (i, b) in suite.buffers.iter().enumerate() {
-                let (Some(now), Some(want)) = (&actual[i], &expected[i]) else {
-                    continue;
-                };
-                if let Err(m) = compare(now, want, suite.check.tolerances[&i]) {
-                    let dumped = super::dump::note(
-                        suite,
-                        &super::dump::Failing {
-                            kernel: k,
-                            case,
-                            seed: seeds[set],
-                            inputs: self.sets[set].host(suite)?,
-                            expected,
-                            actual: &actual,
-                        },
-                    );
+        let set = c % self.sets();
+        let at = format!(
+            "input copy {} of {used}, inputs from seed {}",
+            c + 1,
+            seeds[set]
+        );
+        let mut actual = Vec::new();
+        for (i, b) in suite.buffers.iter().enumerate() {
+            let now = HostData {
+                dtype: b.dtype,
+                bytes: gpu.download(&self.copies[c][i])?,
+            };
+            if b.role == Role::Input {
+                let before = self.sets[set].host(suite)?[i]
+                    .as_ref()
+                    .expect("inputs are initialized");
+                if now.bytes != before.bytes {
                     return Err(Failure::Wrong(format!(
-                        "{wrong}: output `{}` of `{name}` after timing differs from the reference ({at}): {m} (a kernel must do its full work on every launch; outputs are poisoned before each timed launch as before each checked one){dumped}",
+                        "{wrong}: kernel `{name}` changed input `{}` while it was timed ({at})",
                         b.name
                     )));
                 }
+                actual.push(None);
+            } else {
+                actual.push(Some(now));
+            }
+        }
+        let expected = expected[set].host(gpu)?;
+        for (i, b) in suite.buffers.iter().enumerate() {
+            let (Some(now), Some(want)) = (&actual[i], &expected[i]) else {
+                continue;
+            };
+            if let Err(m) = compare(now, want, suite.check.tolerances[&i]) {
+                let dumped = super::dump::note(
+                    suite,
+                    &super::dump::Failing {
+                        kernel: k,
+                        case,
+                        seed: seeds[set],
+                        inputs: self.sets[set].host(suite)?,
+                        expected,
+                        actual: &actual,
+                    },
+                );
+                return Err(Failure::Wrong(format!(
+                    "{wrong}: output `{}` of `{name}` after timing differs from the reference ({at}): {m} (a kernel must do its full work on every launch; outputs are poisoned before each timed launch as before each checked one){dumped}",
+                    b.name
+                )));
             }
         }
         Ok(())

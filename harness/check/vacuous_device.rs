@@ -7,9 +7,9 @@
 //! from it). The candidates and the rule are `check::vacuous`'s own ([`candidates`]); the
 //! kernels' source is `check::vacuous_kernels`.
 
-use super::kernels::{blocks_for, code, Kernels};
+use super::kernels::{blocks_for, code, in_blocks, Kernels};
 use super::vacuous::{candidates, mean_of, Vacuous};
-use crate::device::{DeviceBuffer, DeviceError, Gpu, KernelArg, LaunchDims};
+use crate::device::{DeviceBuffer, DeviceError, Gpu, KernelArg};
 use crate::dtype::DType;
 use crate::suite::Tolerance;
 
@@ -69,11 +69,7 @@ pub fn vacuous_on_device(
         return Ok(None);
     }
     let blocks = blocks_for(n);
-    let dims = LaunchDims {
-        grid: [blocks as u32, 1, 1],
-        block: [256, 1, 1],
-        shared: 0,
-    };
+    let dims = in_blocks(blocks);
     let len = (n as u64).to_le_bytes();
     let dtype_code = code(dtype).to_le_bytes();
     let launch_stats = |at: u64| {
