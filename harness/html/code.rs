@@ -113,8 +113,9 @@ fn entry_html(e: &EntryDiff, several: bool) -> String {
         SassText::Ptx => {
             "<p class=\"note\">PTX: its SASS comes from the driver, on a GPU.</p>".into()
         }
-        SassText::Unavailable { why } => format!("<p class=\"note\">No SASS: {}</p>", esc(why)),
-        SassText::Failed { error } => format!("<p class=\"note\">No SASS: {}</p>", esc(error)),
+        SassText::Unavailable { why } | SassText::Failed { error: why } => {
+            format!("<p class=\"note\">No SASS: {}</p>", esc(why))
+        }
     });
     out
 }

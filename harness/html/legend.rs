@@ -58,14 +58,11 @@ pub(super) fn corner(
             })
             .count()
     };
-    let mut best = (SeriesLabelPosition::UpperLeft, usize::MAX);
-    for (corner, right, upper) in corners {
-        let n = covered(right, upper);
-        if n < best.1 {
-            best = (corner, n);
-        }
-    }
-    best.0
+    // The first of the corners that cover the fewest.
+    let best = corners
+        .into_iter()
+        .min_by_key(|&(_, right, upper)| covered(right, upper));
+    best.map_or(SeriesLabelPosition::UpperLeft, |c| c.0)
 }
 
 #[cfg(test)]

@@ -24,6 +24,7 @@ pub mod trial;
 mod view;
 
 use crate::report::results::Results;
+use crate::report::{bytes, rate};
 use page::{esc, table};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -67,26 +68,19 @@ fn device(results: &Results) -> String {
             "memory",
             format!(
                 "{} on a {}-bit bus",
-                crate::report::bytes(d.total_memory as u64),
+                bytes(d.total_memory as u64),
                 d.bus_width_bits
             ),
         );
-        row("L2", crate::report::bytes(d.l2_bytes.max(0) as u64));
-        row(
-            "peak bandwidth",
-            crate::report::rate(d.peak_bandwidth(), "B/s"),
-        );
-        row(
-            "peak FP32",
-            crate::report::rate(d.peak_fp32_flops(), "FLOP/s"),
-        );
+        row("L2", bytes(d.l2_bytes.max(0) as u64));
+        row("peak bandwidth", rate(d.peak_bandwidth(), "B/s"));
+        row("peak FP32", rate(d.peak_fp32_flops(), "FLOP/s"));
         row(
             "driver",
             format!(
-                "{} (CUDA {}.{})",
+                "{} (CUDA {})",
                 d.driver_release,
-                d.driver_version / 1000,
-                d.driver_version % 1000 / 10
+                crate::sass::driver_version(d.driver_version)
             ),
         );
     }
@@ -101,12 +95,7 @@ fn device(results: &Results) -> String {
 
 /// The report of one run.
 pub fn render(results: &Results) -> String {
-    let mut suites: Vec<&str> = Vec::new();
-    for t in &results.trials {
-        if !suites.contains(&t.suite.as_str()) {
-            suites.push(&t.suite);
-        }
-    }
+    let suites = page::first_seen(results.trials.iter().map(|t| t.suite.as_str()));
     let device_name = results
         .device
         .as_ref()

@@ -67,17 +67,19 @@ pub fn esc(text: &str) -> String {
 /// An element id for a name (`saxpy::vec4::n=4096` → `t-saxpy--vec4--n-4096`): letters,
 /// digits, `-` and `_` only, so it is a valid fragment.
 pub fn anchor(prefix: &str, name: &str) -> String {
-    let body: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect();
+    let body = name.replace(|c: char| !c.is_ascii_alphanumeric() && c != '_', "-");
     format!("{prefix}-{body}")
+}
+
+/// The distinct items of `items`, in the order they first appear.
+pub fn first_seen<T: PartialEq>(items: impl IntoIterator<Item = T>) -> Vec<T> {
+    let mut out = Vec::new();
+    for x in items {
+        if !out.contains(&x) {
+            out.push(x);
+        }
+    }
+    out
 }
 
 /// A verdict-like state as a coloured badge; `state` is also the CSS class (spaces → `-`).

@@ -281,29 +281,19 @@ pub fn chart(r: Result<String, PlotError>) -> String {
 /// colour (dashed for a dashed series) and its name, once per name (a trend broken into
 /// parts is one series to the reader).
 pub fn legend(series: &[Series]) -> String {
-    let mut out = String::from(r#"<div class="legend">"#);
-    let mut shown: Vec<&str> = Vec::new();
-    for s in series {
-        if shown.contains(&s.name.as_str()) {
-            continue;
-        }
-        shown.push(&s.name);
-        out.push_str(&format!(
-            r#"<span>{}{}</span>"#,
-            styled_swatch(s.color, s.dashed),
-            crate::html::page::esc(&s.name)
-        ));
-    }
-    out.push_str("</div>");
-    out
+    let names = super::page::first_seen(series.iter().map(|s| s.name.as_str()));
+    let entries: String = (names.iter())
+        .filter_map(|name| series.iter().find(|s| s.name == *name))
+        .map(|s| {
+            let swatch = styled_swatch(s.color, s.dashed);
+            format!(r#"<span>{swatch}{}</span>"#, super::page::esc(&s.name))
+        })
+        .collect();
+    format!(r#"<div class="legend">{entries}</div>"#)
 }
 
-/// A colour swatch for HTML (a legend entry, a table row), with the colour in `data-color`.
-pub fn swatch(i: usize) -> String {
-    styled_swatch(i, false)
-}
-
-/// A swatch solid or dashed (`data-dashed`), as its series is drawn.
+/// A colour swatch for HTML (a legend entry, a table row), with the colour in `data-color`,
+/// solid or dashed (`data-dashed`), as its series is drawn.
 pub fn styled_swatch(i: usize, dashed: bool) -> String {
     let (r, g, b) = color(i);
     match dashed {

@@ -4,7 +4,7 @@
 //! and clocks of every kernel against the baseline or base (`resources`).
 
 use super::axes::Unit;
-use super::page::{anchor, badge, esc, num, table};
+use super::page::{anchor, badge, esc, first_seen, num, table};
 use super::plots::{self, chart, Series, YAxis};
 use super::trial::{kernel_and_case, sizes, sweep_axis, State};
 use super::view::View;
@@ -15,14 +15,8 @@ use crate::report::{achieved, duration, rate, PEAKS};
 /// The suite's kernels in the order they first appear: a kernel's colour is its place here,
 /// in every chart of the suite.
 pub(super) fn kernels<'a>(trials: &[&'a TrialRecord]) -> Vec<&'a str> {
-    let mut out: Vec<&str> = Vec::new();
-    for t in trials.iter().filter(|t| t.compiled.is_none()) {
-        let (kernel, _) = kernel_and_case(t);
-        if !out.contains(&kernel) {
-            out.push(kernel);
-        }
-    }
-    out
+    let measured = trials.iter().filter(|t| t.compiled.is_none());
+    first_seen(measured.map(|t| kernel_and_case(t).0))
 }
 
 /// A chart in a figure that names its series and their colours (`data-series`) and says in
@@ -40,12 +34,10 @@ fn figure(svg: String, series: &[Series], caption: &str) -> String {
 
 /// A percentage with the digits its size needs: `73%`, `1.4%`, `0.04%` (table cells).
 fn percent_axis(v: f64) -> String {
-    let digits = if v.abs() >= 10.0 || v == 0.0 {
-        0
-    } else if v.abs() >= 1.0 {
-        1
-    } else {
-        2
+    let digits = match v.abs() {
+        a if a >= 10.0 || a == 0.0 => 0,
+        a if a >= 1.0 => 1,
+        _ => 2,
     };
     format!("{v:.digits$}%")
 }
@@ -211,7 +203,7 @@ fn trials_table(view: &View, trials: &[&TrialRecord]) -> String {
                 match kernels.iter().position(|k| *k == kernel) {
                     Some(i) => format!(
                         "<span class=\"kernel\">{}{}</span>",
-                        plots::swatch(i),
+                        plots::styled_swatch(i, false),
                         esc(kernel)
                     ),
                     None => esc(kernel),

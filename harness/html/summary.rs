@@ -137,15 +137,10 @@ fn group_commands(g: &Group) -> Vec<(String, String)> {
 /// The summary section.
 pub fn summary(view: &View) -> String {
     let results = view.results;
-    let states: Vec<State> = results.trials.iter().map(State::of).collect();
-    let mut counts: Vec<(State, usize)> = Vec::new();
-    for s in &states {
-        match counts.iter_mut().find(|(x, _)| x == s) {
-            Some((_, n)) => *n += 1,
-            None => counts.push((*s, 1)),
-        }
+    let mut counts = std::collections::BTreeMap::<State, usize>::new();
+    for t in &results.trials {
+        *counts.entry(State::of(t)).or_default() += 1;
     }
-    counts.sort();
     let mut out = String::from("<section id=\"summary\">\n<h2>Summary</h2>\n<p class=\"counts\">");
     for (s, n) in &counts {
         out.push_str(&format!("<span>{} {n}</span>", badge(s.word())));
