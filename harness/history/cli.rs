@@ -124,11 +124,8 @@ fn run(a: &HistoryArgs) -> Result<u8, HistoryError> {
     history.validate()?;
     let mut runs = history.runs()?;
     let ordered = super::order::order(&mut runs, &super::order::first_parent());
-    let found = trends(
-        &runs,
-        &history.points(a.filter.as_deref().unwrap_or_default())?,
-        &Options::default(),
-    );
+    let points = history.points(a.filter.as_deref().unwrap_or_default())?;
+    let found = trends(&runs, &points, &Options::default());
     let switches = regime_switches(&found);
     if let (Some(first), Some(last)) = (runs.first(), runs.last()) {
         println!(
@@ -148,10 +145,8 @@ fn run(a: &HistoryArgs) -> Result<u8, HistoryError> {
         println!("{}", switch_line(&runs, s));
     }
     let html = a.html.clone().unwrap_or_else(|| db.with_extension("html"));
-    crate::baseline::write_atomically(
-        &html,
-        super::trend::page(&runs, &found, &switches, ordered).as_bytes(),
-    )?;
+    let page = super::trend::page(&runs, &found, &switches, ordered);
+    crate::baseline::write_atomically(&html, page.as_bytes())?;
     println!("kernelgate: wrote the trend page {}", html.display());
     Ok(0)
 }

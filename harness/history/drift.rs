@@ -203,21 +203,12 @@ impl Trend {
 
     /// The segment `[start, end)` of points holding point `i`.
     fn segment(&self, i: usize) -> (usize, usize) {
-        let start = self
-            .change_points
-            .iter()
-            .map(|c| c.index)
-            .filter(|&c| c <= i)
-            .max()
-            .unwrap_or(0);
-        let end = self
-            .change_points
-            .iter()
-            .map(|c| c.index)
-            .filter(|&c| c > i)
-            .min()
-            .unwrap_or(self.points.len());
-        (start, end)
+        let at = || self.change_points.iter().map(|c| c.index);
+        let start = at().filter(|&c| c <= i).max().unwrap_or(0);
+        (
+            start,
+            at().filter(|&c| c > i).min().unwrap_or(self.points.len()),
+        )
     }
 
     /// The factor by which the level changed at change point `c`: the new segment's level over

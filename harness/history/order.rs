@@ -13,12 +13,8 @@ pub fn first_parent() -> Vec<String> {
         .output();
     match out {
         Ok(o) if o.status.success() => {
-            let mut commits: Vec<String> = String::from_utf8_lossy(&o.stdout)
-                .lines()
-                .map(str::to_string)
-                .collect();
-            commits.reverse();
-            commits
+            let text = String::from_utf8_lossy(&o.stdout);
+            text.lines().rev().map(str::to_string).collect()
         }
         _ => Vec::new(),
     }

@@ -126,10 +126,7 @@ pub struct History {
 impl History {
     /// Opens (creating when absent) and migrates the history at `path`.
     pub fn open(path: &Path) -> Result<History, HistoryError> {
-        let sql = |source| HistoryError::Sqlite {
-            path: path.to_path_buf(),
-            source,
-        };
+        let sql = sqlite(path);
         let mut conn = Connection::open(path).map_err(sql)?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(sql)?;
         // Switching a new file to WAL takes an exclusive lock, and SQLite answers BUSY at once
@@ -152,16 +149,8 @@ impl History {
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(sql)?;
         let found = schema_version(&tx, path)?;
-        if found == 0 {
-            // A new history has no tables; an SQLite file that has some is someone else's.
-            let tables = tables(&tx).map_err(sql)?;
-            if !tables.is_empty() {
-                return Err(HistoryError::Invalid {
-                    path: path.to_path_buf(),
-                    problem: format!("it is an SQLite file of something else (tables {}), not a kernelgate history: nothing was written to it", tables.join(", ")),
-                });
-            }
-        }
+        // A new history has no tables; an SQLite file that has some is someone else's.
+        not_foreign(&tx, path, found, ": nothing was written to it")?;
         for (v, migration) in MIGRATIONS.iter().enumerate().skip(found as usize) {
             tx.execute_batch(migration).map_err(sql)?;
             tx.pragma_update(None, "user_version", v as u32 + 1)
@@ -175,10 +164,7 @@ impl History {
     }
 
     pub(super) fn sql(&self) -> impl Fn(rusqlite::Error) -> HistoryError + '_ {
-        |source| HistoryError::Sqlite {
-            path: self.path.clone(),
-            source,
-        }
+        sqlite(&self.path)
     }
 
     /// The run already stored that `results` is (the same results digest, or for runs stored
@@ -195,10 +181,7 @@ impl History {
     /// already stored ([`History::stored`]) is refused, naming it.
     pub fn append(&mut self, results: &Results, info: &RunInfo) -> Result<i64, HistoryError> {
         let path = self.path.clone();
-        let sql = |source| HistoryError::Sqlite {
-            path: path.clone(),
-            source,
-        };
+        let sql = sqlite(&path);
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -321,8 +304,6 @@ impl History {
     }
 }
 
-/// The schema version of the history at `path`: an error when it is newer than this kernelgate
-/// knows.
 /// The tables of the database `conn`, by name.
 pub(super) fn tables(conn: &Connection) -> rusqlite::Result<Vec<String>> {
     let mut stmt =
@@ -331,13 +312,41 @@ pub(super) fn tables(conn: &Connection) -> rusqlite::Result<Vec<String>> {
     names.collect()
 }
 
+/// What SQLite's errors on the history at `path` are.
+fn sqlite(path: &Path) -> impl Fn(rusqlite::Error) -> HistoryError + Copy + '_ {
+    |source| HistoryError::Sqlite {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// An error where the SQLite file at `path` (schema version `found`) has tables while no
+/// kernelgate schema: it is someone else's (`after`: what the message adds).
+fn not_foreign(
+    conn: &Connection,
+    path: &Path,
+    found: u32,
+    after: &str,
+) -> Result<(), HistoryError> {
+    let other = tables(conn).map_err(sqlite(path))?;
+    if found == 0 && !other.is_empty() {
+        return Err(HistoryError::Invalid {
+            path: path.to_path_buf(),
+            problem: format!(
+                "it is an SQLite file of something else (tables {}), not a kernelgate history{after}",
+                other.join(", ")
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// The schema version of the history at `path`: an error when it is newer than this kernelgate
+/// knows.
 fn schema_version(conn: &Connection, path: &Path) -> Result<u32, HistoryError> {
     let found: u32 = conn
         .pragma_query_value(None, "user_version", |r| r.get(0))
-        .map_err(|source| HistoryError::Sqlite {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        .map_err(sqlite(path))?;
     if found > SCHEMA_VERSION {
         return Err(HistoryError::NewerSchema {
             path: path.to_path_buf(),
@@ -376,10 +385,7 @@ fn device_of(results: &Results) -> String {
 fn digest(results: &Results) -> String {
     use sha2::{Digest, Sha256};
     let bytes = serde_json::to_vec(results).unwrap_or_default();
-    Sha256::digest(&bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    crate::sass::identity::hex(&Sha256::digest(&bytes))
 }
 
 /// A stored JSON list of numbers (`null`, absent or not a list: none).
@@ -397,23 +403,10 @@ impl History {
     /// Opens an existing history to read it, without creating or migrating anything
     /// (`kernelgate lint FILE`); its schema must be one this kernelgate knows.
     pub fn open_read_only(path: &Path) -> Result<History, HistoryError> {
-        let sql = |source| HistoryError::Sqlite {
-            path: path.to_path_buf(),
-            source,
-        };
         let conn = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-            .map_err(sql)?;
+            .map_err(sqlite(path))?;
         let found = schema_version(&conn, path)?;
-        let other = tables(&conn).map_err(sql)?;
-        if found == 0 && !other.is_empty() {
-            return Err(HistoryError::Invalid {
-                path: path.to_path_buf(),
-                problem: format!(
-                    "it is an SQLite file of something else (tables {}), not a kernelgate history",
-                    other.join(", ")
-                ),
-            });
-        }
+        not_foreign(&conn, path, found, "")?;
         if found < SCHEMA_VERSION {
             return Err(HistoryError::Invalid {
                 path: path.to_path_buf(),

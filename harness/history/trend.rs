@@ -10,7 +10,7 @@ use super::order::Ordered;
 use super::store::Run;
 use crate::gate::percent;
 use crate::html::axes::Unit;
-use crate::html::page::{anchor, esc, num, table};
+use crate::html::page::{anchor, esc, first_seen, num, table};
 use crate::html::plots::{self, Marks, Series, YAxis};
 
 /// A run on an axis or in a table: its short commit, or its date when the commit is unknown.
@@ -21,12 +21,7 @@ fn label(r: &Run) -> String {
 /// A trial's colour on its suite's chart: its place among the suite's trials (its regimes
 /// share it).
 fn color(members: &[&Trend], t: &Trend) -> usize {
-    let mut names: Vec<&str> = Vec::new();
-    for m in members {
-        if !names.contains(&m.name.as_str()) {
-            names.push(&m.name);
-        }
-    }
+    let names = first_seen(members.iter().map(|m| m.name.as_str()));
     names.iter().position(|n| *n == t.name).unwrap_or(0)
 }
 
@@ -132,12 +127,7 @@ fn chart(
 /// The page.
 pub fn page(runs: &[Run], trends: &[Trend], switches: &[RegimeSwitch], ordered: Ordered) -> String {
     let labels: Vec<String> = runs.iter().map(label).collect();
-    let mut suites: Vec<(&str, &str)> = Vec::new();
-    for t in trends {
-        if !suites.contains(&(t.suite.as_str(), t.device.as_str())) {
-            suites.push((&t.suite, &t.device));
-        }
-    }
+    let suites = first_seen(trends.iter().map(|t| (t.suite.as_str(), t.device.as_str())));
     let first = runs.first().map(label).unwrap_or_default();
     let last = runs.last().map(label).unwrap_or_default();
     let mut times: Vec<&str> = runs.iter().map(|r| r.info.when()).collect();
@@ -162,21 +152,15 @@ pub fn page(runs: &[Run], trends: &[Trend], switches: &[RegimeSwitch], ordered: 
             .iter()
             .filter(|t| t.suite == suite && t.device == device)
             .collect();
-        let runs_of_suite = {
-            let mut r: Vec<usize> = members
-                .iter()
-                .flat_map(|t| {
-                    t.points
-                        .iter()
-                        .map(|p| p.run)
-                        .chain(t.failures.iter().copied())
-                })
-                .collect();
-            r.sort_unstable();
-            r.dedup();
-            r.len()
-        };
-        let figure = if runs_of_suite < 2 {
+        let runs_of_suite: std::collections::BTreeSet<usize> = (members.iter())
+            .flat_map(|t| {
+                t.points
+                    .iter()
+                    .map(|p| p.run)
+                    .chain(t.failures.iter().copied())
+            })
+            .collect();
+        let figure = if runs_of_suite.len() < 2 {
             "<p class=\"note one-run\">One run so far: a trend needs two.</p>".to_string()
         } else {
             format!(
@@ -323,21 +307,18 @@ fn runs_table(runs: &[Run], trends: &[Trend]) -> String {
             ]
         })
         .collect();
+    let header = [
+        "commit",
+        "started",
+        "branch",
+        "dirty",
+        "mode",
+        "failed trials",
+        "GPU",
+    ];
     format!(
         "<section id=\"runs\"><h2>Runs</h2>\n{}</section>\n",
-        table(
-            "runs",
-            &[
-                "commit",
-                "started",
-                "branch",
-                "dirty",
-                "mode",
-                "failed trials",
-                "GPU"
-            ],
-            &rows
-        )
+        table("runs", &header, &rows)
     )
 }
 

@@ -118,17 +118,14 @@ fn check_trial_row(p: &mut crate::problems::Problems, at: &str, r: &rusqlite::Ro
         Ok(ValueRef::Integer(v)) => Ok(Some(v as f64)),
         _ => Err(()),
     };
-    for (i, name) in [(4, "median"), (5, "low"), (6, "high")] {
+    for (i, name) in [(4, "median"), (5, "low"), (6, "high"), (7, "max_slowdown")] {
+        let place = format!("{at}, column {name}");
         match number(i) {
-            Ok(Some(v)) => p.seconds(format!("{at}, column {name}"), v),
+            Ok(Some(v)) if name == "max_slowdown" => p.within(place, v, (0.0, 100.0)),
+            Ok(Some(v)) => p.seconds(place, v),
             Ok(None) => {}
-            Err(()) => p.add(format!("{at}, column {name}"), "is not a number"),
+            Err(()) => p.add(place, "is not a number"),
         }
-    }
-    match number(7) {
-        Ok(Some(v)) => p.within(format!("{at}, column max_slowdown"), v, (0.0, 100.0)),
-        Ok(None) => {}
-        Err(()) => p.add(format!("{at}, column max_slowdown"), "is not a number"),
     }
     let samples = match r.get_ref(8) {
         Ok(ValueRef::Text(t)) => serde_json::from_slice::<Option<Vec<f64>>>(t).ok(),
