@@ -34,11 +34,7 @@ impl Fingerprint {
             sm_count: info.sm_count,
             memory_gib: ((info.total_memory as f64) / (1u64 << 30) as f64).round() as u64,
             driver: info.driver_release.clone(),
-            cuda: format!(
-                "{}.{}",
-                info.driver_version / 1000,
-                (info.driver_version % 1000) / 10
-            ),
+            cuda: crate::sass::driver_version(info.driver_version),
         }
     }
 
@@ -52,11 +48,7 @@ impl Fingerprint {
                 name.push('-');
             }
         }
-        let clean = |s: &str| {
-            s.chars()
-                .filter(|c| c.is_ascii_alphanumeric() || *c == '.')
-                .collect::<String>()
-        };
+        let clean = |s: &str| s.replace(|c: char| !c.is_ascii_alphanumeric() && c != '.', "");
         format!(
             "{}-sm{}-{}sm-{}gib-drv{}-cuda{}",
             name.trim_matches('-'),

@@ -17,35 +17,16 @@ fn scalar(value: &Value) -> String {
 }
 
 fn write(value: &Value, indent: usize, out: &mut String) {
-    let pad = |n: usize| "  ".repeat(n);
     match value {
         Value::Object(map) if !map.is_empty() => {
-            out.push_str("{\n");
-            for (i, (k, v)) in map.iter().enumerate() {
-                out.push_str(&pad(indent + 1));
-                out.push_str(&scalar(&Value::String(k.clone())));
-                out.push_str(": ");
-                write(v, indent + 1, out);
-                if i + 1 < map.len() {
-                    out.push(',');
-                }
-                out.push('\n');
-            }
-            out.push_str(&pad(indent));
-            out.push('}');
+            let keyed = map
+                .iter()
+                .map(|(k, v)| (scalar(&Value::String(k.clone())) + ": ", v));
+            lines(out, indent, '{', '}', keyed.collect());
         }
         Value::Array(items) if items.iter().any(|v| v.is_object() || v.is_array()) => {
-            out.push_str("[\n");
-            for (i, v) in items.iter().enumerate() {
-                out.push_str(&pad(indent + 1));
-                write(v, indent + 1, out);
-                if i + 1 < items.len() {
-                    out.push(',');
-                }
-                out.push('\n');
-            }
-            out.push_str(&pad(indent));
-            out.push(']');
+            let plain = items.iter().map(|v| (String::new(), v));
+            lines(out, indent, '[', ']', plain.collect());
         }
         Value::Array(items) => {
             let parts: Vec<String> = items.iter().map(scalar).collect();
@@ -55,6 +36,25 @@ fn write(value: &Value, indent: usize, out: &mut String) {
         }
         other => out.push_str(&scalar(other)),
     }
+}
+
+/// An object or array (between `open` and `close`) one item a line, each its `prefix` (a key) and value,
+/// one indent deeper than `indent`.
+fn lines(out: &mut String, indent: usize, open: char, close: char, items: Vec<(String, &Value)>) {
+    let pad = |n: usize| "  ".repeat(n);
+    out.push(open);
+    out.push('\n');
+    for (i, (prefix, v)) in items.iter().enumerate() {
+        out.push_str(&pad(indent + 1));
+        out.push_str(prefix);
+        write(v, indent + 1, out);
+        if i + 1 < items.len() {
+            out.push(',');
+        }
+        out.push('\n');
+    }
+    out.push_str(&pad(indent));
+    out.push(close);
 }
 
 #[cfg(test)]
