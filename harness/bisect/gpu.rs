@@ -52,15 +52,12 @@ impl Probe for GpuProbe<'_, '_> {
             Err(why) => return Timed::Failed(why.to_string()),
         };
         if self.progress {
+            let good = &self.good.base.commit;
             eprintln!(
                 "kernelgate bisect: timing {} \"{}\" against good {}",
                 commit.short(),
                 commit.subject,
-                self.good
-                    .base
-                    .commit
-                    .get(..7)
-                    .unwrap_or(&self.good.base.commit)
+                good.get(..7).unwrap_or(good)
             );
         }
         let config = self.repo.config;
@@ -82,14 +79,11 @@ impl Probe for GpuProbe<'_, '_> {
             return Timed::Failed(format!("no trial `{}` at this commit", self.repo.trial));
         };
         let report = runner.run(&plan, &[i]);
-        match report
+        let record = report
             .results
             .trials
             .iter()
-            .find(|t| t.name == self.repo.trial)
-        {
-            Some(r) => timed(r),
-            None => Timed::Failed("the trial was not run".into()),
-        }
+            .find(|t| t.name == self.repo.trial);
+        record.map_or_else(|| Timed::Failed("the trial was not run".into()), timed)
     }
 }

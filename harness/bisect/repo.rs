@@ -9,7 +9,7 @@ use crate::code::{
     entry_sass, kernel_cubin, trial_code, CodeChange, CodeError, SuiteCode, TrialCode,
 };
 use crate::config::Config;
-use crate::paired::Base;
+use crate::paired::{self, Base};
 use crate::sass::change::{kernel_diff, KernelDiff, Side};
 use crate::sass::disasm::Disassembler;
 use crate::sass::listings::Listings;
@@ -80,20 +80,20 @@ impl<'c> Repo<'c> {
 
     /// `good` and the commits after it up to `bad` (first parents, oldest first), resolved.
     pub fn range(&self, good: &str, bad: &str) -> Result<(Commit, Vec<Commit>), BisectError> {
-        let (top, good_id, _) = crate::paired::resolve(good, &self.config.suites)?;
-        let (_, bad_id, _) = crate::paired::resolve(bad, &self.config.suites)?;
-        if !crate::paired::is_ancestor(&top, &good_id, &bad_id)? || good_id == bad_id {
+        let (top, good_id, _) = paired::resolve(good, &self.config.suites)?;
+        let (_, bad_id, _) = paired::resolve(bad, &self.config.suites)?;
+        if !paired::is_ancestor(&top, &good_id, &bad_id)? || good_id == bad_id {
             return Err(BisectError::NotAncestor {
                 good: good.to_string(),
                 bad: bad.to_string(),
             });
         }
-        let commits = crate::paired::first_parents(&top, &good_id, &bad_id)?
+        let commits = paired::first_parents(&top, &good_id, &bad_id)?
             .into_iter()
             .map(|(id, subject)| Commit { id, subject })
             .collect();
         let good = Commit {
-            subject: crate::paired::subject(&top, &good_id)?,
+            subject: paired::subject(&top, &good_id)?,
             id: good_id,
         };
         Ok((good, commits))
@@ -132,10 +132,10 @@ impl<'c> Repo<'c> {
 
     /// The first parent of `commit`.
     pub fn parent(&self, commit: &Commit) -> Option<Commit> {
-        let (top, _, _) = crate::paired::resolve(&commit.id, &self.config.suites).ok()?;
-        let id = crate::paired::parent(&top, &commit.id).ok()??;
+        let (top, _, _) = paired::resolve(&commit.id, &self.config.suites).ok()?;
+        let id = paired::parent(&top, &commit.id).ok()??;
         Some(Commit {
-            subject: crate::paired::subject(&top, &id).unwrap_or_default(),
+            subject: paired::subject(&top, &id).unwrap_or_default(),
             id,
         })
     }
@@ -153,7 +153,7 @@ impl<'c> Repo<'c> {
 
     fn load_now(&self, commit: &Commit) -> Result<Loaded, Broken> {
         let work: PathBuf = self.config.base_dir();
-        let base = crate::paired::load(&commit.id, &self.config.suites, &work, self.candidates)?;
+        let base = paired::load(&commit.id, &self.config.suites, &work, self.candidates)?;
         let at = crate::plan::plan(&base.suites)
             .into_iter()
             .find(|p| p.name == self.trial)
@@ -198,39 +198,32 @@ impl<'c> Repo<'c> {
             Err(e) => (None, Some(e.to_string())),
         };
         let mut listings = Listings::new(disassembler).kept_in(&self.config.cache);
-        let mut diffs = Vec::new();
-        let kernels = [new.at.2, ns.reference];
-        // The modules of each kernel whose code changed, both sides, disassembled at once.
-        let changed = kernels.iter().filter_map(|&k| {
-            let ok = os
-                .kernels
-                .iter()
-                .position(|x| x.name == ns.kernels[k].name)?;
-            let differs = !then.kernels.get(ok)?.same_code(now.kernels.get(k)?);
-            differs.then_some([
+        let mut kernels = vec![new.at.2];
+        if ns.reference != new.at.2 {
+            kernels.push(ns.reference);
+        }
+        // Each kernel whose code changed, as `(kernel here, kernel in the parent)`.
+        let changed: Vec<(usize, usize)> = (kernels.into_iter())
+            .filter_map(|k| {
+                let ok = (os.kernels.iter()).position(|x| x.name == ns.kernels[k].name)?;
+                let differs = !then.kernels.get(ok)?.same_code(now.kernels.get(k)?);
+                differs.then_some((k, ok))
+            })
+            .collect();
+        // Their modules, both sides, disassembled at once.
+        let cubins = changed.iter().flat_map(|&(k, ok)| {
+            [
                 kernel_cubin((os, ok), &then.compiled, &self.arch),
                 kernel_cubin((ns, k), &now.compiled, &self.arch),
-            ])
+            ]
         });
-        listings.prefetch(changed.flatten().flatten().collect::<Vec<_>>());
-        for (i, &k) in kernels.iter().enumerate() {
-            if i == 1 && k == new.at.2 {
-                continue;
-            }
-            let name = &ns.kernels[k].name;
-            let Some(ok) = os.kernels.iter().position(|x| &x.name == name) else {
-                continue;
-            };
-            let (Some(was), Some(is)) = (then.kernels.get(ok), now.kernels.get(k)) else {
-                continue;
-            };
-            if was.same_code(is) {
-                continue;
-            }
+        listings.prefetch(cubins.flatten().collect::<Vec<_>>());
+        let mut diffs = Vec::new();
+        for (k, ok) in changed {
             diffs.push(kernel_diff(
-                (&ns.name, name, &self.arch),
-                was,
-                is,
+                (&ns.name, &ns.kernels[k].name, &self.arch),
+                &then.kernels[ok],
+                &now.kernels[k],
                 note.as_deref(),
                 |side, id| match side {
                     Side::Base => {

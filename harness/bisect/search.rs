@@ -142,17 +142,11 @@ impl Found {
 
     /// How many commits were timed, and how many decided without timing.
     pub fn counts(&self) -> (usize, usize) {
-        let timed = self
-            .probed
-            .iter()
-            .filter(|p| matches!(p.how, How::Timed(_)))
-            .count();
-        let same = self
-            .probed
-            .iter()
-            .filter(|p| matches!(p.how, How::SameCode { .. }))
-            .count();
-        (timed, same)
+        let count = |of: fn(&How) -> bool| self.probed.iter().filter(|p| of(&p.how)).count();
+        (
+            count(|h| matches!(h, How::Timed(_))),
+            count(|h| matches!(h, How::SameCode { .. })),
+        )
     }
 
     /// The commits skipped, with why.
@@ -198,24 +192,20 @@ impl Search<'_> {
             }
         };
         if let Some(id) = &identity {
-            if self.good.1.as_ref() == Some(id) {
-                let how = How::SameCode {
-                    as_commit: self.good.0.clone(),
-                    regressed: false,
-                };
-                self.record(i, identity, how);
-                return Ok(Some(false));
-            }
-            let earlier = self.known.iter().enumerate().find_map(|(k, known)| {
-                let (other, how) = known.as_ref()?;
-                if other.as_ref() != Some(id) {
-                    return None;
-                }
-                how.regressed().map(|r| (k, r))
+            // Good's code (not regressed), else a decided commit's.
+            let good = (self.good.1.as_ref() == Some(id)).then(|| (self.good.0.clone(), false));
+            let same = good.or_else(|| {
+                self.known.iter().enumerate().find_map(|(k, known)| {
+                    let (other, how) = known.as_ref()?;
+                    if other.as_ref() != Some(id) {
+                        return None;
+                    }
+                    how.regressed().map(|r| (self.commits[k].id.clone(), r))
+                })
             });
-            if let Some((k, regressed)) = earlier {
+            if let Some((as_commit, regressed)) = same {
                 let how = How::SameCode {
-                    as_commit: self.commits[k].id.clone(),
+                    as_commit,
                     regressed,
                 };
                 self.record(i, identity, how);
