@@ -69,6 +69,7 @@ pub fn header(info: &crate::device::DeviceInfo) -> String {
 /// The first GPU of `KERNELGATE_DEVICE`, as its worker opens it.
 pub fn device_info(config: &Config) -> Result<crate::device::DeviceInfo, CalibrateError> {
     use crate::runner::Executor;
+    use crate::worker::client::NoDevice;
     if let Some(reason) = crate::device::driver_missing() {
         return Err(CalibrateError::NoGpu(reason));
     }
@@ -77,8 +78,7 @@ pub fn device_info(config: &Config) -> Result<crate::device::DeviceInfo, Calibra
     let info = pool.first_device().map_err(|e| CalibrateError::Device {
         ordinal,
         reason: match e {
-            crate::worker::client::NoDevice::Absent(r)
-            | crate::worker::client::NoDevice::Broken(r) => r,
+            NoDevice::Absent(r) | NoDevice::Broken(r) => r,
         },
     });
     pool.stop();

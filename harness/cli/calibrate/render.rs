@@ -16,16 +16,15 @@ pub fn pct(fraction: f64) -> String {
 /// One cell: `flagged/reps`, with what was not decided beside it.
 pub fn cell(c: &Cell) -> String {
     let mut s = format!("{}/{}", c.flagged, c.reps);
-    let mut notes = Vec::new();
-    if c.inconclusive > 0 {
-        notes.push(format!("{} inconclusive", c.inconclusive));
-    }
-    if c.unreliable > 0 {
-        notes.push(format!("{} unreliable clocks", c.unreliable));
-    }
-    if c.failed > 0 {
-        notes.push(format!("{} failed", c.failed));
-    }
+    let notes: Vec<String> = [
+        (c.inconclusive, "inconclusive"),
+        (c.unreliable, "unreliable clocks"),
+        (c.failed, "failed"),
+    ]
+    .iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, what)| format!("{n} {what}"))
+    .collect();
     if !notes.is_empty() {
         s.push_str(&format!(" ({})", notes.join(", ")));
     }

@@ -17,12 +17,11 @@ use crate::suite::Suite;
 use crate::worker::pool::WorkerPool;
 use crate::worker::protocol::BaseKernel;
 
-/// One kernel trial of the user's suites.
+/// One kernel trial of the user's suites: its name, and where it is, which is also where its
+/// base is (the same suites sent again as the base's).
 struct Trial {
     name: String,
-    suite: usize,
-    case: usize,
-    kernel: usize,
+    at: BaseKernel,
 }
 
 /// Runs the paired A/A repetitions over every kernel trial of `suites`; `seed` overrides the
@@ -36,12 +35,12 @@ pub fn calibrate(
         .into_iter()
         .filter_map(|p| {
             let (case, kernel) = p.case_kernel()?;
-            Some(Trial {
-                name: p.name,
+            let at = BaseKernel {
                 suite: p.suite,
                 case,
                 kernel,
-            })
+            };
+            Some(Trial { name: p.name, at })
         })
         .collect();
     if trials.is_empty() {
@@ -50,16 +49,12 @@ pub fn calibrate(
         ));
     }
     let ask = |t: &Trial, effort: u32| {
-        let base = BaseKernel {
-            suite: t.suite,
-            case: t.case,
-            kernel: t.kernel,
-        };
-        let seed = seed.unwrap_or(suites[t.suite].check.seed);
+        let at = t.at;
+        let seed = seed.unwrap_or(suites[at.suite].check.seed);
         // As a paired run: the launch floor chooses, the same for both (it is one kernel).
-        ask(t.suite, t.case, t.kernel, seed, Some(base), None, effort)
+        ask(at.suite, at.case, at.kernel, seed, Some(at), None, effort)
     };
-    let max_slowdown = |t: &Trial| suites[t.suite].bench.max_slowdown;
+    let max_slowdown = |t: &Trial| suites[t.at.suite].bench.max_slowdown;
     let mut cells = vec![Cell::default(); trials.len()];
     let mut pooled: Vec<Vec<f64>> = vec![Vec::new(); trials.len()];
     let mut rounds: Vec<Vec<usize>> = vec![Vec::new(); trials.len()];

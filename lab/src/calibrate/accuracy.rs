@@ -63,17 +63,16 @@ pub fn reference_times(dir: &Path, iters: &[i64]) -> (Option<Vec<f64>>, Option<V
         .collect::<Vec<_>>()
         .join(",");
     let src = dir.join("spin.cu");
-    let cupy = Command::new("python3")
-        .arg(&script)
-        .arg(&src)
-        .arg(&list)
-        .arg("200")
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .and_then(|o| {
-            serde_json::from_slice::<std::collections::BTreeMap<String, f64>>(&o.stdout).ok()
-        })
+    // The timer script run by `program` (after its own `options`), with `launches` per size:
+    // what it printed, where it succeeded.
+    let run = |program: &str, options: &[&str], launches: &str| {
+        let mut command = Command::new(program);
+        command.args(options).arg(&script).arg(&src).arg(&list);
+        let out = command.arg(launches).output().ok();
+        out.filter(|o| o.status.success()).map(|o| o.stdout)
+    };
+    let cupy = run("python3", &[], "200")
+        .and_then(|o| serde_json::from_slice::<std::collections::BTreeMap<String, f64>>(&o).ok())
         .map(|m| {
             iters
                 .iter()
@@ -81,26 +80,10 @@ pub fn reference_times(dir: &Path, iters: &[i64]) -> (Option<Vec<f64>>, Option<V
                 .collect()
         });
     // Nsight Compute: every launch of `spin`, timed on the GPU alone, clocks as they are.
-    let ncu = Command::new("ncu")
-        .args([
-            "--clock-control",
-            "none",
-            "--metrics",
-            "gpu__time_duration.sum",
-            "--csv",
-            "-k",
-            "regex:^spin$",
-            "python3",
-        ])
-        .arg(&script)
-        .arg(&src)
-        .arg(&list)
-        .arg("20")
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
-        .and_then(|csv| ncu_medians(&csv, iters.len(), 25));
+    let profile = "--clock-control none --metrics gpu__time_duration.sum --csv -k regex:^spin$";
+    let options: Vec<&str> = profile.split(' ').chain(["python3"]).collect();
+    let ncu = run("ncu", &options, "20")
+        .and_then(|o| ncu_medians(&String::from_utf8_lossy(&o), iters.len(), 25));
     (cupy, ncu)
 }
 

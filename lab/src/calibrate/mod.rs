@@ -27,7 +27,7 @@ use kernelgate::config::Config;
 use kernelgate::report::duration;
 use kernelgate::runner::Executor;
 use kernelgate::worker::pool::WorkerPool;
-use sensitivity::{Subject, LEVELS};
+use sensitivity::{Mode, Subject, LEVELS, THRESHOLDS};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -77,16 +77,11 @@ fn run(args: &Args) -> Result<String, CalibrateError> {
     t.push_str(&accuracy(&config, dir, per_iteration)?);
     let subjects = subjects(&config, dir, &args.durations.0, per_iteration)?;
     let kernels: Vec<render::Kernel> = subjects.iter().map(|s| s.kernel.clone()).collect();
-    let stored = sensitivity::stored(&subjects, &repeat);
-    let paired = sensitivity::paired(&subjects, &repeat);
+    let stored = sensitivity::sweep(&subjects, &repeat, Mode::Stored);
+    let paired = sensitivity::sweep(&subjects, &repeat, Mode::Paired);
     for mode in [&stored, &paired] {
         t.push('\n');
-        t.push_str(&render::sensitivity(
-            mode,
-            &kernels,
-            &LEVELS,
-            &sensitivity::THRESHOLDS,
-        ));
+        t.push_str(&render::sensitivity(mode, &kernels, &LEVELS, &THRESHOLDS));
     }
     t.push('\n');
     t.push_str(&render::cost(&stored.cost, &paired.cost));

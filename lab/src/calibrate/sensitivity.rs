@@ -176,8 +176,10 @@ fn family(
 /// How a mode measures: `Stored` against the baseline worker's samples, `Paired` against the
 /// unslowed case timed interleaved as the base.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Mode {
+pub enum Mode {
+    /// Against the stored baseline.
     Stored,
+    /// Against the unslowed case as the base.
     Paired,
 }
 
@@ -191,18 +193,8 @@ impl Mode {
     }
 }
 
-/// Stored mode over every subject.
-pub fn stored(subjects: &[Subject], repeat: &Repeat) -> Sensitivity {
-    sweep(subjects, repeat, Mode::Stored)
-}
-
-/// Paired mode over every subject.
-pub fn paired(subjects: &[Subject], repeat: &Repeat) -> Sensitivity {
-    sweep(subjects, repeat, Mode::Paired)
-}
-
 /// `repeat.reps` repetitions, each in a fresh worker, of every subject's family in `mode`.
-fn sweep(subjects: &[Subject], repeat: &Repeat, mode: Mode) -> Sensitivity {
+pub fn sweep(subjects: &[Subject], repeat: &Repeat, mode: Mode) -> Sensitivity {
     let name = match mode {
         Mode::Stored => "stored",
         Mode::Paired => "paired",

@@ -17,12 +17,7 @@ pub const BLOCK: u32 = 256;
 
 /// The text of a suite of `spin` with one case per (iterations, extra percent).
 pub fn suite_text(name: &str, iters: &[i64], extra: &[i64], max_slowdown: &str) -> String {
-    let list = |v: &[i64]| {
-        v.iter()
-            .map(|x| x.to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+    let list = |v: &[i64]| v.iter().map(i64::to_string).collect::<Vec<_>>().join(", ");
     format!(
         r#"[suite]
 name = "{name}"
