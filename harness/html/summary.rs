@@ -163,6 +163,9 @@ pub fn summary(view: &View) -> String {
     {
         out.push_str(&format!("<p class=\"identical\">{}</p>\n", esc(&line)));
     }
+    for line in crate::report::variants::lines(results) {
+        out.push_str(&format!("<p class=\"variants\">{}</p>\n", esc(&line)));
+    }
     if !results.gone.is_empty() {
         let names: Vec<String> = results
             .gone

@@ -190,8 +190,9 @@ fn written(ctx: &mut Ctx, k: &RawKernel, at: usize) -> Vec<String> {
     words.collect()
 }
 
-/// Every combination of the axes' values, the first axis slowest.
-fn combinations(axes: &[(String, Vec<i64>)]) -> Vec<Vec<(String, i64)>> {
+/// Every combination of the named lists' values (a kernel's axes, a suite's sizes), the first
+/// list slowest.
+pub(super) fn combinations(axes: &[(String, Vec<i64>)]) -> Vec<Vec<(String, i64)>> {
     let mut out = vec![Vec::new()];
     for (name, values) in axes {
         out = out

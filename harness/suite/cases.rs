@@ -17,29 +17,17 @@ const MAX_THREADS_PER_BLOCK: i64 = 1024;
 const MAX_DEVICE_BYTES: u64 = 288_000_000_000;
 
 fn combinations(decls: &Decls) -> Vec<BTreeMap<String, i64>> {
-    if decls.sizes.is_empty() {
-        return vec![BTreeMap::new()];
-    }
-    if decls.zip {
+    if decls.zip && !decls.sizes.is_empty() {
         let n = decls.sizes[0].1.len();
         return (0..n)
             .map(|i| decls.sizes.iter().map(|(k, v)| (k.clone(), v[i])).collect())
             .collect();
     }
-    let mut out = vec![Vec::new()];
-    for (k, values) in &decls.sizes {
-        out = out
-            .into_iter()
-            .flat_map(|prefix: Vec<(String, i64)>| {
-                values.iter().map(move |v| {
-                    let mut p = prefix.clone();
-                    p.push((k.clone(), *v));
-                    p
-                })
-            })
-            .collect();
-    }
-    out.into_iter().map(|p| p.into_iter().collect()).collect()
+    let product = super::axes::combinations(&decls.sizes);
+    product
+        .into_iter()
+        .map(|p| p.into_iter().collect())
+        .collect()
 }
 
 fn label(decls: &Decls, sizes: &BTreeMap<String, i64>) -> String {
