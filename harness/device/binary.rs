@@ -22,6 +22,10 @@ pub fn load(
         path: path.display().to_string(),
         message,
     };
+    let no_entry = |e: &String| CompileError::NoEntry {
+        entry: e.clone(),
+        path: path.display().to_string(),
+    };
     let device =
         arch_number(arch).ok_or_else(|| bad(format!("`{arch}` is not an architecture")))?;
     let (image, fp64) = match path.extension().and_then(|e| e.to_str()) {
@@ -34,18 +38,12 @@ pub fn load(
                 }
             }
             let functions = ptx::parse(text);
-            let mut fp64 = Vec::new();
-            for e in entries {
-                match ptx::fp64_use(&functions, e) {
-                    Some(used) if functions[e].entry => fp64.push(used),
-                    _ => {
-                        return Err(CompileError::NoEntry {
-                            entry: e.clone(),
-                            path: path.display().to_string(),
-                        })
-                    }
-                }
-            }
+            let fp64 = (entries.iter())
+                .map(|e| match ptx::fp64_use(&functions, e) {
+                    Some(used) if functions[e].entry => Ok(used),
+                    _ => Err(no_entry(e)),
+                })
+                .collect::<Result<_, _>>()?;
             let mut image = text.as_bytes().to_vec();
             image.push(0); // the driver reads PTX as a C string
             (image, fp64)
@@ -61,26 +59,17 @@ pub fn load(
             if let Some(why) = cubin_target_problem(built, arch, &format!("this GPU ({arch})")) {
                 return Err(bad(why));
             }
-            for e in entries {
-                let section = format!(".text.{e}\0");
-                if !contains(&bytes, section.as_bytes()) {
-                    return Err(CompileError::NoEntry {
-                        entry: e.clone(),
-                        path: path.display().to_string(),
-                    });
-                }
+            if let Some(e) =
+                (entries.iter()).find(|e| !contains(&bytes, format!(".text.{e}\0").as_bytes()))
+            {
+                return Err(no_entry(e));
             }
             (bytes, vec![ptx::Fp64Use::default(); entries.len()])
         }
         Some("fatbin") => {
             let bytes = std::fs::read(path).map_err(|e| bad(format!("cannot read: {e}")))?;
-            let magic = bytes
-                .get(..4)
-                .map(|m| u32::from_le_bytes(m.try_into().expect("4 bytes")));
-            if magic != Some(FATBIN_MAGIC) {
-                return Err(bad(
-                    "not a fatbin (no fatbin magic number): build it with `nvcc -fatbin`".into(),
-                ));
+            if !fatbin_magic(&bytes) {
+                return Err(bad(NOT_A_FATBIN.into()));
             }
             (bytes, vec![ptx::Fp64Use::default(); entries.len()])
         }
@@ -114,9 +103,8 @@ pub fn file_problem(path: &Path, bytes: &[u8]) -> Option<String> {
         ),
         Some("fatbin") if ptx_text => Some("holds PTX text, not a fatbin: name it `.ptx`".into()),
         Some("fatbin") => {
-            let magic = bytes.get(..4).map(|m| u32::from_le_bytes(m.try_into().expect("4 bytes")));
-            if magic != Some(FATBIN_MAGIC) {
-                return Some("not a fatbin (no fatbin magic number): build it with `nvcc -fatbin`".into());
+            if !fatbin_magic(bytes) {
+                return Some(NOT_A_FATBIN.into());
             }
             // The header: magic, version (2 bytes), header size (2), size of what follows (8).
             let size = bytes.get(8..16).map(|s| u64::from_le_bytes(s.try_into().expect("8 bytes")));
@@ -192,6 +180,14 @@ pub fn cubin_arch(bytes: &[u8]) -> Option<u32> {
         flags & 0xff
     })
 }
+
+/// Whether `bytes` begin with [`FATBIN_MAGIC`].
+fn fatbin_magic(bytes: &[u8]) -> bool {
+    bytes.get(..4) == Some(&FATBIN_MAGIC.to_le_bytes()[..])
+}
+
+/// What a file named `.fatbin` without the magic number is.
+const NOT_A_FATBIN: &str = "not a fatbin (no fatbin magic number): build it with `nvcc -fatbin`";
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)

@@ -188,27 +188,34 @@ fn headers(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
 pub fn compile(req: &CompileRequest, cache_dir: Option<&Path>) -> Result<Compiled, CompileError> {
     let version = nvrtc_version()?;
     let key = cache_key(req, &format!("{}.{}", version.0, version.1));
-    if let Some(dir) = cache_dir {
-        if let Some(hit) = read_cache(dir, &key) {
-            count(true);
-            return Ok(hit);
-        }
+    through_cache(cache_dir, &key, || compile_uncached(req))
+}
+
+/// The compile cached in `cache_dir` under `key`, or `make`'s, then written there.
+pub(super) fn through_cache(
+    cache_dir: Option<&Path>,
+    key: &str,
+    make: impl FnOnce() -> Result<Compiled, CompileError>,
+) -> Result<Compiled, CompileError> {
+    if let Some(hit) = cache_dir.and_then(|d| read_cache(d, key)) {
+        count(true);
+        return Ok(hit);
     }
-    let compiled = compile_uncached(req)?;
+    let compiled = make()?;
     count(false);
     if let Some(dir) = cache_dir {
         // A cache that cannot be written costs time, not correctness: carry on.
-        let _ = write_cache(dir, &key, &compiled);
+        let _ = write_cache(dir, key, &compiled);
     }
     Ok(compiled)
 }
 
 /// Counts one compile, or one cache hit.
-pub(super) fn count(cached: bool) {
+fn count(cached: bool) {
     if cached { &CACHED } else { &COMPILED }.fetch_add(1, Ordering::Relaxed);
 }
 
-pub(super) fn read_cache(dir: &Path, key: &str) -> Option<Compiled> {
+fn read_cache(dir: &Path, key: &str) -> Option<Compiled> {
     let cubin = std::fs::read(dir.join(format!("{key}.cubin"))).ok()?;
     let meta = std::fs::read(dir.join(format!("{key}.json"))).ok()?;
     let mut c: Compiled = serde_json::from_slice(&meta).ok()?;
@@ -219,7 +226,7 @@ pub(super) fn read_cache(dir: &Path, key: &str) -> Option<Compiled> {
 
 /// Writes both files through temporaries and renames, metadata last: a reader finds both or
 /// misses.
-pub(super) fn write_cache(dir: &Path, key: &str, c: &Compiled) -> std::io::Result<()> {
+fn write_cache(dir: &Path, key: &str, c: &Compiled) -> std::io::Result<()> {
     put(dir, &format!("{key}.cubin"), &c.cubin)?;
     let json = serde_json::to_vec(c).map_err(std::io::Error::other)?;
     put(dir, &format!("{key}.json"), &json)
@@ -317,19 +324,33 @@ fn compile_uncached(req: &CompileRequest) -> Result<Compiled, CompileError> {
         );
     }
     let cubin = output(&guard, Output::Cubin)?;
-    let functions = super::ptx::parse(&ptx(&guard)?);
-    let fp64 = lowered
-        .iter()
-        .map(|name| super::ptx::fp64_use(&functions, name).unwrap_or_default())
-        .collect();
-    Ok(Compiled {
-        cubin,
-        entries: req.entries.to_vec(),
-        lowered,
-        fp64,
-        log,
-        cached: false,
-    })
+    Ok(Compiled::new(cubin, req, lowered, &ptx(&guard)?, log))
+}
+
+impl Compiled {
+    /// A fresh compile of `req`: its CUBIN, lowered names and log, each entry's FP64
+    /// instructions counted in `ptx`.
+    pub(super) fn new(
+        cubin: Vec<u8>,
+        req: &CompileRequest,
+        lowered: Vec<String>,
+        ptx: &str,
+        log: String,
+    ) -> Compiled {
+        let functions = super::ptx::parse(ptx);
+        let fp64 = lowered
+            .iter()
+            .map(|name| super::ptx::fp64_use(&functions, name).unwrap_or_default())
+            .collect();
+        Compiled {
+            cubin,
+            entries: req.entries.to_vec(),
+            lowered,
+            fp64,
+            log,
+            cached: false,
+        }
+    }
 }
 
 /// An NVRTC call's failure as a [`CompileError`] naming the call.

@@ -20,12 +20,7 @@ pub struct Gpu {
 pub fn attributes(ordinal: i32) -> Result<super::info::Attributes, DeviceError> {
     cu::init().map_err(error("cuInit"))?;
     let dev = cu::device::get(ordinal).map_err(error("cuDeviceGet"))?;
-    let attr = |a: sys::CUdevice_attribute| -> Result<i64, DeviceError> {
-        // SAFETY: `dev` is valid; attributes are plain integers.
-        let v =
-            unsafe { cu::device::get_attribute(dev, a) }.map_err(error("cuDeviceGetAttribute"))?;
-        Ok(i64::from(v))
-    };
+    let attr = |a| attribute(dev, a).map(i64::from);
     use sys::CUdevice_attribute as A;
     Ok(super::info::Attributes {
         name: cu::device::get_name(dev).map_err(error("cuDeviceGetName"))?,
@@ -39,6 +34,12 @@ pub fn attributes(ordinal: i32) -> Result<super::info::Attributes, DeviceError> 
                 + attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?,
         ],
     })
+}
+
+/// Attribute `a` of device `dev`, a valid handle from cuDeviceGet.
+fn attribute(dev: sys::CUdevice, a: sys::CUdevice_attribute) -> Result<i32, DeviceError> {
+    // SAFETY: `dev` is valid; attributes are plain integers.
+    unsafe { cu::device::get_attribute(dev, a) }.map_err(error("cuDeviceGetAttribute"))
 }
 
 // The context is made current on whichever thread uses the `Gpu`; it is not shared.
@@ -62,10 +63,7 @@ impl Gpu {
         unsafe { cu::ctx::set_current(ctx) }.map_err(error("cuCtxSetCurrent"))?;
         let stream = cu::stream::create(cu::stream::StreamKind::NonBlocking)
             .map_err(error("cuStreamCreate"))?;
-        let attr = |a: sys::CUdevice_attribute| -> Result<i32, DeviceError> {
-            // SAFETY: `dev` is valid; attributes are plain integers.
-            unsafe { cu::device::get_attribute(dev, a) }.map_err(error("cuDeviceGetAttribute"))
-        };
+        let attr = |a| attribute(dev, a);
         use sys::CUdevice_attribute as A;
         let mut driver_version = 0;
         // SAFETY: the pointer is valid for writes.
@@ -115,14 +113,11 @@ impl Gpu {
 
     /// The largest dynamic shared memory a block may opt into.
     pub fn max_shared_optin(&self) -> Result<i32, DeviceError> {
-        // SAFETY: `dev` is valid.
-        unsafe {
-            cu::device::get_attribute(
-                self.dev,
-                sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
-            )
-        }
-        .map_err(error("cuDeviceGetAttribute"))
+        use sys::CUdevice_attribute as A;
+        attribute(
+            self.dev,
+            A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+        )
     }
 
     /// Allocates `bytes` on the stream from the device's stream-ordered memory pool: what a
@@ -201,12 +196,7 @@ impl Gpu {
     /// Copies `buf` to the host.
     pub fn download(&self, buf: &DeviceBuffer) -> Result<Vec<u8>, DeviceError> {
         let mut out = vec![0u8; buf.bytes];
-        // SAFETY: `out` has exactly `buf.bytes` bytes; the copy finishes before return.
-        unsafe {
-            cu::memcpy_dtoh_async(&mut out, buf.ptr, self.stream)
-                .map_err(error("cuMemcpyDtoHAsync"))?;
-        }
-        self.synchronize()?;
+        self.download_into(buf, &mut out)?;
         Ok(out)
     }
 
@@ -271,21 +261,10 @@ impl Gpu {
     /// Copies the first `out.len()` bytes of `buf` into `out`, a host buffer the caller
     /// reuses (no allocation per transfer), and waits.
     pub fn download_into(&self, buf: &DeviceBuffer, out: &mut [u8]) -> Result<(), DeviceError> {
-        self.download_at(buf, 0, out)
-    }
-
-    /// Copies `out.len()` bytes of `buf` from byte `offset` into `out`, and waits.
-    fn download_at(
-        &self,
-        buf: &DeviceBuffer,
-        offset: usize,
-        out: &mut [u8],
-    ) -> Result<(), DeviceError> {
-        assert!(offset + out.len() <= buf.bytes, "range outside the buffer");
+        assert!(out.len() <= buf.bytes, "range outside the buffer");
         // SAFETY: the range lies inside the allocation; the copy finishes before return.
         unsafe {
-            cu::memcpy_dtoh_async(out, buf.ptr + offset as u64, self.stream)
-                .map_err(error("cuMemcpyDtoHAsync"))?;
+            cu::memcpy_dtoh_async(out, buf.ptr, self.stream).map_err(error("cuMemcpyDtoHAsync"))?;
         }
         self.synchronize()
     }

@@ -58,16 +58,9 @@ pub fn compile(req: &CompileRequest, cache_dir: Option<&Path>) -> Result<Compile
     };
     let (nvcc, version) = nvcc().ok_or_else(|| tool(NO_NVCC.into()))?;
     let key = compile::cache_key(req, &format!("nvcc {version}"));
-    if let Some(hit) = cache_dir.and_then(|d| compile::read_cache(d, &key)) {
-        compile::count(true);
-        return Ok(hit);
-    }
-    let compiled = in_work(req, &key[..16], |work| build(req, nvcc, work))?;
-    compile::count(false);
-    if let Some(dir) = cache_dir {
-        let _ = compile::write_cache(dir, &key, &compiled);
-    }
-    Ok(compiled)
+    compile::through_cache(cache_dir, &key, || {
+        in_work(req, &key[..16], |work| build(req, nvcc, work))
+    })
 }
 
 /// What `ptxas` made of a PTX file.
@@ -223,19 +216,14 @@ fn build(req: &CompileRequest, nvcc: &Path, work: &Path) -> Result<Compiled, Com
         path: path.clone(),
         message: e.to_string(),
     };
-    let mut lowered = Vec::new();
-    for (i, e) in req.entries.iter().enumerate() {
-        let name = lowered_name(&ptx, &slot(i));
-        match name {
-            Some(n) => lowered.push(n),
-            None => {
-                return Err(CompileError::NoEntry {
-                    entry: e.clone(),
-                    path,
-                })
-            }
-        }
-    }
+    let lowered = (req.entries.iter().enumerate())
+        .map(|(i, e)| {
+            lowered_name(&ptx, &slot(i)).ok_or_else(|| CompileError::NoEntry {
+                entry: e.clone(),
+                path: path.clone(),
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     let ptxas = nvcc.with_file_name("ptxas");
     let out = Command::new(&ptxas)
         .arg(format!("-arch={}", req.arch))
@@ -254,19 +242,8 @@ fn build(req: &CompileRequest, nvcc: &Path, work: &Path) -> Result<Compiled, Com
             log: String::from_utf8_lossy(&out.stderr).trim().to_string(),
         });
     }
-    let functions = super::ptx::parse(&ptx);
-    let fp64 = lowered
-        .iter()
-        .map(|n| super::ptx::fp64_use(&functions, n).unwrap_or_default())
-        .collect();
-    Ok(Compiled {
-        cubin: std::fs::read(&cubin_path).map_err(io)?,
-        entries: req.entries.to_vec(),
-        lowered,
-        fp64,
-        log,
-        cached: false,
-    })
+    let cubin = std::fs::read(&cubin_path).map_err(io)?;
+    Ok(Compiled::new(cubin, req, lowered, &ptx, log))
 }
 
 /// The symbol the PTX initializes `slot` with: `.global .align 8 .u64 slot = _Z5scaleIfEvPfi;`.
