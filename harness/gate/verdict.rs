@@ -31,7 +31,7 @@
 //! reference's own trial is judged by its time.
 
 use super::semantics::{combine, Basis, Comparison};
-use crate::stats::twosample::{benjamini_hochberg, mann_whitney, shift};
+use crate::stats::twosample::{benjamini_hochberg, mann_whitney, shift, Shift};
 use serde::{Deserialize, Serialize};
 
 /// Compares `old` with `new` samples of a quantity where larger is worse (times).
@@ -49,8 +49,11 @@ pub fn compare_smaller_worse(old: &[f64], new: &[f64]) -> Comparison {
 }
 
 fn comparison(x: &[f64], y: &[f64]) -> Comparison {
-    let s = shift(x, y, 0.95);
-    let p = mann_whitney(x, y).p;
+    from_logs(shift(x, y, 0.95), mann_whitney(x, y).p)
+}
+
+/// The comparison whose log-scale estimate and interval are `s`, with p-value `p`.
+fn from_logs(s: Shift, p: f64) -> Comparison {
     Comparison {
         slowdown: s.estimate.exp(),
         low: s.low.exp(),
@@ -105,14 +108,7 @@ impl GateInput {
 pub fn compare_paired(ratios: &[f64]) -> Comparison {
     let d: Vec<f64> = ratios.iter().map(|r| r.ln()).collect();
     let c = crate::stats::paired::centre(&d, 0.95);
-    let p = crate::stats::paired::wilcoxon(&d);
-    Comparison {
-        slowdown: c.estimate.exp(),
-        low: c.low.exp(),
-        high: c.high.exp(),
-        p,
-        p_adjusted: p,
-    }
+    from_logs(c, crate::stats::paired::wilcoxon(&d))
 }
 
 /// The gate's decision for one trial, with the evidence.

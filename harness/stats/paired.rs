@@ -7,7 +7,7 @@
 //! (zero differences dropped; normal approximation with tie and continuity corrections), checked
 //! against its values.
 
-use super::twosample::standard_normal;
+use super::twosample::{normal_quantile, ranked_interval, standard_normal, Shift};
 use statrs::distribution::ContinuousCDF;
 
 /// The two-sided p-value of the Wilcoxon signed-rank test that `d` is centred on zero.
@@ -34,37 +34,19 @@ pub fn wilcoxon(d: &[f64]) -> f64 {
     (2.0 * standard_normal().sf(z)).min(1.0)
 }
 
-/// The centre of paired differences with its confidence interval.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Centre {
-    /// Hodges–Lehmann estimate: the median of the Walsh averages `(d_i + d_j) / 2`, `i ≤ j`.
-    pub estimate: f64,
-    /// Lower end of the interval that inverts the signed-rank test.
-    pub low: f64,
-    /// Upper end.
-    pub high: f64,
-}
-
-/// The Hodges–Lehmann centre of `d` and its interval at `confidence` (`d` non-empty).
-pub fn centre(d: &[f64], confidence: f64) -> Centre {
+/// The Hodges–Lehmann centre of `d` (the median of the Walsh averages `(d_i + d_j) / 2`,
+/// `i ≤ j`) and the interval at `confidence` that inverts the signed-rank test (`d` non-empty).
+pub fn centre(d: &[f64], confidence: f64) -> Shift {
     let mut walsh: Vec<f64> = Vec::with_capacity(d.len() * (d.len() + 1) / 2);
     for i in 0..d.len() {
         for j in i..d.len() {
             walsh.push((d[i] + d[j]) / 2.0);
         }
     }
-    walsh.sort_by(f64::total_cmp);
-    let m = walsh.len();
     let n = d.len() as f64;
-    let z = standard_normal().inverse_cdf(1.0 - (1.0 - confidence) / 2.0);
+    let z = normal_quantile(confidence);
     let c = (n * (n + 1.0) / 4.0 - z * (n * (n + 1.0) * (2.0 * n + 1.0) / 24.0).sqrt()).floor();
-    // 1-based ranks C and M + 1 − C; at least the extremes for tiny samples.
-    let k = (c.max(1.0) as usize).min(m.div_ceil(2));
-    Centre {
-        estimate: super::median_sorted(&walsh),
-        low: walsh[k - 1],
-        high: walsh[m - k],
-    }
+    ranked_interval(walsh, c)
 }
 
 #[cfg(test)]

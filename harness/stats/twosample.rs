@@ -64,12 +64,13 @@ pub fn mann_whitney(x: &[f64], y: &[f64]) -> MannWhitney {
     MannWhitney { u, p }
 }
 
-/// A location shift `y − x` with its confidence interval.
+/// A location (a shift `y − x`, or the centre of paired differences) with its confidence
+/// interval.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Shift {
-    /// Hodges–Lehmann estimate: the median of all pairwise differences `y_j − x_i`.
+    /// Hodges–Lehmann estimate: for a shift, the median of all pairwise differences `y_j − x_i`.
     pub estimate: f64,
-    /// Lower end of the Moses interval.
+    /// Lower end of the interval (for a shift, the Moses interval).
     pub low: f64,
     /// Upper end.
     pub high: f64,
@@ -84,17 +85,27 @@ pub fn shift(x: &[f64], y: &[f64], confidence: f64) -> Shift {
             d.push(b - a);
         }
     }
-    d.sort_by(f64::total_cmp);
-    let nm = d.len();
     let (n, m) = (x.len() as f64, y.len() as f64);
-    let z = standard_normal().inverse_cdf(1.0 - (1.0 - confidence) / 2.0);
+    let z = normal_quantile(confidence);
     let c = (n * m / 2.0 - z * (n * m * (n + m + 1.0) / 12.0).sqrt()).floor();
-    // 1-based ranks C and nm + 1 − C; at least the extremes for tiny samples.
-    let k = (c.max(1.0) as usize).min(nm.div_ceil(2));
+    ranked_interval(d, c)
+}
+
+/// The two-sided standard normal quantile of `confidence` (1.96 for 0.95).
+pub(super) fn normal_quantile(confidence: f64) -> f64 {
+    standard_normal().inverse_cdf(1.0 - (1.0 - confidence) / 2.0)
+}
+
+/// The median of `values` with the interval between their 1-based ranks `c` and `len + 1 − c`
+/// once sorted; at least the extremes for tiny samples.
+pub(super) fn ranked_interval(mut values: Vec<f64>, c: f64) -> Shift {
+    values.sort_by(f64::total_cmp);
+    let len = values.len();
+    let k = (c.max(1.0) as usize).min(len.div_ceil(2));
     Shift {
-        estimate: super::median_sorted(&d),
-        low: d[k - 1],
-        high: d[nm - k],
+        estimate: super::median_sorted(&values),
+        low: values[k - 1],
+        high: values[len - k],
     }
 }
 
