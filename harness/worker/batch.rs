@@ -141,10 +141,7 @@ impl Session {
                 .and_then(|b| Some((b, suites.get(&b.at())?, loaded.get(&b.at())?)));
             let own = suites.get(&req.head()).zip(loaded.get(&req.head()));
             let Some((suite, own)) = own.filter(|_| req.base.is_some() == paired.is_some()) else {
-                results[next] = Some(TrialResult::failed(TrialFailure::Harness(format!(
-                    "the worker was not sent suite {:?} (or its base) before its trial",
-                    req.head()
-                ))));
+                results[next] = Some(TrialResult::failed(super::session::not_sent(req)));
                 next += 1;
                 continue;
             };

@@ -296,10 +296,7 @@ impl Worker {
                 "cannot send the suite to the GPU worker: {e} (kernelgate passes paths as UTF-8 text: rename the folder or file)"
             ))
         })?;
-        let live = self
-            .live
-            .as_mut()
-            .ok_or_else(|| TrialFailure::Harness("the GPU worker is not running".into()))?;
+        let live = live(&mut self.live)?;
         if live
             .stdin
             .write_all(line.as_bytes())
@@ -321,10 +318,7 @@ impl Worker {
 
     /// Waits up to `timeout` for the running worker's next answer, with when it arrived.
     fn receive(&mut self, timeout: Duration) -> Result<(Instant, Response), TrialFailure> {
-        let live = self
-            .live
-            .as_mut()
-            .ok_or_else(|| TrialFailure::Harness("the GPU worker is not running".into()))?;
+        let live = live(&mut self.live)?;
         // In slices, so a run asked to stop (SIGTERM, SIGINT) stops its worker at once.
         let until = Instant::now() + timeout;
         let slice = Duration::from_millis(100);
@@ -374,6 +368,12 @@ impl Worker {
             None => Ended::Unknown("not running".into()),
         }
     }
+}
+
+/// The running worker, or the failure that it is not running.
+fn live(live: &mut Option<Live>) -> Result<&mut Live, TrialFailure> {
+    live.as_mut()
+        .ok_or_else(|| TrialFailure::Harness("the GPU worker is not running".into()))
 }
 
 /// How a worker process ended.

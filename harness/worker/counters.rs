@@ -58,21 +58,14 @@ impl Profiling {
         });
         let session = session.as_mut().map_err(|e| e.clone())?;
         let timer = RefCell::new(timer);
-        let mut passes: Vec<Pass> = Vec::new();
-        for (kernel, against) in pairs.iter_mut() {
-            passes.push(Pass {
+        let mut passes: Vec<Pass> = (pairs.iter_mut())
+            .flat_map(|(kernel, against)| std::iter::once(kernel).chain(against.as_mut()))
+            .map(|op| Pass {
                 gpu,
                 timer: &timer,
-                op: kernel,
-            });
-            if let Some(op) = against.as_mut() {
-                passes.push(Pass {
-                    gpu,
-                    timer: &timer,
-                    op,
-                });
-            }
-        }
+                op,
+            })
+            .collect();
         let mut ops: Vec<&mut dyn Profiled> =
             passes.iter_mut().map(|p| p as &mut dyn Profiled).collect();
         let values = session.profile_ops(&mut ops)?;

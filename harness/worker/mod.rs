@@ -21,9 +21,9 @@ mod units;
 pub use batch::MAX_RANGES;
 pub use units::COUNTER_UNITS;
 
-use protocol::{encode_response, Request, Response};
+use protocol::{reply, Request, Response};
 use session::Session;
-use std::io::{BufRead, Write};
+use std::io::BufRead;
 use std::path::PathBuf;
 
 use crate::exit::{WORKER_FAILED_INSIDE, WORKER_POISONED};
@@ -36,7 +36,6 @@ fn answer(
     asked: usize,
     work: impl FnOnce(&mut Session) -> Vec<protocol::TrialResult>,
     wrap: impl Fn(Vec<protocol::TrialResult>) -> Response,
-    reply: &impl Fn(&Response),
 ) -> Option<i32> {
     let Some(s) = session else {
         eprintln!("kernelgate worker: a trial came before Hello");
@@ -78,12 +77,6 @@ pub fn serve(cache_dir: Option<PathBuf>) -> i32 {
     }
     let stdin = std::io::stdin();
     let mut session: Option<Session> = None;
-    let reply = |r: &Response| {
-        let mut out = std::io::stdout().lock();
-        // One write per message, so kernel printf output cannot split it.
-        let _ = out.write_all(encode_response(r).as_bytes());
-        let _ = out.flush();
-    };
     for line in stdin.lock().lines() {
         let Ok(line) = line else { return 0 };
         let request: Request = match serde_json::from_str(&line) {
@@ -124,19 +117,13 @@ pub fn serve(cache_dir: Option<PathBuf>) -> i32 {
                 let wrap =
                     |mut r: Vec<protocol::TrialResult>| Response::Trial(Box::new(r.swap_remove(0)));
                 let work = |s: &mut Session| vec![s.run_trial(&req)];
-                if let Some(code) = answer(session.as_mut(), 1, work, wrap, &reply) {
+                if let Some(code) = answer(session.as_mut(), 1, work, wrap) {
                     return code;
                 }
             }
             Request::Counters(reqs) => {
                 let work = |s: &mut Session| s.run_counters(&reqs);
-                if let Some(code) = answer(
-                    session.as_mut(),
-                    reqs.len(),
-                    work,
-                    Response::Counters,
-                    &reply,
-                ) {
+                if let Some(code) = answer(session.as_mut(), reqs.len(), work, Response::Counters) {
                     return code;
                 }
             }

@@ -19,27 +19,6 @@ pub(super) struct Op<'a> {
     kernels: Option<&'a Kernels>,
 }
 
-impl<'a> Op<'a> {
-    /// Kernel `kernel` of `req`'s case over `copies`.
-    fn new(
-        suite: &'a Suite,
-        case: usize,
-        kernel: usize,
-        funcs: &'a [Vec<Function>],
-        copies: &'a Copies,
-        kernels: Option<&'a Kernels>,
-    ) -> Op<'a> {
-        Op {
-            suite,
-            case,
-            kernel,
-            funcs: &funcs[kernel],
-            copies,
-            kernels,
-        }
-    }
-}
-
 /// A kernel, one of `functions`, on `case` of `suite`.
 pub(super) type Which<'a> = (&'a Suite, usize, usize, &'a [Vec<Function>]);
 
@@ -50,7 +29,14 @@ pub(super) fn timed_pair<'a>(
     copies: &'a Copies,
     kernels: Option<&'a Kernels>,
 ) -> (Op<'a>, Option<Op<'a>>) {
-    let op = |(suite, case, k, funcs): Which<'a>| Op::new(suite, case, k, funcs, copies, kernels);
+    let op = |(suite, case, kernel, funcs): Which<'a>| Op {
+        suite,
+        case,
+        kernel,
+        funcs: &funcs[kernel],
+        copies,
+        kernels,
+    };
     (op(kernel), against.map(op))
 }
 

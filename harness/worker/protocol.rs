@@ -199,6 +199,15 @@ pub fn encode_response(response: &Response) -> String {
     format!("{PREFIX}{}\n", json.unwrap_or_default())
 }
 
+/// Writes `response` to stdout, the worker's side of the pipe: one write per message, so
+/// kernel printf output cannot split it.
+pub fn reply(response: &Response) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(encode_response(response).as_bytes());
+    let _ = out.flush();
+}
+
 impl TrialResult {
     /// A trial that failed before anything was compiled or measured.
     pub fn failed(failure: TrialFailure) -> TrialResult {

@@ -108,12 +108,8 @@ fn read(path: &Path) -> Result<Script, ScriptError> {
 
 /// Serves requests on stdin as the script says; returns the process exit code.
 pub fn serve(path: PathBuf) -> i32 {
-    use std::io::{BufRead, Write};
-    let reply = |r: &Response| {
-        let mut out = std::io::stdout().lock();
-        let _ = out.write_all(super::protocol::encode_response(r).as_bytes());
-        let _ = out.flush();
-    };
+    use super::protocol::reply;
+    use std::io::BufRead;
     let script = read(&path);
     let mut suites: HashMap<SuiteRef, Suite> = HashMap::new();
     let mut gpu = String::from("gpu-none");

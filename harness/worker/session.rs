@@ -22,6 +22,14 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Instant;
 
+/// Trial `req`'s failure when its suite (or its base) was not sent before it.
+pub(super) fn not_sent(req: &TrialRequest) -> TrialFailure {
+    TrialFailure::Harness(format!(
+        "the worker was not sent suite {:?} (or its base) before its trial",
+        req.head()
+    ))
+}
+
 /// A worker's state.
 pub struct Session {
     pub(super) gpu: Gpu,
@@ -104,10 +112,7 @@ impl Session {
                 let base = base.as_ref().map(|(b, s)| (*b, s));
                 self.trial(suite, base, req).map_err(Failure::into_trial)
             }
-            _ => Err(TrialFailure::Harness(format!(
-                "the worker was not sent suite {:?} (or its base) before its trial",
-                req.head()
-            ))),
+            _ => Err(not_sent(req)),
         };
         if let Some(suite) = suite {
             self.suites.insert(req.head(), suite);
