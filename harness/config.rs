@@ -301,7 +301,7 @@ impl Config {
             .collect();
         unknown_variable(names.iter().map(String::as_str))?;
         let project = crate::project::current().map_err(ConfigError::Project)?;
-        let arch = archs_of(var("KERNELGATE_ARCH").as_deref().unwrap_or("sm_90"))?.swap_remove(0);
+        let arch = archs()?.swap_remove(0);
         let timeout = timeout(var("KERNELGATE_TIMEOUT").as_deref())?;
         let seed = match var("KERNELGATE_SEED") {
             Some(v) => Some(parse_seed(&v).ok_or_else(|| {
@@ -501,12 +501,14 @@ pub const MAX_SHARDS: u64 = 10_000;
 /// Whether trial `name` belongs to shard `k` of `n`: a stable hash of the name (FNV-1a), so a
 /// trial stays in its shard whatever else is added.
 pub fn in_shard(name: &str, (k, n): (u64, u64)) -> bool {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in name.bytes() {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h % n == k - 1
+    fnv1a(name) % n == k - 1
+}
+
+/// The 64-bit FNV-1a hash of `text`'s bytes: stable across runs and platforms.
+pub fn fnv1a(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
 }
 
 fn parse_seed(v: &str) -> Option<u64> {

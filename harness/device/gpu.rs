@@ -409,6 +409,11 @@ pub fn elapsed_ms(start: &Event, end: &Event) -> Result<f32, DeviceError> {
     unsafe { cu::event::elapsed(start.0, end.0) }.map_err(error("cuEventElapsedTime"))
 }
 
+/// Seconds between two recorded, completed events.
+pub fn elapsed_seconds(start: &Event, end: &Event) -> Result<f64, DeviceError> {
+    Ok(elapsed_ms(start, end)? as f64 / 1e3)
+}
+
 /// Grid, block and dynamic shared memory of one launch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LaunchDims {

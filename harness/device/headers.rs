@@ -198,12 +198,7 @@ pub const HOST_HEADERS: &[&str] = &[
 /// instead. Seen: `#include <cub/cub.cuh>` fails with `cannot open source file "cstdint"` or
 /// "A function explicitly marked as a __host__ function is not allowed in JIT mode".
 pub fn host_only_hint(log: &str) -> Option<String> {
-    const MARK: &str = "cannot open source file \"";
-    let std_header = log.find(MARK).and_then(|at| {
-        let at = at + MARK.len();
-        let header = &log[at..at + log[at..].find('"')?];
-        HOST_HEADERS.contains(&header).then_some(header)
-    });
+    let std_header = unopened(log).filter(|h| HOST_HEADERS.contains(h));
     let host_function = log.contains("__host__ function is not allowed in JIT mode");
     if std_header.is_none() && !host_function {
         return None;
@@ -218,6 +213,12 @@ pub fn host_only_hint(log: &str) -> Option<String> {
     Some(format!(
         "{what}: kernels are compiled with NVRTC, device code only. `<cub/cub.cuh>`, `<cub/device/...>` and Thrust pull in host code (the device-wide algorithms launch kernels from the host): include the block- or warp-level header you use instead, e.g. `#include <cub/block/block_reduce.cuh>` or `<cub/warp/warp_reduce.cuh>`, and `<cuda/std/cstdint>` for fixed-width integer types (docs/suites.md, \"CUDA's headers\")"
     ))
+}
+
+/// The header NVRTC's log says it could not open first (`cannot open source file "x"`).
+fn unopened(log: &str) -> Option<&str> {
+    let at = log.find("cannot open source file \"")? + "cannot open source file \"".len();
+    Some(&log[at..at + log[at..].find('"')?])
 }
 
 /// What device code includes instead of the standard header `header`: libcu++'s
@@ -243,9 +244,7 @@ fn device_instead(header: &str) -> String {
 /// For NVRTC's log: when it could not open a CUDA header, which wheel or variable provides
 /// it. `None` when the log names no missing header.
 pub fn missing_header_hint(log: &str, found: &CudaHeaders) -> Option<String> {
-    const MARK: &str = "cannot open source file \"";
-    let at = log.find(MARK)? + MARK.len();
-    let header = &log[at..at + log[at..].find('"')?];
+    let header = unopened(log)?;
     let cccl = ["cub/", "thrust/", "cuda/", "nv/"]
         .iter()
         .any(|p| header.starts_with(p));

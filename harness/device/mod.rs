@@ -16,7 +16,9 @@ pub mod ptx;
 pub mod thermal;
 
 pub use error::{DeviceError, ErrorKind};
-pub use gpu::{attributes, elapsed_ms, DeviceBuffer, Event, Gpu, Graph, KernelArg, LaunchDims};
+pub use gpu::{
+    attributes, elapsed_ms, elapsed_seconds, DeviceBuffer, Event, Gpu, Graph, KernelArg, LaunchDims,
+};
 pub use info::{Attributes, DeviceInfo};
 pub use module::{Function, FunctionAttribute, Module};
 

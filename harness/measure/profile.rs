@@ -4,7 +4,7 @@
 //! registry as `sampling.*`, taken only under `KERNELGATE_PROFILE=1`, since the extra events
 //! add work to the stream that a plain run does not do.
 
-use crate::device::{elapsed_ms, DeviceError, Event, Gpu};
+use crate::device::{elapsed_seconds, DeviceError, Event, Gpu};
 
 /// The profile's extra events: for each sample slot, one before and one after its prepare.
 pub(super) struct Splits {
@@ -29,9 +29,7 @@ impl Splits {
     /// Adds slot `slot`'s GPU splits, once its sample (between `start` and `end`) has finished.
     pub fn read(&mut self, slot: usize, start: &Event, end: &Event) -> Result<(), DeviceError> {
         let (before, after) = &self.marks[slot];
-        let seconds = |a: &Event, b: &Event| -> Result<f64, DeviceError> {
-            Ok(elapsed_ms(a, b)? as f64 / 1e3)
-        };
+        let seconds = elapsed_seconds;
         crate::spent::add("sampling.prepare", seconds(before, after)?);
         crate::spent::add("sampling.flush", seconds(after, start)?);
         crate::spent::add("sampling.launch", seconds(start, end)?);

@@ -6,7 +6,7 @@ use super::profile::Splits;
 use super::samples::{Regime, Samples};
 use super::stop::{self, Next};
 use crate::device::{
-    elapsed_ms, DeviceBuffer, DeviceError, Event, Function, Gpu, Graph, LaunchDims,
+    elapsed_seconds, DeviceBuffer, DeviceError, Event, Function, Gpu, Graph, LaunchDims,
 };
 use crate::stats::Summary;
 use crate::suite::{Bench, Flush};
@@ -121,7 +121,7 @@ impl Timer {
             gpu.launch(&timer.empty, dims, &[])?;
             gpu.record(e)?;
             gpu.synchronize()?;
-            times.push(elapsed_ms(s, e)? as f64 / 1e3);
+            times.push(elapsed_seconds(s, e)?);
         }
         timer.floor = Summary::of(&times).map(|s| s.median).unwrap_or(0.0);
         let trips = (0..20)
@@ -138,10 +138,10 @@ impl Timer {
     /// also records an event before and one after its prepare (work a plain run does not do),
     /// read with the sample's own events.
     pub fn set_profiling(&mut self, gpu: &Gpu, on: bool) -> Result<(), DeviceError> {
-        match (on, self.splits.is_some()) {
-            (true, false) => self.splits = Some(Splits::new(gpu, self.events.len())?),
-            (false, true) => self.splits = None,
-            _ => {}
+        if on != self.splits.is_some() {
+            self.splits = on
+                .then(|| Splits::new(gpu, self.events.len()))
+                .transpose()?;
         }
         Ok(())
     }
@@ -278,7 +278,7 @@ impl Timer {
             }
             gpu.synchronize()?;
             for (start, end) in &self.events[..n] {
-                out.push(elapsed_ms(start, end)? as f64 / 1e3);
+                out.push(elapsed_seconds(start, end)?);
             }
         }
         Ok(out)
@@ -322,7 +322,7 @@ impl Timer {
                 timer.queue(gpu, bench, op, &[], INPUT_SETS, 0)?;
                 gpu.synchronize()?;
                 let (s, e) = &timer.events[0];
-                times.push(elapsed_ms(s, e)? as f64 / 1e3);
+                times.push(elapsed_seconds(s, e)?);
                 // Far above every threshold the plan compares with: more pilot samples
                 // cannot change it.
                 if times.len() >= PILOT_CLEAR_SAMPLES && times.iter().all(|t| *t >= clear) {
@@ -343,23 +343,15 @@ impl Timer {
             Some(Regime::Cold) => false,
             None => k.min(r) < FLOOR_FACTOR * self.floor,
         };
-        let plan = if graph {
-            Plan {
-                regime: Regime::Graph,
-                // Every input set timed: a launch per set in a replay, or a graph per set.
-                kernel_batch: graph_batch(k, self.floor),
-                reference_batch: if r.is_finite() {
-                    graph_batch(r, self.floor)
-                } else {
-                    1
-                },
-            }
-        } else {
-            Plan {
-                regime: Regime::Cold,
-                kernel_batch: 1,
-                reference_batch: 1,
-            }
+        // Graphs time every input set: a launch per set in a replay, or a graph per set.
+        let batch = |t: f64| match graph && t.is_finite() {
+            true => graph_batch(t, self.floor),
+            false => 1,
+        };
+        let plan = Plan {
+            regime: if graph { Regime::Graph } else { Regime::Cold },
+            kernel_batch: batch(k),
+            reference_batch: batch(r),
         };
         let r = if r.is_finite() {
             r * plan.reference_batch as f64
@@ -532,7 +524,7 @@ impl Timer {
                     continue;
                 }
                 let (s, e) = &self.events[2 * b + slot];
-                let seconds = elapsed_ms(s, e)? as f64 / 1e3;
+                let seconds = elapsed_seconds(s, e)?;
                 if let Some(splits) = self.splits.as_mut() {
                     splits.read(2 * b + slot, s, e)?;
                 }

@@ -238,10 +238,8 @@ fn answered(
     }
     let time = answer.time_us.unwrap_or(10.0) * 1e-6;
     let spread = answer.spread.unwrap_or(0.002);
-    let seed = name.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
-    });
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ call as u64);
+    let seed = crate::config::fnv1a(name) ^ call as u64;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     let mut draw = |median: f64| median * (1.0 + spread * rng.random_range(-1.0..=1.0));
     let mut samples = Samples::none();
     samples.regime = req.regime.unwrap_or(Regime::Cold);
