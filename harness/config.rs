@@ -303,12 +303,11 @@ impl Config {
         let project = crate::project::current().map_err(ConfigError::Project)?;
         let arch = archs()?.swap_remove(0);
         let timeout = timeout(var("KERNELGATE_TIMEOUT").as_deref())?;
-        let seed = match var("KERNELGATE_SEED") {
-            Some(v) => Some(parse_seed(&v).ok_or_else(|| {
-                invalid("KERNELGATE_SEED", &v, "is not a seed (decimal or 0x hex)")
-            })?),
-            None => None,
-        };
+        let seed = (var("KERNELGATE_SEED").map(|v| {
+            parse_seed(&v)
+                .ok_or_else(|| invalid("KERNELGATE_SEED", &v, "is not a seed (decimal or 0x hex)"))
+        }))
+        .transpose()?;
         let bless = blessing(var("KERNELGATE_BLESS").as_deref())?;
         // Read by `report::provenance` when the run's results are written; checked here so a
         // typo is a bad variable before anything runs.
@@ -334,11 +333,7 @@ impl Config {
             arch,
             cache: cache_dir(),
             seed,
-            mode: if bless.is_some() {
-                Mode::Bless
-            } else {
-                Mode::Gate
-            },
+            mode: bless.map_or(Mode::Gate, |_| Mode::Bless),
             base: var("KERNELGATE_BASE"),
             strict: flag("KERNELGATE_STRICT")?,
             time_identical: flag("KERNELGATE_TIME_IDENTICAL")?,

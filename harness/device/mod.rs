@@ -27,21 +27,15 @@ pub use module::{Function, FunctionAttribute, Module};
 /// cudarc panics when a library is missing, so this must be asked before any other call.
 pub fn driver_missing() -> Option<String> {
     // SAFETY: only tries to open the library; no CUDA call is made.
-    if unsafe { cudarc::driver::sys::is_culib_present() } {
-        None
-    } else {
-        Some("no CUDA driver: libcuda could not be loaded".to_string())
-    }
+    let present = unsafe { cudarc::driver::sys::is_culib_present() };
+    (!present).then(|| "no CUDA driver: libcuda could not be loaded".to_string())
 }
 
 /// Why kernels cannot be compiled here, or `None` when NVRTC loads.
 pub fn nvrtc_missing() -> Option<String> {
     // SAFETY: only tries to open the library; no NVRTC call is made.
-    if unsafe { cudarc::nvrtc::sys::is_culib_present() } {
-        None
-    } else {
-        Some("no NVRTC: libnvrtc could not be loaded (pip install 'nvidia-cuda-nvrtc==13.0.*' and put its nvidia/cu13/lib on LD_LIBRARY_PATH)".to_string())
-    }
+    let present = unsafe { cudarc::nvrtc::sys::is_culib_present() };
+    (!present).then(|| "no NVRTC: libnvrtc could not be loaded (pip install 'nvidia-cuda-nvrtc==13.0.*' and put its nvidia/cu13/lib on LD_LIBRARY_PATH)".to_string())
 }
 
 /// The CUDA driver's version (`13000` for 13.0), or `None` where no driver loads. Asks no GPU:

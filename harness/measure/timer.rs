@@ -80,11 +80,7 @@ impl Timer {
             .map(|_| Ok((gpu.event()?, gpu.event()?)))
             .collect::<Result<_, DeviceError>>()?;
         let l2 = gpu.info.l2_bytes.max(0) as usize;
-        let flush = if l2 > 0 {
-            Some(gpu.alloc_plain(2 * l2)?)
-        } else {
-            None
-        };
+        let flush = (l2 > 0).then(|| gpu.alloc_plain(2 * l2)).transpose()?;
         let mut timer = Timer {
             events,
             flush,

@@ -160,10 +160,8 @@ impl NextestRun {
             path: path.clone(),
             message: e.to_string(),
         })?;
-        crate::baseline::write_atomically(&path, text.as_bytes()).map_err(|e| StateError::Io {
-            path,
-            source: std::io::Error::other(e.to_string()),
-        })
+        crate::baseline::write_atomically(&path, text.as_bytes())
+            .map_err(|e| self.io(&path)(std::io::Error::other(e.to_string())))
     }
 
     /// Takes the run's lock, waiting at most `wait`.

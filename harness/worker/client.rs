@@ -92,10 +92,8 @@ impl Worker {
     /// not tried again; a worker that broke is.
     pub fn device(&mut self) -> Result<DeviceInfo, NoDevice> {
         if self.device.is_none() {
-            if let Err(e) = self.start() {
-                if self.device.is_none() {
-                    return Err(e);
-                }
+            if let (Err(e), None) = (self.start(), &self.device) {
+                return Err(e);
             }
         }
         match self.device.clone() {
@@ -275,8 +273,7 @@ impl Worker {
             self.stop();
         }
         self.device = Some(info.clone());
-        info.map_err(NoDevice::Absent)?;
-        Ok(())
+        info.map(drop).map_err(NoDevice::Absent)
     }
 
     /// Ends the worker (if any); the next request starts a fresh one.

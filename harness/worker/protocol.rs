@@ -173,8 +173,7 @@ pub struct TrialResult {
 /// Encodes a request as one line; a value JSON cannot hold (a path that is not UTF-8) is an
 /// error, not a panic.
 pub fn encode_request(request: &Request) -> Result<String, serde_json::Error> {
-    let json = serde_json::to_string(request)?;
-    Ok(format!("{json}\n"))
+    Ok(format!("{}\n", serde_json::to_string(request)?))
 }
 
 /// Encodes a response as one prefixed line. A response JSON cannot hold is answered with a
