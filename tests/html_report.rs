@@ -529,3 +529,36 @@ fn markdown_and_junit_say_identical_code_too() {
         "{xml}"
     );
 }
+
+/// Two kernels of a real run renamed as variants of one (`cub[algo=1]`, `cub[algo=2]`): the
+/// report names the fastest per case at its top and plots the variants against their axis.
+#[test]
+fn variants_are_compared_at_the_top_and_plotted_against_their_axis() {
+    let mut results = Results::load(H200.as_ref()).unwrap();
+    for t in &mut results.trials {
+        t.name = t
+            .name
+            .replace("::cub_warp_reductions::", "::cub[algo=1]::")
+            .replace("::cub_raking::", "::cub[algo=2]::");
+    }
+    let html = render(&results);
+    check_structure(&results, &html);
+    let doc = Html::parse_document(&html);
+    let tops = select(&doc, "p.variants");
+    assert_eq!(tops.len(), 2, "a line per case");
+    let top: String = tops[0].text().collect();
+    assert!(
+        top.starts_with("blockreduce::cub::rows=4096,cols=1024: fastest of 2 variants [algo="),
+        "{top}"
+    );
+    let captions: Vec<String> = select(&doc, "figure.chart figcaption")
+        .iter()
+        .map(|c| c.text().collect())
+        .collect();
+    let across = captions
+        .iter()
+        .filter(|c| c.ends_with("against algo; a line per value of the other axes"))
+        .count();
+    assert_eq!(across, 2, "a chart per case: {captions:?}");
+    assert!(html.contains("blockreduce::cub::rows=4096,cols=8192: its variants against algo"));
+}

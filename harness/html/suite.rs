@@ -289,6 +289,66 @@ fn flush_note(trials: &[&TrialRecord]) -> String {
     format!("<p class=\"note\">Each sample timed {how}.</p>\n")
 }
 
+/// How a kernel's variants compare (`tile[TILE=16,FULL_UNROLL=0]`, its axes): per kernel and
+/// case, the median time against the variants' first axis, one series per combination of the
+/// others.
+fn variant_charts(suite: &str, trials: &[&TrialRecord]) -> String {
+    // (title, first axis, series)
+    let mut charts: Vec<(String, String, Vec<Series>)> = Vec::new();
+    for t in trials {
+        let (kernel, case) = kernel_and_case(t);
+        let (Some(m), Some((base, values))) = (&t.measurement, kernel.split_once('[')) else {
+            continue;
+        };
+        let mut axes = values.trim_end_matches(']').split(',');
+        let Some((axis, x)) = axes.next().and_then(|a| a.split_once('=')) else {
+            continue;
+        };
+        let (Ok(x), rest) = (x.parse::<f64>(), axes.collect::<Vec<_>>().join(",")) else {
+            continue;
+        };
+        // One axis: one line, named for the kernel.
+        let rest = Some(rest)
+            .filter(|r| !r.is_empty())
+            .unwrap_or(base.to_string());
+        let title = format!("{suite}::{base}::{case}: its variants against {axis}");
+        if !charts.iter().any(|c| c.0 == title) {
+            charts.push((title.clone(), axis.to_string(), Vec::new()));
+        }
+        let Some((_, _, series)) = charts.iter_mut().find(|c| c.0 == title) else {
+            continue;
+        };
+        let point = (x, m.time.median, Some((m.time.low, m.time.high)));
+        match series.iter_mut().find(|s| s.name == rest) {
+            Some(s) => s.points.push(point),
+            None => series.push(Series {
+                color: series.len(),
+                name: rest,
+                points: vec![point],
+                dashed: false,
+            }),
+        }
+    }
+    let mut out = String::new();
+    for (title, axis, mut series) in charts {
+        series
+            .iter_mut()
+            .for_each(|s| s.points.sort_by(|a, b| a.0.total_cmp(&b.0)));
+        let y = YAxis {
+            desc: "time per run",
+            log: true,
+            unit: Unit::Seconds,
+        };
+        let svg = chart(plots::lines(&title, &axis, y, &series));
+        let caption = format!("median time per run of each variant, with its 95% interval, against {axis}; a line per value of the other axes");
+        out.push_str(&figure(svg, &series, &caption));
+    }
+    match out.is_empty() {
+        true => out,
+        false => format!("<div class=\"charts\">{out}</div>\n"),
+    }
+}
+
 /// The section of one suite.
 pub fn suite_section(view: &View, suite: &str, trials: &[&TrialRecord]) -> String {
     let id = anchor("suite", suite);
@@ -310,10 +370,11 @@ pub fn suite_section(view: &View, suite: &str, trials: &[&TrialRecord]) -> Strin
         None => String::new(),
     };
     format!(
-        "<section class=\"suite\" id=\"{id}\">\n<h2>suite <code>{}</code></h2>\n{paired}{}{}{}{}{}{}</section>\n",
+        "<section class=\"suite\" id=\"{id}\">\n<h2>suite <code>{}</code></h2>\n{paired}{}{}{}{}{}{}{}</section>\n",
         esc(suite),
         flush_note(trials),
         sweep_charts(view, suite, trials),
+        variant_charts(suite, trials),
         trials_table(view, trials),
         super::compared::comparisons(view, trials),
         super::code::code_changes(view, suite),
