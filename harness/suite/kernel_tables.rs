@@ -78,13 +78,12 @@ pub(super) fn kernel_tables(
         // Each variant of the kernel (one, without axes) is a kernel of the suite.
         for v in super::axes::variants(ctx, (k, at), sizes) {
             let vk = super::axes::apply(k, &v);
-            let source = source.map(|i| with_defines(&mut table.sources, i, &v.defines));
+            let written = k.defines.first();
+            let source =
+                source.map(|i| with_defines(ctx, &mut table.sources, i, &v.defines, written));
             let source = source.map(|i| (i, &table.sources[i]));
-            let names = [
-                sizes,
-                &v.values.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>(),
-            ]
-            .concat();
+            let axes = v.values.iter().map(|(n, _)| n.clone());
+            let names: Vec<String> = sizes.iter().cloned().chain(axes).collect();
             let mut found = Found::default();
             let (kernel, decl) = kernel_table(
                 ctx,
@@ -127,8 +126,20 @@ pub(super) fn kernel_tables(
 }
 
 /// Source `i` compiled with `defines` besides the suite's options: itself when there are none,
-/// else the one source of that file and those defines (added the first time).
-fn with_defines(sources: &mut Vec<Source>, i: usize, defines: &[String]) -> usize {
+/// else the one source of that file and those defines (added the first time). Defines for a
+/// source loaded as built (PTX, CUBIN, fatbin) are an error where the kernel names them
+/// (`written`): its variants would be the same code.
+fn with_defines(
+    ctx: &mut Ctx,
+    sources: &mut Vec<Source>,
+    i: usize,
+    defines: &[String],
+    written: Option<&toml::Spanned<String>>,
+) -> usize {
+    if let (false, Some(d)) = (sources[i].kind().is_compiled(), written) {
+        let file = sources[i].path.display();
+        ctx.error(d.span().start, format!("`defines` are compiler options, and `{file}` is loaded as built, not compiled: its variants would be the same code (put the axes in a launch expression)"));
+    }
     if defines.is_empty() {
         return i;
     }
