@@ -36,9 +36,9 @@ pub enum Implausible {
     },
 }
 
-/// Measurement slack over the peak from the device's attributes (the memory clock the
-/// driver reports is rounded; sustained copies reach about 90% of it).
-pub const BANDWIDTH_SLACK: f64 = 1.05;
+/// Measurement slack over a peak from the device's attributes (the memory clock the driver
+/// reports is rounded, sustained copies reach about 90% of it; the median has its error).
+pub const PEAK_SLACK: f64 = 1.05;
 
 /// No arithmetic on a current GPU is this many times faster than its FP32 peak (sparse FP8
 /// tensor cores on sm_90 are about 60×); `flops` counts operations of any kind, so this is
@@ -63,14 +63,14 @@ pub fn plausible(
     let peak = device.peak_bandwidth();
     if let (Some(b), true, true) = (bytes, from_dram, peak > 0.0) {
         let achieved = b / seconds;
-        if achieved > BANDWIDTH_SLACK * peak {
+        if achieved > PEAK_SLACK * peak {
             return Err(Implausible::Bandwidth { achieved, peak });
         }
     }
-    if let Some((f, (kind, peak))) = flops.zip(kind.and_then(|k| Some((k, device.peak_flops(k)?))))
-    {
+    let declared = kind.and_then(|kind| Some((kind, device.peak_flops(kind)?)));
+    if let (Some(f), Some((kind, peak))) = (flops, declared) {
         let achieved = f / seconds;
-        if achieved > BANDWIDTH_SLACK * peak {
+        if achieved > PEAK_SLACK * peak {
             return Err(Implausible::Roofline {
                 achieved,
                 peak,

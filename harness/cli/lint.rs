@@ -35,7 +35,7 @@ pub fn launches(filter: &str) -> ExitCode {
     let dims = |d: [u32; 3]| format!("[{}, {}, {}]", d[0], d[1], d[2]);
     if reads.is_some() {
         let device = crate::suite::device::for_expressions();
-        let values: Vec<String> = (crate::device::Attributes::NAMES.iter().zip(device.values))
+        let values: Vec<String> = (device.named())
             .map(|(n, v)| format!("{n} = {v}"))
             .collect();
         let values = values.join(", ");

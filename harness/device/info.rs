@@ -67,6 +67,11 @@ impl Attributes {
         "warp_size",
         "cc",
     ];
+
+    /// Each attribute by the name expressions read it by, as [`Attributes::NAMES`] orders them.
+    pub fn named(&self) -> impl Iterator<Item = (String, i64)> + '_ {
+        (Self::NAMES.iter().zip(self.values)).map(|(n, v)| (n.to_string(), v))
+    }
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 
 use super::axes::Unit;
 use super::page::{anchor, badge, esc, first_seen, num, table};
-use super::plots::{self, chart, Series, YAxis};
+use super::plots::{self, chart, Point, Series, YAxis};
 use super::trial::{kernel_and_case, sizes, sweep_axis, State};
 use super::view::View;
 use crate::report::results::{Status, TrialRecord};
@@ -53,7 +53,7 @@ fn sweep(
     axis: &str,
     value: impl Fn(&TrialRecord) -> Option<(f64, Option<(f64, f64)>)>,
 ) -> Vec<Series> {
-    let mut out: Vec<Series> = Vec::new();
+    let mut points = Vec::new();
     for t in trials {
         let (kernel, case) = kernel_and_case(t);
         let Some(x) = sizes(case)
@@ -66,12 +66,23 @@ fn sweep(
         let Some((y, interval)) = value(t) else {
             continue;
         };
-        match out.iter_mut().find(|s| s.name == kernel) {
-            Some(s) => s.points.push((x, y, interval)),
+        let color = kernels.iter().position(|k| *k == kernel).unwrap_or(0);
+        points.push((kernel, Some(color), (x, y, interval)));
+    }
+    series(points)
+}
+
+/// Points grouped into a series per name, in the order the names first come, each sorted by
+/// x; a series takes its colour where given, else its place.
+fn series(points: Vec<(&str, Option<usize>, Point)>) -> Vec<Series> {
+    let mut out: Vec<Series> = Vec::new();
+    for (name, color, point) in points {
+        match out.iter_mut().find(|s| s.name == name) {
+            Some(s) => s.points.push(point),
             None => out.push(Series {
-                name: kernel.to_string(),
-                points: vec![(x, y, interval)],
-                color: kernels.iter().position(|k| *k == kernel).unwrap_or(0),
+                name: name.to_string(),
+                points: vec![point],
+                color: color.unwrap_or(out.len()),
                 dashed: false,
             }),
         }
@@ -229,10 +240,7 @@ fn trials_table(view: &View, trials: &[&TrialRecord]) -> String {
                             format!("{}{}", rate(r, unit), share.unwrap_or_default())
                         })));
                     }
-                    let roofline = m
-                        .roofline
-                        .clone()
-                        .or_else(|| crate::report::roofline(m, device?));
+                    let roofline = crate::report::recorded_roofline(m, device);
                     row.push(num(roofline.map_or("–".into(), |r| {
                         format!("{:.0}% ({})", 100.0 * r.fraction, r.bound)
                     })));
@@ -289,12 +297,14 @@ fn flush_note(trials: &[&TrialRecord]) -> String {
     format!("<p class=\"note\">Each sample timed {how}.</p>\n")
 }
 
+/// One case's chart of a kernel's variants: its title, its axis, each variant's line and point.
+type VariantChart = (String, String, Vec<(String, Point)>);
+
 /// How a kernel's variants compare (`tile[TILE=16,FULL_UNROLL=0]`, its axes): per kernel and
 /// case, the median time against the variants' first axis, one series per combination of the
 /// others.
 fn variant_charts(suite: &str, trials: &[&TrialRecord]) -> String {
-    // (title, first axis, series)
-    let mut charts: Vec<(String, String, Vec<Series>)> = Vec::new();
+    let mut charts: Vec<VariantChart> = Vec::new();
     for t in trials {
         let (kernel, case) = kernel_and_case(t);
         let (Some(m), Some((base, values))) = (&t.measurement, kernel.split_once('[')) else {
@@ -315,25 +325,14 @@ fn variant_charts(suite: &str, trials: &[&TrialRecord]) -> String {
         if !charts.iter().any(|c| c.0 == title) {
             charts.push((title.clone(), axis.to_string(), Vec::new()));
         }
-        let Some((_, _, series)) = charts.iter_mut().find(|c| c.0 == title) else {
+        let Some((_, _, points)) = charts.iter_mut().find(|c| c.0 == title) else {
             continue;
         };
-        let point = (x, m.time.median, Some((m.time.low, m.time.high)));
-        match series.iter_mut().find(|s| s.name == rest) {
-            Some(s) => s.points.push(point),
-            None => series.push(Series {
-                color: series.len(),
-                name: rest,
-                points: vec![point],
-                dashed: false,
-            }),
-        }
+        points.push((rest, (x, m.time.median, Some((m.time.low, m.time.high)))));
     }
     let mut out = String::new();
-    for (title, axis, mut series) in charts {
-        series
-            .iter_mut()
-            .for_each(|s| s.points.sort_by(|a, b| a.0.total_cmp(&b.0)));
+    for (title, axis, points) in charts {
+        let series = series(points.iter().map(|(n, p)| (n.as_str(), None, *p)).collect());
         let y = YAxis {
             desc: "time per run",
             log: true,

@@ -189,11 +189,8 @@ pub fn render(results: &Results) -> String {
             ),
             None => ("–".into(), "–".into(), "–".into()),
         };
-        // Files from before the roofline was recorded: from the device they ran on.
-        let roofline = t.measurement.as_ref().and_then(|m| {
-            let device = results.device_info.as_ref();
-            (m.roofline.clone()).or_else(|| super::roofline(m, device?))
-        });
+        let roofline = (t.measurement.as_ref())
+            .and_then(|m| super::recorded_roofline(m, results.device_info.as_ref()));
         let roofline = roofline.map_or("–".into(), |r| {
             format!("{:.0}% {}", 100.0 * r.fraction, r.bound)
         });

@@ -189,6 +189,15 @@ pub fn roofline(m: &Measurement, device: &DeviceInfo) -> Option<results::Rooflin
     })
 }
 
+/// Trial `m`'s recorded roofline or, in a file from before rooflines were recorded, one on
+/// `device` (the one the file ran on).
+pub fn recorded_roofline(
+    m: &Measurement,
+    device: Option<&DeviceInfo>,
+) -> Option<results::Roofline> {
+    m.roofline.clone().or_else(|| roofline(m, device?))
+}
+
 impl Results {
     /// These results with each measured trial's [`roofline`] on their device.
     pub fn with_rooflines(mut self) -> Results {

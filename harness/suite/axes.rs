@@ -16,8 +16,6 @@ pub const MAX_VARIANTS: usize = 256;
 /// One variant of a kernel.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(super) struct Variant {
-    /// `[TILE=16,threads=128]`; empty for a kernel without axes.
-    pub suffix: String,
     /// Each axis with its value, in the order written.
     pub values: Vec<(String, i64)>,
     /// `-DTILE=16` for each axis `defines` names.
@@ -64,13 +62,9 @@ pub(super) fn variants(
         .device
         .clone()
         .unwrap_or_else(super::device::for_expressions);
-    let attributes = crate::device::Attributes::NAMES
-        .iter()
-        .map(|n| n.to_string());
     let mut out = Vec::new();
     for values in combinations(&axes) {
-        let mut known: BTreeMap<String, i64> = attributes.clone().zip(device.values).collect();
-        known.extend(values.iter().cloned());
+        let known: BTreeMap<String, i64> = device.named().chain(values.clone()).collect();
         let mut skipped = false;
         for cond in &skips {
             match cond.holds(&known) {
@@ -97,18 +91,22 @@ pub(super) fn variants(
     out
 }
 
-/// The variant of kernel `k` with these axis values: its name's suffix and its defines.
+/// The variant of kernel `k` with these axis values, and its defines.
 fn variant(k: &RawKernel, values: Vec<(String, i64)>) -> Variant {
-    let shown: Vec<String> = values.iter().map(|(n, v)| format!("{n}={v}")).collect();
     let defines = k.defines.iter().filter_map(|d| {
         let v = values.iter().find(|(n, _)| n == d.get_ref())?.1;
         Some(format!("-D{}={v}", d.get_ref()))
     });
     Variant {
-        suffix: format!("[{}]", shown.join(",")),
         defines: defines.collect(),
         values,
     }
+}
+
+/// Axis values as names and labels show them: `TILE=16,threads=128` (empty for none).
+pub(super) fn shown(values: &[(String, i64)]) -> String {
+    let shown: Vec<String> = values.iter().map(|(n, v)| format!("{n}={v}")).collect();
+    shown.join(",")
 }
 
 /// Axis names that are not sizes or device attributes, `defines` that name axes, and every axis
@@ -313,7 +311,10 @@ pub(super) fn apply(k: &RawKernel, v: &Variant) -> RawKernel {
         return out;
     }
     let rename = |s: &Spanned<String>, text: String| Spanned::new(s.span(), text);
-    out.name = rename(&k.name, format!("{}{}", k.name.get_ref(), v.suffix));
+    out.name = rename(
+        &k.name,
+        format!("{}[{}]", k.name.get_ref(), shown(&v.values)),
+    );
     let put = |entry: &Spanned<String>| {
         let text = entry.get_ref();
         let Some((name, args)) = text.split_once('<') else {

@@ -153,10 +153,7 @@ fn case(ctx: &mut Ctx, decls: &Decls, cased: BTreeMap<String, i64>, label: Strin
     // Evaluated over the sizes and the device's attributes; the case keeps its sizes.
     let mut sizes = cased.clone();
     if let Some(d) = &ctx.device {
-        let names = crate::device::Attributes::NAMES
-            .iter()
-            .map(|n| n.to_string());
-        sizes.extend(names.zip(d.values));
+        sizes.extend(d.named());
     }
     let lens: Vec<usize> = decls
         .buffer_lens
@@ -178,25 +175,18 @@ fn case(ctx: &mut Ctx, decls: &Decls, cased: BTreeMap<String, i64>, label: Strin
     let mut scratch_lens = Vec::new();
     for k in &decls.kernels {
         // A variant's expressions read its axes too, and its errors name them.
-        let (values, label) = match k.axes.is_empty() {
-            true => (
-                std::borrow::Cow::Borrowed(&sizes),
-                std::borrow::Cow::Borrowed(&label),
-            ),
+        let values = match k.axes.is_empty() {
+            true => std::borrow::Cow::Borrowed(&sizes),
             false => {
-                let mut values = sizes.clone();
-                values.extend(k.axes.iter().cloned());
-                let axes: Vec<String> = k.axes.iter().map(|(n, v)| format!("{n}={v}")).collect();
-                let label = [label.as_str(), &axes.join(",")].join(match label.is_empty() {
-                    true => "",
-                    false => ",",
-                });
-                (
-                    std::borrow::Cow::Owned(values),
-                    std::borrow::Cow::Owned(label),
-                )
+                std::borrow::Cow::Owned(sizes.clone().into_iter().chain(k.axes.clone()).collect())
             }
         };
+        let shown = [label.clone(), super::axes::shown(&k.axes)];
+        let label = shown
+            .into_iter()
+            .filter(|s| !s.is_empty())
+            .collect::<Vec<_>>()
+            .join(",");
         let (steps, lens) = kernel(
             ctx,
             k,

@@ -143,12 +143,14 @@ pub(super) fn choose(ctx: &mut Ctx, compiler: Option<&Spanned<String>>, sources:
         s.nvcc = match forced {
             Some(true) => Some("`compiler = \"nvcc\"` in [suite]".into()),
             Some(false) => None,
-            None => (with_quoted_includes(&s.path, &s.text).into_iter())
-                .find_map(|(p, text)| Some((p, host_code(&text)?)))
-                .map(|(p, why)| match p == s.path {
-                    true => why,
-                    false => format!("`{}`, which it includes: {why}", p.display()),
-                }),
+            // Its headers are read only where the source itself holds no host code.
+            None => host_code(&s.text).or_else(|| {
+                let mut included = with_quoted_includes(&s.path, &s.text).into_iter().skip(1);
+                included.find_map(|(p, text)| {
+                    let why = host_code(&text)?;
+                    Some(format!("`{}`, which it includes: {why}", p.display()))
+                })
+            }),
         };
     }
 }

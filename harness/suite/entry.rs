@@ -231,11 +231,16 @@ pub(super) fn check_entry(
 /// includes with quotes (a port includes a repository's kernels where they are): the answer,
 /// and the file it was read from.
 fn lookup_in(source: &Source, entry: &str) -> (Lookup, std::path::PathBuf) {
+    let own = signature::lookup(&source.text, entry);
+    if !matches!(own, Lookup::Absent) {
+        // Found in the source itself: its headers are not read (this runs for every launch).
+        return (own, source.path.clone());
+    }
     let files = super::compiler::with_quoted_includes(&source.path, &source.text);
-    let found = (files.into_iter())
+    let found = (files.into_iter().skip(1))
         .map(|(path, text)| (signature::lookup(&text, entry), path))
         .find(|(found, _)| !matches!(found, Lookup::Absent));
-    found.unwrap_or((Lookup::Absent, source.path.clone()))
+    found.unwrap_or((own, source.path.clone()))
 }
 
 /// The signature of `entry` (at `at`) in `source` (or a file it includes) and that file, or
