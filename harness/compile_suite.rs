@@ -62,6 +62,10 @@ pub fn compile_suite(
         let result = match source.kind() {
             SourceKind::Cuda => compile::compile(&req, cache_dir),
             SourceKind::Nvcc => crate::device::nvcc::compile(&req, cache_dir),
+            SourceKind::Library => Ok(crate::device::cublaslt::compiled(
+                source.library.as_ref(),
+                &entries,
+            )),
             _ => crate::device::binary::load(&source.path, &source.text, &entries, arch),
         };
         match result {

@@ -17,6 +17,7 @@ pub mod error;
 pub mod exit;
 pub mod failure;
 pub mod gate;
+pub mod gemm;
 pub mod history;
 pub mod html;
 pub mod lock;

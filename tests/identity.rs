@@ -232,6 +232,7 @@ const EXEMPT: &[(&str, &str)] = &[
     ("kernel.axes", "makes variants, each a trial of its own named by its values: what a value changes enters through the variant's launches (expressions) and code identity (template arguments, defines)"),
     ("kernel.defines", "compiled: a variant's -D options, in its code identity as `suite.options` are"),
     ("kernel.skip", "which variants exist: each variant's own values enter"),
+    ("kernel.gemm", "a library call's options: in its code identity (the test of library calls below)"),
 ];
 
 /// The code-only keys, checked with NVRTC's real code identities.
@@ -521,4 +522,66 @@ fn code_only_keys_change_the_identity_through_nvrtcs_code() {
     // An option that does not change the code leaves the identity alone: what runs is the same.
     let same = identity(&dir, &BASE.replace("-DUNUSED=1", "-DUNUSED=2"), None, &real);
     assert_eq!(same, base, "an option the code does not read");
+}
+
+/// A suite of two cuBLASLt calls: `fast`'s options are varied below.
+const LIBRARY: &str = r#"[suite]
+name = "t"
+sizes = { n = [64] }
+
+[[buffer]]
+name = "a"
+type = "f32"
+len = "n * n"
+init = { random = "uniform", min = -1.0, max = 1.0 }
+
+[[buffer]]
+name = "c"
+type = "f32"
+len = "n * n"
+role = "inout"
+init = { constant = 0.0 }
+
+[[kernel]]
+name = "cublas"
+entry = "cublasLt::gemm"
+reference = true
+args = ["a", "a", "c", "n as i32", "n as i32", "n as i32"]
+
+[[kernel]]
+name = "fast"
+entry = "cublasLt::gemm"
+args = ["a", "a", "c", "n as i32", "n as i32", "n as i32"]
+gemm = { layout = "row", math = "default", alpha = 1.0, beta = 0.0, workspace = "32 MiB" }
+"#;
+
+#[test]
+fn each_option_of_a_library_call_changes_its_identity() {
+    let dir = folder("library");
+    // The real code identity: a library call's needs no compiler (nor the library: without
+    // it, its version reads "none" on both sides).
+    let real = |s: &Suite| {
+        SuiteCode::build(s, "sm_90", None, &toolchain()).unwrap_or_else(|e| panic!("{e}"))
+    };
+    let base = identity(&dir, LIBRARY, None, &real);
+    for (from, to) in [
+        ("layout = \"row\"", "layout = \"col\""),
+        ("layout = \"row\"", "layout = [\"row\", \"col\", \"row\"]"),
+        ("math = \"default\"", "math = \"tf32\""),
+        ("alpha = 1.0", "alpha = 2.0"),
+        ("beta = 0.0", "beta = 1.0"),
+        ("workspace = \"32 MiB\"", "workspace = \"1 MiB\""),
+    ] {
+        let text = LIBRARY.replacen(from, to, 1);
+        assert_ne!(text, LIBRARY, "{from}");
+        let changed = identity(&dir, &text, None, &real);
+        assert_ne!(changed, base, "{from} -> {to}: the identity did not change");
+    }
+    // Options written as their defaults are the same call.
+    let defaults = LIBRARY.replace(
+        "\ngemm = { layout = \"row\", math = \"default\", alpha = 1.0, beta = 0.0, workspace = \"32 MiB\" }",
+        "",
+    );
+    assert_ne!(defaults, LIBRARY);
+    assert_eq!(identity(&dir, &defaults, None, &real), base);
 }

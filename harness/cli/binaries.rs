@@ -85,6 +85,7 @@ fn entries(module: &Module) -> Vec<String> {
             .filter(|(_, f)| f.entry)
             .map(|(name, _)| name)
             .collect(),
+        Module::Library(_) => Vec::new(),
     }
 }
 

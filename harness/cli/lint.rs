@@ -68,6 +68,11 @@ pub fn launches(filter: &str) -> ExitCode {
                             (ArgValue::Scalar(bytes), None) => format!("{} byte(s)", bytes.len()),
                         })
                         .collect();
+                    if let Some(call) = &s.sources[kernel.source].library {
+                        let words = serde_json::to_string(call).unwrap_or_default();
+                        println!("  cublasLt::gemm({}) {words}", args.join(", "));
+                        continue;
+                    }
                     println!(
                         "  {}<<<grid {}, block {}, shared {} B>>>({})",
                         kernel.entries.get(l).map_or("?", String::as_str),

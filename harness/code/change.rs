@@ -20,6 +20,8 @@ pub enum KernelPart {
     Attributes,
     /// A PTX kernel's text (or the driver that compiles it): no parts to tell apart.
     Ptx,
+    /// A library call's declaration or the library's version (`suite::library`).
+    Library,
     /// Its launches' entries (how many, or which).
     Entries,
 }
@@ -32,6 +34,7 @@ impl KernelPart {
             KernelPart::Data => "constant data",
             KernelPart::Attributes => "attributes",
             KernelPart::Ptx => "PTX",
+            KernelPart::Library => "library call (its declaration or the library's version)",
             KernelPart::Entries => "launched entries",
         }
     }
@@ -126,6 +129,12 @@ fn kernel_parts(old: &KernelCode, new: &KernelCode) -> Vec<KernelPart> {
             .filter(|(differs, _)| *differs)
             .map(|(_, p)| p)
             .collect(),
+            _ if [o, n]
+                .iter()
+                .any(|i| i.from == crate::sass::CodeSource::Library) =>
+            {
+                vec![KernelPart::Library]
+            }
             // A cubin against PTX, or PTX against PTX.
             _ => vec![KernelPart::Ptx],
         };

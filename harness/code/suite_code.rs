@@ -134,7 +134,7 @@ pub fn kernel_cubin<'c>(
     let module = module_of(compiled, source)?;
     match crate::sass::Module::of(suite.sources[source].kind(), module, arch).ok()? {
         crate::sass::Module::Cubin(cubin) => Some(cubin),
-        crate::sass::Module::Ptx(_) => None,
+        crate::sass::Module::Ptx(_) | crate::sass::Module::Library(_) => None,
     }
 }
 

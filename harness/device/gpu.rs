@@ -1,6 +1,7 @@
 //! `Gpu`: one device's primary context and a stream, with buffers, modules, launches and
 //! timing events on it. Every `unsafe` block here is small and says why it holds.
 
+use super::buffer::{DeviceBuffer, KernelArg};
 use super::error::{error, DeviceError};
 use super::info::{driver_release, DeviceInfo};
 use super::module::{Function, Module};
@@ -123,15 +124,7 @@ impl Gpu {
     /// Allocates `bytes` on the stream from the device's stream-ordered memory pool: what a
     /// case allocates, counted by `pool_high`.
     pub fn alloc(&self, bytes: usize) -> Result<DeviceBuffer, DeviceError> {
-        // SAFETY: the stream is live; the allocation is freed by `DeviceBuffer::drop`.
-        let ptr = unsafe { cu::malloc_async(self.stream, bytes.max(1)) }
-            .map_err(error("cuMemAllocAsync"))?;
-        Ok(DeviceBuffer {
-            ptr,
-            bytes,
-            stream: Some(self.stream),
-            owned: true,
-        })
+        DeviceBuffer::on_stream(self.stream, bytes)
     }
 
     /// Allocates `bytes` outside the pool, for the harness's own buffers (L2 flush, input
@@ -292,6 +285,9 @@ impl Gpu {
         dims: LaunchDims,
         args: &[KernelArg],
     ) -> Result<(), DeviceError> {
+        if let Some(call) = &f.library {
+            return call.run(self.stream, args);
+        }
         let mut storage: Vec<Vec<u8>> = args
             .iter()
             .map(|a| match a {
@@ -423,60 +419,6 @@ pub struct LaunchDims {
     pub block: [u32; 3],
     /// Dynamic shared memory, bytes.
     pub shared: u32,
-}
-
-/// One kernel argument.
-pub enum KernelArg<'a> {
-    /// A device pointer.
-    Buffer(&'a DeviceBuffer),
-    /// A scalar's bytes.
-    Scalar(&'a [u8]),
-}
-
-/// Device memory, freed when dropped: on its stream when it came from the pool.
-pub struct DeviceBuffer {
-    ptr: sys::CUdeviceptr,
-    /// Size in bytes.
-    pub bytes: usize,
-    stream: Option<sys::CUstream>,
-    /// Whether dropping it frees the memory (`false` for a `part` of another buffer).
-    owned: bool,
-}
-
-impl DeviceBuffer {
-    /// `len` bytes of this buffer from byte `offset`, as a buffer of its own that is never
-    /// freed: many small buffers carved from one allocation (the timing copies: one
-    /// `cuMemAlloc` instead of one per buffer per copy, and one `cuMemFree`, which waits for
-    /// the device, instead of hundreds). The owner must keep `self` alive while it is used.
-    pub fn part(&self, offset: usize, len: usize) -> DeviceBuffer {
-        assert!(offset + len <= self.bytes, "part outside the buffer");
-        DeviceBuffer {
-            ptr: self.ptr + offset as u64,
-            bytes: len,
-            stream: None,
-            owned: false,
-        }
-    }
-
-    /// The device address, for tables of pointers that harness kernels read.
-    pub fn address(&self) -> u64 {
-        self.ptr
-    }
-}
-
-impl Drop for DeviceBuffer {
-    fn drop(&mut self) {
-        if !self.owned {
-            return;
-        }
-        // SAFETY: allocated by `Gpu::alloc` (on `stream`) or `Gpu::alloc_plain`, freed only here.
-        let _ = unsafe {
-            match self.stream {
-                Some(stream) => cu::free_async(self.ptr, stream),
-                None => cu::free_sync(self.ptr),
-            }
-        };
-    }
 }
 
 /// An instantiated CUDA graph.

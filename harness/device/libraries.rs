@@ -90,3 +90,87 @@ fn site_packages(lib: &Path) -> Vec<PathBuf> {
         .map(|p| p.join("site-packages/nvidia/cu13/lib"))
         .collect()
 }
+
+/// Folders where CUDA installs its libraries, most specific first: the toolkit's (`CUDA_HOME`,
+/// `CUDA_PATH`, `CUDA_ROOT`, `/usr/local/cuda`) and the pip wheels' (`nvidia/cu13/lib`).
+fn cuda_dirs() -> Vec<PathBuf> {
+    let mut roots: Vec<PathBuf> = ["CUDA_HOME", "CUDA_PATH", "CUDA_ROOT"]
+        .iter()
+        .filter_map(std::env::var_os)
+        .map(PathBuf::from)
+        .collect();
+    roots.push(PathBuf::from("/usr/local/cuda"));
+    let mut dirs = Vec::new();
+    for r in roots {
+        dirs.push(r.join("extras/CUPTI/lib64"));
+        dirs.push(r.join("lib64"));
+        dirs.push(r.join("targets/x86_64-linux/lib"));
+        dirs.push(r.join("lib"));
+    }
+    dirs.extend(candidates());
+    dirs
+}
+
+/// Whether a CUDA library loads: `present` says so as things are, or after the newest file
+/// named `prefix*` (`libcupti.so`) in one of CUDA's folders is loaded — it stays loaded, so that
+/// cudarc's later load by name finds it by its soname (cudarc panics where it cannot).
+pub fn load_from_cuda(prefix: &str, present: impl Fn() -> bool) -> bool {
+    if present() {
+        return true;
+    }
+    for dir in cuda_dirs() {
+        let Some(path) = newest(&dir, prefix) else {
+            continue;
+        };
+        // SAFETY: loading a CUDA library runs its initialisers, which only set up the library;
+        // it is kept loaded for the life of the process.
+        if let Ok(lib) = unsafe { libloading::Library::new(&path) } {
+            std::mem::forget(lib);
+            if present() {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// The file `prefix.N` (or `prefix`) in `dir` with the highest N.
+pub fn newest(dir: &Path, prefix: &str) -> Option<PathBuf> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(prefix))
+        })
+        .collect();
+    found.sort();
+    found.pop()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_newest_library_in_a_folder_is_chosen() {
+        let dir = std::env::temp_dir().join(format!("kg-cupti-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for n in [
+            "libcupti.so.12",
+            "libcupti.so.13",
+            "libnvperf_host.so",
+            "libcupti.so",
+        ] {
+            std::fs::write(dir.join(n), b"").unwrap();
+        }
+        assert_eq!(
+            newest(&dir, "libcupti.so"),
+            Some(dir.join("libcupti.so.13"))
+        );
+        assert_eq!(newest(&dir.join("absent"), "libcupti.so"), None);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -2,8 +2,10 @@
 //! without a GPU.
 
 pub mod binary;
+mod buffer;
 pub mod compile;
 pub mod counters;
+pub mod cublaslt;
 mod error;
 mod gpu;
 pub mod headers;
@@ -15,10 +17,9 @@ pub mod param_types;
 pub mod ptx;
 pub mod thermal;
 
+pub use buffer::{DeviceBuffer, KernelArg};
 pub use error::{DeviceError, ErrorKind};
-pub use gpu::{
-    attributes, elapsed_ms, elapsed_seconds, DeviceBuffer, Event, Gpu, Graph, KernelArg, LaunchDims,
-};
+pub use gpu::{attributes, elapsed_ms, elapsed_seconds, Event, Gpu, Graph, LaunchDims};
 pub use info::{Attributes, DeviceInfo};
 pub use module::{Function, FunctionAttribute, Module};
 

@@ -60,20 +60,39 @@ impl Module {
         Ok(Function {
             handle,
             param_sizes,
-            _module: Rc::clone(&self.0),
+            _module: Some(Rc::clone(&self.0)),
+            library: None,
         })
     }
 }
 
-/// A kernel in a loaded module; it keeps the module loaded while it exists.
+/// A kernel in a loaded module, which it keeps loaded while it exists — or a library call
+/// (`suite::library`), launched by the library.
 pub struct Function {
     pub(super) handle: sys::CUfunction,
     pub(super) param_sizes: Option<Vec<usize>>,
     /// The module `handle` lives in: unloaded only after this function is dropped.
-    _module: Rc<Loaded>,
+    _module: Option<Rc<Loaded>>,
+    /// The library call this stands for; `handle` is null.
+    pub(super) library: Option<Rc<super::cublaslt::Gemm>>,
 }
 
 impl Function {
+    /// A library call as a function: launching it queues the call.
+    pub fn library(call: super::cublaslt::Gemm) -> Function {
+        Function {
+            handle: std::ptr::null_mut(),
+            param_sizes: None,
+            _module: None,
+            library: Some(Rc::new(call)),
+        }
+    }
+
+    /// Whether this is a library call, whose code and attributes are the library's.
+    pub fn is_library(&self) -> bool {
+        self.library.is_some()
+    }
+
     /// Blocks of `threads` threads with `dynamic_shared` bytes that fit on one SM at once.
     pub fn blocks_per_sm(&self, threads: u32, dynamic_shared: u32) -> Result<i32, DeviceError> {
         // SAFETY: `handle` is live.

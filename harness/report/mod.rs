@@ -110,6 +110,10 @@ pub const LAUNCH: [(&str, Column); 6] = [
 /// (per launch, `/`-separated, for multi-launch kernels; local memory and `fp64 ops N` only
 /// when used).
 pub fn footprint(f: &crate::measure::Footprint) -> String {
+    if f.launches.is_empty() {
+        // A library call: its kernels' resources are the library's (docs/suites.md).
+        return format!("mem {} · library call", bytes(f.pool_peak));
+    }
     let join = |v: Vec<String>| v.join("/");
     let regs = join(f.launches.iter().map(|l| l.registers.to_string()).collect());
     let smem = join(f.launches.iter().map(|l| bytes(shared(l))).collect());

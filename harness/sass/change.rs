@@ -74,7 +74,10 @@ pub struct KernelDiff {
 /// `code`, `constant data and attributes`: which parts of an identity differ.
 pub fn what_changed(was: &KernelIdentity, is: &KernelIdentity) -> String {
     let (Some(a), Some(b)) = (&was.parts, &is.parts) else {
-        return "PTX".into();
+        let library = [was, is]
+            .iter()
+            .any(|i| i.from == super::CodeSource::Library);
+        return if library { "library call" } else { "PTX" }.into();
     };
     let parts: Vec<&str> = [
         (a.code != b.code, "code"),

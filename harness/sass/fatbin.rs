@@ -286,6 +286,7 @@ mod tests {
                 "ptx {}",
                 t.lines().find(|l| l.starts_with(".target")).unwrap()
             ),
+            Module::Library(_) => unreachable!("a fatbin holds code"),
         };
         assert_eq!(arch_of(&pick(&bytes, "sm_90").unwrap()), "cubin sm_90");
         assert_eq!(arch_of(&pick(&bytes, "sm_89").unwrap()), "cubin sm_80");

@@ -7,4 +7,7 @@ pub enum Module<'a> {
     Cubin(std::borrow::Cow<'a, [u8]>),
     /// PTX text (a `.ptx` file, or a fatbin's PTX where it has no cubin for the architecture).
     Ptx(std::borrow::Cow<'a, str>),
+    /// A library call (`suite::library`): its description and the library's version, as
+    /// `device::cublaslt::compiled` writes them. No code of kernelgate's to read.
+    Library(std::borrow::Cow<'a, str>),
 }

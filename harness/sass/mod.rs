@@ -110,6 +110,7 @@ impl<'a> Module<'a> {
                 Module::Ptx(String::from_utf8_lossy(text))
             }
             SourceKind::Fatbin => fatbin::pick(image, arch)?,
+            SourceKind::Library => Module::Library(String::from_utf8_lossy(image)),
         })
     }
 
@@ -124,6 +125,20 @@ impl<'a> Module<'a> {
         match self {
             Module::Cubin(bytes) => identify_cubin(bytes, name, arch),
             Module::Ptx(text) => ptx::identify_ptx(text, name, arch, driver),
+            Module::Library(text) => {
+                let mut h = types::Fields::default();
+                h.field(b"library")
+                    .field(text.as_bytes())
+                    .field(name.as_bytes());
+                Ok(KernelIdentity {
+                    hash: types::hex(&h.finish()),
+                    arch: arch.to_string(),
+                    name: name.to_string(),
+                    from: CodeSource::Library,
+                    parts: None,
+                    resources: None,
+                })
+            }
         }
     }
 }

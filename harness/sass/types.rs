@@ -12,6 +12,9 @@ pub enum CodeSource {
     Cubin,
     /// A PTX entry's text and the driver's version (the driver compiles it when it loads).
     Ptx,
+    /// A library call's declaration and the library's version (`suite::library`): the
+    /// library's own kernels are not read.
+    Library,
 }
 
 /// The three parts of a cubin identity, each the first 16 hex digits of its own SHA-256, so a

@@ -187,15 +187,18 @@ fn case(ctx: &mut Ctx, decls: &Decls, cased: BTreeMap<String, i64>, label: Strin
             .filter(|s| !s.is_empty())
             .collect::<Vec<_>>()
             .join(",");
-        let (steps, lens) = kernel(
+        let (steps, scratch) = kernel(
             ctx,
             k,
             &values,
             &label,
             (decls.buffer_lens.len(), buffer_bytes),
         );
+        if let (Some(at), Some(call)) = (k.library, steps.first()) {
+            super::library::check_case(ctx, call, &lens, &in_case(&label), at);
+        }
         launches.push(steps);
-        scratch_lens.push(lens);
+        scratch_lens.push(scratch);
     }
     let amount = |ctx: &mut Ctx, e: &Option<Located<Expr>>, what: &str| {
         e.as_ref()

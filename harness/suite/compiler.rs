@@ -216,6 +216,7 @@ mod tests {
             text: text.into(),
             nvcc: None,
             defines: Vec::new(),
+            library: None,
         }];
         let mut ctx = super::Ctx::new(std::path::Path::new("s.toml"), "");
         super::choose(&mut ctx, None, &mut sources);

@@ -35,6 +35,8 @@ pub struct KernelDecl {
     pub budget: Option<(u64, usize)>,
     /// The variant's axis values (`suite::axes`), which its expressions read besides the sizes.
     pub axes: Vec<(String, i64)>,
+    /// Where a library call's args are written (`suite::library`), checked per case.
+    pub library: Option<usize>,
 }
 
 /// A `random = "uniform"` or `"int"` init with a bound written as an expression over the sizes

@@ -65,16 +65,8 @@ pub(super) fn kernel_tables(
     for rk in &raw.kernel {
         let (k, at) = (rk.get_ref(), rk.span().start);
         name_and_reference(ctx, k, &mut out);
-        let source = match (&k.source, table.default_source) {
-            (Some(s), _) => source_index(ctx, dir, &mut table.sources, s),
-            (None, Some(d)) => Some(d),
-            (None, None) => {
-                if rs.source.is_none() {
-                    ctx.error(at, format!("kernel `{}` has no source (add `source = \"file.cu\"` to it or to [suite])", k.name.get_ref()));
-                }
-                None
-            }
-        };
+        let (library, args_at, source) = kernel_source(ctx, dir, (k, at), table, buffers, rs);
+        let k = library.as_ref().unwrap_or(k);
         // Each variant of the kernel (one, without axes) is a kernel of the suite.
         for v in super::axes::variants(ctx, (k, at), sizes) {
             let vk = super::axes::apply(k, &v);
@@ -103,6 +95,7 @@ pub(super) fn kernel_tables(
                         .memory_budget
                         .zip(budget_at.map(|b| b.span().start)),
                     axes: v.values.clone(),
+                    library: args_at,
                     ..d
                 }
             }));
@@ -123,6 +116,35 @@ pub(super) fn kernel_tables(
         );
     }
     out
+}
+
+/// Kernel `k`'s source (added to `table`'s when new): its own, the suite's, or — for a library
+/// call — one standing for the call, with the kernel as the launch checks read it and where its
+/// args are written.
+fn kernel_source(
+    ctx: &mut Ctx,
+    dir: &Path,
+    (k, at): (&RawKernel, usize),
+    table: &mut SuiteTable,
+    buffers: &Buffers,
+    rs: &super::schema::RawSuite,
+) -> (Option<RawKernel>, Option<usize>, Option<usize>) {
+    if super::library::is_library(k) {
+        let (view, source) = super::library::prepare(ctx, (k, at), buffers, &mut table.sources);
+        let args_at = k.args.as_ref().map_or(at, |a| a.span().start);
+        return (Some(view), Some(args_at), source);
+    }
+    let source = match (&k.source, table.default_source) {
+        (Some(s), _) => source_index(ctx, dir, &mut table.sources, s),
+        (None, Some(d)) => Some(d),
+        (None, None) => {
+            if rs.source.is_none() {
+                ctx.error(at, format!("kernel `{}` has no source (add `source = \"file.cu\"` to it or to [suite])", k.name.get_ref()));
+            }
+            None
+        }
+    };
+    (None, None, source)
 }
 
 /// Source `i` compiled with `defines` besides the suite's options: itself when there are none,
@@ -244,6 +266,7 @@ fn kernel_table(
         max_registers: limits.max_registers,
         budget: None,
         axes: Vec::new(),
+        library: None,
     });
     let kernel = Kernel {
         name,

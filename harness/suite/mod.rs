@@ -21,6 +21,7 @@ pub mod expr;
 mod init;
 mod kernel_tables;
 mod kernels;
+pub mod library;
 pub mod load;
 mod model;
 mod resolved;

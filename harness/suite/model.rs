@@ -56,6 +56,10 @@ pub struct Source {
     /// with other defines is another source.
     #[serde(default)]
     pub defines: Vec<String>,
+    /// The library call this source stands for (`suite::library`): nothing is compiled; its
+    /// text is the call's signature, for the argument checks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub library: Option<crate::gemm::Gemm>,
 }
 
 /// What a source file holds, by its extension.
@@ -71,6 +75,8 @@ pub enum SourceKind {
     Cubin,
     /// A fat binary: CUBINs and PTX for several architectures; the driver picks.
     Fatbin,
+    /// A library call (cuBLASLt's GEMM): the library's own code, nothing compiled.
+    Library,
 }
 
 impl SourceKind {
@@ -83,6 +89,9 @@ impl SourceKind {
 impl Source {
     /// What the file holds: `.ptx`, `.cubin` and `.fatbin` are loaded without NVRTC.
     pub fn kind(&self) -> SourceKind {
+        if self.library.is_some() {
+            return SourceKind::Library;
+        }
         match self.path.extension().and_then(|e| e.to_str()) {
             Some("ptx") => SourceKind::Ptx,
             Some("cubin") => SourceKind::Cubin,

@@ -95,6 +95,27 @@ pub struct RawKernel {
     pub defines: Vec<Spanned<String>>,
     #[serde(default)]
     pub skip: Vec<Spanned<ExprText>>,
+    // A library call's options (`entry = "cublasLt::gemm"`, `suite::library`).
+    pub gemm: Option<Spanned<RawGemm>>,
+}
+
+/// The `gemm = { ... }` table of a library kernel.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawGemm {
+    pub layout: Option<Spanned<RawLayout>>,
+    pub math: Option<Spanned<String>>,
+    pub alpha: Option<f64>,
+    pub beta: Option<Spanned<f64>>,
+    pub workspace: Option<Spanned<String>>,
+}
+
+/// `layout = "row"` for all three, or `["row", "col", "row"]` for A, B and C.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum RawLayout {
+    All(String),
+    Each(Vec<String>),
 }
 
 /// One launch of a multi-launch kernel.

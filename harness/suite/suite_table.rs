@@ -107,6 +107,7 @@ pub(super) fn source_index(
                 text: String::new(),
                 nvcc: None,
                 defines: Vec::new(),
+                library: None,
             });
             Some(sources.len() - 1)
         }
@@ -118,6 +119,7 @@ pub(super) fn source_index(
                     text,
                     nvcc: None,
                     defines: Vec::new(),
+                    library: None,
                 });
                 Some(sources.len() - 1)
             }

@@ -33,6 +33,10 @@ pub(super) fn footprint_of(
         .zip(&suite.cases[case].launches[k])
         .zip(&suite.kernels[k].entries)
     {
+        if f.is_library() {
+            // The library's kernels are not kernelgate's: no attributes to read.
+            continue;
+        }
         let threads = l.block.iter().product::<u32>();
         launches.push(Resources {
             entry: entry.clone(),

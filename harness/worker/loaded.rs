@@ -26,6 +26,19 @@ impl Loaded {
         let fp64 = crate::mix::kernel_fp64(suite, &compiled);
         let mut functions: Vec<Vec<Function>> = suite.kernels.iter().map(|_| Vec::new()).collect();
         for (si, c) in compiled {
+            if let Some(decl) = &suite.sources[si].library {
+                for (ki, _) in suite
+                    .kernels
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, k)| k.source == si)
+                {
+                    let call = crate::device::cublaslt::Gemm::new(decl)
+                        .map_err(|e| Failure::Trial(TrialFailure::Compile(e)))?;
+                    functions[ki].push(Function::library(call));
+                }
+                continue;
+            }
             let module = gpu.load(&c.cubin)?;
             let entries = source_entries(suite, si);
             for (ki, k) in suite
