@@ -27,8 +27,11 @@ pub fn resources(view: &View, trials: &[&TrialRecord]) -> String {
             let mut row = vec![format!("<code>{}</code>", esc(&t.name))];
             row.push(cell(old.map(|o| bytes(o.pool_peak)), bytes(f.pool_peak)));
             for (_, value) in LAUNCH {
-                let per_launch =
-                    |f: &Footprint| f.launches.iter().map(value).collect::<Vec<_>>().join(" / ");
+                // A library call's kernels are the library's: no resources read (`–`).
+                let per_launch = |f: &Footprint| match f.launches.is_empty() {
+                    true => "–".to_string(),
+                    false => f.launches.iter().map(value).collect::<Vec<_>>().join(" / "),
+                };
                 row.push(cell(old.map(per_launch), per_launch(f)));
             }
             let clocks = m

@@ -110,10 +110,6 @@ pub const LAUNCH: [(&str, Column); 6] = [
 /// (per launch, `/`-separated, for multi-launch kernels; local memory and `fp64 ops N` only
 /// when used).
 pub fn footprint(f: &crate::measure::Footprint) -> String {
-    if f.launches.is_empty() {
-        // A library call: its kernels' resources are the library's (docs/suites.md).
-        return format!("mem {} · library call", bytes(f.pool_peak));
-    }
     let join = |v: Vec<String>| v.join("/");
     let regs = join(f.launches.iter().map(|l| l.registers.to_string()).collect());
     let smem = join(f.launches.iter().map(|l| bytes(shared(l))).collect());
@@ -123,10 +119,14 @@ pub fn footprint(f: &crate::measure::Footprint) -> String {
             .map(|l| l.blocks_per_sm.to_string())
             .collect(),
     );
-    let mut out = format!(
-        "mem {} · regs {regs} · smem {smem} · {occupancy} blocks/SM",
-        bytes(f.pool_peak)
-    );
+    let mut out = match f.launches.is_empty() {
+        // A library call: its kernels' resources are the library's (docs/suites.md).
+        true => format!("mem {} · library call", bytes(f.pool_peak)),
+        false => format!(
+            "mem {} · regs {regs} · smem {smem} · {occupancy} blocks/SM",
+            bytes(f.pool_peak)
+        ),
+    };
     if let Some(fp64) = f.fp64.as_ref().filter(|u| u.count > 0) {
         out.push_str(&format!(" · fp64 ops {}", fp64.count));
     }

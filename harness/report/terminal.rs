@@ -236,7 +236,10 @@ pub fn line(r: &TrialRecord, device: Option<&DeviceInfo>) -> String {
             c.sources - c.fresh - c.built
         );
         if c.built > 0 {
-            line.push_str(&format!(", {} built (PTX/CUBIN/fatbin)", c.built));
+            line.push_str(&format!(
+                ", {} not compiled (PTX/CUBIN/fatbin, library calls)",
+                c.built
+            ));
         }
         if !c.fp64.is_empty() {
             line.push_str(&format!(" · {}", c.fp64));

@@ -66,7 +66,8 @@ pub enum Outcome {
         sources: usize,
         /// Of those, compiled now (the rest came from the cache).
         fresh: usize,
-        /// Of those, PTX/CUBIN/fatbin loaded as built (neither compiled nor cached).
+        /// Of those, PTX/CUBIN/fatbin loaded as built and library calls (neither compiled nor
+        /// cached).
         built: usize,
         /// The target architecture.
         arch: String,

@@ -40,13 +40,7 @@ pub(super) fn prepare(
         return (view, None);
     };
     let one = |s: &Spanned<String>| {
-        let dims = vec![Spanned::new(
-            s.span(),
-            ExprText {
-                text: "1".into(),
-                quoted: true,
-            },
-        )];
+        let dims = vec![Spanned::new(s.span(), ExprText::written("1", true))];
         Some(Spanned::new(s.span(), dims))
     };
     view.entry = Some(Spanned::new(entry.span(), "gemm".to_string()));
@@ -60,22 +54,19 @@ pub(super) fn prepare(
 /// Every key of kernel `k` (at `at`) that does not apply to a library call is an error at it.
 fn not_applicable(ctx: &mut Ctx, (k, at): (&RawKernel, usize), entry: &Spanned<String>) {
     let name = k.name.get_ref();
-    let not_here: [(&str, Option<usize>); 8] = [
-        ("source", k.source.as_ref().map(|s| s.span().start)),
-        ("grid", k.grid.as_ref().map(|s| s.span().start)),
-        ("block", k.block.as_ref().map(|s| s.span().start)),
-        ("shared", k.shared.as_ref().map(|s| s.span().start)),
-        (
-            "max_registers",
-            k.max_registers.as_ref().map(|s| s.span().start),
-        ),
-        ("spills", k.spills.as_ref().map(|s| s.span().start)),
-        ("fp64", k.fp64.as_ref().map(|s| s.span().start)),
-        ("axes", k.axes.as_ref().map(|s| s.span().start)),
+    let not_here = [
+        ("source", k.source.as_ref().map(Spanned::span)),
+        ("grid", k.grid.as_ref().map(Spanned::span)),
+        ("block", k.block.as_ref().map(Spanned::span)),
+        ("shared", k.shared.as_ref().map(Spanned::span)),
+        ("max_registers", k.max_registers.as_ref().map(Spanned::span)),
+        ("spills", k.spills.as_ref().map(Spanned::span)),
+        ("fp64", k.fp64.as_ref().map(Spanned::span)),
+        ("axes", k.axes.as_ref().map(Spanned::span)),
     ];
     for (key, place) in not_here {
         if let Some(place) = place {
-            ctx.error(place, format!("kernel `{name}` is a library call (`{}`): `{key}` does not apply to it (cuBLASLt picks its own kernels and launches, and their code is not kernelgate's to read)", entry.get_ref()));
+            ctx.error(place.start, format!("kernel `{name}` is a library call (`{}`): `{key}` does not apply to it (cuBLASLt picks its own kernels and launches, and their code is not kernelgate's to read)", entry.get_ref()));
         }
     }
     if !k.launch.is_empty() || !k.scratch.is_empty() || !k.defines.is_empty() {

@@ -281,7 +281,7 @@ pub struct ExprText {
 }
 
 impl ExprText {
-    fn written(text: impl ToString, quoted: bool) -> ExprText {
+    pub(super) fn written(text: impl ToString, quoted: bool) -> ExprText {
         let text = text.to_string();
         ExprText { text, quoted }
     }
