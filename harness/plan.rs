@@ -49,7 +49,7 @@ pub fn plan(suites: &[Suite]) -> Vec<Planned> {
             kind: Kind::Compile,
         });
         for case in 0..suite.cases.len() {
-            for kernel in 0..suite.kernels.len() {
+            for kernel in (0..suite.kernels.len()).filter(|k| suite.has_trial(case, *k)) {
                 out.push(Planned {
                     name: suite.trial_name(case, kernel),
                     suite: s,
@@ -59,4 +59,41 @@ pub fn plan(suites: &[Suite]) -> Vec<Planned> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_condition_over_the_sizes_removes_a_variant_from_the_cases_it_holds_for() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("suites/t.toml");
+        let text = "[suite]\nname = \"t\"\nsource = \"matmul/matmul.cu\"\nsizes = { n = [16, 64] }\n\
+            [[buffer]]\nname = \"a\"\ntype = \"f32\"\nlen = \"n * n\"\ninit = { constant = 1.0 }\n\
+            [[buffer]]\nname = \"b\"\ntype = \"f32\"\nlen = \"n * n\"\ninit = { constant = 1.0 }\n\
+            [[buffer]]\nname = \"c\"\ntype = \"f32\"\nlen = \"n * n\"\nrole = \"output\"\n\
+            [[kernel]]\nname = \"naive\"\nentry = \"matmul_naive\"\nreference = true\n\
+            grid = [\"ceil(n / 16)\", \"ceil(n / 16)\"]\nblock = [16, 16]\nargs = [\"a\", \"b\", \"c\", \"n as i32\"]\n\
+            [[kernel]]\nname = \"tile\"\nentry = \"matmul_tile<TILE>\"\naxes = { TILE = [8, 16, 32] }\n\
+            skip = [\"TILE > n\", \"TILE * TILE * 2 > max_threads_per_sm\"]\n\
+            grid = [\"ceil(n / TILE)\", \"ceil(n / TILE)\"]\nblock = [\"TILE\", \"TILE\"]\nargs = [\"a\", \"b\", \"c\", \"n as i32\"]\n";
+        let suite = crate::suite::load_text(&path, text).unwrap_or_else(|d| panic!("{d:?}"));
+        let names: Vec<String> = crate::plan::plan(std::slice::from_ref(&suite))
+            .into_iter()
+            .map(|p| p.name)
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "t::compile",
+                "t::naive::n=16",
+                "t::tile[TILE=8]::n=16",
+                "t::tile[TILE=16]::n=16",
+                "t::naive::n=64",
+                "t::tile[TILE=8]::n=64",
+                "t::tile[TILE=16]::n=64",
+                "t::tile[TILE=32]::n=64",
+            ]
+        );
+        assert_eq!(suite.cases[0].skipped, [3], "TILE=32 > n=16");
+        assert!(suite.cases[0].launches[3].is_empty() && !suite.has_trial(0, 3));
+    }
 }

@@ -48,7 +48,7 @@ pub fn launches(filter: &str) -> ExitCode {
         for (c, case) in s.cases.iter().enumerate() {
             for (k, kernel) in s.kernels.iter().enumerate() {
                 let name = s.trial_name(c, k);
-                if !name.contains(filter) {
+                if !name.contains(filter) || !s.has_trial(c, k) {
                     continue;
                 }
                 println!("{name}");

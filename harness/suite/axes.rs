@@ -5,7 +5,7 @@
 //! launch expressions.
 
 use super::ctx::Ctx;
-use super::expr::{Expr, ExprError};
+use super::decls::Condition;
 use super::schema::{RawKernel, SizeTable};
 use std::collections::BTreeMap;
 use toml::Spanned;
@@ -14,12 +14,15 @@ use toml::Spanned;
 pub const MAX_VARIANTS: usize = 256;
 
 /// One variant of a kernel.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default)]
 pub(super) struct Variant {
     /// Each axis with its value, in the order written.
     pub values: Vec<(String, i64)>,
     /// `-DTILE=16` for each axis `defines` names.
     pub defines: Vec<String>,
+    /// The skip conditions that read a size: decided per case (`cases`), where a case they
+    /// hold for has no trial of this variant.
+    pub case_skips: Vec<Condition>,
 }
 
 /// The variants of kernel `k` (its table at `table_at`); `names` are what its expressions may read
@@ -55,7 +58,7 @@ pub(super) fn variants(
         ctx.error(at, format!("the axes make {count} variants, over the limit of {MAX_VARIANTS} (fewer values, or a `skip` condition)"));
         return placeholder();
     }
-    let Some(skips) = skip_conditions(ctx, k, &axes) else {
+    let Some((skips, case_skips)) = skip_conditions(ctx, k, &axes, names) else {
         return placeholder();
     };
     let device = ctx
@@ -73,7 +76,10 @@ pub(super) fn variants(
             }
         }
         if !skipped {
-            out.push(variant(k, values));
+            out.push(Variant {
+                case_skips: case_skips.clone(),
+                ..variant(k, values)
+            });
         }
     }
     if out.is_empty() {
@@ -100,6 +106,7 @@ fn variant(k: &RawKernel, values: Vec<(String, i64)>) -> Variant {
     Variant {
         defines: defines.collect(),
         values,
+        case_skips: Vec::new(),
     }
 }
 
@@ -207,92 +214,37 @@ pub(super) fn combinations(axes: &[(String, Vec<i64>)]) -> Vec<Vec<(String, i64)
     out
 }
 
-/// `BM * BN > 4096`: two expressions and how they compare.
-pub(super) struct Condition {
-    left: Expr,
-    test: Test,
-    right: Expr,
-    /// Where the condition's text starts in the file.
-    at: usize,
-}
-
-/// How the two sides of a condition compare.
-type Test = fn(&i64, &i64) -> bool;
-
-/// The comparisons a skip condition may use, two-character ones first.
-const COMPARISONS: [(&str, Test); 6] = [
-    ("<=", i64::le),
-    (">=", i64::ge),
-    ("==", i64::eq),
-    ("!=", i64::ne),
-    ("<", i64::lt),
-    (">", i64::gt),
-];
-
-impl Condition {
-    /// Parses `text`: an expression, a comparison, an expression; `at` is where the text starts.
-    pub(super) fn parse(text: &str, at: usize) -> Result<Condition, ExprError> {
-        let found = (COMPARISONS.iter())
-            .filter_map(|(c, test)| text.find(c).map(|i| (i, c.len(), *test)))
-            .min_by_key(|(i, len, _)| (*i, std::cmp::Reverse(*len)));
-        let Some((i, len, test)) = found else {
-            return Err(ExprError {
-                offset: 0,
-                message: "a skip condition compares two expressions with <, <=, >, >=, == or != (as in `BM * BN > 4096`)".into(),
-            });
-        };
-        let side = |from: usize, s: &str| {
-            Expr::parse(s).map_err(|e| ExprError {
-                offset: from + e.offset,
-                message: e.message,
-            })
-        };
-        Ok(Condition {
-            left: side(0, &text[..i])?,
-            test,
-            right: side(i + len, &text[i + len..])?,
-            at,
-        })
-    }
-
-    /// The names both sides read, with their offsets in the condition's text.
-    fn names(&self) -> Vec<(&str, usize)> {
-        let mut names = self.left.names();
-        names.extend(self.right.names());
-        names
-    }
-
-    /// Whether the condition holds for these values.
-    pub(super) fn holds(&self, values: &BTreeMap<String, i64>) -> Result<bool, ExprError> {
-        Ok((self.test)(
-            &self.left.eval(values)?,
-            &self.right.eval(values)?,
-        ))
-    }
-}
-
-/// The kernel's skip conditions, parsed, each reading only its axes and the device's
-/// attributes; `None` after an error.
+/// The kernel's skip conditions, parsed, each reading its axes, the device's attributes and the
+/// suite's `sizes`: those that read no size (decided per variant), then those that do (decided
+/// per case); `None` after an error.
+type Conditions = (Vec<Condition>, Vec<Condition>);
 fn skip_conditions(
     ctx: &mut Ctx,
     k: &RawKernel,
     axes: &[(String, Vec<i64>)],
-) -> Option<Vec<Condition>> {
+    sizes: &[String],
+) -> Option<Conditions> {
     let before = ctx.diagnostics.len();
-    let mut out = Vec::new();
+    let mut out: Conditions = (Vec::new(), Vec::new());
     for s in &k.skip {
         let base = s.span().start + s.get_ref().quoted as usize;
         match Condition::parse(&s.get_ref().text, base) {
             Ok(c) => {
+                let mut per_case = false;
                 for (name, offset) in c.names() {
                     let axis = axes.iter().any(|(a, _)| a == name);
-                    if !axis && !crate::device::Attributes::NAMES.contains(&name) {
+                    let size = sizes.iter().any(|n| n == name);
+                    per_case |= size && !crate::device::Attributes::NAMES.contains(&name);
+                    if !axis && !size && !crate::device::Attributes::NAMES.contains(&name) {
                         let list: Vec<String> =
                             axes.iter().map(|(a, _)| format!("`{a}`")).collect();
-                        ctx.error(base + offset, format!("unknown name `{name}` in a skip condition: it reads this kernel's axes ({}) and the device's attributes, not sizes", list.join(", ")));
+                        ctx.error(base + offset, format!("unknown name `{name}` in a skip condition: it reads this kernel's axes ({}), the suite's sizes and the device's attributes", list.join(", ")));
                     }
                 }
-                out.push(c);
+                match per_case {
+                    true => out.1.push(c),
+                    false => out.0.push(c),
+                }
             }
             Err(e) => ctx.error(
                 base + e.offset,
@@ -301,6 +253,23 @@ fn skip_conditions(
         }
     }
     (ctx.diagnostics.len() == before).then_some(out)
+}
+
+/// Whether one of a variant's per-case conditions holds for `values` (a case's sizes, the
+/// device's attributes and the variant's axes); an error in one is recorded and does not skip.
+pub(super) fn skipped_in_case(
+    ctx: &mut Ctx,
+    conditions: &[Condition],
+    values: &BTreeMap<String, i64>,
+) -> bool {
+    let mut skipped = false;
+    for cond in conditions {
+        match cond.holds(values) {
+            Ok(holds) => skipped |= holds,
+            Err(e) => ctx.error(cond.at + e.offset, format!("bad skip condition: {e}")),
+        }
+    }
+    skipped
 }
 
 /// Kernel `k` as variant `v` declares it: its name with the variant's suffix, and each entry's

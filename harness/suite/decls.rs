@@ -3,8 +3,9 @@
 //! written.
 
 use super::args::ArgSpec;
-use super::expr::Expr;
+use super::expr::{Expr, ExprError};
 use crate::dtype::DType;
+use std::collections::BTreeMap;
 
 /// A value with the byte offset where it was written.
 #[derive(Debug, Clone)]
@@ -37,6 +38,8 @@ pub struct KernelDecl {
     pub axes: Vec<(String, i64)>,
     /// Where a library call's args are written (`suite::library`), checked per case.
     pub library: Option<usize>,
+    /// The variant's skip conditions that read a size: a case they hold for has no trial of it.
+    pub case_skips: Vec<Condition>,
 }
 
 /// A `random = "uniform"` or `"int"` init with a bound written as an expression over the sizes
@@ -71,4 +74,69 @@ pub struct Decls {
     pub buffer_types: Vec<DType>,
     /// Inits with a bound over the sizes.
     pub init_bounds: Vec<InitBounds>,
+}
+
+/// `BM * BN > 4096`: two expressions and how they compare.
+#[derive(Debug, Clone)]
+pub struct Condition {
+    left: Expr,
+    test: Test,
+    right: Expr,
+    /// Where the condition's text starts in the file.
+    pub at: usize,
+}
+
+/// How the two sides of a condition compare.
+type Test = fn(&i64, &i64) -> bool;
+
+/// The comparisons a skip condition may use, two-character ones first.
+const COMPARISONS: [(&str, Test); 6] = [
+    ("<=", i64::le),
+    (">=", i64::ge),
+    ("==", i64::eq),
+    ("!=", i64::ne),
+    ("<", i64::lt),
+    (">", i64::gt),
+];
+
+impl Condition {
+    /// Parses `text`: an expression, a comparison, an expression; `at` is where the text starts.
+    pub fn parse(text: &str, at: usize) -> Result<Condition, ExprError> {
+        let found = (COMPARISONS.iter())
+            .filter_map(|(c, test)| text.find(c).map(|i| (i, c.len(), *test)))
+            .min_by_key(|(i, len, _)| (*i, std::cmp::Reverse(*len)));
+        let Some((i, len, test)) = found else {
+            return Err(ExprError {
+                offset: 0,
+                message: "a skip condition compares two expressions with <, <=, >, >=, == or != (as in `BM * BN > 4096`)".into(),
+            });
+        };
+        let side = |from: usize, s: &str| {
+            Expr::parse(s).map_err(|e| ExprError {
+                offset: from + e.offset,
+                message: e.message,
+            })
+        };
+        Ok(Condition {
+            left: side(0, &text[..i])?,
+            test,
+            right: side(i + len, &text[i + len..])?,
+            at,
+        })
+    }
+
+    /// The names both sides read, with their offsets in the condition's text.
+    pub fn names(&self) -> Vec<(&str, usize)> {
+        let mut names = self.left.names();
+        names.extend(self.right.names());
+        names
+    }
+
+    /// Whether the condition holds for these values.
+    pub fn holds(&self, values: &BTreeMap<String, i64>) -> Result<bool, ExprError> {
+        Ok((self.test)(
+            &self.left.eval(values)?,
+            &self.right.eval(values)?,
+        ))
+    }
 }

@@ -96,6 +96,7 @@ pub(super) fn kernel_tables(
                         .zip(budget_at.map(|b| b.span().start)),
                     axes: v.values.clone(),
                     library: args_at,
+                    case_skips: v.case_skips.clone(),
                     ..d
                 }
             }));
@@ -267,6 +268,7 @@ fn kernel_table(
         budget: None,
         axes: Vec::new(),
         library: None,
+        case_skips: Vec::new(),
     });
     let kernel = Kernel {
         name,

@@ -293,6 +293,10 @@ pub struct Case {
     /// written over the sizes (`max = "nbins - 1"`); empty when none is.
     #[serde(default)]
     pub init_bounds: Vec<Option<[f64; 2]>>,
+    /// The kernels (variants) a `skip` condition over the sizes removes from this case: they
+    /// have no trial in it, and their launches here are empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<usize>,
 }
 
 /// Tolerance for one output.
@@ -485,6 +489,12 @@ impl Suite {
             },
             _ => Some(resolved(init).map_or(Cow::Borrowed(init), Cow::Owned)),
         }
+    }
+
+    /// Whether kernel `kernel` has a trial in case `case` (a variant's `skip` condition over
+    /// the sizes may remove it).
+    pub fn has_trial(&self, case: usize, kernel: usize) -> bool {
+        !self.cases[case].skipped.contains(&kernel)
     }
 
     /// The trial name for a case and kernel: `suite::kernel::case`.
