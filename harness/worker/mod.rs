@@ -87,10 +87,10 @@ pub fn serve(cache_dir: Option<PathBuf>) -> i32 {
             }
         };
         match request {
-            Request::Hello { ordinal } => {
+            Request::Hello { ordinal, alone } => {
                 let info = match &session {
                     Some(s) => Ok(s.gpu().info.clone()),
-                    None => match Session::open(ordinal, cache_dir.clone()) {
+                    None => match Session::open((ordinal, alone), cache_dir.clone()) {
                         Ok(s) => {
                             let info = s.gpu().info.clone();
                             session = Some(s);

@@ -16,8 +16,12 @@ pub const PREFIX: &str = "\u{1}kernelgate-worker ";
 pub enum Request {
     /// Open a device and describe it.
     Hello {
-        /// Device ordinal.
+        /// Device ordinal, as the run names it.
         ordinal: i32,
+        /// Whether the worker sees only that GPU (`CUDA_VISIBLE_DEVICES`, set by the client):
+        /// it opens its only device, 0, and reports `ordinal`.
+        #[serde(default)]
+        alone: bool,
     },
     /// A suite, sent once per worker process before its first trial; trials refer to it by
     /// `at`. Not answered.
@@ -227,10 +231,14 @@ mod tests {
 
     #[test]
     fn lines_round_trip() {
-        let line = encode_request(&Request::Hello { ordinal: 3 }).unwrap();
+        let line = encode_request(&Request::Hello {
+            ordinal: 3,
+            alone: true,
+        })
+        .unwrap();
         assert!(line.ends_with('\n') && !line.trim_end().contains('\n'));
         match serde_json::from_str(line.trim_end()).unwrap() {
-            Request::Hello { ordinal } => assert_eq!(ordinal, 3),
+            Request::Hello { ordinal, alone } => assert!(ordinal == 3 && alone),
             other => panic!("{other:?}"),
         }
         let req = TrialRequest {

@@ -120,7 +120,7 @@ pub fn serve(path: PathBuf) -> i32 {
             return crate::exit::WORKER_FAILED_INSIDE.into();
         };
         match (request, &script) {
-            (Request::Hello { ordinal }, Ok(_)) => {
+            (Request::Hello { ordinal, .. }, Ok(_)) => {
                 gpu = format!("gpu-{ordinal}");
                 reply(&Response::Hello(Ok(device(ordinal))));
             }

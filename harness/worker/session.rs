@@ -52,10 +52,15 @@ pub struct Session {
 }
 
 impl Session {
-    /// Opens the device.
-    pub fn open(ordinal: i32, cache_dir: Option<PathBuf>) -> Result<Session, DeviceError> {
+    /// Opens device `ordinal` — the only one this process sees (device 0) when `alone`, still
+    /// reported as `ordinal`.
+    pub fn open(
+        (ordinal, alone): (i32, bool),
+        cache_dir: Option<PathBuf>,
+    ) -> Result<Session, DeviceError> {
         let at = Instant::now();
-        let gpu = Gpu::open(ordinal)?;
+        let mut gpu = Gpu::open(if alone { 0 } else { ordinal })?;
+        gpu.info.ordinal = ordinal;
         gpu.disable_persisting_l2()?;
         spent::since("context", at);
         Ok(Session {
