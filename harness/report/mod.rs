@@ -38,14 +38,14 @@ pub fn duration(seconds: f64) -> String {
     } else {
         (seconds, "s")
     };
-    let digits = if value >= 100.0 {
-        1
-    } else if value >= 10.0 {
-        2
-    } else {
-        3
-    };
+    let digits = digits(value, 3);
     format!("{value:.digits$} {unit}")
+}
+
+/// How many decimals keep `value` (0 to 999) to `most` + 1 significant digits: `most` under
+/// 10, one fewer under 100, two fewer above.
+fn digits(value: f64, most: usize) -> usize {
+    most - usize::from(value >= 10.0) - usize::from(value >= 100.0)
 }
 
 /// Formats a byte count with a binary prefix: `512 B`, `24.0 MiB`, `4.25 GiB`.
@@ -54,13 +54,7 @@ pub fn bytes(n: u64) -> String {
     match units.iter().find(|(scale, _)| n >= *scale) {
         Some((scale, unit)) => {
             let v = n as f64 / *scale as f64;
-            let digits = if v >= 100.0 {
-                0
-            } else if v >= 10.0 {
-                1
-            } else {
-                2
-            };
+            let digits = digits(v, 2);
             format!("{v:.digits$} {unit}")
         }
         None => format!("{n} B"),
@@ -76,13 +70,7 @@ pub fn rate(per_second: f64, unit: &str) -> String {
         .find(|(s, _)| per_second >= *s)
         .unwrap_or((1.0, ""));
     let value = per_second / scale;
-    let digits = if value >= 100.0 {
-        0
-    } else if value >= 10.0 {
-        1
-    } else {
-        2
-    };
+    let digits = digits(value, 2);
     format!("{value:.digits$} {prefix}{unit}")
 }
 
@@ -110,15 +98,10 @@ pub const LAUNCH: [(&str, Column); 6] = [
 /// (per launch, `/`-separated, for multi-launch kernels; local memory and `fp64 ops N` only
 /// when used).
 pub fn footprint(f: &crate::measure::Footprint) -> String {
-    let join = |v: Vec<String>| v.join("/");
-    let regs = join(f.launches.iter().map(|l| l.registers.to_string()).collect());
-    let smem = join(f.launches.iter().map(|l| bytes(shared(l))).collect());
-    let occupancy = join(
-        f.launches
-            .iter()
-            .map(|l| l.blocks_per_sm.to_string())
-            .collect(),
-    );
+    let join = |column: Column| f.launches.iter().map(column).collect::<Vec<_>>().join("/");
+    let regs = join(|l| l.registers.to_string());
+    let smem = join(|l| bytes(shared(l)));
+    let occupancy = join(|l| l.blocks_per_sm.to_string());
     let mut out = match f.launches.is_empty() {
         // A library call: its kernels' resources are the library's (docs/suites.md).
         true => format!("mem {} · library call", bytes(f.pool_peak)),
@@ -131,12 +114,7 @@ pub fn footprint(f: &crate::measure::Footprint) -> String {
         out.push_str(&format!(" · fp64 ops {}", fp64.count));
     }
     if f.launches.iter().any(|l| l.local_bytes > 0) {
-        let local = join(
-            f.launches
-                .iter()
-                .map(|l| format!("{} B", l.local_bytes))
-                .collect(),
-        );
+        let local = join(|l| format!("{} B", l.local_bytes));
         out.push_str(&format!(
             " · local {local}/thread: up to {} for every resident thread, free memory fell {} as it ran",
             bytes(f.local_reservation),
@@ -227,7 +205,8 @@ pub struct TrialLine<'a> {
     pub device: &'a DeviceInfo,
 }
 
-fn interval(s: &Summary, show: fn(f64) -> String) -> String {
+/// `median [low, high]`, each shown by `show`.
+pub fn interval(s: &Summary, show: fn(f64) -> String) -> String {
     format!("{} [{}, {}]", show(s.median), show(s.low), show(s.high))
 }
 

@@ -36,11 +36,9 @@ impl Runner<'_> {
                 .map(|p| crate::paired::pair(self.suites, b, p))
                 .collect()
         });
-        let store = if any_kernel && pairing.is_none() {
-            self.store()
-        } else {
-            None
-        };
+        let store = (any_kernel && pairing.is_none())
+            .then(|| self.store())
+            .flatten();
         let mut trials = code::trial_codes(self, plan, selected, pairing.as_deref());
         let mut timed = Vec::new();
         for &i in selected {
@@ -257,9 +255,7 @@ impl Runner<'_> {
             .map(|s| s.into_inner().unwrap_or_else(|e| e.into_inner()))
             .collect()
     }
-}
 
-impl Runner<'_> {
     /// The log's ticks until `finished`: every [`TICK_SECONDS`], how many of `total` trials are
     /// done (`next` is the next to start) and the ones still `running`, with their time so far.
     fn tick(
@@ -314,10 +310,8 @@ fn measured_line(outcome: &Outcome) -> Option<String> {
                 .map(|s| format!(", {:.2}× [{:.2}, {:.2}]", s.median, s.low, s.high))
                 .unwrap_or_default();
             Some(format!(
-                "{} [{}, {}]{speedup}, {} samples (verdict after the run)",
-                duration(time.median),
-                duration(time.low),
-                duration(time.high),
+                "{}{speedup}, {} samples (verdict after the run)",
+                crate::report::interval(&time, duration),
                 m.samples.kernel.len()
             ))
         }
