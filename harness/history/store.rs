@@ -174,7 +174,13 @@ impl History {
         results: &Results,
         info: &RunInfo,
     ) -> Result<Option<(i64, String, String)>, HistoryError> {
-        already(&self.conn, &digest(results), &device_of(results), info).map_err(self.sql())
+        already(
+            &self.conn,
+            &digest(results),
+            &results.described_device(),
+            info,
+        )
+        .map_err(self.sql())
     }
 
     /// Appends one run and every trial of it, in one transaction; returns the run's id. A run
@@ -186,7 +192,7 @@ impl History {
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(sql)?;
-        let device = device_of(results);
+        let device = results.described_device();
         let uuid = results.device_info.as_ref().and_then(|d| d.uuid.clone());
         let digest = digest(results);
         // Inside the transaction: two writers of one run store it once.
@@ -370,15 +376,6 @@ fn already(
         |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
     )
     .optional()
-}
-
-/// The device a run is stored under: its fingerprint, described.
-fn device_of(results: &Results) -> String {
-    results
-        .device
-        .as_ref()
-        .map(|d| d.describe())
-        .unwrap_or_else(|| "no GPU".into())
 }
 
 /// What identifies a run's results: the SHA-256 of their JSON.

@@ -303,7 +303,28 @@ pub fn markdown_table(rows: &[&Row]) -> String {
 
 /// The table, one row per trial of `rows`, widths fitted to the content.
 pub fn table(rows: &[&Row]) -> String {
-    table_text(HEAD, cells(rows))
+    let (head, body) = (HEAD, cells(rows));
+    let mut widths = head.map(|h| h.chars().count());
+    for row in &body {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    let mut line = |cells: &[String]| {
+        let padded: Vec<String> = cells
+            .iter()
+            .zip(widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        out.push_str(padded.join("  ").trim_end());
+        out.push('\n');
+    };
+    line(&head.map(String::from));
+    for row in &body {
+        line(row);
+    }
+    out
 }
 
 /// Each row's cells, in [`HEAD`]'s order.
@@ -327,31 +348,6 @@ fn cells(rows: &[&Row]) -> Vec<[String; 6]> {
             ]
         })
         .collect()
-}
-
-/// `body` under `head` as aligned text.
-fn table_text(head: [&str; 6], body: Vec<[String; 6]>) -> String {
-    let mut widths = head.map(|h| h.chars().count());
-    for row in &body {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    let mut out = String::new();
-    let mut line = |cells: &[String]| {
-        let padded: Vec<String> = cells
-            .iter()
-            .zip(widths)
-            .map(|(c, w)| format!("{c:<w$}"))
-            .collect();
-        out.push_str(padded.join("  ").trim_end());
-        out.push('\n');
-    };
-    line(&head.map(String::from));
-    for row in &body {
-        line(row);
-    }
-    out
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! when set): what needs attention first — failed, regressed, inconclusive, improved and
 //! machine-slower trials — then every trial. GitHub caps a step summary at 1 MiB; this stays under `MAX_BYTES`.
 
-use super::reading::State;
+use super::reading::{short, State};
 use super::results::{GateNote, Results, Status, TrialRecord};
 use super::{bytes, duration};
 use crate::gate::{Reading, Verdict};
@@ -67,11 +67,6 @@ fn why(t: &TrialRecord) -> String {
     }
 }
 
-/// A commit's first seven characters.
-fn short(commit: &str) -> &str {
-    commit.get(..7).unwrap_or(commit)
-}
-
 fn needs_attention(t: &TrialRecord) -> bool {
     t.status == Status::Failed || t.verdict.is_some_and(|v| v.verdict.needs_attention())
 }
@@ -80,11 +75,7 @@ fn needs_attention(t: &TrialRecord) -> bool {
 pub fn render(results: &Results) -> String {
     let count = |f: &dyn Fn(&TrialRecord) -> bool| results.trials.iter().filter(|t| f(t)).count();
     let is = |v: Verdict| move |t: &TrialRecord| t.verdict.is_some_and(|x| x.verdict == v);
-    let device = results
-        .device
-        .as_ref()
-        .map(|d| d.describe())
-        .unwrap_or_else(|| "no GPU".into());
+    let device = results.described_device();
     let paired = match results.base {
         Some(_) => format!(
             ", {} identical code, {} new, {} changed, {} gone",

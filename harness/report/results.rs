@@ -469,6 +469,13 @@ impl Results {
         }
     }
 
+    /// The device's fingerprint, described (`no GPU` when none).
+    pub fn described_device(&self) -> String {
+        self.device
+            .as_ref()
+            .map_or_else(|| "no GPU".into(), |d| d.describe())
+    }
+
     /// The worst failure of the run, which decides its exit code.
     pub fn worst_failure(&self) -> Option<FailKind> {
         self.trials.iter().filter_map(TrialRecord::fail_kind).max()

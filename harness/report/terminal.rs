@@ -508,15 +508,10 @@ pub fn reasons(r: &TrialRecord) -> Vec<String> {
     }
     match &r.gate {
         Some(GateNote::BaselineError { message }) => parts.push(message.clone()),
-        Some(g @ (GateNote::NoBaseline { .. } | GateNote::OtherRegime { .. }))
+        Some(GateNote::NoBaseline { .. } | GateNote::OtherRegime { .. })
             if r.failure == Some(FailKind::Infrastructure) && r.failure_detail.is_none() =>
         {
-            let mut text = note(&TrialRecord {
-                gate: Some(g.clone()),
-                ..r.clone()
-            });
-            text.push_str(" (KERNELGATE_REQUIRE_BASELINE is set)");
-            parts.push(text);
+            parts.push(format!("{} (KERNELGATE_REQUIRE_BASELINE is set)", note(r)));
         }
         _ => parts.extend(evidence(r)),
     }
