@@ -68,19 +68,16 @@ struct Written {
 }
 
 fn write_new(path: &Path, text: &str) -> Result<Written, InitError> {
-    if path.exists() {
-        return Ok(Written {
-            path: path.to_path_buf(),
-            kept: true,
-        });
+    let kept = path.exists();
+    if !kept {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(io("create", dir))?;
+        }
+        std::fs::write(path, text).map_err(io("write", path))?;
     }
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(io("create", dir))?;
-    }
-    std::fs::write(path, text).map_err(io("write", path))?;
     Ok(Written {
         path: path.to_path_buf(),
-        kept: false,
+        kept,
     })
 }
 
@@ -180,12 +177,9 @@ fn first_suite(kernel: &Path, entry: &str, suites: &Path) -> Result<(PathBuf, St
     })?;
     let name: String = signature::base_name(entry)
         .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' {
-                c
-            } else {
-                '_'
-            }
+        .map(|c| match c.is_ascii_alphanumeric() || c == '-' {
+            true => c,
+            false => '_',
         })
         .collect();
     let name = if name.starts_with(|c: char| c.is_ascii_alphabetic()) {

@@ -259,7 +259,7 @@ fn trend_row(t: &Trend, runs: &[Run], labels: &[String], members: &[&Trend]) -> 
             anchor("h", &t.label()),
             esc(&t.label())
         ),
-        num((t.points.len() + t.failures.len()).to_string()),
+        num(all.to_string()),
         num(first),
         num(last),
         num(change),
@@ -296,11 +296,7 @@ fn runs_table(runs: &[Run], trends: &[Trend]) -> String {
                 ),
                 esc(r.info.when()),
                 esc(&r.info.branch),
-                if r.info.dirty {
-                    "dirty".into()
-                } else {
-                    String::new()
-                },
+                if r.info.dirty { "dirty" } else { "" }.into(),
                 esc(&r.info.mode),
                 num(failed.to_string()),
                 esc(r.gpu_uuid.as_deref().unwrap_or("")),

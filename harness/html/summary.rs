@@ -181,8 +181,7 @@ pub fn summary(view: &View) -> String {
     }
     let groups = groups(&results.trials);
     if groups.is_empty() {
-        out.push_str("<p>Nothing needs attention: no trial failed, regressed, was inconclusive, unreliable or machine-slower.</p>\n");
-        out.push_str("</section>\n");
+        out.push_str("<p>Nothing needs attention: no trial failed, regressed, was inconclusive, unreliable or machine-slower.</p>\n</section>\n");
         return out;
     }
     out.push_str("<h3>Needs attention</h3>\n");

@@ -81,25 +81,20 @@ fn entry(
 /// `new` added to `old` as one more run, when they are comparable (same regime and
 /// reference); otherwise `new` alone, with why.
 fn add(old: &Entry, new: Entry) -> (Entry, Option<&'static str>) {
-    if old.regime != new.regime {
-        return (new, Some("the old runs were timed in another regime"));
-    }
-    if old.reference != new.reference {
-        return (new, Some("the old runs had another reference kernel"));
-    }
-    if let (Some(a), Some(b)) = (&old.code, &new.code) {
-        if a.version != b.version {
-            return (
-                new,
-                Some("the old runs' trial identity is of another version: whether they ran the same code is unknown"),
-            );
-        }
-        if a.identity != b.identity {
-            return (
-                new,
-                Some("the old runs ran other code (another trial identity)"),
-            );
-        }
+    let codes = old.code.as_ref().zip(new.code.as_ref());
+    let replaced = if old.regime != new.regime {
+        Some("the old runs were timed in another regime")
+    } else if old.reference != new.reference {
+        Some("the old runs had another reference kernel")
+    } else if codes.is_some_and(|(a, b)| a.version != b.version) {
+        Some("the old runs' trial identity is of another version: whether they ran the same code is unknown")
+    } else if codes.is_some_and(|(a, b)| a.identity != b.identity) {
+        Some("the old runs ran other code (another trial identity)")
+    } else {
+        None
+    };
+    if replaced.is_some() {
+        return (new, replaced);
     }
     let mut pooled = old.clone();
     for run in new.runs {
@@ -211,14 +206,6 @@ pub(super) fn bless(
             continue;
         };
         let path = stored.path.clone();
-        let _held = match lock_folder(run, &path) {
-            Ok(held) => held,
-            Err(e) => {
-                lines.push(format!("not blessed, suite `{}`: {e}", suite.name));
-                continue;
-            }
-        };
-        // Read again inside the lock: what another process blessed since this run started.
         match write_merged(run, suite, &store.device, &path, entries) {
             Ok(changes) => {
                 lines.extend(changes);
@@ -256,10 +243,13 @@ enum NotBlessed {
     /// It could not be written.
     #[error(transparent)]
     Write(#[from] crate::baseline::WriteError),
+    /// Its folder's lock could not be taken.
+    #[error(transparent)]
+    Lock(#[from] crate::lock::LockError),
 }
 
-/// Reads the baseline at `path` (as it is now), merges `entries` into it as the run's
-/// blessing says and writes it; the lines that say what changed.
+/// Takes the lock of `path`'s folder, reads the baseline at `path` (as it is now), merges
+/// `entries` into it as the run's blessing says and writes it; the lines that say what changed.
 fn write_merged(
     run: &Runner,
     suite: &Suite,
@@ -267,6 +257,8 @@ fn write_merged(
     path: &Path,
     entries: Vec<(String, Entry)>,
 ) -> Result<Vec<String>, NotBlessed> {
+    let _held = lock_folder(run, path)?;
+    // Read again inside the lock: what another process blessed since this run started.
     let mut changes = Vec::new();
     let fresh = || BaselineFile {
         format: baseline::FORMAT,
