@@ -216,6 +216,30 @@ impl Verdict {
             Verdict::Unchanged => c.high <= t && !(significant && c.high < 1.0 / t),
         }
     }
+
+    /// How this verdict reads beside comparison `c` (the one printed beside it), gated at
+    /// `max_slowdown`, sampled to the relative `precision` target (see [`Reading`]).
+    pub fn reading(self, c: &Comparison, max_slowdown: f64, precision: f64) -> Reading {
+        let t = 1.0 + max_slowdown;
+        let significant = c.p_adjusted < FDR;
+        let excludes_one = c.low > 1.0 || c.high < 1.0;
+        let half_width = (c.high - c.low) / 2.0 / c.slowdown;
+        match self {
+            Verdict::Unchanged
+                if significant && excludes_one && c.low >= 1.0 / t && c.high <= t =>
+            {
+                Reading::WithinThreshold
+            }
+            Verdict::Inconclusive
+                if c.low <= t
+                    && t <= c.high
+                    && half_width <= precision * std::f64::consts::SQRT_2 =>
+            {
+                Reading::OnThreshold
+            }
+            _ => Reading::Plain,
+        }
+    }
 }
 
 /// How a verdict reads beside its interval where its plain word would contradict the numbers
@@ -243,32 +267,6 @@ impl Reading {
             Reading::Plain => v.label(),
             Reading::WithinThreshold => "within threshold",
             Reading::OnThreshold => "on the threshold",
-        }
-    }
-}
-
-impl Verdict {
-    /// How this verdict reads beside comparison `c` (the one printed beside it), gated at
-    /// `max_slowdown`, sampled to the relative `precision` target (see [`Reading`]).
-    pub fn reading(self, c: &Comparison, max_slowdown: f64, precision: f64) -> Reading {
-        let t = 1.0 + max_slowdown;
-        let significant = c.p_adjusted < FDR;
-        let excludes_one = c.low > 1.0 || c.high < 1.0;
-        let half_width = (c.high - c.low) / 2.0 / c.slowdown;
-        match self {
-            Verdict::Unchanged
-                if significant && excludes_one && c.low >= 1.0 / t && c.high <= t =>
-            {
-                Reading::WithinThreshold
-            }
-            Verdict::Inconclusive
-                if c.low <= t
-                    && t <= c.high
-                    && half_width <= precision * std::f64::consts::SQRT_2 =>
-            {
-                Reading::OnThreshold
-            }
-            _ => Reading::Plain,
         }
     }
 }

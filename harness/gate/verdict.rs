@@ -36,20 +36,19 @@ use serde::{Deserialize, Serialize};
 
 /// Compares `old` with `new` samples of a quantity where larger is worse (times).
 pub fn compare_larger_worse(old: &[f64], new: &[f64]) -> Comparison {
-    let x: Vec<f64> = old.iter().map(|v| v.ln()).collect();
-    let y: Vec<f64> = new.iter().map(|v| v.ln()).collect();
-    comparison(&x, &y)
+    comparison(old, new, 1.0)
 }
 
 /// Compares `old` with `new` samples of a quantity where smaller is worse (speedups).
 pub fn compare_smaller_worse(old: &[f64], new: &[f64]) -> Comparison {
-    let x: Vec<f64> = old.iter().map(|v| -v.ln()).collect();
-    let y: Vec<f64> = new.iter().map(|v| -v.ln()).collect();
-    comparison(&x, &y)
+    comparison(old, new, -1.0)
 }
 
-fn comparison(x: &[f64], y: &[f64]) -> Comparison {
-    from_logs(shift(x, y, 0.95), mann_whitney(x, y).p)
+/// Compares the logs of `old` and `new`, each times `sign` (−1: smaller is worse).
+fn comparison(old: &[f64], new: &[f64], sign: f64) -> Comparison {
+    let logs = |v: &[f64]| v.iter().map(|v| sign * v.ln()).collect::<Vec<f64>>();
+    let (x, y) = (logs(old), logs(new));
+    from_logs(shift(&x, &y, 0.95), mann_whitney(&x, &y).p)
 }
 
 /// The comparison whose log-scale estimate and interval are `s`, with p-value `p`.

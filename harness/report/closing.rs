@@ -132,10 +132,7 @@ pub fn new_trials(results: &Results) -> Option<String> {
             _ => None,
         })
         .collect();
-    if new.is_empty() {
-        return None;
-    }
-    Some(format!(
+    (!new.is_empty()).then(|| format!(
         "{} trial(s) new (not gated): no baseline on this device, so they pass without a verdict (KERNELGATE_REQUIRE_BASELINE=1 fails them); bless them on a GPU of this kind: {}",
         new.len(),
         new.join(", ")

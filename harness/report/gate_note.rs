@@ -88,6 +88,18 @@ pub enum GateNote {
     Blessed,
 }
 
+impl GateNote {
+    /// Whether the verdict comes from a second measurement (a compared or paired trial's).
+    pub fn remeasured(&self) -> bool {
+        match self {
+            GateNote::Compared { remeasured, .. } | GateNote::Paired { remeasured, .. } => {
+                *remeasured
+            }
+            _ => false,
+        }
+    }
+}
+
 /// The stored baseline a trial was compared with, as much as its report needs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BaselineRef {

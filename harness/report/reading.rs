@@ -73,19 +73,7 @@ pub fn reading(r: &TrialRecord) -> Reading {
 /// [`REMEASURE_EFFORT`]: crate::gate::REMEASURE_EFFORT
 pub fn precision(r: &TrialRecord) -> Option<f64> {
     let m = r.measurement.as_ref()?;
-    let remeasured = matches!(
-        r.gate,
-        Some(
-            GateNote::Compared {
-                remeasured: true,
-                ..
-            } | GateNote::Paired {
-                remeasured: true,
-                ..
-            }
-        )
-    );
-    let effort = if remeasured {
+    let effort = if r.gate.as_ref().is_some_and(GateNote::remeasured) {
         crate::gate::REMEASURE_EFFORT as f64
     } else {
         1.0

@@ -193,7 +193,7 @@ impl RunTotals {
     /// the rest each into its `*_seconds` field.
     pub fn add_spent(&mut self, spent: &Spent) {
         for (name, value) in spent.iter() {
-            let profile = match name.split_once('.') {
+            let (profile, figure) = match name.split_once('.') {
                 Some(("sampling", figure)) => (&mut self.sampling_profile, figure),
                 Some(("counters", figure)) => (&mut self.counter_profile, figure),
                 _ => {
@@ -204,9 +204,8 @@ impl RunTotals {
                 }
             };
             profile
-                .0
                 .get_or_insert_with(Spent::default)
-                .add(profile.1, value);
+                .add(figure, value);
         }
     }
 

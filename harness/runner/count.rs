@@ -23,18 +23,7 @@ impl Runner<'_> {
             CounterPolicy::All => true,
             CounterPolicy::Auto => {
                 let verdict = judged.and_then(|j| j.verdict).map(|v| v.verdict);
-                let remeasured = judged.is_some_and(|j| {
-                    matches!(
-                        j.gate,
-                        crate::report::results::GateNote::Compared {
-                            remeasured: true,
-                            ..
-                        } | crate::report::results::GateNote::Paired {
-                            remeasured: true,
-                            ..
-                        }
-                    )
-                });
+                let remeasured = judged.is_some_and(|j| j.gate.remeasured());
                 self.config.mode == Mode::Bless
                     || (remeasured && verdict != Some(Verdict::Unchanged))
                     || verdict.is_some_and(Verdict::changed)

@@ -47,20 +47,14 @@ pub fn sass(request: &Request) -> ExitCode {
             "kernelgate sass compiles the kernels with NVRTC: {reason}"
         ));
     }
-    let disassembler = if request.json {
-        None
-    } else {
-        match Disassembler::find() {
-            Ok(d) => Some(d),
-            Err(e) => return exit::bad_input(e),
-        }
+    let disassembler = match (!request.json).then(Disassembler::find).transpose() {
+        Ok(d) => d,
+        Err(e) => return exit::bad_input(e),
     };
-    let base = match &request.base {
-        None => None,
-        Some(rev) => match crate::paired::load(rev, &config.suites, &config.base_dir(), &suites) {
-            Ok(b) => Some(b),
-            Err(e) => return exit::bad_input(e),
-        },
+    let load = |rev| crate::paired::load(rev, &config.suites, &config.base_dir(), &suites);
+    let base = match request.base.as_deref().map(load).transpose() {
+        Ok(b) => b,
+        Err(e) => return exit::bad_input(e),
     };
     let toolchain = Toolchain::here();
     let mut run = Run {

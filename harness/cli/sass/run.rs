@@ -14,6 +14,7 @@ use std::io::Write;
 use std::time::Duration;
 
 /// One side (the working tree, or the base) built for one architecture.
+#[derive(Default)]
 pub(super) struct Side<'s> {
     /// The suites that compiled and were identified.
     pub(super) built: Vec<Built<'s>>,
@@ -60,10 +61,7 @@ impl Run<'_> {
     /// kernels; a suite that does not compile, or whose module cannot be read, is reported and
     /// named in `Side::failed`.
     pub(super) fn build<'s>(&mut self, suites: &'s [Suite], arch: &str) -> Side<'s> {
-        let mut out = Side {
-            built: Vec::new(),
-            failed: Vec::new(),
-        };
+        let mut out = Side::default();
         let mut progress = crate::cli::progress::Progress::new("kernelgate sass", suites.len());
         for (i, suite) in suites.iter().enumerate() {
             progress.step(i, &format!("{} ({arch})", suite.name));
