@@ -135,10 +135,7 @@ impl Provenance {
             commit: commit.filter(|c| !c.is_empty()),
             branch,
             dirty,
-            started: None,
-            suites: BTreeMap::new(),
-            shard: None,
-            incomplete: None,
+            ..Provenance::default()
         }
     }
 
@@ -190,10 +187,7 @@ impl Provenance {
 
 fn sha256(bytes: &[u8]) -> String {
     use sha2::{Digest, Sha256};
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    crate::sass::identity::hex(&Sha256::digest(bytes))
 }
 
 #[cfg(test)]

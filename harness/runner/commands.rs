@@ -39,12 +39,8 @@ pub struct Invocation {
 impl Invocation {
     /// The variables, then the launcher: a command line.
     fn line(&self) -> String {
-        let words: Vec<&str> = self
-            .vars
-            .iter()
-            .map(String::as_str)
-            .chain([self.launcher.as_str()])
-            .collect();
+        let mut words = self.vars.clone();
+        words.push(self.launcher.clone());
         words.join(" ")
     }
 }

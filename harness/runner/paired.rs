@@ -40,13 +40,11 @@ fn identical_pairs(
         .collect();
     let would = gate::decide(&inputs);
     let count = |v: Verdict| would.iter().filter(|w| w.verdict == v).count();
-    let largest = would.iter().enumerate().max_by(|(_, a), (_, b)| {
-        a.time
-            .slowdown
-            .ln()
-            .abs()
-            .total_cmp(&b.time.slowdown.ln().abs())
-    });
+    let size = |v: &TrialVerdict| v.time.slowdown.ln().abs();
+    let largest = would
+        .iter()
+        .enumerate()
+        .max_by(|(_, a), (_, b)| size(a).total_cmp(&size(b)));
     let noise = largest.map(|(k, v)| {
         (
             pairs[k],
