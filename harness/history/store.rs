@@ -163,6 +163,25 @@ impl History {
         })
     }
 
+    /// Opens an existing history to read it, without creating or migrating anything
+    /// (`kernelgate lint FILE`); its schema must be one this kernelgate knows.
+    pub fn open_read_only(path: &Path) -> Result<History, HistoryError> {
+        let conn = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .map_err(sqlite(path))?;
+        let found = schema_version(&conn, path)?;
+        not_foreign(&conn, path, found, "")?;
+        if found < SCHEMA_VERSION {
+            return Err(HistoryError::Invalid {
+                path: path.to_path_buf(),
+                problem: format!("schema version {found} is older than {SCHEMA_VERSION} (any `kernelgate history` command migrates it)"),
+            });
+        }
+        Ok(History {
+            conn,
+            path: path.to_path_buf(),
+        })
+    }
+
     pub(super) fn sql(&self) -> impl Fn(rusqlite::Error) -> HistoryError + '_ {
         sqlite(&self.path)
     }
@@ -174,13 +193,8 @@ impl History {
         results: &Results,
         info: &RunInfo,
     ) -> Result<Option<(i64, String, String)>, HistoryError> {
-        already(
-            &self.conn,
-            &digest(results),
-            &results.described_device(),
-            info,
-        )
-        .map_err(self.sql())
+        let device = results.described_device();
+        already(&self.conn, &digest(results), &device, info).map_err(self.sql())
     }
 
     /// Appends one run and every trial of it, in one transaction; returns the run's id. A run
@@ -286,8 +300,8 @@ impl History {
                     max_slowdown: r.get::<_, Option<f64>>(5)?.unwrap_or(0.0),
                     failed: r.get::<_, String>(6)? == "failed",
                     regime: r.get(7)?,
-                    samples: numbers(r.get(8)?),
-                    speedups: numbers(r.get(9)?),
+                    samples: list(r.get(8)?).unwrap_or_default(),
+                    speedups: list(r.get(9)?).unwrap_or_default(),
                     unreliable: r.get::<_, Option<String>>(10)?.as_deref() == Some("unreliable"),
                 })
             })
@@ -306,7 +320,7 @@ impl History {
             )
             .optional()
             .map_err(self.sql())?;
-        Ok(text.and_then(|t| serde_json::from_str::<Option<Vec<f64>>>(&t).ok().flatten()))
+        Ok(list(text))
     }
 }
 
@@ -386,35 +400,13 @@ fn digest(results: &Results) -> String {
 }
 
 /// A stored JSON list of numbers (`null`, absent or not a list: none).
-fn numbers(text: Option<String>) -> Vec<f64> {
+fn list(text: Option<String>) -> Option<Vec<f64>> {
     text.and_then(|t| serde_json::from_str::<Option<Vec<f64>>>(&t).ok().flatten())
-        .unwrap_or_default()
 }
 
 /// A value as JSON (plain data; a value JSON cannot hold is stored as `null`).
 fn json<T: serde::Serialize>(value: &T) -> String {
     serde_json::to_string(value).unwrap_or_else(|_| "null".into())
-}
-
-impl History {
-    /// Opens an existing history to read it, without creating or migrating anything
-    /// (`kernelgate lint FILE`); its schema must be one this kernelgate knows.
-    pub fn open_read_only(path: &Path) -> Result<History, HistoryError> {
-        let conn = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-            .map_err(sqlite(path))?;
-        let found = schema_version(&conn, path)?;
-        not_foreign(&conn, path, found, "")?;
-        if found < SCHEMA_VERSION {
-            return Err(HistoryError::Invalid {
-                path: path.to_path_buf(),
-                problem: format!("schema version {found} is older than {SCHEMA_VERSION} (any `kernelgate history` command migrates it)"),
-            });
-        }
-        Ok(History {
-            conn,
-            path: path.to_path_buf(),
-        })
-    }
 }
 
 #[cfg(test)]

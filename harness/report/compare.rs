@@ -206,9 +206,10 @@ pub fn failure(new: &Results, rows: &[Row]) -> Option<FailKind> {
 }
 
 /// What differs between the two files besides their measurements.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum Mismatch {
     /// They come from different kinds of GPU (device fingerprints): an error unless allowed.
+    #[error("the files come from different devices (OLD: {old}; NEW: {new}): a time from one kind of GPU against another's is no regression test (`--allow-device` compares them anyway)")]
     Device {
         /// OLD's device, described.
         old: String,
@@ -216,6 +217,7 @@ pub enum Mismatch {
         new: String,
     },
     /// They were decided in different modes (stored baselines, paired against a base).
+    #[error("the runs were decided in different modes (OLD {old}; NEW {new}): a paired run's times were taken interleaved with its base, so compare times, not verdicts")]
     Mode {
         /// OLD's mode, described.
         old: String,
@@ -223,27 +225,8 @@ pub enum Mismatch {
         new: String,
     },
     /// Suite files differ between them: their trials may not measure the same thing.
+    #[error("the suite files of {} differ between the runs: their trials may measure other sizes, launches or inputs", .0.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", "))]
     Suites(Vec<String>),
-}
-
-impl std::fmt::Display for Mismatch {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Mismatch::Device { old, new } => write!(
-                f,
-                "the files come from different devices (OLD: {old}; NEW: {new}): a time from one kind of GPU against another's is no regression test (`--allow-device` compares them anyway)"
-            ),
-            Mismatch::Mode { old, new } => write!(
-                f,
-                "the runs were decided in different modes (OLD {old}; NEW {new}): a paired run's times were taken interleaved with its base, so compare times, not verdicts"
-            ),
-            Mismatch::Suites(names) => write!(
-                f,
-                "the suite files of {} differ between the runs: their trials may measure other sizes, launches or inputs",
-                names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
-            ),
-        }
-    }
 }
 
 /// Everything that differs between `old` and `new` besides their measurements, in the order

@@ -195,18 +195,14 @@ impl Mode {
 
 /// `repeat.reps` repetitions, each in a fresh worker, of every subject's family in `mode`.
 pub fn sweep(subjects: &[Subject], repeat: &Repeat, mode: Mode) -> Sensitivity {
-    let name = match mode {
-        Mode::Stored => "stored",
-        Mode::Paired => "paired",
-    };
     let mut cells = empty(subjects.len());
     let mut cost = Cost::default();
     // Paired: the base is the same suite again (`SuiteRef::Base(d)`: the pool's base suites
     // are the subjects' suites again).
     let suites: Vec<Suite> = subjects.iter().map(|s| s.suite.clone()).collect();
-    let base: &[Suite] = match mode {
-        Mode::Stored => &[],
-        Mode::Paired => &suites,
+    let (name, base): (&str, &[Suite]) = match mode {
+        Mode::Stored => ("stored", &[]),
+        Mode::Paired => ("paired", &suites),
     };
     for rep in 0..repeat.reps {
         eprintln!(
