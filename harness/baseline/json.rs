@@ -30,9 +30,7 @@ fn write(value: &Value, indent: usize, out: &mut String) {
         }
         Value::Array(items) => {
             let parts: Vec<String> = items.iter().map(scalar).collect();
-            out.push('[');
-            out.push_str(&parts.join(", "));
-            out.push(']');
+            out.push_str(&format!("[{}]", parts.join(", ")));
         }
         other => out.push_str(&scalar(other)),
     }

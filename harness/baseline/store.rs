@@ -4,7 +4,6 @@
 use super::entry::{BaselineFile, Entry};
 use super::file::{load, path, recorded_elsewhere, BaselineError};
 use super::fingerprint::Fingerprint;
-use crate::measure::Regime;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -71,10 +70,5 @@ impl BaselineStore {
             Ok(Some(f)) => f.trials.get(trial),
             _ => None,
         }
-    }
-
-    /// The regime a trial's baseline was measured in, so it is timed the same way again.
-    pub fn regime(&self, suite: &str, trial: &str) -> Option<Regime> {
-        self.entry(suite, trial).map(|e| e.regime)
     }
 }

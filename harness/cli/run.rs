@@ -122,13 +122,10 @@ pub fn run_with(args: impl Iterator<Item = String>, launcher: Option<String>) ->
         Some(_) if config.mode == Mode::Bless => {
             return exit::bad_input(crate::paired::PairedError::Bless);
         }
-        Some(rev) => {
-            let work = config.base_dir();
-            match crate::paired::load(rev, &config.suites, &work, &suites) {
-                Ok(b) => Some(b),
-                Err(e) => return exit::bad_input(e),
-            }
-        }
+        Some(rev) => match crate::paired::load(rev, &config.suites, &config.base_dir(), &suites) {
+            Ok(b) => Some(b),
+            Err(e) => return exit::bad_input(e),
+        },
     };
     let base_seconds = base.as_ref().map(|_| preparing.elapsed().as_secs_f64());
     let pretty = matches!(args.format, None | Some(FormatSetting::Pretty)) && !args.quiet;

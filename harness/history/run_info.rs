@@ -46,9 +46,8 @@ impl RunInfo {
 
 /// `paired` for a run judged against a base revision (`KERNELGATE_BASE`), `stored` otherwise.
 pub fn mode_of(results: &Results) -> &'static str {
-    if results.base.is_some() {
-        "paired"
-    } else {
-        "stored"
+    match results.base {
+        Some(_) => "paired",
+        None => "stored",
     }
 }

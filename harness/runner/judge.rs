@@ -146,26 +146,24 @@ fn note_before(
     baseline: Option<&Entry>,
     regime: crate::measure::Regime,
 ) -> GateNote {
-    match store.suite(suite).map(|s| (&s.file, &s.elsewhere)) {
-        None => GateNote::NoBaseline {
-            elsewhere: Vec::new(),
-            added: None,
-        },
-        Some((Err(e), _)) => GateNote::BaselineError {
-            message: e.to_string(),
-        },
-        Some((Ok(None), elsewhere)) => GateNote::NoBaseline {
-            elsewhere: elsewhere.clone(),
-            added: None,
-        },
+    let elsewhere = match store.suite(suite).map(|s| (&s.file, &s.elsewhere)) {
+        Some((Err(e), _)) => {
+            let message = e.to_string();
+            return GateNote::BaselineError { message };
+        }
+        Some((Ok(None), elsewhere)) => elsewhere.clone(),
         Some((Ok(Some(_)), _)) => match baseline {
-            None => GateNote::NoBaseline {
-                elsewhere: Vec::new(),
-                added: None,
-            },
-            Some(old) if old.regime != regime => GateNote::OtherRegime { regime: old.regime },
-            Some(_) => GateNote::RemeasureFailed,
+            Some(old) if old.regime != regime => {
+                return GateNote::OtherRegime { regime: old.regime }
+            }
+            Some(_) => return GateNote::RemeasureFailed,
+            None => Vec::new(),
         },
+        None => Vec::new(),
+    };
+    GateNote::NoBaseline {
+        elsewhere,
+        added: None,
     }
 }
 

@@ -216,7 +216,9 @@ impl Runner<'_> {
                 Some(pairing) => self.spec_paired(trial, &pairing[i], 1),
                 None => {
                     let suite = &self.suites[trial.suite].name;
-                    let regime = store.and_then(|s| s.regime(suite, &trial.name));
+                    // Timed in the regime its baseline was measured in.
+                    let baseline = store.and_then(|s| s.entry(suite, &trial.name));
+                    let regime = baseline.map(|e| e.regime);
                     self.spec(trial, 1, regime)
                 }
             };
