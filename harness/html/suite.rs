@@ -322,13 +322,11 @@ fn variant_charts(suite: &str, trials: &[&TrialRecord]) -> String {
             .filter(|r| !r.is_empty())
             .unwrap_or(base.to_string());
         let title = format!("{suite}::{base}::{case}: its variants against {axis}");
-        if !charts.iter().any(|c| c.0 == title) {
-            charts.push((title.clone(), axis.to_string(), Vec::new()));
+        let point = (rest, (x, m.time.median, Some((m.time.low, m.time.high))));
+        match charts.iter_mut().find(|c| c.0 == title) {
+            Some((_, _, points)) => points.push(point),
+            None => charts.push((title, axis.to_string(), vec![point])),
         }
-        let Some((_, _, points)) = charts.iter_mut().find(|c| c.0 == title) else {
-            continue;
-        };
-        points.push((rest, (x, m.time.median, Some((m.time.low, m.time.high)))));
     }
     let mut out = String::new();
     for (title, axis, points) in charts {

@@ -34,8 +34,7 @@ fn one_run(inputs: &[(PathBuf, Results)]) -> Result<(), ResultsError> {
                 format!("decided {} and {}", first.mode(), r.mode()),
             ));
         }
-        let (a, b) = (&first.provenance.commit, &r.provenance.commit);
-        if let (Some(a), Some(b)) = (a, b) {
+        if let (Some(a), Some(b)) = (&first.provenance.commit, &r.provenance.commit) {
             if a != b {
                 return Err(other(path, format!("ran commits {a} and {b}")));
             }
@@ -128,14 +127,10 @@ pub fn merge(inputs: &[(PathBuf, Results)]) -> Result<Results, ResultsError> {
         }
         // The run started when its first shard did; every shard's suites are the run's.
         let time = |s: &String| crate::baseline::parse_rfc3339(s);
+        let started = &mut out.provenance.started;
         if let Some(s) = &r.provenance.started {
-            if out
-                .provenance
-                .started
-                .as_ref()
-                .is_none_or(|o| time(s) < time(o))
-            {
-                out.provenance.started = Some(s.clone());
+            if started.as_ref().is_none_or(|o| time(s) < time(o)) {
+                *started = Some(s.clone());
             }
         }
         for (name, digest) in &r.provenance.suites {

@@ -204,12 +204,9 @@ fn measurement(
         clocks: samples.clocks.clone(),
         bytes: suite.cases[case].bytes,
         flops: suite.cases[case].flops,
-        reference: match run.base {
-            Some(base) => Some(base.short()),
-            None => {
-                (kernel != suite.reference).then(|| suite.kernels[suite.reference].name.clone())
-            }
-        },
+        reference: run.base.map(|base| base.short()).or_else(|| {
+            (kernel != suite.reference).then(|| suite.kernels[suite.reference].name.clone())
+        }),
         baseline_samples: match judged {
             Some(j) if j.verdict.is_some() => j.baseline_samples.clone(),
             _ => Vec::new(),
