@@ -138,25 +138,23 @@ pub fn command(a: &Args) -> u8 {
         failed_in_new,
         ..
     } = summary;
-    let some = |n: usize, what: &str| match n {
-        0 => String::new(),
-        n => format!(" ({n} {what})"),
-    };
-    let (on, within) = (
-        some(on_threshold, "on the threshold"),
-        some(within_threshold, "within threshold"),
+    // Each note only where its count is not 0.
+    let some = |n: usize, text: String| if n > 0 { text } else { String::new() };
+    let on = some(on_threshold, format!(" ({on_threshold} on the threshold)"));
+    let within = some(
+        within_threshold,
+        format!(" ({within_threshold} within threshold)"),
     );
-    let failed = match failed_in_new {
-        0 => String::new(),
-        n => format!("; {n} trial(s) FAILED in NEW"),
-    };
+    let failed = some(
+        failed_in_new,
+        format!("; {failed_in_new} trial(s) FAILED in NEW"),
+    );
+    let not_shown = some(
+        hidden,
+        format!("; {hidden} trial(s) that did not change not shown (`--all` lists them)"),
+    );
     println!(
-        "{compared} compared: {regressed} regressed, {improved} improved, {inconclusive} inconclusive{on}, {unchanged} unchanged{within}{failed}{}",
-        if hidden > 0 {
-            format!("; {hidden} trial(s) that did not change not shown (`--all` lists them)")
-        } else {
-            String::new()
-        }
+        "{compared} compared: {regressed} regressed, {improved} improved, {inconclusive} inconclusive{on}, {unchanged} unchanged{within}{failed}{not_shown}"
     );
     code
 }

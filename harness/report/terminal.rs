@@ -349,11 +349,9 @@ fn evidence(r: &TrialRecord) -> Option<String> {
     let (Some(gate), Some(verdict), Some(m)) = (&r.gate, &r.verdict, &r.measurement) else {
         return None;
     };
-    let (old, against, method, remeasured, trailer) = match gate {
+    let (old, against, method, trailer) = match gate {
         GateNote::Compared {
-            baseline,
-            remeasured,
-            family,
+            baseline, family, ..
         } => {
             let spread = if baseline.runs > 1 {
                 format!(
@@ -396,15 +394,14 @@ fn evidence(r: &TrialRecord) -> Option<String> {
                     verdict.time.p_adjusted,
                     m.max_slowdown * 100.0
                 ),
-                *remeasured,
                 (trailer, source),
             )
         }
         GateNote::Paired {
             rev,
             commit,
-            remeasured,
             family,
+            ..
         } => (
             crate::stats::Summary::of(&m.baseline_samples).map_or(f64::NAN, |s| s.median),
             " against the base revision".to_string(),
@@ -413,7 +410,6 @@ fn evidence(r: &TrialRecord) -> Option<String> {
                 verdict.time.p_adjusted,
                 m.max_slowdown * 100.0
             ),
-            *remeasured,
             (
                 String::new(),
                 format!("\n  base: KERNELGATE_BASE={rev} ({commit})"),
@@ -439,7 +435,7 @@ fn evidence(r: &TrialRecord) -> Option<String> {
     if let Some(what) = moved.strip_prefix(" — ") {
         out.push_str(&format!("\n  cause: {what}"));
     }
-    if remeasured {
+    if gate.remeasured() {
         out.push_str(&format!(
             "\n  measured again with {REMEASURE_EFFORT}x the samples after an inconclusive first run"
         ));
