@@ -207,7 +207,7 @@ impl Worker {
             .map_err(|e| broken("cannot find the perf binary to start a worker", &e))?;
         let mut command = Command::new(exe);
         // The worker sees only its GPU: a context is made faster where the driver initializes
-        // one device (0.22 s against 0.35 s on an H200 of two, docs/architecture.md).
+        // one device (0.21-0.24 s against 0.35-0.58 s on an H200 of two, docs/architecture.md).
         let alone = only_gpu(self.ordinal, std::env::var("CUDA_VISIBLE_DEVICES").ok());
         if let Some(gpu) = &alone {
             command.env("CUDA_VISIBLE_DEVICES", gpu);
