@@ -17,7 +17,10 @@ read the device (issue 34: +170), and back to 33,300 after a review cut 113 (33,
 33,238 → 33,500 for a kernel's own axes (issue 34: about +330), kernels read through the
 headers a source includes (issue 32: +30) and the roofline (issue 36: about +190), with 412
 lines cut by two review passes beside them (33,492); to 33,600 for the HTML chart of a
-kernel's variants against their axis (issue 34: +55)."""
+kernel's variants against their axis (issue 34: +55); then 33,553 → 34,200 for cuBLASLt's GEMM
+as a suite kernel (issue 36: +731 — suite/library.rs, device/cublaslt.rs, gemm.rs), skip
+conditions over the sizes (issue 34: +56) and a worker that sees only its GPU (issue 35: +19),
+with 158 lines cut by a review pass beside them (34,197)."""
 import pathlib
 import sys
 
