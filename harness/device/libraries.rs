@@ -136,18 +136,7 @@ pub fn load_from_cuda(prefix: &str, present: impl Fn() -> bool) -> bool {
 
 /// The file `prefix.N` (or `prefix`) in `dir` with the highest N.
 pub fn newest(dir: &Path, prefix: &str) -> Option<PathBuf> {
-    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
-        .ok()?
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with(prefix))
-        })
-        .collect();
-    found.sort();
-    found.pop()
+    super::headers::children_named(dir, prefix).pop()
 }
 
 #[cfg(test)]
