@@ -23,6 +23,18 @@ pub struct DeviceBuffer {
 }
 
 impl DeviceBuffer {
+    /// `bytes` allocated outside the pool (`cuMemAlloc`): never in a case's pool peak.
+    pub(super) fn plain(bytes: usize) -> Result<DeviceBuffer, DeviceError> {
+        // SAFETY: a plain allocation, freed by `DeviceBuffer::drop`.
+        let ptr = unsafe { cu::malloc_sync(bytes.max(1)) }.map_err(error("cuMemAlloc"))?;
+        Ok(DeviceBuffer {
+            ptr,
+            bytes,
+            stream: None,
+            owned: true,
+        })
+    }
+
     /// `bytes` allocated on `stream` from the device's stream-ordered memory pool.
     pub(super) fn on_stream(
         stream: sys::CUstream,

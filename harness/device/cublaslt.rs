@@ -1,9 +1,10 @@
 //! `Gemm`: cuBLASLt's matrix multiply as a suite's kernel (`suite::library`). The library is
 //! found and loaded first (cudarc panics where it cannot: `missing` asks); a plan per problem
 //! size — descriptors and the heuristic's first algorithm — is made on the first call, which
-//! is the correctness check's, before anything is timed; the workspace is allocated once from
-//! the stream's pool, so the memory peak counts it; every call goes on the trial's stream, so
-//! the same flush, timer and graph capture apply as to a kernel.
+//! is the correctness check's, before anything is timed; the workspace is allocated once,
+//! outside the pool, and added to the call's memory peak (not to the suite's other kernels');
+//! every call goes on the trial's stream, so the same flush, timer and graph capture apply as
+//! to a kernel.
 
 use super::buffer::{DeviceBuffer, KernelArg};
 use super::compile::Compiled;
@@ -272,6 +273,11 @@ impl Gemm {
         Ok(result.algo)
     }
 
+    /// The workspace the call holds while it runs, bytes: part of its memory peak.
+    pub fn workspace_bytes(&self) -> u64 {
+        self.decl.workspace
+    }
+
     /// Queues `C = alpha·A·B + beta·C` on `stream`; `args` are A, B, C, m, n, k.
     pub fn run(&self, stream: CUstream, args: &[KernelArg]) -> Result<(), DeviceError> {
         let bad = || {
@@ -293,10 +299,9 @@ impl Gemm {
             *slot = i32::from_le_bytes((*bytes).try_into().map_err(|_| bad())?);
         }
         if self.workspace.borrow().is_none() && self.decl.workspace > 0 {
-            *self.workspace.borrow_mut() = Some(DeviceBuffer::on_stream(
-                stream,
-                self.decl.workspace as usize,
-            )?);
+            // Outside the pool: the case's pool peak is the kernels'; the call's own footprint
+            // adds the workspace (`workspace_bytes`), so the suite's other kernels do not.
+            *self.workspace.borrow_mut() = Some(DeviceBuffer::plain(self.decl.workspace as usize)?);
         }
         if !self.plans.borrow().contains_key(&mnk) {
             let plan = self.plan(mnk)?;

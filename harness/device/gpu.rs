@@ -130,14 +130,7 @@ impl Gpu {
     /// Allocates `bytes` outside the pool, for the harness's own buffers (L2 flush, input
     /// copies), so that they never count in a case's peak.
     pub fn alloc_plain(&self, bytes: usize) -> Result<DeviceBuffer, DeviceError> {
-        // SAFETY: a plain allocation, freed by `DeviceBuffer::drop`.
-        let ptr = unsafe { cu::malloc_sync(bytes.max(1)) }.map_err(error("cuMemAlloc"))?;
-        Ok(DeviceBuffer {
-            ptr,
-            bytes,
-            stream: None,
-            owned: true,
-        })
+        DeviceBuffer::plain(bytes)
     }
 
     fn pool(&self) -> Result<sys::CUmemoryPool, DeviceError> {

@@ -93,6 +93,11 @@ impl Function {
         self.library.is_some()
     }
 
+    /// The workspace a library call holds outside the pool, bytes (0 for a kernel).
+    pub fn library_workspace(&self) -> u64 {
+        self.library.as_ref().map_or(0, |g| g.workspace_bytes())
+    }
+
     /// Blocks of `threads` threads with `dynamic_shared` bytes that fit on one SM at once.
     pub fn blocks_per_sm(&self, threads: u32, dynamic_shared: u32) -> Result<i32, DeviceError> {
         // SAFETY: `handle` is live.

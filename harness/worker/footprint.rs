@@ -26,7 +26,9 @@ pub(super) fn footprint_of(
     let (free_launched, _) = gpu.memory_info()?;
     gpu.synchronize()?;
     let (free_after, _) = gpu.memory_info()?;
-    let pool_peak = gpu.pool_high()?;
+    // A library call's workspace is held outside the pool: its own, added here.
+    let workspace: u64 = funcs.iter().map(Function::library_workspace).sum();
+    let pool_peak = gpu.pool_high()? + workspace;
     let mut launches = Vec::new();
     for ((f, l), entry) in funcs
         .iter()
