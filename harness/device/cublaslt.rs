@@ -114,12 +114,14 @@ struct Plan {
 
 impl Drop for Plan {
     fn drop(&mut self) {
-        // SAFETY: created by `Gemm::plan` and destroyed only here.
+        // SAFETY: created by `Gemm::plan` (null where it failed first) and destroyed only here.
         unsafe {
-            for l in self.layouts {
+            for l in self.layouts.into_iter().filter(|l| !l.is_null()) {
                 lt::cublasLtMatrixLayoutDestroy(l);
             }
-            lt::cublasLtMatmulDescDestroy(self.desc);
+            if !self.desc.is_null() {
+                lt::cublasLtMatmulDescDestroy(self.desc);
+            }
         }
     }
 }
@@ -187,14 +189,19 @@ impl Gemm {
         let (first, second) = (first.0, second.0);
         // cublasOperation_t: CUBLAS_OP_N = 0, CUBLAS_OP_T = 1 (cuBLAS's header).
         let op = |t: bool| t as i32;
-        let mut desc = std::ptr::null_mut();
-        let mut layouts = [std::ptr::null_mut(); 3];
+        // Made first, so that what is created is destroyed on every error below.
+        let mut plan = Plan {
+            desc: std::ptr::null_mut(),
+            layouts: [std::ptr::null_mut(); 3],
+            algo: lt::cublasLtMatmulAlgo_t { data: [0; 8] },
+            swapped,
+        };
         // SAFETY: the handle is live; every pointer passed is valid for the call.
         unsafe {
             let scale = lt::cudaDataType::CUDA_R_32F;
             check(
                 "cublasLtMatmulDescCreate",
-                lt::cublasLtMatmulDescCreate(&mut desc, compute, scale),
+                lt::cublasLtMatmulDescCreate(&mut plan.desc, compute, scale),
             )?;
             for (attr, t) in [
                 (
@@ -211,11 +218,11 @@ impl Gemm {
                 let p = &v as *const _ as *const c_void;
                 check(
                     "cublasLtMatmulDescSetAttribute",
-                    lt::cublasLtMatmulDescSetAttribute(desc, attr, p, size),
+                    lt::cublasLtMatmulDescSetAttribute(plan.desc, attr, p, size),
                 )?;
             }
             let shapes = [(first, ra, ca), (second, rb, cb), (2, rc, cc)];
-            for (slot, (i, rows, cols)) in layouts.iter_mut().zip(shapes) {
+            for (slot, (i, rows, cols)) in plan.layouts.iter_mut().zip(shapes) {
                 let t = data_type(d.types[i]);
                 check(
                     "cublasLtMatrixLayoutCreate",
@@ -223,12 +230,6 @@ impl Gemm {
                 )?;
             }
         }
-        let mut plan = Plan {
-            desc,
-            layouts,
-            algo: lt::cublasLtMatmulAlgo_t { data: [0; 8] },
-            swapped,
-        };
         plan.algo = self.heuristic(&plan)?;
         Ok(plan)
     }
