@@ -68,14 +68,7 @@ pub(super) fn variants(
     let mut out = Vec::new();
     for values in combinations(&axes) {
         let known: BTreeMap<String, i64> = device.named().chain(values.clone()).collect();
-        let mut skipped = false;
-        for cond in &skips {
-            match cond.holds(&known) {
-                Ok(holds) => skipped |= holds,
-                Err(e) => ctx.error(cond.at + e.offset, format!("bad skip condition: {e}")),
-            }
-        }
-        if !skipped {
+        if !any_holds(ctx, &skips, &known) {
             out.push(Variant {
                 case_skips: case_skips.clone(),
                 ..variant(k, values)
@@ -255,9 +248,10 @@ fn skip_conditions(
     (ctx.diagnostics.len() == before).then_some(out)
 }
 
-/// Whether one of a variant's per-case conditions holds for `values` (a case's sizes, the
-/// device's attributes and the variant's axes); an error in one is recorded and does not skip.
-pub(super) fn skipped_in_case(
+/// Whether one of the skip `conditions` holds for `values` (a variant's axes and the device's
+/// attributes; for those that read a size, a case's sizes too); an error in one is recorded
+/// and does not skip.
+pub(super) fn any_holds(
     ctx: &mut Ctx,
     conditions: &[Condition],
     values: &BTreeMap<String, i64>,

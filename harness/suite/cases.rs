@@ -188,7 +188,8 @@ fn case(ctx: &mut Ctx, decls: &Decls, cased: BTreeMap<String, i64>, label: Strin
             .filter(|s| !s.is_empty())
             .collect::<Vec<_>>()
             .join(",");
-        if skipped_here(ctx, k, &values) {
+        // `values` holds the device's attributes too (`sizes` above).
+        if super::axes::any_holds(ctx, &k.case_skips, &values) {
             launches.push(Vec::new());
             scratch_lens.push(Vec::new());
             skipped.push(ki);
@@ -313,21 +314,6 @@ fn check_contents(ctx: &mut Ctx, decls: &Decls, lens: &[usize], label: &str) {
             ctx.error(at, format!("iota reaches {last} at element {}{}, outside what `{dtype}` holds (lower the step, or use a wider type)", len - 1, in_case(label)));
         }
     }
-}
-
-/// Whether a `skip` condition over the sizes removes variant `k` from the case whose sizes (and
-/// the variant's axes) are `values`: read with the device's attributes, as the run's GPU or lint's
-/// device gives them.
-fn skipped_here(ctx: &mut Ctx, k: &KernelDecl, values: &BTreeMap<String, i64>) -> bool {
-    if k.case_skips.is_empty() {
-        return false;
-    }
-    let device = ctx
-        .device
-        .clone()
-        .unwrap_or_else(super::device::for_expressions);
-    let known: BTreeMap<String, i64> = device.named().chain(values.clone()).collect();
-    super::axes::skipped_in_case(ctx, &k.case_skips, &known)
 }
 
 /// One kernel in a case: its launches, and its scratch buffers' lengths checked with the
