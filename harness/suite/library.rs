@@ -145,7 +145,8 @@ fn library_source(
         defines: Vec::new(),
         library: Some(gemm),
     };
-    let same = |s: &Source| s.library == source.library && s.text == source.text;
+    // The text follows from the declaration's types: the declaration tells sources apart.
+    let same = |s: &Source| s.library == source.library;
     Some(sources.iter().position(same).unwrap_or_else(|| {
         sources.push(source);
         sources.len() - 1
