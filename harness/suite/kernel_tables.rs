@@ -135,6 +135,9 @@ fn kernel_source(
         let args_at = k.args.as_ref().map_or(at, |a| a.span().start);
         return (Some(view), Some(args_at), source);
     }
+    if let Some(g) = &k.gemm {
+        ctx.error(g.span().start, format!("`gemm` sets a library call's options, and kernel `{}` is not one (its entry would be `{}gemm`)", k.name.get_ref(), super::library::CUBLASLT));
+    }
     let source = match (&k.source, table.default_source) {
         (Some(s), _) => source_index(ctx, dir, &mut table.sources, s),
         (None, Some(d)) => Some(d),
