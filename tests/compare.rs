@@ -46,6 +46,7 @@ fn record(name: &str, median: f64, rng: &mut rand_chacha::ChaCha8Rng) -> TrialRe
                 free_drop: 0,
                 local_reservation: 0,
                 fp64: None,
+                library: None,
                 launches: vec![],
             },
             bytes: None,

@@ -39,6 +39,7 @@ fn measured(median: f64, speedup: Option<f64>) -> Measurement {
             free_drop: 0,
             local_reservation: 0,
             fp64: None,
+            library: None,
             launches: vec![Resources {
                 entry: "k".into(),
                 registers: 32,

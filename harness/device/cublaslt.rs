@@ -67,6 +67,41 @@ fn check(call: &'static str, status: lt::cublasStatus_t) -> Result<(), DeviceErr
     ))
 }
 
+/// An algorithm as cuBLASLt configured it: its id, tile, stages, split-K, reduction scheme,
+/// swizzle and custom option (`cublasLtMatmulAlgoConfigAttributes_t`, raw values), e.g.
+/// `algo 66 · tile 20 · stages 12 · split-k 1 · reduction 0 · swizzle 0 · custom 0`.
+fn describe(algo: &lt::cublasLtMatmulAlgo_t) -> String {
+    use lt::cublasLtMatmulAlgoConfigAttributes_t as A;
+    let read = |attr| {
+        let (mut value, mut written) = (0u32, 0usize);
+        // SAFETY: `algo` is an initialised algorithm; each of these attributes is 4 bytes.
+        let status = unsafe {
+            lt::cublasLtMatmulAlgoConfigGetAttribute(
+                algo,
+                attr,
+                &mut value as *mut u32 as *mut c_void,
+                4,
+                &mut written,
+            )
+        };
+        match status == lt::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
+            true => value.to_string(),
+            false => "?".into(),
+        }
+    };
+    [
+        ("algo", A::CUBLASLT_ALGO_CONFIG_ID),
+        ("tile", A::CUBLASLT_ALGO_CONFIG_TILE_ID),
+        ("stages", A::CUBLASLT_ALGO_CONFIG_STAGES_ID),
+        ("split-k", A::CUBLASLT_ALGO_CONFIG_SPLITK_NUM),
+        ("reduction", A::CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME),
+        ("swizzle", A::CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING),
+        ("custom", A::CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION),
+    ]
+    .map(|(name, attr)| format!("{name} {}", read(attr)))
+    .join(" · ")
+}
+
 /// A GEMM in cuBLAS's column-major terms.
 #[derive(Debug, PartialEq)]
 struct Operands {
@@ -108,6 +143,8 @@ struct Plan {
     /// The first operand's, the second's and the result's layouts.
     layouts: [lt::cublasLtMatrixLayout_t; 3],
     algo: lt::cublasLtMatmulAlgo_t,
+    /// `algo` in words (`describe`), for the call's footprint.
+    described: String,
     /// Whether the call computes Cᵀ = Bᵀ·Aᵀ (C row-major): B is the first operand.
     swapped: bool,
 }
@@ -132,6 +169,8 @@ pub struct Gemm {
     handle: lt::cublasLtHandle_t,
     workspace: RefCell<Option<DeviceBuffer>>,
     plans: RefCell<HashMap<[i32; 3], Plan>>,
+    /// The problem size of the last call: whose algorithm [`Gemm::algorithm`] tells.
+    last: std::cell::Cell<Option<[i32; 3]>>,
 }
 
 impl Drop for Gemm {
@@ -167,6 +206,7 @@ impl Gemm {
             handle,
             workspace: RefCell::new(None),
             plans: RefCell::new(HashMap::new()),
+            last: std::cell::Cell::new(None),
         })
     }
 
@@ -194,6 +234,7 @@ impl Gemm {
             desc: std::ptr::null_mut(),
             layouts: [std::ptr::null_mut(); 3],
             algo: lt::cublasLtMatmulAlgo_t { data: [0; 8] },
+            described: String::new(),
             swapped,
         };
         // SAFETY: the handle is live; every pointer passed is valid for the call.
@@ -231,6 +272,7 @@ impl Gemm {
             }
         }
         plan.algo = self.heuristic(&plan)?;
+        plan.described = describe(&plan.algo);
         Ok(plan)
     }
 
@@ -274,6 +316,12 @@ impl Gemm {
         Ok(result.algo)
     }
 
+    /// The algorithm the last call ran, as cuBLASLt configured it (`describe`).
+    pub fn algorithm(&self) -> Option<String> {
+        let plans = self.plans.borrow();
+        Some(plans.get(&self.last.get()?)?.described.clone())
+    }
+
     /// The workspace the call holds while it runs, bytes: part of its memory peak.
     pub fn workspace_bytes(&self) -> u64 {
         self.decl.workspace
@@ -310,6 +358,7 @@ impl Gemm {
         }
         let plans = self.plans.borrow();
         let plan = &plans[&mnk];
+        self.last.set(Some(mnk));
         let (x, y) = if plan.swapped { (b, a) } else { (a, b) };
         let (alpha, beta) = (self.decl.alpha as f32, self.decl.beta as f32);
         let workspace = self.workspace.borrow();

@@ -98,6 +98,12 @@ impl Function {
         self.library.as_ref().map_or(0, |g| g.workspace_bytes())
     }
 
+    /// The algorithm a library call ran last, as the library configured it (`None` for a
+    /// kernel, or before its first call).
+    pub fn library_algorithm(&self) -> Option<String> {
+        self.library.as_ref().and_then(|g| g.algorithm())
+    }
+
     /// Blocks of `threads` threads with `dynamic_shared` bytes that fit on one SM at once.
     pub fn blocks_per_sm(&self, threads: u32, dynamic_shared: u32) -> Result<i32, DeviceError> {
         // SAFETY: `handle` is live.

@@ -267,6 +267,7 @@ mod tests {
             free_drop: 0,
             local_reservation: 0,
             fp64: None,
+            library: None,
             launches: vec![l],
         };
         let old = footprint_rows(&footprint(launch(256, 8)));

@@ -26,9 +26,10 @@ pub fn resources(view: &View, trials: &[&TrialRecord]) -> String {
             let old = m.baseline_footprint.as_ref();
             let mut row = vec![format!("<code>{}</code>", esc(&t.name))];
             row.push(cell(old.map(|o| bytes(o.pool_peak)), bytes(f.pool_peak)));
-            for (_, value) in LAUNCH {
-                // A library call's kernels are the library's: no resources read (`–`).
-                let per_launch = |f: &Footprint| match f.launches.is_empty() {
+            for (name, value) in LAUNCH {
+                // A library call's kernels as CUPTI recorded them: no occupancy (`–`).
+                let unknown = |f: &Footprint| f.library.is_some() && name.contains("/ SM");
+                let per_launch = |f: &Footprint| match f.launches.is_empty() || unknown(f) {
                     true => "–".to_string(),
                     false => f.launches.iter().map(value).collect::<Vec<_>>().join(" / "),
                 };

@@ -32,5 +32,6 @@ pub use plan::{
 };
 pub use samples::{Clocks, Footprint, Regime, Resources, Samples, Unit};
 pub use timer::{
-    now_us, OthersQuery, Timed, Timer, ROUNDS, THROTTLE_FRACTION, UNRELIABLE_FRACTION,
+    clock::{now_us, OthersQuery},
+    Timed, Timer, ROUNDS, THROTTLE_FRACTION, UNRELIABLE_FRACTION,
 };

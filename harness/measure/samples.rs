@@ -5,7 +5,7 @@
 use crate::stats::Summary;
 use serde::{Deserialize, Serialize};
 
-/// How a trial is timed; stored in baselines and results as `"cold"` or `"graph"`.
+/// How a trial is timed; stored in baselines and results as `"cold"`, `"graph"` or `"cupti"`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Regime {
@@ -13,6 +13,10 @@ pub enum Regime {
     Cold,
     /// CUDA-graph replays of several launches over rotated input copies.
     Graph,
+    /// Single launches, each after an L2 flush left clean (`l2_flush = "clean"`), each timed by
+    /// CUPTI's kernel records: the sum of its kernels' GPU times, without the gaps between
+    /// them or the launch's own cost — Nsight Compute's `gpu__time_duration`.
+    Cupti,
 }
 
 impl std::fmt::Display for Regime {
@@ -20,6 +24,7 @@ impl std::fmt::Display for Regime {
         f.write_str(match self {
             Regime::Cold => "cold",
             Regime::Graph => "graph",
+            Regime::Cupti => "cupti",
         })
     }
 }
@@ -44,6 +49,10 @@ pub struct Footprint {
     /// response stays small).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fp64: Option<Box<crate::device::ptx::Fp64Use>>,
+    /// For a library call, the algorithm the library chose (`Gemm::algorithm`); its kernels,
+    /// as CUPTI recorded them, are `launches` (without occupancy: `blocks_per_sm` 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub library: Option<String>,
 }
 
 /// One launch's resources, from the function's attributes and the occupancy calculator.

@@ -5,6 +5,7 @@ use super::plan::{graph_batch, Plan, FLOOR_FACTOR, INPUT_SETS};
 use super::profile::Splits;
 use super::samples::{Regime, Samples};
 use super::stop::{self, Next};
+use crate::device::counters::{self, KernelRecord};
 use crate::device::{
     elapsed_seconds, DeviceBuffer, DeviceError, Event, Function, Gpu, Graph, LaunchDims,
 };
@@ -334,18 +335,26 @@ impl Timer {
             Some(op) => pilot(self, op)?,
             None => f64::INFINITY,
         };
-        let graph = match preferred {
-            Some(Regime::Graph) => true,
-            Some(Regime::Cold) => false,
-            None => k.min(r) < FLOOR_FACTOR * self.floor,
-        };
+        // Under a clean flush, CUPTI's kernel records time single launches as Nsight Compute
+        // does, whatever their length; where CUPTI cannot load, events as for any flush.
+        let cupti = bench.l2_flush == Flush::Clean && counters::cupti_missing().is_none();
+        let graph = !cupti
+            && match preferred {
+                Some(Regime::Graph) => true,
+                Some(_) => false,
+                None => k.min(r) < FLOOR_FACTOR * self.floor,
+            };
         // Graphs time every input set: a launch per set in a replay, or a graph per set.
         let batch = |t: f64| match graph && t.is_finite() {
             true => graph_batch(t, self.floor),
             false => 1,
         };
         let plan = Plan {
-            regime: if graph { Regime::Graph } else { Regime::Cold },
+            regime: match (cupti, graph) {
+                (true, _) => Regime::Cupti,
+                (_, true) => Regime::Graph,
+                _ => Regime::Cold,
+            },
             kernel_batch: batch(k),
             reference_batch: batch(r),
         };
@@ -387,6 +396,10 @@ impl Timer {
             alternated_sets(copies, graphs[0].len()),
             alternated_sets(copies, graphs[1].len()),
         ];
+        let activity = match plan.regime {
+            Regime::Cupti => Some(counters::Activity::start().map_err(cupti_failed)?),
+            _ => None,
+        };
         let mut round = 0usize;
         let mut group = group_after(self.pilot_round);
         loop {
@@ -403,11 +416,16 @@ impl Timer {
             // The GPU is idle for us now: the host's round trip to it says whether another
             // context holds it (it then waits for that context's time slice).
             let trip = self.round_trip(gpu)?;
+            // Taken after every group, kept or not: the next group's are its own.
+            let records = activity.as_ref().map(|a| a.take()).transpose();
+            let mut gpu_times = records.map_err(cupti_failed)?.map(counters::per_sample);
             self.host_time(at, "sync");
             let per_round = group_start.elapsed().as_secs_f64() / group as f64;
             let at = Instant::now();
             let (next, short) = if self.clock_held(mhz, trip, group, &mut out.clocks) {
-                self.read_rounds((round, group), plan, reference.is_some(), &mut out)?;
+                let times = gpu_times.as_mut().map(|t| t.drain(..));
+                let rounds = (round, group);
+                self.read_rounds(rounds, plan, (reference.is_some(), times), &mut out)?;
                 let reference = reference.is_some().then_some(out.reference.as_slice());
                 stop::after_group(bench, &out.kernel, reference, sets, start.elapsed())
             } else {
@@ -429,6 +447,7 @@ impl Timer {
         // copy — so that every copy's outputs are the kernel's, for the caller to check against
         // the reference ("timed work is checked work"). The kernel cannot tell it from a timed
         // one. Timed alone, it wrote last already: its own timed samples, every copy in turn.
+        drop(activity);
         let at = Instant::now();
         for _ in 0..last_launches(reference.is_some(), kernel_graph.len(), copies) {
             self.queue(gpu, bench, kernel, &kernel_graph, copies, 0)?;
@@ -442,32 +461,6 @@ impl Timer {
         out.wall_seconds = start.elapsed().as_secs_f64();
         self.sampled = true;
         Ok(out)
-    }
-
-    /// Starts asking NVML which other processes used this GPU's SMs since `since_us`
-    /// (microseconds since the Unix epoch, from [`now_us`]), on a thread of its own: the query
-    /// took ~1.6 ms on an H200 (issue 22: 0.65 s of the 400-trial sweep), so the worker asks
-    /// once per trial, after its last allocation was sampled, and checks what that allocation's
-    /// timed launches left meanwhile. [`Timer::others`] waits for the answer.
-    pub fn ask_others(&self, since_us: u64) -> OthersQuery {
-        let thermal = self.thermal.clone();
-        OthersQuery(thermal.map(|t| {
-            std::thread::spawn(move || {
-                let own = std::process::id();
-                t.active_processes(since_us, own)
-                    .map(|active| super::contention::others(&active, own))
-                    .unwrap_or_default()
-            })
-        }))
-    }
-
-    /// The other processes `query` found, named (`measure::contention`); empty where NVML
-    /// cannot tell. The wait counts in the sampling profile.
-    pub fn others(&mut self, query: OthersQuery) -> Vec<String> {
-        let at = Instant::now();
-        let others = query.0.and_then(|h| h.join().ok()).unwrap_or_default();
-        self.host_time(at, "contention");
-        others
     }
 
     /// Queues `group` rounds from `round` on: in each, the kernel and the reference (when
@@ -504,12 +497,14 @@ impl Timer {
     }
 
     /// Reads the event pairs of the `group` rounds queued from `round` on into `out`, as
-    /// seconds per launch (and, when profiling, each sample's splits).
+    /// seconds per launch (and, when profiling, each sample's splits) — or, in the CUPTI
+    /// regime, each sample's kernel records (`records`, in the order the samples were queued):
+    /// the sum of its launches' GPU times.
     fn read_rounds(
         &mut self,
         (round, group): (usize, usize),
         plan: Plan,
-        with_reference: bool,
+        (with_reference, mut records): (bool, Option<impl Iterator<Item = Vec<KernelRecord>>>),
         out: &mut Samples,
     ) -> Result<(), DeviceError> {
         for b in 0..group {
@@ -520,7 +515,13 @@ impl Timer {
                     continue;
                 }
                 let (s, e) = &self.events[2 * b + slot];
-                let seconds = elapsed_seconds(s, e)?;
+                let seconds = match records.as_mut().map(Iterator::next) {
+                    None => elapsed_seconds(s, e)?,
+                    Some(Some(launches)) if !launches.is_empty() => {
+                        launches.iter().map(KernelRecord::seconds).sum()
+                    }
+                    Some(_) => return Err(no_records(2 * b + slot)),
+                };
                 if let Some(splits) = self.splits.as_mut() {
                     splits.read(2 * b + slot, s, e)?;
                 }
@@ -535,14 +536,18 @@ impl Timer {
     }
 }
 
-/// NVML's answer to [`Timer::ask_others`], on its way.
-pub struct OthersQuery(Option<std::thread::JoinHandle<Vec<String>>>);
+/// A failed CUPTI call of the CUPTI regime, as the timing loop's error.
+fn cupti_failed(e: counters::CounterError) -> DeviceError {
+    DeviceError::harness("CUPTI activity", "CUPTI_ERROR", e.to_string())
+}
 
-/// Now, in microseconds since the Unix epoch: where [`Timer::ask_others`] looks from.
-pub fn now_us() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_micros() as u64)
+/// A sample of the CUPTI regime with no kernel record.
+fn no_records(slot: usize) -> DeviceError {
+    DeviceError::harness(
+        "CUPTI activity",
+        "NO_KERNEL_RECORD",
+        format!("CUPTI recorded no kernel launch for sample {slot} of a group (records are split at each sample's L2 flush)"),
+    )
 }
 
 #[path = "timer_rules.rs"]
@@ -575,7 +580,7 @@ fn capture(
 }
 
 #[path = "timer_clock.rs"]
-mod clock;
+pub mod clock;
 
 #[cfg(test)]
 #[path = "timer_tests.rs"]

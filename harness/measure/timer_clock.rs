@@ -1,7 +1,8 @@
 //! The `Timer`'s watch on the GPU between groups of rounds: the SM clock probe (queued
 //! behind the rounds, so that reading it back is the group's one wait) and the host's round
 //! trip to the idle GPU (`measure::contention`), which together decide whether a group's
-//! rounds are kept, discarded (throttled) or dropped as contended.
+//! rounds are kept, discarded (throttled) or dropped as contended; and NVML's list of the other
+//! processes that used the GPU meanwhile.
 
 use super::{Timer, PROBE_SPINS, THROTTLE_FRACTION};
 use crate::device::{DeviceError, Gpu, LaunchDims};
@@ -9,6 +10,32 @@ use crate::measure::samples::Clocks;
 use std::time::Instant;
 
 impl Timer {
+    /// Starts asking NVML which other processes used this GPU's SMs since `since_us`
+    /// (microseconds since the Unix epoch, from [`now_us`]), on a thread of its own: the query
+    /// took ~1.6 ms on an H200 (issue 22: 0.65 s of the 400-trial sweep), so the worker asks
+    /// once per trial, after its last allocation was sampled, and checks what that allocation's
+    /// timed launches left meanwhile. [`Timer::others`] waits for the answer.
+    pub fn ask_others(&self, since_us: u64) -> OthersQuery {
+        let thermal = self.thermal.clone();
+        OthersQuery(thermal.map(|t| {
+            std::thread::spawn(move || {
+                let own = std::process::id();
+                t.active_processes(since_us, own)
+                    .map(|active| crate::measure::contention::others(&active, own))
+                    .unwrap_or_default()
+            })
+        }))
+    }
+
+    /// The other processes `query` found, named (`measure::contention`); empty where NVML
+    /// cannot tell. The wait counts in the sampling profile.
+    pub fn others(&mut self, query: OthersQuery) -> Vec<String> {
+        let at = Instant::now();
+        let others = query.0.and_then(|h| h.join().ok()).unwrap_or_default();
+        self.host_time(at, "contention");
+        others
+    }
+
     /// The host's round trip to the GPU with nothing of ours queued: an empty kernel launched
     /// and waited for, seconds. Long when another context holds the GPU (`contention`).
     pub(super) fn round_trip(&self, gpu: &Gpu) -> Result<f64, DeviceError> {
@@ -91,4 +118,14 @@ impl Timer {
         clocks.kept_rounds += rounds;
         true
     }
+}
+
+/// NVML's answer to [`Timer::ask_others`], on its way.
+pub struct OthersQuery(Option<std::thread::JoinHandle<Vec<String>>>);
+
+/// Now, in microseconds since the Unix epoch: where [`Timer::ask_others`] looks from.
+pub fn now_us() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros() as u64)
 }

@@ -133,6 +133,7 @@ mod tests {
             local_reservation: 0,
             launches: Vec::new(),
             fp64: None,
+            library: None,
         };
         assert!(!crate::report::footprint(&f).contains("fp64"));
         f.fp64 = Some(Box::new(Fp64Use {

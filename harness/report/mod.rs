@@ -102,10 +102,14 @@ pub fn footprint(f: &crate::measure::Footprint) -> String {
     let regs = join(|l| l.registers.to_string());
     let smem = join(|l| bytes(shared(l)));
     let occupancy = join(|l| l.blocks_per_sm.to_string());
-    let mut out = match f.launches.is_empty() {
-        // A library call: its kernels' resources are the library's (docs/suites.md).
-        true => format!("mem {} · library call", bytes(f.pool_peak)),
-        false => format!(
+    let mut out = match (&f.library, f.launches.is_empty()) {
+        // A library call: its kernels' resources as CUPTI recorded them (docs/suites.md).
+        (Some(_), true) => format!("mem {} · library call", bytes(f.pool_peak)),
+        (Some(_), false) => format!(
+            "mem {} · library call · regs {regs} · smem {smem}",
+            bytes(f.pool_peak)
+        ),
+        (None, _) => format!(
             "mem {} · regs {regs} · smem {smem} · {occupancy} blocks/SM",
             bytes(f.pool_peak)
         ),
@@ -284,6 +288,47 @@ mod tests {
         assert_eq!(rate(812e9, "B/s"), "812 GB/s");
         assert_eq!(rate(2.86e12, "B/s"), "2.86 TB/s");
         assert_eq!(rate(12.0, "FLOP/s"), "12.0 FLOP/s");
+    }
+
+    #[test]
+    fn a_library_calls_kernels_are_shown_as_cupti_recorded_them() {
+        use crate::measure::{Footprint, Resources};
+        let kernel = |entry: &str, registers| Resources {
+            entry: entry.into(),
+            registers,
+            static_shared: 0,
+            dynamic_shared: 213 * 1024,
+            local_bytes: 0,
+            max_threads: 0,
+            block_threads: 384,
+            blocks_per_sm: 0,
+        };
+        let call = |algorithm: &str, launches| Footprint {
+            pool_peak: 80 << 20,
+            launches,
+            library: Some(algorithm.into()),
+            ..Default::default()
+        };
+        let old = call("algo 66 · tile 20", vec![kernel("sm90_xmma_gemm", 168)]);
+        assert_eq!(
+            footprint(&old),
+            "mem 80.0 MiB · library call · regs 168 · smem 213 KiB"
+        );
+        assert_eq!(
+            footprint(&call("algo 66", Vec::new())),
+            "mem 80.0 MiB · library call",
+            "where CUPTI could not load"
+        );
+        let change = results::ResourceChange {
+            entry: "library call".into(),
+            registers: [0; 2],
+            local_bytes: [0; 2],
+            algorithm: Some(["algo 66 · tile 20".into(), "algo 21 · tile 18".into()]),
+        };
+        assert_eq!(
+            terminal::resource_text(&change),
+            "`library call` algorithm algo 66 · tile 20 → algo 21 · tile 18"
+        );
     }
 
     #[test]

@@ -107,6 +107,10 @@ pub struct ResourceChange {
     pub registers: [i32; 2],
     /// Local bytes per thread: baseline, now.
     pub local_bytes: [i32; 2],
+    /// A library call's algorithm, when the library chose another: baseline, now
+    /// (`Footprint::library`; the registers and local bytes are then 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub algorithm: Option<[String; 2]>,
 }
 
 /// The commands that re-run, profile and re-bless one trial.

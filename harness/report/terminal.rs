@@ -74,7 +74,10 @@ fn speedup_change(s: &Comparison) -> String {
     interval(1.0 / s.slowdown, 1.0 / s.high, 1.0 / s.low)
 }
 
-fn resource_text(c: &ResourceChange) -> String {
+pub(super) fn resource_text(c: &ResourceChange) -> String {
+    if let Some([old, new]) = &c.algorithm {
+        return format!("`{}` algorithm {old} → {new}", c.entry);
+    }
     format!(
         "`{}` regs {} → {}, local {} → {} B",
         c.entry, c.registers[0], c.registers[1], c.local_bytes[0], c.local_bytes[1]

@@ -54,6 +54,18 @@ pub fn resource_changes(f: &Footprint, old: Option<&Footprint>) -> Vec<ResourceC
     let Some(old) = old else {
         return Vec::new();
     };
+    if let (Some(was), Some(now)) = (&old.library, &f.library) {
+        // The library's kernels follow from its algorithm: a change of algorithm says it all.
+        return (was != now)
+            .then(|| ResourceChange {
+                entry: "library call".into(),
+                registers: [0; 2],
+                local_bytes: [0; 2],
+                algorithm: Some([was.clone(), now.clone()]),
+            })
+            .into_iter()
+            .collect();
+    }
     f.launches
         .iter()
         .zip(&old.launches)
@@ -62,6 +74,7 @@ pub fn resource_changes(f: &Footprint, old: Option<&Footprint>) -> Vec<ResourceC
             entry: n.entry.clone(),
             registers: [o.registers, n.registers],
             local_bytes: [o.local_bytes, n.local_bytes],
+            algorithm: None,
         })
         .collect()
 }

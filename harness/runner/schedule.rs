@@ -354,6 +354,7 @@ mod tests {
                 free_drop: 0,
                 local_reservation: 0,
                 fp64: None,
+                library: None,
                 launches: vec![],
             },
             base_footprint: None,

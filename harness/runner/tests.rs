@@ -18,6 +18,7 @@ mod code;
 mod counters;
 mod hosts;
 mod paired;
+mod resources;
 mod stop;
 
 fn device() -> DeviceInfo {

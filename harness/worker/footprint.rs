@@ -20,12 +20,19 @@ pub(super) fn footprint_of(
     bufs: &[DeviceBuffer],
 ) -> Result<Footprint, Failure> {
     gpu.synchronize()?;
+    // A library call's kernels are the library's: CUPTI's records of this run say what they
+    // were (none where CUPTI cannot load).
+    let library = funcs.iter().any(Function::is_library);
+    let activity = library
+        .then(crate::device::counters::Activity::start)
+        .and_then(Result::ok);
     gpu.reset_pool_high()?;
     let (free_before, _) = gpu.memory_info()?;
     run_op(gpu, suite, case, k, funcs, bufs)?;
     let (free_launched, _) = gpu.memory_info()?;
     gpu.synchronize()?;
     let (free_after, _) = gpu.memory_info()?;
+    let records = activity.map(|a| a.take().unwrap_or_default());
     // A library call's workspace is held outside the pool: its own, added here.
     let workspace: u64 = funcs.iter().map(Function::library_workspace).sum();
     let pool_peak = gpu.pool_high()? + workspace;
@@ -36,7 +43,7 @@ pub(super) fn footprint_of(
         .zip(&suite.kernels[k].entries)
     {
         if f.is_library() {
-            // The library's kernels are not kernelgate's: no attributes to read.
+            // No function handle to ask: CUPTI's records, below.
             continue;
         }
         let threads = l.block.iter().product::<u32>();
@@ -51,6 +58,20 @@ pub(super) fn footprint_of(
             blocks_per_sm: f.blocks_per_sm(threads, l.shared)?,
         });
     }
+    let seen = records.into_iter().flatten();
+    launches.extend(
+        seen.filter(|r| !r.name.starts_with("kernelgate_"))
+            .map(|r| Resources {
+                block_threads: r.block.iter().product::<i32>().max(0) as u32,
+                entry: r.name,
+                registers: r.registers.into(),
+                static_shared: r.shared[0],
+                dynamic_shared: r.shared[1].max(0) as u32,
+                local_bytes: r.local as i32,
+                max_threads: 0,
+                blocks_per_sm: 0,
+            }),
+    );
     let resident = gpu.info.max_threads_per_sm.max(0) as u64 * gpu.info.sm_count.max(0) as u64;
     let local = launches
         .iter()
@@ -63,5 +84,9 @@ pub(super) fn footprint_of(
         free_drop: free_before.saturating_sub(free_launched.min(free_after)) as u64,
         launches,
         fp64: None,
+        library: library.then(|| {
+            let algorithms = funcs.iter().filter_map(Function::library_algorithm);
+            algorithms.collect::<Vec<_>>().join(" / ")
+        }),
     })
 }

@@ -202,6 +202,7 @@ pub fn run() -> Results {
                             blocks_per_sm: if kernel.reference { 8 } else { 6 },
                         }],
                         fp64: None,
+                        library: None,
                     },
                     clocks: Clocks {
                         discarded_rounds: if unreliable { 10 } else { 0 },

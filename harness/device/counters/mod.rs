@@ -1,6 +1,7 @@
 //! `Profiler`: hardware counters of one operation's launches, read through CUPTI's range
 //! profiler with user replay, in the worker process (no `ncu` subprocess).
 //!
+//! - `activity`: CUPTI's kernel records, each launch's GPU time, name and resources ([`Activity`]);
 //! - `library`: finding and loading `libcupti` ([`cupti_missing`]);
 //! - `base`: CUPTI's results as [`CounterError`]s, its parameter structs, the current context;
 //! - `profiler`: the metrics configured for this chip on the host ([`Profiler`]);
@@ -13,11 +14,13 @@
 //! operation, `prepare` (outside the range: restore inputs, flush and clean L2) then `launch`
 //! inside its own user range — then decodes and evaluates.
 
+mod activity;
 mod base;
 mod library;
 mod profiler;
 mod session;
 
+pub use activity::{per_sample, Activity, KernelRecord};
 pub use base::CounterError;
 pub use library::cupti_missing;
 pub use profiler::Profiler;
