@@ -294,6 +294,14 @@ pub fn cache_dir() -> PathBuf {
 }
 
 impl Config {
+    /// What fails the run besides a regression (`KERNELGATE_STRICT`, `KERNELGATE_STRICT_TIME`).
+    pub fn strictness(&self) -> crate::gate::Strictness {
+        crate::gate::Strictness {
+            inconclusive: self.strict,
+            machine_time: self.strict_time,
+        }
+    }
+
     /// Reads every `KERNELGATE_*` variable; a malformed one is an error naming it.
     pub fn from_env() -> Result<Config, ConfigError> {
         let names: Vec<String> = std::env::vars_os()

@@ -73,6 +73,7 @@ fn record(name: &str, median: f64, rng: &mut rand_chacha::ChaCha8Rng) -> TrialRe
         code: None,
         base_code: None,
         code_change: None,
+        evidence: None,
     }
 }
 
@@ -90,6 +91,7 @@ fn results(trials: Vec<TrialRecord>) -> Results {
         identical: None,
         sass: Vec::new(),
         sass_note: None,
+        undecided: Vec::new(),
         provenance: Default::default(),
     }
 }

@@ -104,6 +104,7 @@ fn trial(name: &str, status: Status, failure: Option<FailKind>) -> TrialRecord {
         code: None,
         base_code: None,
         code_change: None,
+        evidence: None,
     }
 }
 
@@ -195,6 +196,7 @@ fn run() -> Results {
         identical: None,
         sass: Vec::new(),
         sass_note: None,
+        undecided: Vec::new(),
         provenance: Default::default(),
     }
 }

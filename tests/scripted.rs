@@ -179,6 +179,133 @@ fn a_stored_gate_runs_end_to_end_on_two_scripted_gpus() {
     assert!(t.contains("passed; 5 failed;"), "{t}");
 }
 
+/// A regression (confirmed in a fresh worker), an inconclusive trial (re-measured) and six
+/// unchanged ones.
+const SHARDED: &str = r#"
+[default]
+time_us = 10.0
+
+[[trial]]
+name = "saxpy::vec4::n=4096"
+answers = [{ time_us = 11.0 }]
+
+[[trial]]
+name = "saxpy::vec4::n=16777216"
+answers = [{ time_us = 10.3, spread = 0.08 }, { time_us = 10.0 }]
+"#;
+
+#[test]
+fn four_shards_merged_decide_as_one_process_does() {
+    let verdicts = |file: &Path| -> Vec<(String, String, String, bool)> {
+        let results: Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+        let mut v: Vec<_> = results["trials"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| !t["verdict"].is_null())
+            .map(|t| {
+                let word = |v: &Value| v.as_str().unwrap_or_default().to_string();
+                let remeasured = t["gate"]["remeasured"].as_bool().unwrap_or(false);
+                (
+                    word(&t["name"]),
+                    word(&t["verdict"]["verdict"]),
+                    word(&t["status"]),
+                    remeasured,
+                )
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let blessed = |name: &str| {
+        let dir = project(name, SHARDED);
+        std::fs::write(dir.join("bless.toml"), "[default]\ntime_us = 10.0\n").unwrap();
+        let mut bless = env(&dir, "bless.toml");
+        bless.push(("KERNELGATE_BLESS", "1".into()));
+        let o = run(&dir, &bless);
+        assert!(o.status.success(), "{}", text(&o));
+        dir
+    };
+    // One process.
+    let whole = blessed("whole");
+    let o = run(&whole, &env(&whole, "script.toml"));
+    assert_eq!(o.status.code(), Some(1), "a regression fails: {}", text(&o));
+    let one = verdicts(&whole.join("results.json"));
+    assert_eq!(one.len(), 8, "{one:?}");
+    assert!(
+        one.contains(&(
+            "saxpy::vec4::n=4096".into(),
+            "regressed".into(),
+            "failed".into(),
+            false
+        )),
+        "{one:?}"
+    );
+    assert!(
+        one.contains(&(
+            "saxpy::vec4::n=16777216".into(),
+            "unchanged".into(),
+            "passed".into(),
+            true
+        )),
+        "{one:?}"
+    );
+    // Four shards: each measures (and re-measures, and confirms) as its own family, defers its
+    // verdicts and passes; `merge` decides all eight as one family.
+    let sharded = blessed("sharded");
+    let mut files = Vec::new();
+    for k in 1..=4 {
+        let file = sharded.join(format!("shard-{k}.json"));
+        let mut e = env(&sharded, "script.toml");
+        e.retain(|(key, _)| *key != "KERNELGATE_RESULTS");
+        e.push(("KERNELGATE_RESULTS", file.display().to_string()));
+        e.push(("KERNELGATE_SHARD", format!("{k}/4")));
+        let o = run(&sharded, &e);
+        assert!(o.status.success(), "shard {k}/4: {}", text(&o));
+        assert!(
+            text(&o).contains("its verdicts are deferred"),
+            "{}",
+            text(&o)
+        );
+        files.push(file.display().to_string());
+    }
+    assert_eq!(
+        calls(&sharded, "saxpy::vec4::n=4096"),
+        2,
+        "confirmed in its shard"
+    );
+    assert_eq!(
+        calls(&sharded, "saxpy::vec4::n=16777216"),
+        2,
+        "re-measured in its shard"
+    );
+    let mut args = vec!["merge", "merged.json"];
+    args.extend(files.iter().map(String::as_str));
+    let o = kernelgate(&sharded, &args, &[]);
+    let t = text(&o);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "the merged run fails on the regression: {t}"
+    );
+    assert!(
+        t.contains("decided the shards' 8 compared trial(s) as one family"),
+        "{t}"
+    );
+    assert_eq!(verdicts(&sharded.join("merged.json")), one, "{t}");
+    let merged: Value =
+        serde_json::from_str(&std::fs::read_to_string(sharded.join("merged.json")).unwrap())
+            .unwrap();
+    for t in merged["trials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| !t["verdict"].is_null())
+    {
+        assert_eq!(t["gate"]["family"], 8, "{t}");
+    }
+}
+
 #[test]
 fn a_script_that_does_not_read_is_named_with_its_place() {
     let dir = project("bad", "[default]\ntime_us = \"ten\"\n");

@@ -39,6 +39,17 @@ pub fn command(out: &Path, inputs: &[PathBuf]) -> u8 {
                 inputs.len(),
                 out.display()
             );
+            let family = m.trials.iter().filter(|t| t.evidence.is_some()).count();
+            if family > 0 {
+                println!("decided the shards' {family} compared trial(s) as one family, as one process would");
+            }
+            if !m.undecided.is_empty() {
+                println!(
+                    "{} trial(s) left inconclusive: deciding them as one family needs a re-measure or a fresh-worker confirmation their shard did not make (run them again unsharded): {}",
+                    m.undecided.len(),
+                    m.undecided.join(", ")
+                );
+            }
             // A shard stopped before it finished: the run has no verdict on what it left.
             if let Some(why) = &m.provenance.incomplete {
                 eprintln!("error: the run is incomplete: {why}");

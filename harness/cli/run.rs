@@ -140,6 +140,9 @@ pub fn run_with(args: impl Iterator<Item = String>, launcher: Option<String>) ->
             let total: f64 = loads.iter().sum();
             eprintln!("kernelgate: shard {k}/{n}: {} of {all} trials, {:.1} s of the {total:.1} s the baselines record (dealt by recorded time)", plan.len(), loads[k as usize - 1]);
         }
+        if !args.list {
+            eprintln!("kernelgate: shard {k}/{n}: its verdicts are deferred: `kernelgate merge` decides every shard's trials as one family, and its exit is the gate's (this shard's exit says whether it measured, and checked correctness)");
+        }
     }
     if args.list {
         // Nextest skips what `--list --ignored` prints: GPU trials where no driver loads.

@@ -11,7 +11,10 @@ mod settle;
 mod verdict;
 
 pub use semantics::{combine, Basis, Comparison, Reading, Strictness, Verdict, FDR};
-pub use settle::{settle, Confirm, Decision, Measure, Measures, REMEASURE_EFFORT};
+pub use settle::{
+    settle, settle_again, Confirm, Decision, Evidence, Measure, Measures, Recording,
+    REMEASURE_EFFORT,
+};
 pub use verdict::{
     compare_larger_worse, compare_paired, compare_smaller_worse, decide, percent, with_spread,
     GateInput, TrialVerdict,

@@ -69,7 +69,7 @@ pub enum Verdict {
 
 /// What a run fails besides a regression: `KERNELGATE_STRICT=1` (`inconclusive`) and
 /// `KERNELGATE_STRICT_TIME=1` (`machine-slower`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Strictness {
     /// `KERNELGATE_STRICT=1`: a trial still inconclusive after re-measuring fails.
     pub inconclusive: bool,

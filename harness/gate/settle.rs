@@ -13,7 +13,8 @@ pub const REMEASURE_EFFORT: u32 = 4;
 
 /// Which first verdicts a fresh measurement must confirm before they stand — the one place
 /// stored and paired gating differ in policy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Confirm {
     /// Stored baselines: every time change, either way (a change of the machine since the
     /// baseline persists in a new process; one of a process's timing mode does not).
@@ -106,6 +107,90 @@ pub fn settle<E>(
     }
     out.into_iter()
         .map(|d| d.expect("every trial is decided or failed"))
+        .collect()
+}
+
+/// What the gate saw of one trial of a shard — its first measurement's input, and those of the
+/// re-measure and fresh-worker confirmation the shard made — for `merge` to decide the whole
+/// run as one family ([`settle_again`]).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Evidence {
+    /// The first measurement's input.
+    pub first: GateInput,
+    /// The re-measure's, when the shard made one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remeasured: Option<GateInput>,
+    /// The confirmation's, when the shard made one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirmed: Option<GateInput>,
+    /// Which verdicts the run confirms (stored or paired).
+    pub confirm: Confirm,
+    /// What fails the run.
+    pub strict: super::Strictness,
+}
+
+/// A [`Measure`] that keeps every input `inner` gave: the evidence a shard records.
+pub struct Recording<'m, E> {
+    inner: &'m mut dyn Measure<E>,
+    /// Per trial of the family: its re-measure's and its confirmation's inputs.
+    pub seen: Vec<[Option<GateInput>; 2]>,
+}
+
+impl<'m, E> Recording<'m, E> {
+    /// Records what `inner` measures for a family of `len` trials.
+    pub fn new(inner: &'m mut dyn Measure<E>, len: usize) -> Self {
+        Recording {
+            inner,
+            seen: vec![[None, None]; len],
+        }
+    }
+}
+
+impl<E> Measure<E> for Recording<'_, E> {
+    fn remeasure(&mut self, k: usize) -> Result<GateInput, E> {
+        let input = self.inner.remeasure(k)?;
+        self.seen[k][0] = Some(input.clone());
+        Ok(input)
+    }
+    fn confirm(&mut self, k: usize, first: Verdict) -> Option<GateInput> {
+        let input = self.inner.confirm(k, first)?;
+        self.seen[k][1] = Some(input.clone());
+        Some(input)
+    }
+}
+
+/// Decides again, as one family, trials whose evidence shards recorded: the first measurements
+/// together, the re-measures and confirmations the shards made used as made. A trial whose
+/// decision here needs a re-measure or a confirmation its shard did not make stays
+/// `inconclusive` (`needs` says so), never decided without it.
+pub fn settle_again(evidence: &[&Evidence]) -> Vec<(Decision, bool)> {
+    let Some(confirm) = evidence.first().map(|e| e.confirm) else {
+        return Vec::new();
+    };
+    let first = decide(&evidence.iter().map(|e| e.first.clone()).collect::<Vec<_>>());
+    let mut recorded = Measures(
+        |k: usize| evidence[k].remeasured.clone().ok_or(k),
+        |k: usize, _| evidence[k].confirmed.clone(),
+    );
+    let settled = settle(
+        evidence.iter().map(|e| e.first.clone()).collect(),
+        Some(&mut recorded),
+        confirm,
+    );
+    settled
+        .into_iter()
+        .zip(first)
+        .map(|(d, first)| match d {
+            Ok(d) if confirm.wants(d.verdict.verdict) && !d.confirmed => {
+                let verdict = TrialVerdict {
+                    verdict: Verdict::Inconclusive,
+                    ..d.verdict
+                };
+                (Decision { verdict, ..d }, true)
+            }
+            Ok(d) => (d, false),
+            Err(_) => (decision(first, false, evidence.len()), true),
+        })
         .collect()
 }
 
@@ -328,5 +413,42 @@ mod tests {
             .filter(|_| gate(&mut rng, N, 0.85, 0.03) == Verdict::Improved)
             .count();
         assert!(improved >= 190, "{improved}");
+    }
+
+    #[test]
+    fn merged_shards_use_what_each_shard_measured_and_never_decide_without_it() {
+        let evidence = |first, remeasured, confirmed| Evidence {
+            first,
+            remeasured,
+            confirmed,
+            confirm: Confirm::Changes,
+            strict: Default::default(),
+        };
+        let slow = || input(1e-5, 1.10e-5, 16);
+        let trials = [
+            evidence(input(1e-5, 1e-5, 16), None, None),
+            evidence(noisy(16, 1.04), Some(input(1e-5, 1e-5, 64)), None),
+            evidence(slow(), None, Some(slow())),
+            evidence(noisy(16, 1.04), None, None),
+            evidence(slow(), None, None),
+        ];
+        let out = settle_again(&trials.iter().collect::<Vec<_>>());
+        let got: Vec<(Verdict, bool, bool)> = out
+            .iter()
+            .map(|(d, needs)| (d.verdict.verdict, d.remeasured, *needs))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (Verdict::Unchanged, false, false),
+                (Verdict::Unchanged, true, false),
+                (Verdict::Regressed, false, false),
+                (Verdict::Inconclusive, false, true),
+                (Verdict::Inconclusive, false, true),
+            ],
+            "the shard's re-measure and confirmation used; without them, inconclusive and said"
+        );
+        assert!(out[2].0.confirmed);
+        assert!(out.iter().all(|(d, _)| d.family == 5 || d.family == 4));
     }
 }

@@ -63,7 +63,7 @@ fn from_logs(s: Shift, p: f64) -> Comparison {
 }
 
 /// What the gate knows about one trial that has a comparable baseline.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GateInput {
     /// Baseline times, seconds.
     pub old_times: Vec<f64>,

@@ -54,6 +54,7 @@ mod tests {
             identical: None,
             sass: Vec::new(),
             sass_note: None,
+            undecided: Vec::new(),
             provenance: Default::default(),
         };
         assert_eq!(mode_of(&results), "stored");

@@ -154,7 +154,49 @@ pub fn merge(inputs: &[(PathBuf, Results)]) -> Result<Results, ResultsError> {
             from.push(path);
         }
     }
+    out.undecided = decide_again(&mut out.trials);
     Ok(out)
+}
+
+/// Decides the compared trials of shards again, as one family, as one process would
+/// ([`gate::settle_again`]: the re-measures and confirmations the shards made used as made):
+/// each one's verdict, family and status. A shard defers its verdicts, so a verdict that fails
+/// fails the trial here. Returns the trials left `inconclusive` because their decision needs a
+/// re-measure or confirmation their shard did not make.
+fn decide_again(trials: &mut [super::results::TrialRecord]) -> Vec<String> {
+    use super::results::{GateNote, Status};
+    let at: Vec<usize> = (0..trials.len())
+        .filter(|&i| trials[i].evidence.is_some())
+        .collect();
+    let evidence: Vec<crate::gate::Evidence> = at
+        .iter()
+        .filter_map(|&i| trials[i].evidence.as_deref().cloned())
+        .collect();
+    let decided = crate::gate::settle_again(&evidence.iter().collect::<Vec<_>>());
+    let mut undecided = Vec::new();
+    for ((&i, (d, needs)), e) in at.iter().zip(decided).zip(&evidence) {
+        let t = &mut trials[i];
+        t.verdict = Some(d.verdict);
+        if let Some(
+            GateNote::Compared {
+                remeasured, family, ..
+            }
+            | GateNote::Paired {
+                remeasured, family, ..
+            },
+        ) = &mut t.gate
+        {
+            (*remeasured, *family) = (d.remeasured, d.family);
+        }
+        if d.verdict.verdict.fails(e.strict) {
+            t.status = Status::Failed;
+            t.failure = t.failure.max(Some(crate::failure::FailKind::Performance));
+        }
+        if needs {
+            undecided.push(t.name.clone());
+        }
+    }
+    undecided
 }
 
 /// The identical-code trials of two shards as one run's: counts and time saved added (the time

@@ -282,6 +282,10 @@ pub struct TrialRecord {
     /// (or that the baseline recorded none), or the base's in paired mode.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code_change: Option<CodeChange>,
+    /// A shard's trial: what the gate saw of it (its measurements' inputs, the re-measure and
+    /// confirmation the shard made), for `merge` to decide the whole run as one family.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<Box<crate::gate::Evidence>>,
 }
 
 /// What a suite's compile trial did.
@@ -336,6 +340,10 @@ pub struct Results {
     /// disassembled), when it is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sass_note: Option<String>,
+    /// A merged sharded run: the trials decided as one family whose decision needs a re-measure
+    /// or a fresh-worker confirmation their shard did not make (left `inconclusive`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub undecided: Vec<String>,
     /// Where the run came from: commit, branch, dirty state, start time, suite digests
     /// (top-level fields of the file; absent in files written before they were recorded).
     #[serde(flatten)]

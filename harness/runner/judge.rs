@@ -60,7 +60,7 @@ pub(super) fn decide(
     compared: &[usize],
     how: &Strategy,
 ) -> Vec<Result<gate::Decision, TrialFailure>> {
-    let inputs = compared
+    let inputs: Vec<GateInput> = compared
         .iter()
         .map(|&i| {
             (how.input)(
@@ -69,6 +69,7 @@ pub(super) fn decide(
             )
         })
         .collect();
+    let firsts: Vec<GateInput> = inputs.clone();
     let mut again = Again {
         run,
         plan,
@@ -76,11 +77,30 @@ pub(super) fn decide(
         compared,
         how,
     };
+    let mut recording = gate::Recording::new(&mut again, compared.len());
     let measure: Option<&mut dyn gate::Measure<TrialFailure>> = match run.config.mode {
-        Mode::Gate => Some(&mut again),
+        Mode::Gate => Some(&mut recording),
         Mode::Bless => None,
     };
-    gate::settle(inputs, measure, how.confirm)
+    let decisions = gate::settle(inputs, measure, how.confirm);
+    // A shard defers its verdicts: what the gate saw goes into its results, for `merge`.
+    if run.config.shard.is_some() && run.config.mode == Mode::Gate {
+        let strict = run.config.strictness();
+        for ((k, first), [remeasured, confirmed]) in
+            firsts.into_iter().enumerate().zip(recording.seen)
+        {
+            if let Some((_, j)) = trials[compared[k]].judged_mut() {
+                j.evidence = Some(Box::new(gate::Evidence {
+                    first,
+                    remeasured,
+                    confirmed,
+                    confirm: how.confirm,
+                    strict,
+                }));
+            }
+        }
+    }
+    decisions
 }
 
 /// The run's way to more evidence: trials measured again through the executor.
@@ -195,6 +215,7 @@ pub(super) fn judge(run: &Runner, plan: &[Planned], trials: &mut [Trial], store:
             gate,
             verdict: None,
             remeasure_failure: None,
+            evidence: None,
         }));
     }
     if compared.is_empty() {

@@ -111,6 +111,7 @@ pub(super) fn judge_paired(
             gate,
             verdict: None,
             remeasure_failure: None,
+            evidence: None,
             old_code: t.code.base.clone(),
         }));
     }

@@ -8,7 +8,7 @@ use crate::baseline::Stored;
 use crate::code::CodeChange;
 use crate::config::Mode;
 use crate::failure::FailKind;
-use crate::gate::{Strictness, Verdict};
+use crate::gate::Verdict;
 use crate::measure::Footprint;
 use crate::report::results::{
     Breach, Compiled, GateNote, Measurement, ResourceChange, Status, TrialRecord,
@@ -387,6 +387,7 @@ fn measured(
     }
     if let Some(j) = judged {
         r.verdict = j.verdict;
+        r.evidence = j.evidence.clone();
         r.gate = Some(match &j.gate {
             GateNote::BaselineError { .. } => j.gate.clone(),
             _ if !gating => GateNote::Blessed,
@@ -417,15 +418,11 @@ fn gate_failure(run: &Runner, gate: &GateNote, verdict: Option<Verdict>) -> Opti
         {
             Some(FailKind::Infrastructure)
         }
-        GateNote::Compared { .. } | GateNote::Paired { .. } => {
-            let strict = Strictness {
-                inconclusive: run.config.strict,
-                machine_time: run.config.strict_time,
-            };
-            verdict
-                .filter(|v| v.fails(strict))
-                .map(|_| FailKind::Performance)
-        }
+        // A shard's verdicts are `merge`'s to decide, over every shard (`gate::settle_again`).
+        GateNote::Compared { .. } | GateNote::Paired { .. } if run.config.shard.is_some() => None,
+        GateNote::Compared { .. } | GateNote::Paired { .. } => verdict
+            .filter(|v| v.fails(run.config.strictness()))
+            .map(|_| FailKind::Performance),
         _ => None,
     }
 }

@@ -106,6 +106,7 @@ impl Runner<'_> {
                 identical,
                 sass,
                 sass_note,
+                undecided: Vec::new(),
                 provenance: Default::default(),
             },
             blessed,

@@ -95,6 +95,8 @@ pub struct Judged {
     pub verdict: Option<TrialVerdict>,
     /// Why the re-measure of an inconclusive trial failed; the trial fails with it.
     pub remeasure_failure: Option<TrialFailure>,
+    /// In a shard, what the gate saw of it, for `merge` to decide the whole run again.
+    pub evidence: Option<Box<gate::Evidence>>,
     /// The code it is compared with: the baseline entry's (`None`: it recorded none), or the
     /// base's in paired mode.
     pub old_code: Option<crate::code::TrialCode>,

@@ -52,6 +52,7 @@ fn record(name: &str, status: Status, failure: Option<TrialFailure>) -> TrialRec
         code: None,
         base_code: None,
         code_change: None,
+        evidence: None,
     }
 }
 
@@ -298,6 +299,7 @@ pub fn run() -> Results {
         identical: None,
         sass: Vec::new(),
         sass_note: None,
+        undecided: Vec::new(),
         provenance: Provenance {
             commit: Some("8a8b2565d0c1e2f3a4b5c6d7e8f90a1b2c3d4e5f".into()),
             branch: Some("main".into()),
