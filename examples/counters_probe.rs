@@ -99,39 +99,6 @@ fn main() {
     let l2 = gpu.info.l2_bytes.max(0) as usize;
     let flush = gpu.alloc_plain(2 * l2).expect("flush");
     let sink = gpu.alloc_plain(16).expect("sink");
-    let time_kernel = |what: &str,
-                       x: &kernelgate::device::DeviceBuffer,
-                       y: &kernelgate::device::DeviceBuffer,
-                       n: usize| {
-        let (s, e) = (gpu.event().unwrap(), gpu.event().unwrap());
-        let dims = LaunchDims {
-            grid: [n.div_ceil(256) as u32, 1, 1],
-            block: [256, 1, 1],
-            shared: 0,
-        };
-        let a = 1.0001f32.to_le_bytes();
-        let nn = (n as i32).to_le_bytes();
-        let mut t = Vec::new();
-        for _ in 0..200 {
-            gpu.record(&s).unwrap();
-            gpu.launch(
-                &f[0],
-                dims,
-                &[
-                    KernelArg::Buffer(x),
-                    KernelArg::Buffer(y),
-                    KernelArg::Scalar(&a),
-                    KernelArg::Scalar(&nn),
-                ],
-            )
-            .unwrap();
-            gpu.record(&e).unwrap();
-            gpu.synchronize().unwrap();
-            t.push(kernelgate::device::elapsed_ms(&s, &e).unwrap() as f64 * 1e3);
-        }
-        t.sort_by(|a, b| a.partial_cmp(b).unwrap());
-        println!("timing {what}: median {:.3} µs", t[t.len() / 2]);
-    };
     let sets: [&[&str]; 3] = [
         &good,
         &[
@@ -157,7 +124,6 @@ fn main() {
         .collect();
     gpu.upload(&idx, &host).unwrap();
     gpu.fill(&x, 0x3f).unwrap();
-    time_kernel("copy_scale before profiling", &x, &y, n);
     let dims = LaunchDims {
         grid: [n.div_ceil(256) as u32, 1, 1],
         block: [256, 1, 1],
@@ -188,8 +154,8 @@ fn main() {
         )?;
         gpu.synchronize()
     };
-    let launch = |which: usize| {
-        let args: Vec<KernelArg> = match which {
+    let args = |which: usize| -> Vec<KernelArg> {
+        match which {
             0 => vec![
                 KernelArg::Buffer(&x),
                 KernelArg::Buffer(&y),
@@ -209,10 +175,27 @@ fn main() {
                 KernelArg::Buffer(&y),
                 KernelArg::Scalar(&nn),
             ],
-        };
-        gpu.launch(&f[which], dims, &args)?;
+        }
+    };
+    let launch = |which: usize| {
+        gpu.launch(&f[which], dims, &args(which))?;
         gpu.synchronize()
     };
+    let time_kernel = |what: &str| {
+        let (s, e) = (gpu.event().unwrap(), gpu.event().unwrap());
+        let copy_scale = args(0);
+        let mut t = Vec::new();
+        for _ in 0..200 {
+            gpu.record(&s).unwrap();
+            gpu.launch(&f[0], dims, &copy_scale).unwrap();
+            gpu.record(&e).unwrap();
+            gpu.synchronize().unwrap();
+            t.push(kernelgate::device::elapsed_ms(&s, &e).unwrap() as f64 * 1e3);
+        }
+        t.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        println!("timing {what}: median {:.3} µs", t[t.len() / 2]);
+    };
+    time_kernel("copy_scale before profiling");
     for (si, set) in sets.iter().enumerate() {
         let t = Instant::now();
         let p = match Profiler::new(0, set) {
@@ -257,7 +240,7 @@ fn main() {
         drop(session);
         println!("set {si} disable {:.2} ms", t.elapsed().as_secs_f64() * 1e3);
     }
-    time_kernel("copy_scale after profiling", &x, &y, n);
+    time_kernel("copy_scale after profiling");
     drop(f);
     drop(module);
 }
