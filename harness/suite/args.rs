@@ -1,7 +1,7 @@
 //! `ArgSpec`: one kernel argument as written in a suite file — a buffer name, a typed literal
 //! (`2.0f32`, `7i32`, `0.5f16`, `1.5bf16`) or a size expression with a cast (`n as i32`, `ceil(n / 4) as u32`).
 
-use super::expr::{Expr, ExprError};
+use super::expr::{err as error, Expr, ExprError};
 use std::collections::BTreeMap;
 
 /// The scalar types an argument can be passed as.
@@ -131,13 +131,6 @@ pub enum ArgSpec {
 /// A problem with an argument: byte offset into its text, and the message.
 pub type ArgError = ExprError;
 
-fn error<T>(offset: usize, message: impl Into<String>) -> Result<T, ArgError> {
-    Err(ExprError {
-        offset,
-        message: message.into(),
-    })
-}
-
 /// Parses one argument. `buffers` maps buffer names to indices; `sizes` lists size names.
 pub fn parse(
     text: &str,
@@ -151,12 +144,14 @@ pub fn parse(
     }
     if let Some(at) = trimmed.rfind(" as ") {
         let target = trimmed[at + 4..].trim();
-        let ty = ScalarType::parse(target).ok_or_else(|| ExprError {
-            offset: lead + at + 4,
-            message: format!(
-                "cannot cast to `{target}` (use i32, u32, i64, u64, f32, f64, f16 or bf16)"
-            ),
-        })?;
+        let Some(ty) = ScalarType::parse(target) else {
+            return error(
+                lead + at + 4,
+                format!(
+                    "cannot cast to `{target}` (use i32, u32, i64, u64, f32, f64, f16 or bf16)"
+                ),
+            );
+        };
         let expr = Expr::parse(&trimmed[..at]).map_err(|e| ExprError {
             offset: lead + e.offset,
             ..e
@@ -169,10 +164,7 @@ pub fn parse(
         return Ok(ArgSpec::Expr(expr, ty, lead));
     }
     if trimmed.starts_with(|c: char| c.is_ascii_digit() || c == '-' || c == '.') {
-        return parse_literal(trimmed).map_err(|m| ExprError {
-            offset: lead,
-            message: m,
-        });
+        return parse_literal(trimmed).or_else(|m| error(lead, m));
     }
     if sizes.iter().any(|s| s == trimmed) {
         return error(

@@ -3,7 +3,7 @@
 //! written.
 
 use super::args::ArgSpec;
-use super::expr::{Expr, ExprError};
+use super::expr::{err, Expr, ExprError};
 use crate::dtype::DType;
 use std::collections::BTreeMap;
 
@@ -106,10 +106,7 @@ impl Condition {
             .filter_map(|(c, test)| text.find(c).map(|i| (i, c.len(), *test)))
             .min_by_key(|(i, len, _)| (*i, std::cmp::Reverse(*len)));
         let Some((i, len, test)) = found else {
-            return Err(ExprError {
-                offset: 0,
-                message: "a skip condition compares two expressions with <, <=, >, >=, == or != (as in `BM * BN > 4096`)".into(),
-            });
+            return err(0, "a skip condition compares two expressions with <, <=, >, >=, == or != (as in `BM * BN > 4096`)");
         };
         let side = |from: usize, s: &str| {
             Expr::parse(s).map_err(|e| ExprError {

@@ -14,7 +14,6 @@
 //! `/` truncates toward zero; `ceil(a / b)` and `ceil_div(a, b)` round up.
 
 use std::collections::BTreeMap;
-use std::fmt;
 
 /// A parsed integer expression.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,7 +50,8 @@ pub enum Op {
 }
 
 /// An error in an expression: what went wrong, and where in the text (byte offset).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
 pub struct ExprError {
     /// Byte offset into the expression text.
     pub offset: usize,
@@ -59,13 +59,8 @@ pub struct ExprError {
     pub message: String,
 }
 
-impl fmt::Display for ExprError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-fn err<T>(offset: usize, message: impl Into<String>) -> Result<T, ExprError> {
+/// An `ExprError` at `offset`, as a `Result`.
+pub(super) fn err<T>(offset: usize, message: impl Into<String>) -> Result<T, ExprError> {
     Err(ExprError {
         offset,
         message: message.into(),
@@ -164,32 +159,31 @@ impl Parser {
     }
 
     fn expr(&mut self) -> Result<Expr, ExprError> {
-        let mut lhs = self.term()?;
-        loop {
-            let at = self.offset();
-            let op = match self.peek() {
-                Some(Tok::Sym('+')) => Op::Add,
-                Some(Tok::Sym('-')) => Op::Sub,
-                _ => return Ok(lhs),
-            };
-            self.pos += 1;
-            let rhs = self.term()?;
-            lhs = Expr::Bin(op, Box::new(lhs), Box::new(rhs), at);
-        }
+        self.binary(&[('+', Op::Add), ('-', Op::Sub)], Self::term)
     }
 
     fn term(&mut self) -> Result<Expr, ExprError> {
-        let mut lhs = self.unary()?;
+        self.binary(
+            &[('*', Op::Mul), ('/', Op::Div), ('%', Op::Rem)],
+            Self::unary,
+        )
+    }
+
+    /// Operands read by `operand`, joined left to right by the operators of `ops`.
+    fn binary(
+        &mut self,
+        ops: &[(char, Op)],
+        operand: fn(&mut Self) -> Result<Expr, ExprError>,
+    ) -> Result<Expr, ExprError> {
+        let mut lhs = operand(self)?;
         loop {
             let at = self.offset();
-            let op = match self.peek() {
-                Some(Tok::Sym('*')) => Op::Mul,
-                Some(Tok::Sym('/')) => Op::Div,
-                Some(Tok::Sym('%')) => Op::Rem,
-                _ => return Ok(lhs),
+            let Some(&(_, op)) = ops.iter().find(|(c, _)| self.peek() == Some(&Tok::Sym(*c)))
+            else {
+                return Ok(lhs);
             };
             self.pos += 1;
-            let rhs = self.unary()?;
+            let rhs = operand(self)?;
             lhs = Expr::Bin(op, Box::new(lhs), Box::new(rhs), at);
         }
     }
@@ -359,11 +353,7 @@ fn fold(
     sizes: &BTreeMap<String, i64>,
     f: fn(i64, i64) -> i64,
 ) -> Result<i64, ExprError> {
-    let mut acc = v[0].eval(sizes)?;
-    for e in &v[1..] {
-        acc = f(acc, e.eval(sizes)?);
-    }
-    Ok(acc)
+    (v[1..].iter()).try_fold(v[0].eval(sizes)?, |acc, e| Ok(f(acc, e.eval(sizes)?)))
 }
 
 fn names_list(sizes: &BTreeMap<String, i64>) -> String {
