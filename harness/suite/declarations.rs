@@ -97,20 +97,7 @@ pub(super) fn declarations<'a, 'b>(toks: &'b [Token<'a>]) -> Vec<&'b [Token<'a>]
                 } else {
                     out.push(head);
                     // Skip the body (or an initializer's braces).
-                    let mut depth = 0;
-                    while i < toks.len() {
-                        match toks[i].text {
-                            "{" => depth += 1,
-                            "}" => {
-                                depth -= 1;
-                                if depth == 0 {
-                                    break;
-                                }
-                            }
-                            _ => {}
-                        }
-                        i += 1;
-                    }
+                    i = closing(toks, i).unwrap_or(toks.len());
                     start = i + 1;
                 }
             }
@@ -130,11 +117,12 @@ pub(super) struct Function<'a> {
     pub sig: Signature,
 }
 
-/// The index of the token that closes the bracket opened at `open` (`(`, `<` or `[`).
+/// The index of the token that closes the bracket opened at `open` (`(`, `<`, `{` or `[`).
 fn closing(toks: &[Token], open: usize) -> Option<usize> {
     let (o, c) = match toks[open].text {
         "(" => ("(", ")"),
         "<" => ("<", ">"),
+        "{" => ("{", "}"),
         _ => ("[", "]"),
     };
     let mut depth = 0;
