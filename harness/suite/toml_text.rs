@@ -53,17 +53,9 @@ pub(super) fn locate(text: &str, e: &toml::de::Error) -> Vec<(usize, String)> {
 /// of some other table — `output` under `[[buffer]]` — is the unknown key it looks like.)
 fn misplaced_header(text: &str, at: usize, message: &str) -> Option<(usize, String)> {
     let key = message.strip_prefix("unknown field `")?.split('`').next()?;
-    let header_above = |end: usize| {
-        let line_start = text[..end].rfind('\n').map_or(0, |i| i + 1);
-        text[..line_start]
-            .rmatch_indices('\n')
-            .map(|(i, _)| i + 1)
-            .chain([0])
-            .find(|&i| text[i..].trim_start().starts_with('['))
-    };
-    let header = header_above(at)?;
+    let header = header_above(text, at)?;
     let written = text[header..].lines().next()?.trim();
-    let before = text[header_above(header.checked_sub(1)?)?..]
+    let before = text[header_above(text, header.checked_sub(1)?)?..]
         .lines()
         .next()?
         .trim();
@@ -88,20 +80,25 @@ fn misplaced_header(text: &str, at: usize, message: &str) -> Option<(usize, Stri
     )))
 }
 
+/// The offset of the line of the nearest `[table]` header above the line of `end`.
+fn header_above(text: &str, end: usize) -> Option<usize> {
+    let line_start = text[..end].rfind('\n').map_or(0, |i| i + 1);
+    text[..line_start]
+        .rmatch_indices('\n')
+        .map(|(i, _)| i + 1)
+        .chain([0])
+        .find(|&i| text[i..].trim_start().starts_with('['))
+}
+
 /// `at` and `message` for a parse error, moved to the opener of an array, inline table or
 /// multi-line string left open before `at` (where the parser gave up).
 fn place(text: &str, at: usize, unplaced: bool, message: String) -> (usize, String) {
     match unclosed(text) {
         Some((open, kind)) if open < at || unplaced => {
-            let close = match kind {
-                Opener::Array => "`]`",
-                Opener::Table => "`}`",
-                Opener::String(q) => q,
-            };
-            let what = match kind {
-                Opener::Array => "array",
-                Opener::Table => "inline table",
-                Opener::String(_) => "multi-line string",
+            let (what, close) = match kind {
+                Opener::Array => ("array", "`]`"),
+                Opener::Table => ("inline table", "`}`"),
+                Opener::String(q) => ("multi-line string", q),
             };
             let (line, _) = line_col(text, at);
             (
@@ -165,12 +162,7 @@ fn duplicate(text: &str, at: usize, end: usize) -> Option<Vec<(usize, String)>> 
             .map(|(o, l)| o + l.find(name).unwrap_or(0))
     } else {
         // The same key earlier in this table: from its header (or the file's start) on.
-        let table = text[..line_start]
-            .rmatch_indices('\n')
-            .map(|(i, _)| i + 1)
-            .chain([0])
-            .find(|&i| text[i..].trim_start().starts_with('['))
-            .unwrap_or(0);
+        let table = header_above(text, at).unwrap_or(0);
         key_in(&text[table..at], name).map(|o| table + o)
     }?;
     let (line_of, _) = line_col(text, at);
@@ -268,9 +260,8 @@ fn unclosed(text: &str) -> Option<(usize, Opener)> {
                 } else {
                     Opener::Table
                 };
-                match stack.pop() {
-                    Some((_, k)) if k == want => {}
-                    _ => return None,
+                if stack.pop().map(|(_, k)| k) != Some(want) {
+                    return None;
                 }
             }
             _ => {}
