@@ -135,14 +135,11 @@ pub(super) fn launch_decl(
     };
     let grid = dims(ctx, l.grid, "grid");
     let block = dims(ctx, l.block, "block");
-    let shared = match l.shared {
-        Some(s) => {
-            let e = expr(ctx, s, sizes);
-            ok &= e.is_some();
-            e
-        }
-        None => None,
-    };
+    let shared = l.shared.and_then(|s| {
+        let e = expr(ctx, s, sizes);
+        ok &= e.is_some();
+        e
+    });
     let mut parsed_args = Vec::new();
     for a in l.args.get_ref() {
         let base = a.span().start + 1;
@@ -209,19 +206,7 @@ pub(super) fn limits(
         }
         out.max_registers = Some(*r.get_ref());
     }
-    if let Some(s) = spills {
-        match s.get_ref().as_str() {
-            "allow" => out.forbid_spills = false,
-            "forbid" => out.forbid_spills = true,
-            other => ctx.error(
-                s.span().start,
-                format!(
-                    "unknown spills `{other}`{} (write \"forbid\" or \"allow\")",
-                    crate::suggest::did_you_mean(other, ["forbid", "allow"])
-                ),
-            ),
-        }
-    }
+    out.forbid_spills = forbids(ctx, spills, "spills").unwrap_or(out.forbid_spills);
     out
 }
 
@@ -233,21 +218,24 @@ pub(super) fn kernel_limits(ctx: &mut Ctx, k: &RawKernel, suite: &Limits) -> Lim
 
 /// `fp64 = "forbid" | "allow"`, over `base` (the suite's, for a kernel).
 pub(super) fn fp64_policy(ctx: &mut Ctx, fp64: &Option<Spanned<String>>, base: bool) -> bool {
-    let Some(s) = fp64 else {
-        return base;
-    };
+    forbids(ctx, fp64, "fp64").unwrap_or(base)
+}
+
+/// `key = "forbid" | "allow"` as whether it forbids; `None` where absent or unknown (recorded).
+fn forbids(ctx: &mut Ctx, value: &Option<Spanned<String>>, key: &str) -> Option<bool> {
+    let s = value.as_ref()?;
     match s.get_ref().as_str() {
-        "allow" => false,
-        "forbid" => true,
+        "allow" => Some(false),
+        "forbid" => Some(true),
         other => {
             ctx.error(
                 s.span().start,
                 format!(
-                    "unknown fp64 `{other}`{} (write \"forbid\" or \"allow\")",
+                    "unknown {key} `{other}`{} (write \"forbid\" or \"allow\")",
                     crate::suggest::did_you_mean(other, ["forbid", "allow"])
                 ),
             );
-            base
+            None
         }
     }
 }
