@@ -41,6 +41,12 @@ pub fn did_you_mean<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) ->
         .unwrap_or_default()
 }
 
+/// `names` each in backticks, joined by `sep`: "`a`, `b`".
+pub fn quoted<T: std::fmt::Display>(names: impl IntoIterator<Item = T>, sep: &str) -> String {
+    let quoted: Vec<String> = names.into_iter().map(|n| format!("`{n}`")).collect();
+    quoted.join(sep)
+}
+
 /// Edit distance by bytes, a swap of two neighbours counting as one edit (optimal string
 /// alignment): `scael` is one edit from `scale`, `f23` one from `f32`.
 pub fn edit_distance(a: &str, b: &str) -> usize {

@@ -225,7 +225,7 @@ pub enum Mismatch {
         new: String,
     },
     /// Suite files differ between them: their trials may not measure the same thing.
-    #[error("the suite files of {} differ between the runs: their trials may measure other sizes, launches or inputs", .0.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", "))]
+    #[error("the suite files of {} differ between the runs: their trials may measure other sizes, launches or inputs", crate::suggest::quoted(.0, ", "))]
     Suites(Vec<String>),
 }
 

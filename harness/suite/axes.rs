@@ -229,9 +229,8 @@ fn skip_conditions(
                     let size = sizes.iter().any(|n| n == name);
                     per_case |= size && !crate::device::Attributes::NAMES.contains(&name);
                     if !axis && !size && !crate::device::Attributes::NAMES.contains(&name) {
-                        let list: Vec<String> =
-                            axes.iter().map(|(a, _)| format!("`{a}`")).collect();
-                        ctx.error(base + offset, format!("unknown name `{name}` in a skip condition: it reads this kernel's axes ({}), the suite's sizes and the device's attributes", list.join(", ")));
+                        let list = crate::suggest::quoted(axes.iter().map(|(a, _)| a), ", ");
+                        ctx.error(base + offset, format!("unknown name `{name}` in a skip condition: it reads this kernel's axes ({list}), the suite's sizes and the device's attributes"));
                     }
                 }
                 match per_case {

@@ -131,14 +131,7 @@ pub(super) fn expr(
                     let known = if sizes_only.is_empty() {
                         "the suite declares no sizes: add `sizes = { ... }` to [suite]".to_string()
                     } else {
-                        format!(
-                            "sizes: {}",
-                            sizes_only
-                                .iter()
-                                .map(|s| format!("`{s}`"))
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        )
+                        format!("sizes: {}", crate::suggest::quoted(sizes_only, ", "))
                     };
                     let hint = crate::suggest::did_you_mean(name, sizes.iter().map(String::as_str));
                     ctx.error(

@@ -360,11 +360,7 @@ fn names_list(sizes: &BTreeMap<String, i64>) -> String {
     if sizes.is_empty() {
         "none declared".into()
     } else {
-        sizes
-            .keys()
-            .map(|k| format!("`{k}`"))
-            .collect::<Vec<_>>()
-            .join(", ")
+        crate::suggest::quoted(sizes.keys(), ", ")
     }
 }
 

@@ -69,11 +69,7 @@ fn misplaced_header(text: &str, at: usize, message: &str) -> Option<(usize, Stri
         return None;
     }
     let (line, _) = line_col(text, at);
-    let tables = belongs
-        .iter()
-        .map(|t| format!("`{t}`"))
-        .collect::<Vec<_>>()
-        .join(" or ");
+    let tables = crate::suggest::quoted(belongs, " or ");
     let offset = header + text[header..].find('[').unwrap_or(0);
     Some((offset, format!(
         "`{written}` is written before `{key}` (line {line}), a key of {tables}, not of `{written}`: a key belongs to the nearest header above it, so this header is in the wrong place (move it below that table's keys)"

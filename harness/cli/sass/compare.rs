@@ -76,8 +76,7 @@ pub(super) fn print(
     let skipped = if failed.is_empty() {
         String::new()
     } else {
-        let names: Vec<String> = failed.iter().map(|s| format!("`{s}`")).collect();
-        format!("; not compared: {}", names.join(", "))
+        format!("; not compared: {}", crate::suggest::quoted(failed, ", "))
     };
     writeln!(
         out,
