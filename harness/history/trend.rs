@@ -43,19 +43,9 @@ fn parts<'a>(members: &[&Trend], t: &'a Trend) -> Vec<&'a [super::drift::TrendPo
         .filter(|m| m.name == t.name && !std::ptr::eq(**m, t))
         .flat_map(|m| m.points.iter().map(|p| p.run))
         .collect();
-    let mut out = Vec::new();
-    let mut start = 0;
-    for k in 1..t.points.len() {
-        let (a, b) = (t.points[k - 1].run, t.points[k].run);
-        if other.iter().any(|&r| a < r && r < b) {
-            out.push(&t.points[start..k]);
-            start = k;
-        }
-    }
-    if start < t.points.len() {
-        out.push(&t.points[start..]);
-    }
-    out
+    (t.points)
+        .chunk_by(|a, b| !other.iter().any(|&r| a.run < r && r < b.run))
+        .collect()
 }
 
 /// The chart of one suite on one device: its trends relative to their first run, in one
@@ -130,12 +120,8 @@ pub fn page(runs: &[Run], trends: &[Trend], switches: &[RegimeSwitch], ordered: 
     let suites = first_seen(trends.iter().map(|t| (t.suite.as_str(), t.device.as_str())));
     let first = runs.first().map(label).unwrap_or_default();
     let last = runs.last().map(label).unwrap_or_default();
-    let mut times: Vec<&str> = runs.iter().map(|r| r.info.when()).collect();
-    times.sort_unstable();
-    let (earliest, latest) = (
-        times.first().copied().unwrap_or(""),
-        times.last().copied().unwrap_or(""),
-    );
+    let times = || runs.iter().map(|r| r.info.when());
+    let (earliest, latest) = (times().min().unwrap_or(""), times().max().unwrap_or(""));
     let mut body = format!(
         "<h1>kernelgate history</h1>\n<p class=\"meta\">{} runs, of <code>{}</code> to <code>{}</code>, run from {} to {} · {} trends · change points by E-divisive means (permutation test, p ≤ 0.01)</p>\n<p class=\"mode\" id=\"order\">Runs in the order their code was written: {} by commit along this repository's first-parent history, {} by start time (commit not on it). A run of an old commit imported late takes its commit's place. Graph and cold timings are separate trends: a regime switch is drawn as a dashed line, not compared, never drift.</p>\n",
         runs.len(),
