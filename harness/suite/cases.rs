@@ -68,34 +68,30 @@ fn eval(
 ) -> Option<i64> {
     // Said only in an error: the case, and which device's values an expression that reads
     // the device had.
-    let in_case = |ctx: &Ctx| {
+    let place = |ctx: &Ctx| {
         let device = crate::device::Attributes::NAMES;
         let reads = e.value.names().iter().any(|(n, _)| device.contains(n));
         let on = match (reads, &ctx.device) {
             (true, Some(d)) => format!(" on {}", d.name),
             _ => String::new(),
         };
-        match case.is_empty() {
-            true => on,
-            false => format!(" for {case}{on}"),
-        }
+        in_case(case) + &on
     };
-    match e.value.eval(sizes) {
-        Ok(v) if v >= range.0 && v <= range.1 => Some(v),
-        Ok(v) => {
-            let in_case = in_case(ctx);
-            ctx.error(
-                e.at,
-                format!("{what} is {v}{in_case}, outside {}..={}", range.0, range.1),
-            );
-            None
-        }
-        Err(err) => {
-            let in_case = in_case(ctx);
-            ctx.error(e.at + err.offset, format!("{}{in_case}", err.message));
-            None
-        }
-    }
+    let (at, message) = match e.value.eval(sizes) {
+        Ok(v) if v >= range.0 && v <= range.1 => return Some(v),
+        Ok(v) => (
+            e.at,
+            format!(
+                "{what} is {v}{}, outside {}..={}",
+                place(ctx),
+                range.0,
+                range.1
+            ),
+        ),
+        Err(err) => (e.at + err.offset, format!("{}{}", err.message, place(ctx))),
+    };
+    ctx.error(at, message);
+    None
 }
 
 /// Expands the sweep into cases. Errors are recorded in `ctx`; the returned cases are only
@@ -263,11 +259,9 @@ fn init_bounds(
         let ordered = if ib.integers { min <= max } else { min < max };
         let whole = !ib.integers || (min.fract() == 0.0 && max.fract() == 0.0);
         if !(ordered && whole && inside(min) && inside(max)) {
-            let kind = if ib.integers { "int" } else { "uniform" };
-            let order = if ib.integers {
-                "min <= max"
-            } else {
-                "min < max"
+            let (kind, order) = match ib.integers {
+                true => ("int", "min <= max"),
+                false => ("uniform", "min < max"),
             };
             ctx.error(
                 ib.at,
