@@ -107,19 +107,18 @@ pub fn command(a: &Args) -> u8 {
         return code;
     }
     let shown: Vec<_> = rows.iter().filter(|r| a.all || r.changed()).collect();
+    // Markdown: a heading, a line break after OLD, and a paragraph after NEW and each warning.
+    let (line_break, paragraph, warning) = match a.markdown {
+        true => ("  ", "\n", "> **warning**: "),
+        false => ("", "", "warning: "),
+    };
     if a.markdown {
         println!("## kernelgate compare\n");
-        println!("{}  ", describe("OLD", &a.old, &old));
-        println!("{}\n", describe("NEW", &a.new, &new));
-        for m in &mismatches {
-            println!("> **warning**: {m}\n");
-        }
-    } else {
-        println!("{}", describe("OLD", &a.old, &old));
-        println!("{}", describe("NEW", &a.new, &new));
-        for m in &mismatches {
-            println!("warning: {m}");
-        }
+    }
+    println!("{}{line_break}", describe("OLD", &a.old, &old));
+    println!("{}{paragraph}", describe("NEW", &a.new, &new));
+    for m in &mismatches {
+        println!("{warning}{m}{paragraph}");
     }
     match (shown.is_empty(), a.markdown) {
         (true, _) => println!("no trial changed"),
