@@ -1,11 +1,11 @@
 //! `Diagnostic` and the harness's error types: every error a user can cause names the file and
 //! place, says what is wrong in lower case, and says what to write instead.
 
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// A problem found in a user's file, at a line and column.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}:{line}:{col}: {message}", .file.display())]
 pub struct Diagnostic {
     /// The file, as the user named it (relative paths stay relative).
     pub file: PathBuf,
@@ -30,19 +30,6 @@ impl Diagnostic {
     }
 }
 
-impl fmt::Display for Diagnostic {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}:{}:{}: {}",
-            self.file.display(),
-            self.line,
-            self.col,
-            self.message
-        )
-    }
-}
-
 /// 1-based line and column (in characters) of byte `offset` in `text`.
 pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let mut offset = offset.min(text.len());
@@ -56,25 +43,12 @@ pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
 }
 
 /// Everything wrong with the suite files of a run: all of it, not just the first problem.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", .diagnostics.iter().map(|d| format!("error: {d}")).collect::<Vec<_>>().join("\n"))]
 pub struct LoadError {
     /// One entry per problem, in file order.
     pub diagnostics: Vec<Diagnostic>,
 }
-
-impl fmt::Display for LoadError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, d) in self.diagnostics.iter().enumerate() {
-            if i > 0 {
-                writeln!(f)?;
-            }
-            write!(f, "error: {d}")?;
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for LoadError {}
 
 #[cfg(test)]
 mod tests {

@@ -9,18 +9,13 @@
 use std::fmt;
 
 /// One thing wrong, at its place.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{place}` {message}")]
 pub struct Problem {
     /// Where: a JSON path into the file, or a table and row of a history.
     pub place: String,
     /// What is wrong, and what a valid value is.
     pub message: String,
-}
-
-impl fmt::Display for Problem {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "`{}` {}", self.place, self.message)
-    }
 }
 
 /// The problems found in one file, in the order they were found.

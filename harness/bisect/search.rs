@@ -91,20 +91,14 @@ pub struct Probed {
 }
 
 /// Why a search ended without a first regressed commit or candidates.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Stopped {
     /// `bad` did not regress against `good` (or its commit was skipped): nothing to search.
+    #[error("{0}")]
     NotRegressed(String),
     /// A commit needed timing and there is no GPU to time on (or its worker cannot start).
+    #[error("{0}")]
     Unavailable(String),
-}
-
-impl std::fmt::Display for Stopped {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Stopped::NotRegressed(why) | Stopped::Unavailable(why) => f.write_str(why),
-        }
-    }
 }
 
 /// What the search found.

@@ -6,7 +6,6 @@
 
 use crate::dtype::HostData;
 use crate::suite::Tolerance;
-use std::fmt;
 
 /// Equal bit for bit: no tolerance, no NaN.
 pub const EXACT: Tolerance = Tolerance {
@@ -16,7 +15,13 @@ pub const EXACT: Tolerance = Tolerance {
 };
 
 /// How an output differs from what was expected.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error(
+    "{count} of {total} elements differ; worst at index {worst}: got {actual}, expected {expected} (rtol {:e}, atol {:e}{})",
+    .tolerance.rtol,
+    .tolerance.atol,
+    if .tolerance.allow_nan { ", NaN allowed" } else { "" }
+)]
 pub struct Mismatch {
     /// Elements outside the tolerance.
     pub count: usize,
@@ -30,23 +35,6 @@ pub struct Mismatch {
     pub expected: String,
     /// The tolerance applied.
     pub tolerance: Tolerance,
-}
-
-impl fmt::Display for Mismatch {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} of {} elements differ; worst at index {}: got {}, expected {} (rtol {:e}, atol {:e}{})",
-            self.count,
-            self.total,
-            self.worst,
-            self.actual,
-            self.expected,
-            self.tolerance.rtol,
-            self.tolerance.atol,
-            if self.tolerance.allow_nan { ", NaN allowed" } else { "" }
-        )
-    }
 }
 
 /// How far outside the tolerance `a` is from `e`: 0 when within it, infinite for NaN/∞
