@@ -14,8 +14,17 @@ pub(crate) fn load_suites(
 ) -> Result<Vec<crate::suite::Suite>, ExitCode> {
     // lint knows its target before any GPU: a CUBIN for another architecture is refused at
     // its `source` value, NVRTC or not.
+    // Its fatbin sources' problems on that target are problems of the suite files too.
     let loaded = match what {
-        "kernelgate lint" => crate::suite::load_dir_for(&config.suites, &config.arch),
+        "kernelgate lint" => {
+            crate::suite::load_dir_for(&config.suites, &config.arch).and_then(|suites| {
+                let diagnostics = super::binaries::fatbin_problems(&suites, &config.arch);
+                match diagnostics.is_empty() {
+                    true => Ok(suites),
+                    false => Err(crate::error::LoadError { diagnostics }),
+                }
+            })
+        }
         _ => crate::suite::load_dir(&config.suites),
     };
     let suites = match loaded {
@@ -29,17 +38,6 @@ pub(crate) fn load_suites(
             return Err(exit::code(exit::BAD_INPUT));
         }
     };
-    if what == "kernelgate lint" {
-        let problems = super::binaries::fatbin_problems(&suites, &config.arch);
-        if !problems.is_empty() {
-            problems.iter().for_each(|d| eprintln!("error: {d}"));
-            eprintln!(
-                "{what}: {} problem(s) in the suite files{then}",
-                problems.len()
-            );
-            return Err(exit::code(exit::BAD_INPUT));
-        }
-    }
     suites
         .iter()
         .flat_map(|s| &s.warnings)
