@@ -20,7 +20,10 @@ lines cut by two review passes beside them (33,492); to 33,600 for the HTML char
 kernel's variants against their axis (issue 34: +55); then 33,553 → 34,200 for cuBLASLt's GEMM
 as a suite kernel (issue 36: +731 — suite/library.rs, device/cublaslt.rs, gemm.rs), skip
 conditions over the sizes (issue 34: +56) and a worker that sees only its GPU (issue 35: +19),
-with 158 lines cut by a review pass beside them (34,197)."""
+with 158 lines cut by a review pass beside them (34,197); then 34,178 → 34,450 for CUPTI's
+kernel records (issue 32's `cupti` timing regime and issue 36's library kernels and algorithm:
++261) and merge deciding a sharded run as one family (issue 35: +147), with 157 lines cut by a
+review pass beside them (34,429)."""
 import pathlib
 import sys
 
