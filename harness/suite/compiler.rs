@@ -43,7 +43,7 @@ pub struct Include<'a> {
 pub fn includes(text: &str) -> Vec<Include<'_>> {
     let mut out = Vec::new();
     let mut depth = 0usize;
-    for (i, line) in text.lines().enumerate() {
+    for (i, line) in code_lines(text) {
         let Some(directive) = line.trim_start().strip_prefix('#').map(str::trim_start) else {
             continue;
         };
@@ -95,6 +95,27 @@ pub fn with_quoted_includes(path: &Path, text: &str) -> Vec<(PathBuf, String)> {
     out
 }
 
+/// The lines of `text` (numbered from 0) that do not start inside a `/* … */` comment: where a
+/// directive or a definition can be (a file's header comment quoting `#include <math.h>` is
+/// not an include).
+fn code_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    let mut open = false;
+    text.lines().enumerate().filter(move |(_, line)| {
+        let code = !open;
+        let b = line.as_bytes();
+        let mut i = 0;
+        while i + 1 < b.len() {
+            match (open, b[i], b[i + 1]) {
+                (true, b'*', b'/') => (open, i) = (false, i + 2),
+                (false, b'/', b'*') => (open, i) = (true, i + 2),
+                (false, b'/', b'/') => break,
+                _ => i += 1,
+            }
+        }
+        code
+    })
+}
+
 /// Whether `name` is a C or C++ standard header or a host header of CUDA's runtime or libraries.
 pub fn host_header(name: &str) -> bool {
     crate::device::headers::HOST_HEADERS.contains(&name) || HOST_API.contains(&name)
@@ -109,9 +130,8 @@ pub fn host_code(text: &str) -> Option<String> {
             "it includes `<{name}>`, host code NVRTC does not compile"
         ));
     }
-    let main = text
-        .lines()
-        .map(str::trim_start)
+    let main = code_lines(text)
+        .map(|(_, l)| l.trim_start())
         .filter(|l| !l.starts_with('#'))
         .map(|l| l.split("//").next().unwrap_or(""))
         .any(|code| {
@@ -223,6 +243,19 @@ mod tests {
         let why = sources[0].nvcc.clone().unwrap();
         assert!(why.ends_with("k.cuh`, which it includes: it includes `<cstdio>`, host code NVRTC does not compile"), "{why}");
         std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn an_include_quoted_in_a_comment_is_none() {
+        let text = "/*\nCompile:\n#include <math.h>  OR  #include <cmath>\nint main() {}\n*/\n#include \"k.cuh\" /* a\n#include <cstdio>\n*/\n#include <stdio.h>\n";
+        let found: Vec<(&str, usize)> = includes(text).iter().map(|i| (i.name, i.at.0)).collect();
+        assert_eq!(found, [("k.cuh", 6), ("stdio.h", 9)]);
+        assert_eq!(
+            host_code(text).as_deref(),
+            Some("it includes `<stdio.h>`, host code NVRTC does not compile"),
+            "llm.c's files quote <math.h> in their header comment"
+        );
+        assert_eq!(host_code("/*\nint main() {}\n*/\n"), None);
     }
 
     #[test]
