@@ -69,7 +69,9 @@ pub(super) fn decide(
             )
         })
         .collect();
-    let firsts: Vec<GateInput> = inputs.clone();
+    // A shard defers its verdicts: what the gate saw goes into its results, for `merge`.
+    let shard = run.config.shard.is_some() && run.config.mode == Mode::Gate;
+    let firsts: Vec<GateInput> = if shard { inputs.clone() } else { Vec::new() };
     let mut again = Again {
         run,
         plan,
@@ -83,8 +85,7 @@ pub(super) fn decide(
         Mode::Bless => None,
     };
     let decisions = gate::settle(inputs, measure, how.confirm);
-    // A shard defers its verdicts: what the gate saw goes into its results, for `merge`.
-    if run.config.shard.is_some() && run.config.mode == Mode::Gate {
+    if shard {
         let strict = run.config.strictness();
         for ((k, first), [remeasured, confirmed]) in
             firsts.into_iter().enumerate().zip(recording.seen)

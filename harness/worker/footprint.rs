@@ -59,19 +59,16 @@ pub(super) fn footprint_of(
         });
     }
     let seen = records.into_iter().flatten();
-    launches.extend(
-        seen.filter(|r| !r.name.starts_with("kernelgate_"))
-            .map(|r| Resources {
-                block_threads: r.block.iter().product::<i32>().max(0) as u32,
-                entry: r.name,
-                registers: r.registers.into(),
-                static_shared: r.shared[0],
-                dynamic_shared: r.shared[1].max(0) as u32,
-                local_bytes: r.local as i32,
-                max_threads: 0,
-                blocks_per_sm: 0,
-            }),
-    );
+    launches.extend(seen.filter(|r| !r.is_kernelgates()).map(|r| Resources {
+        block_threads: r.block.iter().product::<i32>().max(0) as u32,
+        entry: r.name,
+        registers: r.registers.into(),
+        static_shared: r.shared[0],
+        dynamic_shared: r.shared[1].max(0) as u32,
+        local_bytes: r.local as i32,
+        max_threads: 0,
+        blocks_per_sm: 0,
+    }));
     let resident = gpu.info.max_threads_per_sm.max(0) as u64 * gpu.info.sm_count.max(0) as u64;
     let local = launches
         .iter()

@@ -39,6 +39,12 @@ pub struct KernelRecord {
 }
 
 impl KernelRecord {
+    /// Whether it is one of kernelgate's own kernels (all named `kernelgate_…`: the flush's
+    /// read pass, the preparation, the clock probe), not the measured code's.
+    pub fn is_kernelgates(&self) -> bool {
+        self.name.starts_with("kernelgate_")
+    }
+
     /// The launch's time on the GPU, seconds.
     pub fn seconds(&self) -> f64 {
         self.end.saturating_sub(self.start) as f64 * 1e-9
@@ -181,7 +187,7 @@ pub fn per_sample(records: Vec<KernelRecord>) -> Vec<Vec<KernelRecord>> {
         if r.name == "kernelgate_read" {
             samples.push(Vec::new());
             open = true;
-        } else if r.name.starts_with("kernelgate_") {
+        } else if r.is_kernelgates() {
             open = false;
         } else if let (true, Some(last)) = (open, samples.last_mut()) {
             last.push(r);
