@@ -73,6 +73,18 @@ fn calls(dir: &Path, trial: &str) -> usize {
         .unwrap_or(0)
 }
 
+/// A project (`project`) with `script` as `script.toml`, blessed at 10 µs a trial by a scripted
+/// run of its own (`bless.toml`); and that run's output.
+fn blessed(name: &str, script: &str) -> (PathBuf, String) {
+    let dir = project(name, script);
+    std::fs::write(dir.join("bless.toml"), "[default]\ntime_us = 10.0\n").unwrap();
+    let mut bless = env(&dir, "bless.toml");
+    bless.push(("KERNELGATE_BLESS", "1".into()));
+    let o = run(&dir, &bless);
+    assert!(o.status.success(), "{}", text(&o));
+    (dir, text(&o))
+}
+
 const GATE: &str = r#"
 [default]
 time_us = 10.0
@@ -104,19 +116,9 @@ answers = [{ fault = "wrong" }]
 
 #[test]
 fn a_stored_gate_runs_end_to_end_on_two_scripted_gpus() {
-    let dir = project("stored", "[default]\ntime_us = 10.0\n");
-    std::fs::write(dir.join("bless.toml"), "[default]\ntime_us = 10.0\n").unwrap();
-    let mut bless = env(&dir, "bless.toml");
-    bless.push(("KERNELGATE_BLESS", "1".into()));
-    let o = run(&dir, &bless);
-    assert!(o.status.success(), "{}", text(&o));
-    assert!(
-        text(&o).contains("blessed saxpy::vec4::n=4096"),
-        "{}",
-        text(&o)
-    );
+    let (dir, t) = blessed("stored", GATE);
+    assert!(t.contains("blessed saxpy::vec4::n=4096"), "{t}");
 
-    std::fs::write(dir.join("script.toml"), GATE).unwrap();
     let o = run(&dir, &env(&dir, "script.toml"));
     let t = text(&o);
     // Wrong outputs, faults, crashes and time-outs are correctness failures: libtest's 101.
@@ -217,17 +219,8 @@ fn four_shards_merged_decide_as_one_process_does() {
         v.sort();
         v
     };
-    let blessed = |name: &str| {
-        let dir = project(name, SHARDED);
-        std::fs::write(dir.join("bless.toml"), "[default]\ntime_us = 10.0\n").unwrap();
-        let mut bless = env(&dir, "bless.toml");
-        bless.push(("KERNELGATE_BLESS", "1".into()));
-        let o = run(&dir, &bless);
-        assert!(o.status.success(), "{}", text(&o));
-        dir
-    };
     // One process.
-    let whole = blessed("whole");
+    let (whole, _) = blessed("whole", SHARDED);
     let o = run(&whole, &env(&whole, "script.toml"));
     assert_eq!(o.status.code(), Some(1), "a regression fails: {}", text(&o));
     let one = verdicts(&whole.join("results.json"));
@@ -252,7 +245,7 @@ fn four_shards_merged_decide_as_one_process_does() {
     );
     // Four shards: each measures (and re-measures, and confirms) as its own family, defers its
     // verdicts and passes; `merge` decides all eight as one family.
-    let sharded = blessed("sharded");
+    let (sharded, _) = blessed("sharded", SHARDED);
     let mut files = Vec::new();
     for k in 1..=4 {
         let file = sharded.join(format!("shard-{k}.json"));
