@@ -246,7 +246,7 @@ fn four_shards_merged_decide_as_one_process_does() {
     // Four shards: each measures (and re-measures, and confirms) as its own family, defers its
     // verdicts and passes; `merge` decides all eight as one family.
     let (sharded, _) = blessed("sharded", SHARDED);
-    let mut files = Vec::new();
+    let (mut files, mut outputs) = (Vec::new(), String::new());
     for k in 1..=4 {
         let file = sharded.join(format!("shard-{k}.json"));
         let mut e = env(&sharded, "script.toml");
@@ -261,7 +261,18 @@ fn four_shards_merged_decide_as_one_process_does() {
             text(&o)
         );
         files.push(file.display().to_string());
+        outputs.push_str(&text(&o));
     }
+    // The regression is shown as its shard read it, and as deferred, never as the gate's.
+    let regressed = outputs
+        .lines()
+        .find(|l| l.contains("saxpy::vec4::n=4096") && l.contains("REGRESSED"))
+        .unwrap_or_else(|| panic!("{outputs}"));
+    assert!(
+        regressed
+            .contains("deferred to `kernelgate merge` (this shard's trials alone read: REGRESSED"),
+        "{regressed}"
+    );
     assert_eq!(
         calls(&sharded, "saxpy::vec4::n=4096"),
         2,
@@ -296,6 +307,7 @@ fn four_shards_merged_decide_as_one_process_does() {
         .filter(|t| !t["verdict"].is_null())
     {
         assert_eq!(t["gate"]["family"], 8, "{t}");
+        assert_eq!(t["evidence"]["merged"], true, "decided by merge: {t}");
     }
 }
 

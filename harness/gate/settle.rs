@@ -127,6 +127,10 @@ pub struct Evidence {
     pub confirm: Confirm,
     /// What fails the run.
     pub strict: super::Strictness,
+    /// Whether `merge` has decided the trial with every shard's (until then, its verdict is
+    /// its shard's family's alone, and deferred).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub merged: bool,
 }
 
 /// A [`Measure`] that keeps every input `inner` gave: the evidence a shard records.
@@ -423,6 +427,7 @@ mod tests {
             confirmed,
             confirm: Confirm::Changes,
             strict: Default::default(),
+            merged: false,
         };
         let slow = || input(1e-5, 1.10e-5, 16);
         let trials = [

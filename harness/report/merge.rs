@@ -177,6 +177,9 @@ fn decide_again(trials: &mut [super::results::TrialRecord]) -> Vec<String> {
     for ((&i, (d, needs)), e) in at.iter().zip(decided).zip(&evidence) {
         let t = &mut trials[i];
         t.verdict = Some(d.verdict);
+        if let Some(e) = t.evidence.as_mut() {
+            e.merged = true;
+        }
         if let Some(
             GateNote::Compared {
                 remeasured, family, ..

@@ -190,8 +190,12 @@ pub fn note(r: &TrialRecord) -> String {
                 Verdict::Regressed | Verdict::Improved => identity_change(r).is_some(),
                 _ => false,
             };
-            match code_note(r) {
+            let text = match code_note(r) {
                 Some(code) if !said => format!("{text} · {code}"),
+                _ => text,
+            };
+            match &r.evidence {
+                Some(e) if !e.merged => format!("deferred to `kernelgate merge` (this shard's trials alone read: {text})"),
                 _ => text,
             }
         }

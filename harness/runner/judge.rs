@@ -97,6 +97,7 @@ pub(super) fn decide(
                     confirmed,
                     confirm: how.confirm,
                     strict,
+                    merged: false,
                 }));
             }
         }
