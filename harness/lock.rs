@@ -192,6 +192,30 @@ fn holder(file: &mut File) -> String {
     }
 }
 
+/// The lock of `info`'s physical GPU (`crate::lock`), waiting — and saying for whom — while
+/// another kernelgate process measures on it; at most ten trial time-outs and a minute.
+pub fn take_gpu(
+    (lock_dir, timeout): (&Path, Duration),
+    info: &crate::device::DeviceInfo,
+) -> Result<Held, LockError> {
+    let path = gpu_lock_path(lock_dir, info.uuid.as_deref(), info.ordinal);
+    let what = format!(
+        "GPU {} ({})",
+        info.ordinal,
+        info.uuid.as_deref().unwrap_or("UUID unknown")
+    );
+    let wait = timeout
+        .saturating_mul(10)
+        .saturating_add(Duration::from_secs(60));
+    acquire(&path, &what, wait, &mut |holder, waited| {
+        eprintln!(
+            "kernelgate: {what} is measuring for {holder}; waiting for it ({} s so far; one trial at a time per GPU, `{}`)",
+            waited.as_secs(),
+            path.display()
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

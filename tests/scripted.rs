@@ -507,3 +507,76 @@ fn a_size_moved_to_an_axis_renames_its_trials_and_the_fastest_variant_is_reporte
         "{t}"
     );
 }
+
+/// The variants of a kernel on one case are timed in one request, in the same rounds against
+/// one set of reference samples: each variant's speedup is against the same reference samples,
+/// and the reference is sampled once per case. A variant that fails (here a wrong output) fails
+/// its group's request, which is then run again kernel by kernel: its failure is its own.
+#[test]
+fn a_kernels_variants_share_their_rounds_and_their_reference_samples() {
+    let wrong = "saxpy::vec4[block=256]::n=4096";
+    let script = format!(
+        "[default]\ntime_us = 10.0\n\n[[trial]]\nname = \"{wrong}\"\nanswers = [{{ fault = \"wrong\" }}]\n"
+    );
+    let dir = project("groups", &script);
+    let saxpy = std::fs::read_to_string("suites/saxpy.toml").unwrap();
+    let sizes = "sizes = { n = [4096, 1_048_576, 16_777_216, 1_000_003] }";
+    let suite = saxpy
+        .replace(sizes, "sizes = { n = [4096, 1_048_576] }")
+        .replacen(
+            "name = \"vec4\"",
+            "name = \"vec4\"\naxes = { block = [128, 256, 512] }",
+            1,
+        )
+        .replace("ceil(n / 1024)", "ceil(n / (4 * block))")
+        .replace(
+            "block = [256]\nargs = [\"2.0f32\", \"x\", \"y\", \"n as i32\"]\n\n[check]",
+            "block = [\"block\"]\nargs = [\"2.0f32\", \"x\", \"y\", \"n as i32\"]\n\n[check]",
+        );
+    std::fs::write(dir.join("suites/saxpy.toml"), &suite).unwrap();
+    let o = run(&dir, &env(&dir, "script.toml"));
+    let t = text(&o);
+    assert!(!o.status.success(), "the wrong variant fails the run: {t}");
+    let trials = trials(&dir);
+    let status = |name: &str| {
+        let (_, t) = trials.iter().find(|(n, _)| n == name).unwrap();
+        t["status"].as_str().unwrap().to_string()
+    };
+    assert_eq!(status(wrong), "failed", "{t}");
+    for other in [
+        "saxpy::vec4[block=128]::n=4096",
+        "saxpy::vec4[block=512]::n=4096",
+    ] {
+        assert_eq!(status(other), "passed", "{other}: {t}");
+    }
+    // Per case: the reference's own trial and one request for the three variants; at n=4096
+    // that request failed, and each variant was asked alone.
+    let requests = calls(&dir, "gpu-0") + calls(&dir, "gpu-1");
+    assert_eq!(requests, 2 + 2 + 3, "{t}");
+    assert_eq!(calls(&dir, "saxpy::vec4[block=512]::n=4096"), 2);
+    assert_eq!(calls(&dir, "saxpy::vec4[block=512]::n=1048576"), 1);
+    // The reference's samples, round by round (speedup × the kernel's time), are one set for
+    // the three variants of a case.
+    let reference = |name: &str| -> Vec<f64> {
+        let (_, t) = trials.iter().find(|(n, _)| n == name).unwrap();
+        let m = &t["measurement"];
+        let f = |v: &Value| -> Vec<f64> {
+            v.as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_f64().unwrap())
+                .collect()
+        };
+        let (time, speedup) = (f(&m["time_samples"]), f(&m["speedup_samples"]));
+        time.iter().zip(&speedup).map(|(t, s)| t * s).collect()
+    };
+    let first = reference("saxpy::vec4[block=128]::n=1048576");
+    assert!(first.len() >= 16, "{first:?}");
+    for other in ["256", "512"] {
+        let these = reference(&format!("saxpy::vec4[block={other}]::n=1048576"));
+        assert_eq!(these.len(), first.len());
+        for (a, b) in first.iter().zip(&these) {
+            assert!((a / b - 1.0).abs() < 1e-9, "{a} vs {b}");
+        }
+    }
+}

@@ -33,5 +33,5 @@ pub use plan::{
 pub use samples::{Clocks, Footprint, Regime, Resources, Samples, Unit};
 pub use timer::{
     clock::{now_us, OthersQuery},
-    Timed, Timer, ROUNDS, THROTTLE_FRACTION, UNRELIABLE_FRACTION,
+    Sampled, Timed, Timer, ROUNDS, THROTTLE_FRACTION, UNRELIABLE_FRACTION,
 };

@@ -20,6 +20,14 @@ impl Splits {
         Ok(Splits { marks })
     }
 
+    /// At least `slots` sample slots.
+    pub fn grow(&mut self, gpu: &Gpu, slots: usize) -> Result<(), DeviceError> {
+        while self.marks.len() < slots {
+            self.marks.push((gpu.event()?, gpu.event()?));
+        }
+        Ok(())
+    }
+
     /// Records slot `slot`'s mark before (`false`) or after (`true`) its prepare.
     pub fn mark(&self, gpu: &Gpu, slot: usize, after_prepare: bool) -> Result<(), DeviceError> {
         let (before, after) = &self.marks[slot];

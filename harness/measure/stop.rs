@@ -104,6 +104,40 @@ pub fn after_group(
     (next, short)
 }
 
+/// [`after_group`] for several kernels timed in the same rounds against one reference
+/// (`sets`: each kernel's input sets, then the reference's): stop once every kernel would
+/// (the time cap is reached by all at once); the rounds still missing are the most any needs.
+pub fn after_groups(
+    bench: &Bench,
+    kernels: &[Vec<f64>],
+    reference: Option<&[f64]>,
+    sets: &[usize],
+    elapsed: Duration,
+) -> (Next, Option<(usize, Duration)>) {
+    let reference_sets = sets[sets.len() - 1];
+    let each = kernels
+        .iter()
+        .zip(sets)
+        .map(|(k, &s)| after_group(bench, k, reference, [s, reference_sets], elapsed));
+    let mut next = Next::Stop {
+        hit_time_cap: false,
+    };
+    let mut short = Some((0, Duration::ZERO));
+    for (n, s) in each {
+        next = match (next, n) {
+            (Next::Stop { hit_time_cap: a }, Next::Stop { hit_time_cap: b }) => Next::Stop {
+                hit_time_cap: a || b,
+            },
+            _ => Next::Sample,
+        };
+        short = match (short, s) {
+            (Some((a, x)), Some((b, y))) => Some((a.max(b), x.max(y))),
+            _ => None,
+        };
+    }
+    (next, short)
+}
+
 /// After a group of rounds was discarded (the clock throttled): go on until twice the cap.
 pub fn after_throttled(bench: &Bench, elapsed: Duration) -> Next {
     if elapsed >= 2 * Duration::from_millis(bench.max_time_ms) {

@@ -1,7 +1,7 @@
 //! `Timer`: the timing loop on one GPU — warm-up, the pilot that picks the regime, then
 //! interleaved rounds until the stopping rule says enough, with the SM clock watched.
 
-use super::plan::{graph_batch, Plan, FLOOR_FACTOR, INPUT_SETS};
+use super::plan::{Plan, INPUT_SETS};
 use super::profile::Splits;
 use super::samples::{Regime, Samples};
 use super::stop::{self, Next};
@@ -42,8 +42,6 @@ pub struct Timer {
     events: Vec<(Event, Event)>,
     flush: Option<DeviceBuffer>,
     flushes: u8,
-    /// Samples queued so far: picks the input copy of the next single-launch sample.
-    queued: usize,
     floor: f64,
     clock: Function,
     clock_out: DeviceBuffer,
@@ -86,7 +84,6 @@ impl Timer {
             events,
             flush,
             flushes: 0,
-            queued: 0,
             floor: 0.0,
             clock,
             clock_out: gpu.alloc_plain(3 * 8)?,
@@ -204,7 +201,7 @@ impl Timer {
 
     /// Queues one sample of `op` between the events of `slot` — one launch, or one replay of
     /// its graph (`graphs`: one over every copy, or one of one launch per input copy) —
-    /// without reading it.
+    /// without reading it. `turn` (the round) picks the input copy.
     fn queue(
         &mut self,
         gpu: &Gpu,
@@ -212,12 +209,11 @@ impl Timer {
         op: &mut dyn Timed,
         graphs: &[Graph],
         copies: usize,
-        slot: usize,
+        (slot, turn): (usize, usize),
     ) -> Result<(), DeviceError> {
-        // Single launches alternate over the input copies (one per input set), and so do
-        // graphs of one launch (one per copy); a graph of a batch uses every copy.
-        let copy = sample_copy(self.queued, copies, graphs.len());
-        self.queued = self.queued.wrapping_add(1);
+        // Single launches alternate over the input copies (one per input set) round by round,
+        // and so do graphs of one launch (one per copy); a graph of a batch uses every copy.
+        let copy = sample_copy(turn, copies, graphs.len());
         if let Some(s) = &self.splits {
             s.mark(gpu, slot, false)?;
         }
@@ -281,132 +277,55 @@ impl Timer {
         Ok(out)
     }
 
-    /// Warms both kernels up, then chooses the regime from a few single-launch samples.
-    /// `preferred` (the regime of the trial's baseline) wins over the floor rule, so that a
-    /// kernel near the boundary is timed the same way every run; the floor itself varies
-    /// between processes (seen: 4.1 to 5.2 µs on one H200).
-    pub fn plan(
-        &mut self,
-        gpu: &Gpu,
-        bench: &Bench,
-        kernel: &mut dyn Timed,
-        mut reference: Option<&mut dyn Timed>,
-        preferred: Option<Regime>,
-    ) -> Result<Plan, DeviceError> {
-        let start = Instant::now();
-        let mut runs = 0;
-        let mut clock_up = false;
-        while !warmed(runs, start.elapsed(), clock_up) {
-            let copy = runs % INPUT_SETS;
-            kernel.prepare(gpu, Some(copy))?;
-            kernel.run(gpu, copy)?;
-            if let Some(r) = reference.as_deref_mut() {
-                r.prepare(gpu, Some(copy))?;
-                r.run(gpu, copy)?;
-            }
-            if (runs + 1 >= WARMUP_RUNS || start.elapsed() >= WARMUP_SLOW) && self.sampled {
-                // Queued behind the runs: its reading waits for them too.
-                clock_up = self.read_clock(gpu)? >= THROTTLE_FRACTION * self.max_mhz;
-            } else {
-                gpu.synchronize()?;
-            }
-            runs += 1;
-        }
-        let clear = pilot_clear_of(self.floor);
-        let pilot = |timer: &mut Timer, op: &mut dyn Timed| -> Result<f64, DeviceError> {
-            let mut times = Vec::new();
-            for _ in 0..PILOT_SAMPLES {
-                timer.queue(gpu, bench, op, &[], INPUT_SETS, 0)?;
-                gpu.synchronize()?;
-                let (s, e) = &timer.events[0];
-                times.push(elapsed_seconds(s, e)?);
-                // Far above every threshold the plan compares with: more pilot samples
-                // cannot change it.
-                if times.len() >= PILOT_CLEAR_SAMPLES && times.iter().all(|t| *t >= clear) {
-                    break;
-                }
-            }
-            Ok(Summary::of(&times)
-                .map(|s| s.median)
-                .unwrap_or(f64::INFINITY))
-        };
-        let k = pilot(self, kernel)?;
-        let r = match reference {
-            Some(op) => pilot(self, op)?,
-            None => f64::INFINITY,
-        };
-        // Under a clean flush, CUPTI's kernel records time single launches as Nsight Compute
-        // does, whatever their length; where CUPTI cannot load, events as for any flush.
-        let cupti = bench.l2_flush == Flush::Clean && counters::cupti_missing().is_none();
-        let graph = !cupti
-            && match preferred {
-                Some(Regime::Graph) => true,
-                Some(_) => false,
-                None => k.min(r) < FLOOR_FACTOR * self.floor,
-            };
-        // Graphs time every input set: a launch per set in a replay, or a graph per set.
-        let batch = |t: f64| match graph && t.is_finite() {
-            true => graph_batch(t, self.floor),
-            false => 1,
-        };
-        let plan = Plan {
-            regime: match (cupti, graph) {
-                (true, _) => Regime::Cupti,
-                (_, true) => Regime::Graph,
-                _ => Regime::Cold,
-            },
-            kernel_batch: batch(k),
-            reference_batch: batch(r),
-        };
-        let r = if r.is_finite() {
-            r * plan.reference_batch as f64
-        } else {
-            0.0
-        };
-        self.pilot_round = k * plan.kernel_batch as f64 + r;
-        Ok(plan)
-    }
-
-    /// Times `kernel`, interleaved with `reference` when given, as `plan` says, rotating
-    /// through `copies` input copies within a graph; the stopping rule (`stop.rs`) says when.
+    /// Times `kernels` (one or several, each with its plan: one regime for all), interleaved
+    /// with `reference` when given, in rounds in which each takes one sample, in an order that
+    /// rotates by one each round; the stopping rule (`stop.rs`) says when, for every kernel.
+    /// Each kernel's samples come with the reference's, the same for all: a group of variants
+    /// is measured against one set of reference samples.
     pub fn sample(
         &mut self,
         gpu: &Gpu,
         bench: &Bench,
-        plan: Plan,
+        plans: &[Plan],
         copies: usize,
-        kernel: &mut dyn Timed,
+        kernels: &mut [&mut dyn Timed],
         mut reference: Option<&mut dyn Timed>,
-    ) -> Result<Samples, DeviceError> {
+    ) -> Result<Sampled, DeviceError> {
         let start = Instant::now();
+        let plan = plans[0];
         let mut out = Samples {
             regime: plan.regime,
             batch: [plan.kernel_batch, plan.reference_batch],
             launch_floor: self.floor,
             ..Samples::none()
         };
-        let kernel_graph = capture(gpu, plan, copies, kernel, plan.kernel_batch)?;
-        let reference_graph = match reference.as_deref_mut() {
+        let mut graphs = Vec::with_capacity(kernels.len() + 1);
+        for (op, p) in kernels.iter_mut().zip(plans) {
+            graphs.push(capture(gpu, plan, copies, &mut **op, p.kernel_batch)?);
+        }
+        graphs.push(match reference.as_deref_mut() {
             Some(r) => capture(gpu, plan, copies, r, plan.reference_batch)?,
             None => Vec::new(),
-        };
+        });
         self.host_time(start, "capture");
-        let graphs = [kernel_graph.as_slice(), reference_graph.as_slice()];
-        let sets = [
-            alternated_sets(copies, graphs[0].len()),
-            alternated_sets(copies, graphs[1].len()),
-        ];
+        let sides = kernels.len() + usize::from(reference.is_some());
+        let sets: Vec<usize> = graphs
+            .iter()
+            .map(|g| alternated_sets(copies, g.len()))
+            .collect();
         let activity = match plan.regime {
             Regime::Cupti => Some(counters::Activity::start().map_err(cupti_failed)?),
             _ => None,
         };
+        let mut times: Vec<Vec<f64>> = vec![Vec::new(); kernels.len()];
         let mut round = 0usize;
         let mut group = group_after(self.pilot_round);
         loop {
             let at = Instant::now();
             let group_start = at;
-            let ops = (&mut *kernel, reference.as_deref_mut());
-            self.queue_rounds(gpu, bench, (round, group), copies, ops, graphs)?;
+            self.events_for(gpu, sides * group)?;
+            let ops = (&mut *kernels, reference.as_deref_mut());
+            self.queue_rounds(gpu, bench, (round, group), copies, ops, &graphs)?;
             // The clock probe queued behind the rounds: reading it back waits for both, one
             // synchronisation per group of rounds (the events are complete once it returns).
             self.queue_clock(gpu)?;
@@ -423,11 +342,11 @@ impl Timer {
             let per_round = group_start.elapsed().as_secs_f64() / group as f64;
             let at = Instant::now();
             let (next, short) = if self.clock_held(mhz, trip, group, &mut out.clocks) {
-                let times = gpu_times.as_mut().map(|t| t.drain(..));
-                let rounds = (round, group);
-                self.read_rounds(rounds, plan, (reference.is_some(), times), &mut out)?;
+                let records = gpu_times.as_mut().map(|t| t.drain(..));
+                let read = (round, group, sides);
+                self.read_rounds(read, plans, records, (&mut times, &mut out.reference))?;
                 let reference = reference.is_some().then_some(out.reference.as_slice());
-                stop::after_group(bench, &out.kernel, reference, sets, start.elapsed())
+                stop::after_groups(bench, &times, reference, &sets, start.elapsed())
             } else {
                 (stop::after_throttled(bench, start.elapsed()), None)
             };
@@ -442,37 +361,58 @@ impl Timer {
                 break;
             }
         }
-        // The kernel writes last: one more sample of it (not kept), queued exactly as the timed
-        // ones — a replay of the same graph, or one single launch (or graph of one) per input
-        // copy — so that every copy's outputs are the kernel's, for the caller to check against
-        // the reference ("timed work is checked work"). The kernel cannot tell it from a timed
-        // one. Timed alone, it wrote last already: its own timed samples, every copy in turn.
         drop(activity);
-        let at = Instant::now();
-        for _ in 0..last_launches(reference.is_some(), kernel_graph.len(), copies) {
-            self.queue(gpu, bench, kernel, &kernel_graph, copies, 0)?;
-        }
-        gpu.synchronize()?;
-        let c = &mut out.clocks;
-        let dropped = c.discarded_rounds + c.contended_rounds;
-        let rounds = c.kept_rounds + dropped;
-        c.unreliable = dropped as f64 > UNRELIABLE_FRACTION * rounds as f64;
-        self.host_time(at, "finish");
         out.wall_seconds = start.elapsed().as_secs_f64();
         self.sampled = true;
-        Ok(out)
+        graphs.pop();
+        let with_reference = reference.is_some();
+        Ok(Sampled::new(out, times, plans, (graphs, with_reference)))
     }
 
-    /// Queues `group` rounds from `round` on: in each, the kernel and the reference (when
-    /// there is one) take one sample, in alternating order; `graphs` are their replays.
+    /// A kernel writes last: one more sample of it (not kept), queued exactly as its timed
+    /// ones — a replay of the same graph, or one single launch (or graph of one) per input
+    /// copy — so that every copy's outputs are its own, for the caller to check against the
+    /// reference ("timed work is checked work"). The kernel cannot tell it from a timed one.
+    /// Timed alone, it wrote last already: its own timed samples, every copy in turn.
+    /// `kernel` is its index in `sampled`.
+    pub fn write_last(
+        &mut self,
+        gpu: &Gpu,
+        bench: &Bench,
+        (sampled, kernel): (&Sampled, usize),
+        op: &mut dyn Timed,
+        copies: usize,
+    ) -> Result<(), DeviceError> {
+        let graphs = &sampled.graphs[kernel];
+        let alone = !sampled.with_reference && sampled.graphs.len() == 1;
+        for turn in 0..last_launches(!alone, graphs.len(), copies) {
+            self.queue(gpu, bench, op, graphs, copies, (0, turn))?;
+        }
+        gpu.synchronize()
+    }
+
+    /// At least `count` event pairs.
+    fn events_for(&mut self, gpu: &Gpu, count: usize) -> Result<(), DeviceError> {
+        while self.events.len() < count {
+            self.events.push((gpu.event()?, gpu.event()?));
+        }
+        if let Some(s) = self.splits.as_mut() {
+            s.grow(gpu, count)?;
+        }
+        Ok(())
+    }
+
+    /// Queues `group` rounds from `round` on: in each, every kernel and the reference (when
+    /// there is one) take one sample, in an order rotated by one each round (two sides
+    /// alternate); `graphs` are their replays, the reference's last.
     fn queue_rounds(
         &mut self,
         gpu: &Gpu,
         bench: &Bench,
         (round, group): (usize, usize),
         copies: usize,
-        (kernel, mut reference): (&mut (dyn Timed + '_), Option<&mut (dyn Timed + '_)>),
-        [kernel_graph, reference_graph]: [&[Graph]; 2],
+        (kernels, mut reference): (&mut [&mut dyn Timed], Option<&mut (dyn Timed + '_)>),
+        graphs: &[Vec<Graph>],
     ) -> Result<(), DeviceError> {
         // Persisting-L2 lines survive a flush by writes. The worker sets the carve-out to 0
         // when it opens the device (`Gpu::disable_persisting_l2`), so none can exist; only
@@ -482,57 +422,95 @@ impl Timer {
         if gpu.persisting_l2_limit() > 0 {
             gpu.reset_persisting_l2()?;
         }
+        let sides = kernels.len() + usize::from(reference.is_some());
         for b in 0..group {
-            let kernel_first = (round + b).is_multiple_of(2);
-            for slot in 0..2 {
-                let is_kernel = (slot == 0) == kernel_first;
-                if is_kernel {
-                    self.queue(gpu, bench, kernel, kernel_graph, copies, 2 * b + slot)?;
-                } else if let Some(r) = reference.as_deref_mut() {
-                    self.queue(gpu, bench, r, reference_graph, copies, 2 * b + slot)?;
+            for position in 0..sides {
+                let side = (position + round + b) % sides;
+                let slot = (sides * b + position, round + b);
+                match kernels.get_mut(side) {
+                    Some(k) => self.queue(gpu, bench, &mut **k, &graphs[side], copies, slot)?,
+                    None => {
+                        let r = reference.as_deref_mut().expect("a side past the kernels");
+                        self.queue(gpu, bench, r, &graphs[kernels.len()], copies, slot)?;
+                    }
                 }
             }
         }
         Ok(())
     }
 
-    /// Reads the event pairs of the `group` rounds queued from `round` on into `out`, as
-    /// seconds per launch (and, when profiling, each sample's splits) — or, in the CUPTI
-    /// regime, each sample's kernel records (`records`, in the order the samples were queued):
-    /// the sum of its launches' GPU times.
+    /// Reads the event pairs of the `group` rounds of `sides` queued from `round` on into each
+    /// kernel's `times` and the `reference`'s, as seconds per launch (and, when profiling, each
+    /// sample's splits) — or, in the CUPTI regime, each sample's kernel records (`records`, in
+    /// the order the samples were queued): the sum of its launches' GPU times.
     fn read_rounds(
         &mut self,
-        (round, group): (usize, usize),
-        plan: Plan,
-        (with_reference, mut records): (bool, Option<impl Iterator<Item = Vec<KernelRecord>>>),
-        out: &mut Samples,
+        (round, group, sides): (usize, usize, usize),
+        plans: &[Plan],
+        mut records: Option<impl Iterator<Item = Vec<KernelRecord>>>,
+        (times, reference): (&mut [Vec<f64>], &mut Vec<f64>),
     ) -> Result<(), DeviceError> {
         for b in 0..group {
-            let kernel_first = (round + b).is_multiple_of(2);
-            for slot in 0..2 {
-                let is_kernel = (slot == 0) == kernel_first;
-                if !is_kernel && !with_reference {
-                    continue;
-                }
-                let (s, e) = &self.events[2 * b + slot];
+            for position in 0..sides {
+                let side = (position + round + b) % sides;
+                let slot = sides * b + position;
+                let (s, e) = &self.events[slot];
                 let seconds = match records.as_mut().map(Iterator::next) {
                     None => elapsed_seconds(s, e)?,
                     Some(Some(launches)) if !launches.is_empty() => {
                         launches.iter().map(KernelRecord::seconds).sum()
                     }
-                    Some(_) => return Err(no_records(2 * b + slot)),
+                    Some(_) => return Err(no_records(slot)),
                 };
                 if let Some(splits) = self.splits.as_mut() {
-                    splits.read(2 * b + slot, s, e)?;
+                    splits.read(slot, s, e)?;
                 }
-                if is_kernel {
-                    out.kernel.push(seconds / plan.kernel_batch as f64);
-                } else {
-                    out.reference.push(seconds / plan.reference_batch as f64);
+                match times.get_mut(side) {
+                    Some(t) => t.push(seconds / plans[side].kernel_batch as f64),
+                    None => reference.push(seconds / plans[0].reference_batch as f64),
                 }
             }
         }
         Ok(())
+    }
+}
+
+/// What sampling produced: each kernel's samples (the reference's, shared, in each), and the
+/// graphs each kernel was replayed in, for its last launches ([`Timer::write_last`]).
+pub struct Sampled {
+    /// Per kernel, in the order given.
+    pub samples: Vec<Samples>,
+    graphs: Vec<Vec<Graph>>,
+    with_reference: bool,
+}
+
+impl Sampled {
+    /// Each kernel's `times` with what they share in `out` (the reference's samples, the
+    /// clocks: unreliable where too many rounds were dropped) and its batch from `plans`.
+    fn new(
+        mut out: Samples,
+        times: Vec<Vec<f64>>,
+        plans: &[Plan],
+        (graphs, with_reference): (Vec<Vec<Graph>>, bool),
+    ) -> Self {
+        let c = &mut out.clocks;
+        let dropped = c.discarded_rounds + c.contended_rounds;
+        let rounds = c.kept_rounds + dropped;
+        c.unreliable = dropped as f64 > UNRELIABLE_FRACTION * rounds as f64;
+        let samples = times
+            .into_iter()
+            .zip(plans)
+            .map(|(kernel, p)| Samples {
+                kernel,
+                batch: [p.kernel_batch, out.batch[1]],
+                ..out.clone()
+            })
+            .collect();
+        Sampled {
+            samples,
+            graphs,
+            with_reference,
+        }
     }
 }
 
@@ -550,6 +528,8 @@ fn no_records(slot: usize) -> DeviceError {
     )
 }
 
+#[path = "timer_plan.rs"]
+mod planning;
 #[path = "timer_rules.rs"]
 mod rules;
 pub use rules::ROUNDS;

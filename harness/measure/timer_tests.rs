@@ -1,18 +1,18 @@
 //! The `Timer`'s rules, without a GPU.
 
 use super::*;
+use crate::measure::FLOOR_FACTOR;
 use std::time::Duration;
 
-/// The copies each side's samples use over `rounds` rounds queued as `queue_rounds` does
-/// (kernel first in even rounds), `graphs` per side (0: single launches).
-fn copies_used(rounds: usize, copies: usize, graphs: [usize; 2]) -> [Vec<usize>; 2] {
-    let mut queued = 0;
-    let mut used = [Vec::new(), Vec::new()];
+/// The copies each side's samples use over `rounds` rounds queued as `queue_rounds` does (the
+/// order of the sides rotated by one each round), `graphs` per side (0: single launches).
+fn copies_used(rounds: usize, copies: usize, graphs: &[usize]) -> Vec<Vec<usize>> {
+    let sides = graphs.len();
+    let mut used = vec![Vec::new(); sides];
     for round in 0..rounds {
-        let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
-        for side in order {
-            used[side].push(sample_copy(queued, copies, graphs[side]));
-            queued += 1;
+        for position in 0..sides {
+            let side = (position + round) % sides;
+            used[side].push(sample_copy(round, copies, graphs[side]));
         }
     }
     used
@@ -22,19 +22,23 @@ fn copies_used(rounds: usize, copies: usize, graphs: [usize; 2]) -> [Vec<usize>;
 fn each_side_alternates_its_input_sets_sample_by_sample() {
     // A 4 µs kernel replayed in one graph of 32 launches over 32 copies; a 7 ms reference
     // in a graph of one launch per input set: it alternates sets 0 and 1.
-    let [_, reference] = copies_used(8, 32, [1, INPUT_SETS]);
-    assert_eq!(reference, [1, 0, 1, 0, 1, 0, 1, 0]);
+    let used = copies_used(8, 32, &[1, INPUT_SETS]);
+    assert_eq!(used[1], [0, 1, 0, 1, 0, 1, 0, 1]);
     // A slow kernel against a fast reference: the same for the kernel.
-    let [kernel, _] = copies_used(8, 32, [INPUT_SETS, 1]);
-    assert_eq!(kernel, [0, 1, 0, 1, 0, 1, 0, 1]);
-    // Cold: single launches over the copies, as before.
-    let [kernel, reference] = copies_used(4, INPUT_SETS, [0, 0]);
-    assert_eq!((kernel, reference), (vec![0, 1, 0, 1], vec![1, 0, 1, 0]));
-    // The kernel's last launches, queued back to back, reach every graph of one launch.
-    let last: Vec<usize> = (5..5 + INPUT_SETS)
-        .map(|q| sample_copy(q, 32, INPUT_SETS))
+    let used = copies_used(8, 32, &[INPUT_SETS, 1]);
+    assert_eq!(used[0], [0, 1, 0, 1, 0, 1, 0, 1]);
+    // Cold: single launches over the copies.
+    let used = copies_used(4, INPUT_SETS, &[0, 0]);
+    assert_eq!(used, [vec![0, 1, 0, 1], vec![0, 1, 0, 1]]);
+    // Three variants and their reference in the same rounds: each side still alternates.
+    for side in copies_used(6, INPUT_SETS, &[0, 0, INPUT_SETS, 0]) {
+        assert_eq!(side, [0, 1, 0, 1, 0, 1]);
+    }
+    // The kernel's last launches, queued turn by turn, reach every graph of one launch.
+    let last: Vec<usize> = (0..INPUT_SETS)
+        .map(|turn| sample_copy(turn, 32, INPUT_SETS))
         .collect();
-    assert_eq!(last, [1, 0]);
+    assert_eq!(last, [0, 1]);
 }
 
 #[test]
@@ -110,8 +114,7 @@ fn only_sides_that_alternate_their_input_sets_are_split_by_set() {
     );
     assert_eq!(alternated_sets(1, 0), 1, "one input set");
     // Every kernel sample at an even index is on one set, every odd one on the other.
-    let [kernel, reference] = copies_used(16, INPUT_SETS, [0, 0]);
-    for side in [kernel, reference] {
+    for side in copies_used(16, INPUT_SETS, &[0, 0]) {
         assert!(side.iter().step_by(2).all(|c| *c == side[0]));
         assert!(side.iter().skip(1).step_by(2).all(|c| *c != side[0]));
     }

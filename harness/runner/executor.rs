@@ -38,6 +38,33 @@ pub struct TrialSpec {
     /// 1 normally; [`crate::gate::REMEASURE_EFFORT`] when re-measuring a trial already checked
     /// (then correctness is not checked again).
     pub effort: u32,
+    /// Other kernels of the case (variants of this one) timed in the same rounds, against one
+    /// set of reference samples ([`Executor::execute_group`]).
+    pub with: Vec<usize>,
+}
+
+impl TrialSpec {
+    /// The same spec for kernel `kernel` of its case, alone.
+    pub fn alone(&self, kernel: usize) -> TrialSpec {
+        let kind = match self.kind {
+            Kind::Kernel { case, .. } => Kind::Kernel { case, kernel },
+            Kind::Compile => Kind::Compile,
+        };
+        TrialSpec {
+            kind,
+            with: Vec::new(),
+            ..self.clone()
+        }
+    }
+
+    /// Its kernels: its own, then `with`.
+    pub fn kernels(&self) -> Vec<usize> {
+        let own = match self.kind {
+            Kind::Kernel { kernel, .. } => Some(kernel),
+            Kind::Compile => None,
+        };
+        own.into_iter().chain(self.with.iter().copied()).collect()
+    }
 }
 
 /// A trial that passed correctness and was timed.
@@ -91,6 +118,17 @@ pub trait Executor: Sync {
     fn device(&self) -> Option<DeviceInfo>;
     /// Executes one trial on `slot`.
     fn execute(&self, slot: usize, spec: &TrialSpec) -> Outcome;
+    /// Executes `spec`'s kernel and its `with` together: one outcome per kernel, in order. By
+    /// default each alone.
+    fn execute_group(&self, slot: usize, spec: &TrialSpec) -> Vec<Outcome> {
+        if spec.with.is_empty() {
+            return vec![self.execute(slot, spec)];
+        }
+        spec.kernels()
+            .into_iter()
+            .map(|k| self.execute(slot, &spec.alone(k)))
+            .collect()
+    }
     /// Executes counters-only trials on `slot` together (one profiling configuration where
     /// the device allows): one outcome per spec, in order. By default one at a time.
     fn execute_counters(&self, slot: usize, specs: &[TrialSpec]) -> Vec<Outcome> {

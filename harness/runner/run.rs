@@ -93,6 +93,7 @@ impl Runner<'_> {
             units: units(self.config.mode, effort),
             fresh_worker: false,
             effort,
+            with: Vec::new(),
         }
     }
 

@@ -185,7 +185,9 @@ impl Runner<'_> {
     ) -> Vec<Option<Outcome>> {
         use std::sync::atomic::{AtomicUsize, Ordering};
         let slots: Vec<Mutex<Option<Outcome>>> = plan.iter().map(|_| Mutex::new(None)).collect();
+        let items = self.items(plan, selected, store, pairing.is_some());
         let next = AtomicUsize::new(0);
+        let started = AtomicUsize::new(0);
         let workers = self.executor.slots().max(1);
         // What each slot is running and since when, for the log's ticks.
         let running: Vec<Mutex<Running>> = (0..workers).map(|_| Mutex::new(None)).collect();
@@ -195,52 +197,55 @@ impl Runner<'_> {
             if self.stop.requested().is_some() {
                 break;
             }
-            let n = next.fetch_add(1, Ordering::SeqCst);
-            let Some(&i) = selected.get(n) else { break };
-            let trial = &plan[i];
+            let Some(item) = items.get(next.fetch_add(1, Ordering::SeqCst)) else {
+                break;
+            };
+            let n = started.fetch_add(item.len(), Ordering::SeqCst);
+            let trial = &plan[item[0]];
             let on = if workers > 1 {
                 format!(" on GPU slot {slot}")
             } else {
                 String::new()
             };
+            let names = item
+                .iter()
+                .map(|&i| plan[i].name.as_str())
+                .collect::<Vec<_>>();
             if self.progress == Progress::Terminal {
-                self.progress(&format!(
-                    "[{}/{}] {}{on}",
-                    n + 1,
-                    selected.len(),
-                    trial.name
-                ));
+                let names = names.join(", ");
+                self.progress(&format!("[{}/{}] {names}{on}", n + 1, selected.len()));
             }
             *running[slot].lock().unwrap_or_else(|e| e.into_inner()) =
                 Some((trial.name.clone(), std::time::Instant::now()));
-            let spec = match pairing {
-                Some(pairing) => self.spec_paired(trial, &pairing[i], 1),
-                None => {
-                    let suite = &self.suites[trial.suite].name;
-                    // Timed in the regime its baseline was measured in.
-                    let baseline = store.and_then(|s| s.entry(suite, &trial.name));
-                    let regime = baseline.map(|e| e.regime);
-                    self.spec(trial, 1, regime)
-                }
+            let mut spec = match pairing {
+                Some(pairing) => self.spec_paired(trial, &pairing[item[0]], 1),
+                None => self.spec(trial, 1, regime_of(self, store, trial)),
             };
-            let outcome = self.executor.execute(slot, &spec);
+            spec.with = item[1..]
+                .iter()
+                .filter_map(|&i| plan[i].case_kernel())
+                .map(|c| c.1)
+                .collect();
+            let outcomes = self.executor.execute_group(slot, &spec);
             *running[slot].lock().unwrap_or_else(|e| e.into_inner()) = None;
             if self.stop.requested().is_some() {
                 break;
             }
-            if let (Progress::Log, Some(line)) = (self.progress, measured_line(&outcome)) {
-                self.progress(&format!(
-                    "[{}/{}] {}{on}: {line}",
-                    n + 1,
-                    selected.len(),
-                    trial.name
-                ));
+            for (k, (&i, outcome)) in item.iter().zip(outcomes).enumerate() {
+                if let (Progress::Log, Some(line)) = (self.progress, measured_line(&outcome)) {
+                    let at = n + k + 1;
+                    self.progress(&format!(
+                        "[{at}/{}] {}{on}: {line}",
+                        selected.len(),
+                        names[k]
+                    ));
+                }
+                *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(outcome);
             }
-            *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(outcome);
         };
         std::thread::scope(|scope| {
             if self.progress == Progress::Log {
-                scope.spawn(|| self.tick(&running, &next, selected.len(), &finished));
+                scope.spawn(|| self.tick(&running, &next, items.len(), &finished));
             }
             let handles: Vec<_> = (0..workers)
                 .map(|slot| {
@@ -257,6 +262,44 @@ impl Runner<'_> {
             .into_iter()
             .map(|s| s.into_inner().unwrap_or_else(|e| e.into_inner()))
             .collect()
+    }
+
+    /// The selected trials as work items, in order: the variants of one kernel
+    /// (`tile[TILE=16]`, …, declared by its axes) on one case go together, up to [`GROUP`] —
+    /// timed in the same rounds against one set of reference samples — where trials are judged
+    /// against stored baselines (not paired) and their baselines' regimes agree. Every other
+    /// trial alone.
+    fn items(
+        &self,
+        plan: &[Planned],
+        selected: &[usize],
+        store: Option<&BaselineStore>,
+        paired: bool,
+    ) -> Vec<Vec<usize>> {
+        let mut items: Vec<Vec<usize>> = Vec::new();
+        let mut open: std::collections::HashMap<_, usize> = std::collections::HashMap::new();
+        for &i in selected {
+            let key = plan[i]
+                .case_kernel()
+                .filter(|_| !paired)
+                .and_then(|(case, k)| {
+                    let suite = &self.suites[plan[i].suite];
+                    let name = &suite.kernels[k].name;
+                    let at = name.find('[').filter(|_| k != suite.reference)?;
+                    let regime = regime_of(self, store, &plan[i]);
+                    Some((plan[i].suite, case, name[..at].to_string(), regime))
+                });
+            match key.as_ref().and_then(|k| open.get(k).copied()) {
+                Some(j) if items[j].len() < GROUP => items[j].push(i),
+                _ => {
+                    if let Some(key) = key {
+                        open.insert(key, items.len());
+                    }
+                    items.push(vec![i]);
+                }
+            }
+        }
+        items
     }
 
     /// The log's ticks until `finished`: every [`TICK_SECONDS`], how many of `total` trials are
@@ -294,6 +337,21 @@ impl Runner<'_> {
             ));
         }
     }
+}
+
+/// Variants timed in one group of rounds, at most: each round holds a sample of each.
+pub const GROUP: usize = 16;
+
+/// The regime `trial`'s stored baseline was measured in, which it is timed in again.
+fn regime_of(
+    runner: &Runner,
+    store: Option<&BaselineStore>,
+    trial: &Planned,
+) -> Option<crate::measure::Regime> {
+    let suite = &runner.suites[trial.suite].name;
+    store
+        .and_then(|s| s.entry(suite, &trial.name))
+        .map(|e| e.regime)
 }
 
 /// What a GPU slot is running, and since when.

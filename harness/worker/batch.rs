@@ -235,6 +235,7 @@ fn read_chunk(
                 footprint: r.footprint,
                 base_footprint: r.base_footprint,
                 counters: Some(Box::new(counters)),
+                with: Vec::new(),
             }),
             ..TrialResult::failed(TrialFailure::Harness(String::new()))
         });
@@ -254,7 +255,8 @@ fn ready_units(trial: Trial<'_>, index: usize, alone: bool) -> Result<Ready<'_>,
         let bufs = case_buffers(trial.gpu, trial.suite, req.case)?;
         let first = InputSet::new(req.case, req.seed);
         first.upload(trial.gpu, trial.kernels, trial.suite, &bufs)?;
-        let (footprint, base_footprint) = trial.footprints(&bufs)?;
+        let (mut footprints, base_footprint) = trial.footprints(&bufs)?;
+        let footprint = footprints.swap_remove(0);
         crate::spent::since("setup", at);
         let at = Instant::now();
         // The profiled launches run on the first input set only (`Profiling::collect`).

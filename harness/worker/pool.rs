@@ -211,15 +211,35 @@ impl<'a> WorkerPool<'a> {
     }
 
     fn kernel(&self, spec: &TrialSpec, case: usize, kernel: usize, slot: usize) -> Outcome {
+        let mut outcomes = self.kernels(spec, case, kernel, slot);
+        outcomes.swap_remove(0)
+    }
+
+    /// Kernel `kernel` of `spec` and its `with` in one request: one outcome each, in order. A
+    /// group that fails is run again kernel by kernel, so that one variant's failure is its
+    /// own.
+    fn kernels(&self, spec: &TrialSpec, case: usize, kernel: usize, slot: usize) -> Vec<Outcome> {
         let (request, needed) = match self.request(spec, case, kernel) {
             Ok(r) => r,
-            Err(outcome) => return outcome,
+            Err(outcome) => return vec![outcome],
         };
-        let timeout = self.config.timeout.saturating_mul(spec.effort.max(1));
+        let kernels = 1 + spec.with.len() as u32;
+        let timeout = self
+            .config
+            .timeout
+            .saturating_mul(spec.effort.max(1) * kernels);
         let call = |worker: &mut Worker| worker.trial(&needed, request, timeout);
-        match self.on_worker(slot, (spec.fresh_worker, spec.counters), call) {
+        let outcomes = match self.on_worker(slot, (spec.fresh_worker, spec.counters), call) {
             Ok((ordinal, result, wall)) => self.account(spec, ordinal, result, wall),
-            Err(outcome) => outcome,
+            Err(outcome) => vec![outcome],
+        };
+        match outcomes.len() == kernels as usize {
+            true => outcomes,
+            false => spec
+                .kernels()
+                .into_iter()
+                .map(|k| self.kernel(&spec.alone(k), case, k, slot))
+                .collect(),
         }
     }
 
@@ -258,8 +278,8 @@ impl<'a> WorkerPool<'a> {
                         match again {
                             true => retry.push(*i),
                             false => {
-                                outcomes[*i] =
-                                    Some(self.account(&specs[*i], ordinal, result, share))
+                                let mut one = self.account(&specs[*i], ordinal, result, share);
+                                outcomes[*i] = Some(one.swap_remove(0))
                             }
                         }
                     }
@@ -307,6 +327,7 @@ impl<'a> WorkerPool<'a> {
             units: spec.units,
             effort: spec.effort,
             profile: self.config.profile,
+            with: spec.with.clone(),
         };
         let mut needed = vec![(request.head(), suite)];
         if let Some(b) = spec.base {
@@ -365,7 +386,7 @@ impl<'a> WorkerPool<'a> {
         // so its timer's idle round trip (`measure::contention`) is measured on a quiet GPU;
         // so does the first trial's timer of a worker started early (`Started`), which only
         // opened its device and loaded kernels before.
-        let gpu = take_gpu(self.config, &info)
+        let gpu = crate::lock::take_gpu((&self.config.lock_dir, self.config.timeout), &info)
             .map_err(|e| Outcome::Failed(TrialFailure::Harness(e.to_string())))?;
         // Counted from inside the lock: waiting for another process is not this trial's time.
         let started = self.first_gpu_work();
@@ -386,7 +407,13 @@ impl<'a> WorkerPool<'a> {
     /// What a worker's `result` for `spec` (on GPU `ordinal`, `wall` seconds in all) makes of
     /// the trial, with its time added to the run's totals: compiles, phases, samples, and the
     /// request's wall time (a counters-only request's apart).
-    fn account(&self, spec: &TrialSpec, ordinal: i32, result: TrialResult, wall: f64) -> Outcome {
+    fn account(
+        &self,
+        spec: &TrialSpec,
+        ordinal: i32,
+        result: TrialResult,
+        wall: f64,
+    ) -> Vec<Outcome> {
         let mut totals = lock(&self.totals);
         totals.compiled += result.compiled;
         totals.cached += result.cached;
@@ -423,26 +450,33 @@ impl<'a> WorkerPool<'a> {
         } else {
             totals.trials_seconds += wall;
         }
-        match result.outcome {
-            Ok(data) => {
-                if spec.counters {
-                    totals.counter_reads += 1;
-                } else {
+        let Ok(mut data) = result.outcome else {
+            return vec![Outcome::Failed(result.outcome.expect_err("not Ok"))];
+        };
+        if spec.counters {
+            totals.counter_reads += 1;
+        }
+        // A group's kernels share the setup, the check and the sampling time.
+        let with = std::mem::take(&mut data.with);
+        let share =
+            (result.spent.get("setup") + result.spent.get("check") + data.samples.wall_seconds)
+                / (1 + with.len()) as f64;
+        std::iter::once(data)
+            .chain(with)
+            .map(|data| {
+                if !spec.counters {
                     totals.add(&data.samples);
                 }
                 Outcome::Measured(Box::new(Measured {
                     ordinal,
-                    seconds: result.spent.get("setup")
-                        + result.spent.get("check")
-                        + data.samples.wall_seconds,
+                    seconds: share,
                     samples: data.samples,
                     footprint: data.footprint,
                     base_footprint: data.base_footprint,
                     counters: data.counters.map(|c| *c),
                 }))
-            }
-            Err(failure) => Outcome::Failed(failure),
-        }
+            })
+            .collect()
     }
 }
 
@@ -457,31 +491,6 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 fn sent_again(results: &[TrialResult]) -> Vec<bool> {
     let some_read = results.iter().any(|r| !r.again);
     results.iter().map(|r| r.again && some_read).collect()
-}
-
-/// The lock of `info`'s physical GPU (`crate::lock`), waiting — and saying for whom — while
-/// another kernelgate process measures on it; at most ten trial time-outs and a minute.
-fn take_gpu(
-    config: &Config,
-    info: &DeviceInfo,
-) -> Result<crate::lock::Held, crate::lock::LockError> {
-    let path = crate::lock::gpu_lock_path(&config.lock_dir, info.uuid.as_deref(), info.ordinal);
-    let what = format!(
-        "GPU {} ({})",
-        info.ordinal,
-        info.uuid.as_deref().unwrap_or("UUID unknown")
-    );
-    let wait = config
-        .timeout
-        .saturating_mul(10)
-        .saturating_add(std::time::Duration::from_secs(60));
-    crate::lock::acquire(&path, &what, wait, &mut |holder, waited| {
-        eprintln!(
-            "kernelgate: {what} is measuring for {holder}; waiting for it ({} s so far; one trial at a time per GPU, `{}`)",
-            waited.as_secs(),
-            path.display()
-        )
-    })
 }
 
 impl Executor for WorkerPool<'_> {
@@ -500,6 +509,15 @@ impl Executor for WorkerPool<'_> {
         match spec.kind {
             Kind::Compile => self.compile(spec.suite, slot),
             Kind::Kernel { case, kernel } => self.kernel(spec, case, kernel, slot),
+        }
+    }
+
+    fn execute_group(&self, slot: usize, spec: &TrialSpec) -> Vec<Outcome> {
+        match spec.kind {
+            Kind::Kernel { case, kernel } if !spec.with.is_empty() => {
+                self.kernels(spec, case, kernel, slot)
+            }
+            _ => vec![self.execute(slot, spec)],
         }
     }
 

@@ -91,6 +91,10 @@ pub struct TrialRequest {
     /// prepare and flush, and the host's waits, in the result's `spent` (`sampling.*`).
     #[serde(default)]
     pub profile: bool,
+    /// Other kernels of the case (variants of `kernel`) timed in the same rounds against one
+    /// set of reference samples, each checked and answered in [`TrialData::with`], in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub with: Vec<usize>,
 }
 
 impl TrialRequest {
@@ -148,6 +152,10 @@ pub struct TrialData {
     pub base_footprint: Option<Footprint>,
     /// The hardware counters, when the request asked for them.
     pub counters: Option<Box<crate::measure::counters::CounterReport>>,
+    /// The request's `with` kernels' own, in order (their reference samples the same as
+    /// these).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub with: Vec<TrialData>,
 }
 
 /// A trial's result.
@@ -252,6 +260,7 @@ mod tests {
             units: 2,
             effort: 1,
             profile: false,
+            with: Vec::new(),
         };
         let line = encode_request(&Request::Counters(vec![req])).unwrap();
         match serde_json::from_str(line.trim_end()).unwrap() {

@@ -129,17 +129,30 @@ pub fn serve(path: PathBuf) -> i32 {
                 suites.insert(at, *suite);
             }
             (Request::Trial(req), Ok(script)) => {
-                let name = match suites.get(&SuiteRef::Head(req.suite)) {
-                    Some(s) => s.trial_name(req.case, req.kernel),
-                    None => return crate::exit::WORKER_FAILED_INSIDE.into(),
+                let Some(suite) = suites.get(&SuiteRef::Head(req.suite)) else {
+                    return crate::exit::WORKER_FAILED_INSIDE.into();
                 };
-                let (call, answer) = script.next(&path, &name);
+                let against = req.base.is_some() || req.kernel != suite.reference;
                 count(&path, &gpu);
-                let against = req.base.is_some() || {
-                    let suite = &suites[&SuiteRef::Head(req.suite)];
-                    req.kernel != suite.reference
-                };
-                let result = answered(&name, call, &req, &answer, against);
+                // A group (`with`): each kernel answers as its trial's script says, all
+                // against the first's reference samples; the first fault fails the group.
+                let kernels = std::iter::once(req.kernel).chain(req.with.iter().copied());
+                let mut results = kernels.map(|k| {
+                    let name = suite.trial_name(req.case, k);
+                    let (call, answer) = script.next(&path, &name);
+                    answered(&name, call, &req, &answer, against)
+                });
+                let mut result = results.next().expect("the request's own kernel");
+                for other in results {
+                    match (&mut result.outcome, other.outcome) {
+                        (Ok(lead), Ok(mut data)) => {
+                            data.samples.reference = lead.samples.reference.clone();
+                            lead.with.push(data);
+                        }
+                        (Ok(_), Err(e)) => result.outcome = Err(e),
+                        (Err(_), _) => {}
+                    }
+                }
                 let fatal = result.outcome.as_ref().is_err_and(TrialFailure::is_fatal);
                 reply(&Response::Trial(Box::new(result)));
                 if fatal {
@@ -277,6 +290,7 @@ fn answered(
             base_footprint: req.base.map(|_| footprint.clone()),
             footprint,
             counters: None,
+            with: Vec::new(),
         }),
         ..TrialResult::failed(TrialFailure::Harness(String::new()))
     }

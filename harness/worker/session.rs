@@ -222,7 +222,7 @@ impl Session {
         // that the driver's local-memory reservation (kept once made) shows as a drop.
         let first = InputSet::new(req.case, req.seed);
         first.upload(&self.gpu, trial.kernels, suite, &bufs)?;
-        let (footprint, base_footprint) = trial.footprints(&bufs)?;
+        let (footprints, base_footprint) = trial.footprints(&bufs)?;
         spent::since("setup", clock);
         let clock = Instant::now();
         // Timed launches rotate over `INPUT_SETS` input sets: the check's first sets, whose
@@ -244,11 +244,23 @@ impl Session {
         };
         let samples = time_units(&trial, timer, copies, &expected)?;
         self.gpu.synchronize()?;
+        let mut each = samples
+            .into_iter()
+            .zip(footprints)
+            .map(|(samples, footprint)| TrialData {
+                samples,
+                footprint,
+                base_footprint: None,
+                counters: None,
+                with: Vec::new(),
+            });
+        let lead = each.next().ok_or_else(|| {
+            Failure::Trial(TrialFailure::Harness("a trial timed no kernel".into()))
+        })?;
         Ok(TrialData {
-            samples,
-            footprint,
             base_footprint,
-            counters: None,
+            with: each.collect(),
+            ..lead
         })
     }
 }

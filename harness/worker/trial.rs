@@ -15,7 +15,7 @@ use crate::check::reference::{Outputs, References};
 use crate::check::verify;
 use crate::device::{DeviceBuffer, Gpu};
 use crate::failure::TrialFailure;
-use crate::measure::{Footprint, Plan, Regime, Samples, Timed, Timer};
+use crate::measure::{Footprint, Plan, Regime, Sampled, Samples, Timed, Timer};
 use crate::suite::Suite;
 use std::time::Instant;
 
@@ -41,10 +41,8 @@ impl Trial<'_> {
     pub fn shared_memory_fits(&self) -> Result<(), Failure> {
         let (req, suite) = (self.req, self.suite);
         let limit = self.gpu.max_shared_optin()? as u32;
-        let mut checked: Vec<(&Suite, usize, usize)> = vec![
-            (suite, req.case, req.kernel),
-            (suite, req.case, suite.reference),
-        ];
+        let mut checked: Vec<(&Suite, usize, usize)> = vec![(suite, req.case, suite.reference)];
+        checked.extend(self.kernels().map(|k| (suite, req.case, k)));
         checked.extend(self.paired.map(|(b, bs, _)| (bs, b.case, b.kernel)));
         for (s, c, ki) in checked {
             if let Some(l) = s.cases[c].launches[ki].iter().find(|l| l.shared > limit) {
@@ -57,23 +55,26 @@ impl Trial<'_> {
         Ok(())
     }
 
-    /// The footprint of the kernel (with its FP64 use) and, paired, of the base kernel, each
+    /// The kernels the trial times: its own, then its `with` (variants timed in the same
+    /// rounds).
+    pub fn kernels(&self) -> impl Iterator<Item = usize> + '_ {
+        std::iter::once(self.req.kernel).chain(self.req.with.iter().copied())
+    }
+
+    /// The footprint of each kernel (with its FP64 use) and, paired, of the base kernel, each
     /// from one run on `bufs`.
     pub fn footprints(
         &self,
         bufs: &[DeviceBuffer],
-    ) -> Result<(Footprint, Option<Footprint>), Failure> {
-        let (k, loaded) = (self.req.kernel, self.loaded);
-        let mut footprint = footprint_of(
-            self.gpu,
-            self.suite,
-            self.req.case,
-            k,
-            &loaded.functions[k],
-            bufs,
-        )?;
-        if loaded.fp64[k].count > 0 {
-            footprint.fp64 = Some(Box::new(loaded.fp64[k].clone()));
+    ) -> Result<(Vec<Footprint>, Option<Footprint>), Failure> {
+        let (suite, case, loaded) = (self.suite, self.req.case, self.loaded);
+        let mut footprints = Vec::new();
+        for k in self.kernels() {
+            let mut f = footprint_of(self.gpu, suite, case, k, &loaded.functions[k], bufs)?;
+            if loaded.fp64[k].count > 0 {
+                f.fp64 = Some(Box::new(loaded.fp64[k].clone()));
+            }
+            footprints.push(f);
         }
         let base = match self.paired {
             Some((b, bs, bl)) => Some(footprint_of(
@@ -86,7 +87,7 @@ impl Trial<'_> {
             )?),
             None => None,
         };
-        Ok((footprint, base))
+        Ok((footprints, base))
     }
 
     /// Checks the kernel against the reference (unless the request says not to: a re-measure)
@@ -100,14 +101,16 @@ impl Trial<'_> {
     ) -> Result<Vec<Outputs>, Failure> {
         let (req, funcs) = (self.req, &self.loaded.functions);
         if req.work == super::protocol::Work::CheckAndTime {
-            let first = verify::FirstInputs {
-                seed: req.seed,
-                sets,
-                kernels: self.kernels,
-            };
-            verify::verify(
-                self.gpu, self.suite, req.case, req.kernel, funcs, bufs, first, references,
-            )?;
+            for k in self.kernels() {
+                let first = verify::FirstInputs {
+                    seed: req.seed,
+                    sets,
+                    kernels: self.kernels,
+                };
+                verify::verify(
+                    self.gpu, self.suite, req.case, k, funcs, bufs, first, references,
+                )?;
+            }
         }
         sets.iter()
             .map(|set| references.outputs(self.gpu, self.suite, (set, self.kernels), funcs, bufs))
@@ -131,74 +134,108 @@ impl Trial<'_> {
 
     /// The kernel under test and what it is timed against, as operations over `copies`.
     pub fn ops<'c>(&'c self, copies: &'c Copies) -> (Op<'c>, Option<Op<'c>>) {
-        let (suite, req) = (self.suite, self.req);
-        let under_test: Which = (suite, req.case, req.kernel, &self.loaded.functions);
+        self.op_of(self.req.kernel, copies)
+    }
+
+    /// Kernel `k` of the trial's case and what it is timed against, over `copies`.
+    fn op_of<'c>(&'c self, k: usize, copies: &'c Copies) -> (Op<'c>, Option<Op<'c>>) {
+        let under_test: Which = (self.suite, self.req.case, k, &self.loaded.functions);
         timed_pair(under_test, self.against(), copies, self.kernels)
     }
 
+    /// Every kernel the trial times and what they are timed against, over `copies`.
+    fn group_ops<'c>(&'c self, copies: &'c Copies) -> (Vec<Op<'c>>, Option<Op<'c>>) {
+        let (lead, against) = self.ops(copies);
+        let with = self.req.with.iter().map(|&k| self.op_of(k, copies).0);
+        (std::iter::once(lead).chain(with).collect(), against)
+    }
+
     /// The timing settings of one of the request's allocations (units).
-    fn bench(&self) -> crate::suite::Bench {
-        let bench = self.suite.bench.with_effort(self.req.effort);
+    /// A group's rounds hold a sample of every kernel: its time (not its samples) is each
+    /// trial's times the kernels, so each gets the samples it would alone.
+    pub fn bench(&self) -> crate::suite::Bench {
+        let mut bench = self.suite.bench.with_effort(self.req.effort);
+        let kernels = 1 + self.req.with.len() as u64;
+        bench.min_time_ms *= kernels;
+        bench.max_time_ms *= kernels;
         bench.per_unit(self.req.units)
     }
 
-    /// Plans the timing (warm-up, regime) on `copies`, unless `planned` (an earlier unit's plan,
-    /// kept so every unit is timed alike), grows `copies` to what the plan needs, and samples;
-    /// the time of each step goes to the process's [`crate::spent`] registry.
+    /// Plans the timing (warm-up, regime) on `copies`, unless `planned` (an earlier unit's
+    /// plans, kept so every unit is timed alike), grows `copies` to what the plans need, and
+    /// samples every kernel in the same rounds; the time of each step goes to the process's
+    /// [`crate::spent`] registry.
     pub fn time(
         &self,
         timer: &mut Timer,
         copies: &mut Copies,
-        planned: Option<Plan>,
-    ) -> Result<(Samples, Plan), Failure> {
+        planned: Option<Vec<Plan>>,
+    ) -> Result<(Sampled, Vec<Plan>), Failure> {
         let at = Instant::now();
-        let plan = match planned {
-            Some(plan) => plan,
+        let plans = match planned {
+            Some(plans) => plans,
             None => self.plan(timer, copies)?,
         };
         crate::spent::since("warmup", at);
         // Cold: the copies made for the input sets (one, when the case does not fit twice).
-        let wanted = if plan.regime == Regime::Graph {
-            plan.copies()
-        } else {
-            copies.len()
+        let wanted = match plans[0].regime {
+            Regime::Graph => plans.iter().map(Plan::copies).max().unwrap_or(1),
+            _ => copies.len(),
         };
         let at = Instant::now();
         copies.grow(self.gpu, self.kernels, wanted)?;
         crate::spent::since("copies", at);
-        let (mut kernel, mut against) = self.ops(copies);
+        let (mut kernels, mut against) = self.group_ops(copies);
+        let mut kernels: Vec<&mut dyn Timed> = kernels.iter_mut().map(|o| o as _).collect();
         let against = against.as_mut().map(|o| o as &mut dyn Timed);
         let bench = self.bench();
         timer.set_profiling(self.gpu, self.req.profile)?;
-        let samples = timer.sample(self.gpu, &bench, plan, copies.len(), &mut kernel, against)?;
-        Ok((samples, plan))
+        let n = copies.len();
+        let sampled = timer.sample(self.gpu, &bench, &plans, n, &mut kernels, against)?;
+        Ok((sampled, plans))
     }
 
-    /// Warms up and chooses the regime and batch (`Timer::plan`); paired, one batch for both.
-    fn plan(&self, timer: &mut Timer, copies: &Copies) -> Result<Plan, Failure> {
-        let (suite, req) = (self.suite, self.req);
+    /// Kernel `i` of the group (its index in [`Trial::kernels`]) writes last after `sampled`
+    /// (`Timer::write_last`), for its outputs to be checked.
+    pub fn write_last(
+        &self,
+        timer: &mut Timer,
+        copies: &Copies,
+        (sampled, i): (&Sampled, usize),
+    ) -> Result<(), Failure> {
+        let k = self.kernels().nth(i).unwrap_or(self.req.kernel);
+        let (mut op, _) = self.op_of(k, copies);
         let bench = self.bench();
-        let under_test: Which = (suite, req.case, req.kernel, &self.loaded.functions);
-        let plan = {
-            let (mut kernel, mut against) =
-                timed_pair(under_test, self.against(), copies, self.kernels);
+        Ok(timer.write_last(self.gpu, &bench, (sampled, i), &mut op, copies.len())?)
+    }
+
+    /// Warms up and chooses the regime and batches (`Timer::plan`); paired, one batch for
+    /// both.
+    fn plan(&self, timer: &mut Timer, copies: &Copies) -> Result<Vec<Plan>, Failure> {
+        let bench = self.bench();
+        let plans = {
+            let (mut kernels, mut against) = self.group_ops(copies);
+            let mut kernels: Vec<&mut dyn Timed> = kernels.iter_mut().map(|o| o as _).collect();
             let against = against.as_mut().map(|o| o as &mut dyn Timed);
-            timer.plan(self.gpu, &bench, &mut kernel, against, req.regime)?
+            timer.plan(self.gpu, &bench, &mut kernels, against, self.req.regime)?
         };
         // Paired: base and candidate replayed in graphs of one size. Seen on an H200, paired
         // A/A with batches chosen per side from each pilot (16 and 32 launches): the same
         // ~4 µs kernel read 3.8–4.3% slower on one side, every run (a graph's launch cost is
         // spread over its launches).
         Ok(match self.paired {
-            Some(_) => {
-                let batch = plan.kernel_batch.max(plan.reference_batch);
-                Plan {
-                    kernel_batch: batch,
-                    reference_batch: batch,
-                    ..plan
-                }
-            }
-            None => plan,
+            Some(_) => plans
+                .into_iter()
+                .map(|p| {
+                    let batch = p.kernel_batch.max(p.reference_batch);
+                    Plan {
+                        kernel_batch: batch,
+                        reference_batch: batch,
+                        ..p
+                    }
+                })
+                .collect(),
+            None => plans,
         })
     }
 
@@ -213,13 +250,13 @@ impl Trial<'_> {
     pub fn fresh_inputs(
         &self,
         timer: &mut Timer,
-        copies: &Copies,
+        (copies, k): (&Copies, usize),
         timed: Option<&[f64]>,
     ) -> Result<(), Failure> {
         use crate::measure::memo::{remembers, PROBES};
         let (suite, req, gpu) = (self.suite, self.req, self.gpu);
         let bench = suite.bench.with_effort(1);
-        let under_test: Which = (suite, req.case, req.kernel, &self.loaded.functions);
+        let under_test: Which = (suite, req.case, k, &self.loaded.functions);
         let (mut kernel, _) = timed_pair(under_test, None, copies, self.kernels);
         // Seen first: the contents timing just used, which any cache that served it holds.
         // Then fresh ones, each new: whatever a cache keeps, it cannot have these.
@@ -253,7 +290,7 @@ impl Trial<'_> {
         let median = |v: &[f64]| crate::stats::Summary::of(v).map_or(0.0, |s| s.median);
         Err(Failure::Wrong(format!(
             "kernel `{}` is faster on inputs it has seen: {} per launch on the contents it was timed on, {} on fresh contents ({PROBES} launches each, every fresh one slower): it keeps results keyed on its inputs, so its timed launches are not its cost (docs/timing-integrity.md §3)",
-            suite.kernels[req.kernel].name,
+            suite.kernels[k].name,
             crate::report::duration(median(&seen)),
             crate::report::duration(median(&fresh)),
         )))
@@ -265,14 +302,14 @@ impl Trial<'_> {
     /// case declares.
     pub fn check_timed(
         &self,
-        copies: &Copies,
+        (copies, k): (&Copies, usize),
         plan: Plan,
         samples: &Samples,
         (expected, seeds): (&[Outputs], &[u64]),
     ) -> Result<(), Failure> {
         let (suite, req) = (self.suite, self.req);
         let used = plan.kernel_copies().min(copies.len());
-        let at = (req.case, req.kernel);
+        let at = (req.case, k);
         copies.check(self.gpu, self.kernels, suite, at, used, expected, seeds)?;
         let Some(median) = samples.kernel_summary().map(|s| s.median) else {
             return Ok(());
@@ -291,8 +328,7 @@ impl Trial<'_> {
         let from_dram =
             bench.l2_flush != crate::suite::Flush::Off && launches as f64 * moved >= 2.0 * l2;
         let work = (case.flops, suite.bench.flops_type);
-        plausible(case.bytes, work, median, &self.gpu.info, from_dram).map_err(|m| {
-            Failure::Wrong(format!("kernel `{}`: {m}", suite.kernels[req.kernel].name))
-        })
+        plausible(case.bytes, work, median, &self.gpu.info, from_dram)
+            .map_err(|m| Failure::Wrong(format!("kernel `{}`: {m}", suite.kernels[k].name)))
     }
 }

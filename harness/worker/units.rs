@@ -32,21 +32,22 @@ pub(super) struct Expected<'a> {
     pub seeds: &'a [u64],
 }
 
-/// Times `trial` on `req.units` allocations, the first on `copies`; returns the pooled samples,
-/// one [`crate::measure::Unit`] per allocation. Making (and freeing) each allocation's copies
-/// counts as `copies`, checking what its timed launches left as `timed_check`
-/// ([`crate::spent`]).
+/// Times `trial` (every kernel of its group, in the same rounds) on `req.units` allocations,
+/// the first on `copies`; returns each kernel's pooled samples, one [`crate::measure::Unit`]
+/// per allocation. Making (and freeing) each allocation's copies counts as `copies`, checking
+/// what its timed launches left as `timed_check` ([`crate::spent`]).
 pub(super) fn time_units(
     trial: &Trial,
     timer: &mut Timer,
     copies: Copies,
     expected: &Expected,
-) -> Result<Samples, Failure> {
+) -> Result<Vec<Samples>, Failure> {
     let units = trial.req.units.max(1);
+    let kernels: Vec<usize> = trial.kernels().collect();
     let mut spacers: Vec<DeviceBuffer> = Vec::new();
     let mut copies = Some(copies);
-    let mut pooled: Option<Samples> = None;
-    let mut plan: Option<Plan> = None;
+    let mut pooled: Vec<Samples> = Vec::new();
+    let mut plans: Option<Vec<Plan>> = None;
     let since_us = crate::measure::now_us();
     let mut others = None;
     for u in 0..units {
@@ -59,41 +60,60 @@ pub(super) fn time_units(
             }
         };
         spent::since("copies", at);
-        let (mut samples, p) = trial.time(timer, &mut here, plan)?;
-        plan = Some(p);
+        let (mut sampled, p) = trial.time(timer, &mut here, plans.take())?;
         // Once the last allocation is sampled, NVML is asked (on a thread) while its timed
         // launches are checked.
         if u + 1 == units {
             others = Some(timer.ask_others(since_us));
         }
         let at = Instant::now();
-        trial.check_timed(&here, p, &samples, (expected.outputs, expected.seeds))?;
-        // The first measurement's first unit only: a re-measure times the same kernel again,
-        // and a further unit would only repeat the question on other buffers.
-        if u == 0 && trial.req.work == super::protocol::Work::CheckAndTime {
-            let cold = samples.regime == crate::measure::Regime::Cold;
-            trial.fresh_inputs(timer, &here, cold.then_some(samples.kernel.as_slice()))?;
+        for (i, &k) in kernels.iter().enumerate() {
+            trial.write_last(timer, &here, (&sampled, i))?;
+            let samples = &sampled.samples[i];
+            trial.check_timed(
+                (&here, k),
+                p[i],
+                samples,
+                (expected.outputs, expected.seeds),
+            )?;
+            // The first measurement's first unit only: a re-measure times the same kernel
+            // again, and a further unit would only repeat the question on other buffers.
+            if u == 0 && trial.req.work == super::protocol::Work::CheckAndTime {
+                let cold = samples.regime == crate::measure::Regime::Cold;
+                let timed = cold.then_some(samples.kernel.as_slice());
+                trial.fresh_inputs(timer, (&here, k), timed)?;
+            }
         }
+        plans = Some(p);
         spent::since("timed_check", at);
-        samples.close_unit();
+        let taken = std::mem::take(&mut sampled.samples);
         let at = Instant::now();
+        // The graphs (captured on these copies) first, then the copies.
+        drop(sampled);
         drop(here);
         spent::since("copies", at);
-        match pooled.as_mut() {
-            Some(all) => all.append(samples),
-            None => pooled = Some(samples),
+        for (i, mut samples) in taken.into_iter().enumerate() {
+            samples.close_unit();
+            match pooled.get_mut(i) {
+                Some(all) => all.append(samples),
+                None => pooled.push(samples),
+            }
         }
     }
     let at = Instant::now();
     drop(spacers);
     spent::since("copies", at);
-    let mut pooled = pooled.ok_or_else(|| {
-        Failure::Trial(TrialFailure::Harness("a trial was timed on no unit".into()))
-    })?;
+    if pooled.is_empty() {
+        let none = TrialFailure::Harness("a trial was timed on no unit".into());
+        return Err(Failure::Trial(none));
+    }
     // Another process on the GPU while any allocation was timed: not to be trusted.
-    let clocks = &mut pooled.clocks;
-    clocks.others = others.map_or_else(Vec::new, |q| timer.others(q));
-    clocks.unreliable |= !clocks.others.is_empty();
+    let others = others.map_or_else(Vec::new, |q| timer.others(q));
+    for samples in &mut pooled {
+        let clocks = &mut samples.clocks;
+        clocks.others = others.clone();
+        clocks.unreliable |= !clocks.others.is_empty();
+    }
     Ok(pooled)
 }
 

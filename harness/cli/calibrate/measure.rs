@@ -45,6 +45,7 @@ pub fn ask(
         units: crate::runner::units(crate::config::Mode::Gate, effort),
         fresh_worker: false,
         effort,
+        with: Vec::new(),
     }
 }
 
