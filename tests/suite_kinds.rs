@@ -363,6 +363,18 @@ fn a_missing_include_is_named_at_its_line() {
     assert!(d.message.starts_with("`nothere.h` is not in `"), "{d}");
 }
 
+/// A standard header written in quotes (llm.c's `#include "assert.h"`): host code, so nvcc
+/// compiles the source, and nvcc goes on to the host compiler's folders and finds it, as it
+/// would `<assert.h>` — not a missing include.
+#[test]
+fn a_standard_header_in_quotes_is_found_where_nvcc_compiles() {
+    let dir = folder("quoted_standard", BASE);
+    std::fs::write(dir.join("k.cu"), format!("#include \"assert.h\"\n{SOURCE}")).unwrap();
+    let suites = load_dir(&dir).unwrap();
+    let nvcc = suites[0].sources[0].nvcc.as_deref().unwrap_or_default();
+    assert!(nvcc.contains("assert.h"), "{nvcc}");
+}
+
 /// `kernelgate lint` in a folder holding `kinds.toml` as `text` (target sm_90): its exit code
 /// and standard error.
 fn lint(name: &str, text: &str) -> (Option<i32>, String) {

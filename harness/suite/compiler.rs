@@ -200,7 +200,10 @@ pub(super) fn check_includes(
                 .chain(include_dirs)
                 .chain(cuda)
                 .any(|d| d.join(name).is_file());
-            if !found {
+            // nvcc goes on to the host compiler's folders, as `<...>` would: a standard header
+            // written in quotes (llm.c's `#include "assert.h"`) is found there.
+            let system = s.nvcc.is_some() && STANDARD_HEADERS.contains(&name);
+            if !found && !system {
                 ctx.diagnostics.push(crate::error::Diagnostic {
                     file: s.path.clone(),
                     line: inc.at.0,
@@ -214,6 +217,13 @@ pub(super) fn check_includes(
         }
     }
 }
+
+/// The C and C++ standard library's headers, which a host compiler finds in its own folders.
+const STANDARD_HEADERS: &[&str] = &[
+    "assert.h", "ctype.h", "errno.h", "float.h", "limits.h", "math.h", "stdarg.h", "stddef.h",
+    "stdint.h", "stdio.h", "stdlib.h", "string.h", "time.h", "cassert", "cfloat", "climits",
+    "cmath", "cstddef", "cstdint", "cstdio", "cstdlib", "cstring", "ctime",
+];
 
 #[cfg(test)]
 mod tests {
