@@ -215,6 +215,21 @@ fn a_source_with_host_code_compiles_with_nvcc() {
         "{}",
         text(&o)
     );
+    // A host function of the kernel's name (llm.c's launchers are named after their kernels):
+    // the kernel's address cannot be taken by name, and the error says why.
+    let launcher =
+        "template <typename T>\nvoid add(T *c, int n) { add<T><<<1, 1>>>(c, c, c, n); }\n";
+    std::fs::write(dir.join("src/cuda/add.cu"), format!("{MIXED}{launcher}")).unwrap();
+    std::fs::write(dir.join("perf/suites/add.toml"), SUITE).unwrap();
+    let o = kernelgate(&dir, &["lint"], &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        text(&o).contains(
+            "hint: `add<float>` names more than one function (a host function of the same name?)"
+        ),
+        "{}",
+        text(&o)
+    );
 }
 
 /// PTX that a missing comma breaks in a body: the loader reads its entries, ptxas (here with

@@ -217,8 +217,16 @@ pub fn host_only_hint(log: &str) -> Option<String> {
 
 /// The header NVRTC's log says it could not open first (`cannot open source file "x"`).
 fn unopened(log: &str) -> Option<&str> {
-    let at = log.find("cannot open source file \"")? + "cannot open source file \"".len();
-    Some(&log[at..at + log[at..].find('"')?])
+    // NVRTC's words, then the host compiler's under nvcc.
+    if let Some(at) = log.find("cannot open source file \"") {
+        let at = at + "cannot open source file \"".len();
+        return Some(&log[at..at + log[at..].find('"')?]);
+    }
+    let line = log
+        .lines()
+        .find(|l| l.ends_with(": No such file or directory"))?;
+    let line = line.strip_suffix(": No such file or directory")?;
+    Some(&line[line.rfind("fatal error: ")? + "fatal error: ".len()..])
 }
 
 /// What device code includes instead of the standard header `header`: libcu++'s
@@ -255,6 +263,9 @@ pub fn missing_header_hint(log: &str, found: &CudaHeaders) -> Option<String> {
         || header.starts_with("sm_")
         || header.starts_with("mma.h")
         || header.starts_with("device_");
+    if header.starts_with("cublas") {
+        return Some(format!("`{header}` comes with cuBLAS, not with CUDA's runtime headers: the `nvidia-cublas` wheel's `nvidia/cu13/include` or a toolkit's `include`; put that folder in the suite's `include_dirs` (or on CPATH)"));
+    }
     if !cuda {
         return Some(format!(
             "`{header}` is not a CUDA header: put its folder in the suite's `include_dirs`"
@@ -345,6 +356,13 @@ mod tests {
             .unwrap()
             .contains("include_dirs"));
         assert_eq!(missing_header_hint("error: expected a `;`", &none), None);
+        // nvcc's host compiler, on llm.c's `common.h`.
+        let log = "common.h:4:10: fatal error: cublas_v2.h: No such file or directory";
+        let hint = missing_header_hint(log, &none).unwrap();
+        assert!(
+            hint.starts_with("`cublas_v2.h` comes with cuBLAS") && hint.contains("nvidia-cublas"),
+            "{hint}"
+        );
         let log = "t.cu(1): catastrophic error: cannot open source file \"cstdint\"";
         let hint = host_only_hint(log).unwrap();
         assert!(

@@ -161,11 +161,26 @@ fn ptx_of(
             .enumerate()
             .find(|(i, _)| log.contains(&format!("kernelgate_entries.cu({})", i + 2)))
         {
+            // A kernel named as a host function is (llm.c's launchers take their kernels'
+            // names): its address cannot be taken by name alone.
+            if log.contains("which instance of") {
+                let log = format!("{log}\nhint: `{}` names more than one function (a host function of the same name?): kernelgate takes the kernel's address by its name, so rename one of them", e.1);
+                return Err(CompileError::Source {
+                    compiler: "nvcc",
+                    path,
+                    log,
+                });
+            }
             return Err(CompileError::NoEntry {
                 entry: e.1.clone(),
                 path,
             });
         }
+        let cuda = &super::headers::cuda_headers();
+        let log = match super::headers::missing_header_hint(&log, cuda) {
+            Some(hint) if hint.contains("cuBLAS") => format!("{log}\nhint: {hint}"),
+            _ => log,
+        };
         return Err(CompileError::Source {
             compiler: "nvcc",
             path,
