@@ -189,10 +189,10 @@ fn first_suite(kernel: &Path, entry: &str, suites: &Path) -> Result<(PathBuf, St
     };
     let path = suites.join(format!("{name}.toml"));
     let source = relative(kernel, suites)?;
-    let mut includes = Vec::new();
-    for dir in include_dirs(kernel, &text) {
-        includes.push(format!("\"{}\"", relative(&dir, suites)?));
-    }
+    let includes = include_dirs(kernel, &text)
+        .iter()
+        .map(|dir| Ok(format!("\"{}\"", relative(dir, suites)?)))
+        .collect::<Result<Vec<_>, InitError>>()?;
     let mut suite = suite_text(&name, &source, entry, &sig);
     if !includes.is_empty() {
         let line = format!("include_dirs = [{}]\n", includes.join(", "));
@@ -225,11 +225,8 @@ fn include_dirs(kernel: &Path, text: &str) -> Vec<PathBuf> {
             .iter()
             .filter(|f| f.ends_with(name))
             .map(|f| {
-                let mut d = f.clone();
-                for _ in Path::new(name).components() {
-                    d.pop();
-                }
-                d
+                let depth = Path::new(name).components().count();
+                f.ancestors().nth(depth).unwrap_or(f).to_path_buf()
             })
             .collect();
         match found.as_slice() {
@@ -276,10 +273,7 @@ fn relative(to: &Path, from: &Path) -> Result<String, InitError> {
         .take_while(|(a, b)| a == b)
         .count();
     let ups = from.components().count() - common;
-    let mut out = PathBuf::new();
-    for _ in 0..ups {
-        out.push("..");
-    }
+    let mut out: PathBuf = std::iter::repeat_n("..", ups).collect();
     out.extend(to.components().skip(common));
     Ok(out.display().to_string())
 }
