@@ -93,32 +93,30 @@ pub fn lint(files: &[PathBuf]) -> ExitCode {
     if !files.is_empty() {
         return lint_files(files);
     }
-    let (config, suites) = match project_suites() {
-        Ok(loaded) => loaded,
-        Err(code) => return code,
-    };
+    lint_project().unwrap_or_else(|code| code)
+}
+
+/// `kernelgate lint` of the project; `Err` is an exit before anything is compiled.
+fn lint_project() -> Result<ExitCode, ExitCode> {
+    let (config, suites) = project_suites()?;
     // Every stored baseline parsed and validated, so GPU-less CI catches a broken one.
-    let baselines = match super::suites::check_baselines(&config, None, "kernelgate lint", "") {
-        Ok(files) => {
-            super::suites::stale_entries(&files, &suites);
-            files.len()
-        }
-        Err(code) => return code,
-    };
+    let files = super::suites::check_baselines(&config, None, "kernelgate lint", "")?;
+    super::suites::stale_entries(&files, &suites);
+    let baselines = files.len();
     let kernels: usize = suites.iter().map(|s| s.kernels.len()).sum();
     let cases: usize = suites.iter().map(|s| s.cases.len()).sum();
     // PTX assembled by ptxas, with or without NVRTC: what the driver would reject at run time;
     // and launch expressions that read the device, for every known device of the target.
     if ptx_problems(&suites, &config.arch) + device_problems(&suites, &config.arch) > 0 {
-        return crate::exit::code(crate::exit::BAD_INPUT);
+        return Err(crate::exit::code(crate::exit::BAD_INPUT));
     }
     if let Some(reason) = crate::device::nvrtc_missing() {
         if config.require_nvrtc {
             eprintln!("error: {reason} (KERNELGATE_REQUIRE_NVRTC is set)");
-            return crate::exit::code(crate::exit::BAD_INPUT);
+            return Err(crate::exit::code(crate::exit::BAD_INPUT));
         }
         println!("kernelgate lint: {} suite(s), {kernels} kernel(s), {cases} case(s), {} baseline file(s) valid; not compiled: {reason}", suites.len(), baselines);
-        return ExitCode::SUCCESS;
+        return Ok(ExitCode::SUCCESS);
     }
     let mut failed = 0;
     let mut breaches = 0;
@@ -182,11 +180,11 @@ pub fn lint(files: &[PathBuf]) -> ExitCode {
     if breaches > 0 {
         println!("kernelgate lint: {breaches} kernel(s) hold FP64 instructions where fp64 = \"forbid\", or launch what their code cannot run on {}", config.arch);
     }
-    if failed > 0 || breaches > 0 {
+    Ok(if failed > 0 || breaches > 0 {
         crate::exit::code(crate::exit::COMPILE_ERROR)
     } else {
         ExitCode::SUCCESS
-    }
+    })
 }
 
 /// Each suite whose expressions read the device, loaded again for every known device of `arch`

@@ -65,6 +65,15 @@ pub fn run_with(args: impl Iterator<Item = String>, launcher: Option<String>) ->
         let cache = Config::from_env().map(|c| c.cache).ok();
         return ExitCode::from(crate::worker::serve(cache) as u8);
     }
+    run_trials(args, launcher).unwrap_or_else(|code| code)
+}
+
+/// [`run_with`] in the process that runs the trials: `Err` is an exit that comes before them
+/// (bad input, printed).
+fn run_trials(
+    args: impl Iterator<Item = String>,
+    launcher: Option<String>,
+) -> Result<ExitCode, ExitCode> {
     let entry = crate::report::totals::mark_entry();
     crate::project::enter();
     let args: Vec<String> = args.collect();
@@ -72,15 +81,12 @@ pub fn run_with(args: impl Iterator<Item = String>, launcher: Option<String>) ->
     let mut args = Arguments::from_iter(args);
     // One thread keeps each trial's figures on its own line, in order.
     args.test_threads.get_or_insert(1);
-    let config = match Config::from_env() {
-        Ok(c) => Config {
-            launcher: launcher.unwrap_or_else(|| perf_launcher(&program)),
-            ..c
-        },
-        Err(e) => return exit::bad_input(e),
+    let config = Config {
+        launcher: launcher.unwrap_or_else(|| perf_launcher(&program)),
+        ..Config::from_env().map_err(exit::bad_input)?
     };
     if config.mode == Mode::Bless && config::in_ci() && !config::bless_in_ci() {
-        return exit::bad_input("KERNELGATE_BLESS is refused when `CI` is set: baselines are recorded on purpose, by a person, and reviewed (unset CI to bless locally; a CI job made to bless, started by hand, sets KERNELGATE_BLESS_IN_CI=1 and has the result reviewed)");
+        return Err(exit::bad_input("KERNELGATE_BLESS is refused when `CI` is set: baselines are recorded on purpose, by a person, and reviewed (unset CI to bless locally; a CI job made to bless, started by hand, sets KERNELGATE_BLESS_IN_CI=1 and has the result reviewed)"));
     }
     // SIGTERM (a CI time limit) or SIGINT: finish cleanly with what ran (`stop`).
     crate::stop::install();
@@ -97,35 +103,29 @@ pub fn run_with(args: impl Iterator<Item = String>, launcher: Option<String>) ->
     if crate::suite::device::named_in(&config.suites) {
         crate::suite::device::set_from_gpu(config.devices.first().copied().unwrap_or(0));
     }
-    let suites = match super::suites::load_suites(&config, "kernelgate", "; nothing was run") {
-        Ok(s) => s,
-        Err(code) => return code,
-    };
+    let suites = super::suites::load_suites(&config, "kernelgate", "; nothing was run")?;
     // The stored baselines this run reads, validated before anything runs (paired mode reads
     // none).
     let stored = match config.base {
         Some(_) => Vec::new(),
-        None => match super::suites::check_baselines(
+        None => super::suites::check_baselines(
             &config,
             Some(&suites),
             "kernelgate",
             "; nothing was run",
-        ) {
-            Ok(files) => files,
-            Err(code) => return code,
-        },
+        )?,
     };
     // Paired mode: the base revision's suites, loaded and validated before anything runs.
     let preparing = Instant::now();
     let base = match &config.base {
         None => None,
         Some(_) if config.mode == Mode::Bless => {
-            return exit::bad_input(crate::paired::PairedError::Bless);
+            return Err(exit::bad_input(crate::paired::PairedError::Bless));
         }
-        Some(rev) => match crate::paired::load(rev, &config.suites, &config.base_dir(), &suites) {
-            Ok(b) => Some(b),
-            Err(e) => return exit::bad_input(e),
-        },
+        Some(rev) => Some(
+            crate::paired::load(rev, &config.suites, &config.base_dir(), &suites)
+                .map_err(exit::bad_input)?,
+        ),
     };
     let base_seconds = base.as_ref().map(|_| preparing.elapsed().as_secs_f64());
     let pretty = matches!(args.format, None | Some(FormatSetting::Pretty)) && !args.quiet;
@@ -153,12 +153,9 @@ pub fn run_with(args: impl Iterator<Item = String>, launcher: Option<String>) ->
                     .with_ignored_flag(nextest::listed_ignored(&config, p))
             })
             .collect();
-        return libtest_mimic::run(&args, trials).exit_code();
+        return Ok(libtest_mimic::run(&args, trials).exit_code());
     }
-    let invocation = match nextest::invocation(exact, nextest::target_dir()) {
-        Ok(i) => i,
-        Err(e) => return exit::bad_input(e),
-    };
+    let invocation = nextest::invocation(exact, nextest::target_dir()).map_err(exit::bad_input)?;
     let start = Instant::now();
     let loaded = entry.elapsed().as_secs_f64();
     // A trial carries the flag it was listed with where that decides what runs (under nextest,
@@ -188,10 +185,8 @@ pub fn run_with(args: impl Iterator<Item = String>, launcher: Option<String>) ->
                 started,
                 loaded: (loaded, base_seconds),
             };
-            match execute(&config, (&suites, base.as_ref()), run) {
-                Ok(ran) => (ran.results.clone(), Some(ran)),
-                Err(e) => return exit::bad_input(e),
-            }
+            let ran = execute(&config, (&suites, base.as_ref()), run).map_err(exit::bad_input)?;
+            (ran.results.clone(), Some(ran))
         }
         Invocation::Nextest(run) => {
             // The process that runs the trials runs all of them, as `cargo test --test perf`
@@ -214,13 +209,9 @@ pub fn run_with(args: impl Iterator<Item = String>, launcher: Option<String>) ->
                 execute(&config_for_run, (&suites, base.as_ref()), run)
                     .map(|ran| (ran.results.clone(), ran))
             });
-            match shared {
-                Ok(shared) => {
-                    eprintln!("{}", shared.note);
-                    (shared.results, shared.ran)
-                }
-                Err(e) => return exit::bad_input(e),
-            }
+            let shared = shared.map_err(exit::bad_input)?;
+            eprintln!("{}", shared.note);
+            (shared.results, shared.ran)
         }
     };
     // The trials this process answers for: under nextest, its own; otherwise all that ran.
@@ -288,13 +279,13 @@ pub fn run_with(args: impl Iterator<Item = String>, launcher: Option<String>) ->
         println!(
             "kernelgate: {why}: the trials that finished are above and in the results file, which is marked incomplete; the others have no verdict"
         );
-        return exit::code(exit::BAD_INPUT);
+        return Ok(exit::code(exit::BAD_INPUT));
     }
-    match (own.worst_failure(), report_failed) {
+    Ok(match (own.worst_failure(), report_failed) {
         (Some(kind), _) => exit::code(kind.exit_code()),
         (None, true) => exit::code(exit::BAD_INPUT),
         (None, false) => conclusion.exit_code(),
-    }
+    })
 }
 
 /// What running the trials produced, in the process that ran them.

@@ -34,28 +34,25 @@ pub struct Request {
 
 /// The `kernelgate sass` command.
 pub fn sass(request: &Request) -> ExitCode {
-    let (config, archs) = match Config::from_env().and_then(|c| Ok((c, crate::config::archs()?))) {
-        Ok(c) => c,
-        Err(e) => return exit::bad_input(e),
-    };
-    let suites = match super::suites::load_suites(&config, "kernelgate sass", "") {
-        Ok(s) => s,
-        Err(code) => return code,
-    };
+    sass_or_exit(request).unwrap_or_else(|code| code)
+}
+
+/// [`sass`]; `Err` is an exit before anything is built (bad input, printed).
+fn sass_or_exit(request: &Request) -> Result<ExitCode, ExitCode> {
+    let config = Config::from_env().map_err(exit::bad_input)?;
+    let archs = crate::config::archs().map_err(exit::bad_input)?;
+    let suites = super::suites::load_suites(&config, "kernelgate sass", "")?;
     if let Some(reason) = crate::device::nvrtc_missing() {
-        return exit::bad_input(format!(
+        return Err(exit::bad_input(format!(
             "kernelgate sass compiles the kernels with NVRTC: {reason}"
-        ));
+        )));
     }
-    let disassembler = match (!request.json).then(Disassembler::find).transpose() {
-        Ok(d) => d,
-        Err(e) => return exit::bad_input(e),
-    };
+    let disassembler = (!request.json)
+        .then(Disassembler::find)
+        .transpose()
+        .map_err(exit::bad_input)?;
     let load = |rev| crate::paired::load(rev, &config.suites, &config.base_dir(), &suites);
-    let base = match request.base.as_deref().map(load).transpose() {
-        Ok(b) => b,
-        Err(e) => return exit::bad_input(e),
-    };
+    let base = (request.base.as_deref().map(load).transpose()).map_err(exit::bad_input)?;
     let toolchain = Toolchain::here();
     let mut run = Run {
         config: &config,
@@ -105,7 +102,7 @@ pub fn sass(request: &Request) -> ExitCode {
         Ok(_) => {}
         // `kernelgate sass | head`: the reader has what it wanted.
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
-        Err(e) => return exit::bad_input(format!("cannot write the output: {e}")),
+        Err(e) => return Err(exit::bad_input(format!("cannot write the output: {e}"))),
     }
-    exit::code(run.worst)
+    Ok(exit::code(run.worst))
 }
