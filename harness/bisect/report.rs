@@ -140,9 +140,8 @@ impl Report<'_> {
                     parent.short()
                 ));
             }
-            if let Some(why) = note.as_ref().filter(|_| !diffs.is_empty()) {
-                out.push(format!("  (no SASS listings: {why})"));
-            }
+            let why = note.as_ref().filter(|_| !diffs.is_empty());
+            out.extend(why.map(|why| format!("  (no SASS listings: {why})")));
             for d in diffs {
                 out.extend(d.lines().into_iter().map(|l| format!("  {l}")));
             }

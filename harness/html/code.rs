@@ -81,9 +81,7 @@ fn entry_html(e: &EntryDiff, several: bool) -> String {
         short(&e.hashes[0]),
         short(&e.hashes[1])
     );
-    if let Some(r) = &e.resources {
-        out.push_str(&format!("<p>{}</p>", esc(r)));
-    }
+    out.extend(e.resources.as_ref().map(|r| format!("<p>{}</p>", esc(r))));
     if !e.mix.is_empty() {
         let rows: Vec<Vec<String>> = e
             .mix

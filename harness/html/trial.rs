@@ -14,9 +14,7 @@ pub fn commands(t: &TrialRecord) -> Vec<(&'static str, String)> {
     if let (Some(p), Some(_)) = (&c.profile, &t.measurement) {
         out.push(("profile", p.clone()));
     }
-    if let Some(b) = t.rebless() {
-        out.push(("rebless", b));
-    }
+    out.extend(t.rebless().map(|b| ("rebless", b)));
     out
 }
 

@@ -86,9 +86,7 @@ pub fn render(results: &Results) -> String {
         ("kernelgate.branch", &p.branch),
         ("kernelgate.started", &p.started),
     ] {
-        if let Some(v) = value {
-            properties.push(Property::new(name, v.as_str()));
-        }
+        properties.extend(value.as_ref().map(|v| Property::new(name, v.as_str())));
     }
     let mut report = Report::new("kernelgate");
     for (name, trials) in suites {

@@ -129,10 +129,8 @@ pub fn render(results: &Results) -> String {
             cell(why)
         ));
     }
-    for line in results.identical.iter().flat_map(super::identical::lines) {
-        out.push_str(&format!("{}\n\n", cell(&line)));
-    }
-    if let Some(line) = super::closing::new_trials(results) {
+    let identical = results.identical.iter().flat_map(super::identical::lines);
+    for line in identical.chain(super::closing::new_trials(results)) {
         out.push_str(&format!("{}\n\n", cell(&line)));
     }
     let attention: Vec<&TrialRecord> = results

@@ -114,9 +114,8 @@ pub fn footprint(f: &crate::measure::Footprint) -> String {
             bytes(f.pool_peak)
         ),
     };
-    if let Some(fp64) = f.fp64.as_ref().filter(|u| u.count > 0) {
-        out.push_str(&format!(" · fp64 ops {}", fp64.count));
-    }
+    let fp64 = f.fp64.as_ref().filter(|u| u.count > 0);
+    out.extend(fp64.map(|fp64| format!(" · fp64 ops {}", fp64.count)));
     if f.launches.iter().any(|l| l.local_bytes > 0) {
         let local = join(|l| format!("{} B", l.local_bytes));
         out.push_str(&format!(

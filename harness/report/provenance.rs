@@ -151,19 +151,12 @@ impl Provenance {
     /// what is not known left out.
     pub fn describe(&self) -> String {
         let mut out = format!("commit {}", self.short_commit(7));
-        let mut detail: Vec<&str> = Vec::new();
-        if let Some(b) = &self.branch {
-            detail.push(b);
-        }
-        if self.dirty == Some(true) {
-            detail.push("dirty");
-        }
+        let dirty = (self.dirty == Some(true)).then_some("dirty");
+        let detail: Vec<&str> = self.branch.as_deref().into_iter().chain(dirty).collect();
         if !detail.is_empty() {
             out.push_str(&format!(" ({})", detail.join(", ")));
         }
-        if let Some(s) = &self.started {
-            out.push_str(&format!(" started {s}"));
-        }
+        out.extend(self.started.as_ref().map(|s| format!(" started {s}")));
         out
     }
 

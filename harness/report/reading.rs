@@ -131,9 +131,7 @@ pub(super) fn origin(baseline: &BaselineRef, max_slowdown: f64) -> String {
             percent(1.0 + with_spread(max_slowdown, baseline.spread))
         ));
     }
-    if let Some(gpus) = other_gpu(baseline) {
-        out.push_str(&format!(" vs baseline from {gpus}"));
-    }
+    out.extend(other_gpu(baseline).map(|gpus| format!(" vs baseline from {gpus}")));
     out
 }
 

@@ -271,12 +271,12 @@ pub fn line(r: &TrialRecord, device: Option<&DeviceInfo>) -> String {
         line.push_str(" · ");
         line.push_str(&counters);
     }
-    if let Some(gate) = &m.counter_gate {
-        line.push_str(&format!(" · counter gate {gate}"));
-    }
-    if let Some(work) = super::counters::declared_work(m) {
-        line.push_str(&format!(" · warning: {work}"));
-    }
+    line.extend(
+        m.counter_gate
+            .as_ref()
+            .map(|g| format!(" · counter gate {g}")),
+    );
+    line.extend(super::counters::declared_work(m).map(|w| format!(" · warning: {w}")));
     if !r.resource_changes.is_empty() {
         let changes: Vec<String> = r.resource_changes.iter().map(resource_text).collect();
         // Against what the trial was compared: the paired base, or the stored baseline.
@@ -438,10 +438,11 @@ fn evidence(r: &TrialRecord) -> Option<String> {
         change(&verdict.time),
     );
     out.push_str(&trailer.0);
-    let moved = cause(r);
-    if let Some(what) = moved.strip_prefix(" — ") {
-        out.push_str(&format!("\n  cause: {what}"));
-    }
+    out.extend(
+        cause(r)
+            .strip_prefix(" — ")
+            .map(|w| format!("\n  cause: {w}")),
+    );
     if gate.remeasured() {
         out.push_str(&format!(
             "\n  measured again with {REMEASURE_EFFORT}x the samples after an inconclusive first run"
@@ -458,9 +459,7 @@ pub fn failure(r: &TrialRecord) -> String {
     if r.commands.is_some() {
         let c = r.repeat();
         out.push_str(&format!("\n  rerun:   {}", c.rerun));
-        if let Some(p) = &c.profile {
-            out.push_str(&format!("\n  profile: {p}"));
-        }
+        out.extend(c.profile.as_ref().map(|p| format!("\n  profile: {p}")));
         if let (Some(FailKind::Performance), Some(b)) = (r.failure, r.rebless()) {
             out.push_str(&format!("\n  rebless: {b}"));
         }

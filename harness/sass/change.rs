@@ -207,9 +207,7 @@ impl KernelDiff {
                 short(&e.hashes[0]),
                 short(&e.hashes[1])
             ));
-            if let Some(line) = &e.resources {
-                out.push(format!("  {line}"));
-            }
+            out.extend(e.resources.as_ref().map(|line| format!("  {line}")));
             if !e.mix.is_empty() {
                 out.push(format!("  instruction mix: {}", describe_mix(&e.mix)));
             }
