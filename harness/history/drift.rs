@@ -68,6 +68,17 @@ pub fn trends(runs: &[Run], points: &[Point], options: &Options) -> Vec<Trend> {
     let index = |id: i64| runs.iter().position(|r| r.id == id);
     let mut out: Vec<Trend> = Vec::new();
     let mut untimed: Vec<(&Point, usize)> = Vec::new();
+    // A new trend of `p`'s trial on `device`, with no points or failures yet.
+    let trend = |p: &Point, device: &String, regime: Option<String>| Trend {
+        name: p.name.clone(),
+        suite: p.suite.clone(),
+        device: device.clone(),
+        regime,
+        points: Vec::new(),
+        failures: Vec::new(),
+        max_slowdown: p.max_slowdown,
+        change_points: Vec::new(),
+    };
     for p in points {
         let Some(i) = index(p.run) else { continue };
         let Some(median) = p.median else {
@@ -90,14 +101,8 @@ pub fn trends(runs: &[Run], points: &[Point], options: &Options) -> Vec<Trend> {
         {
             Some(t) => t.points.push(point),
             None => out.push(Trend {
-                name: p.name.clone(),
-                suite: p.suite.clone(),
-                device: device.clone(),
-                regime: p.regime.clone(),
                 points: vec![point],
-                failures: Vec::new(),
-                max_slowdown: p.max_slowdown,
-                change_points: Vec::new(),
+                ..trend(p, device, p.regime.clone())
             }),
         }
     }
@@ -127,14 +132,8 @@ pub fn trends(runs: &[Run], points: &[Point], options: &Options) -> Vec<Trend> {
         match last_before.or(first) {
             Some(k) => out[k].failures.push(run),
             None => out.push(Trend {
-                name: p.name.clone(),
-                suite: p.suite.clone(),
-                device: device.clone(),
-                regime: None,
-                points: Vec::new(),
                 failures: vec![run],
-                max_slowdown: p.max_slowdown,
-                change_points: Vec::new(),
+                ..trend(p, device, None)
             }),
         }
     }
