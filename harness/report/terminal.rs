@@ -242,15 +242,9 @@ pub fn line(r: &TrialRecord, device: Option<&DeviceInfo>) -> String {
             c.fresh,
             c.sources - c.fresh - c.built
         );
-        if c.built > 0 {
-            line.push_str(&format!(
-                ", {} not compiled (PTX/CUBIN/fatbin, library calls)",
-                c.built
-            ));
-        }
-        if !c.fp64.is_empty() {
-            line.push_str(&format!(" · {}", c.fp64));
-        }
+        let built = (c.built > 0).then_some(c.built);
+        line.extend(built.map(|n| format!(", {n} not compiled (PTX/CUBIN/fatbin, library calls)")));
+        line.extend((!c.fp64.is_empty()).then(|| format!(" · {}", c.fp64)));
         return line;
     }
     let Some(m) = &r.measurement else {
