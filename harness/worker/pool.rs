@@ -456,16 +456,23 @@ impl<'a> WorkerPool<'a> {
         if spec.counters {
             totals.counter_reads += 1;
         }
-        // A group's kernels share the setup, the check and the sampling time.
+        // A group's kernels share the setup, the check and the sampling time, and the
+        // reference's samples: each counts its share, the reference's launches once.
         let with = std::mem::take(&mut data.with);
+        let n = (1 + with.len()) as f64;
         let share =
-            (result.spent.get("setup") + result.spent.get("check") + data.samples.wall_seconds)
-                / (1 + with.len()) as f64;
+            (result.spent.get("setup") + result.spent.get("check") + data.samples.wall_seconds) / n;
         std::iter::once(data)
             .chain(with)
-            .map(|data| {
-                if !spec.counters {
+            .enumerate()
+            .map(|(i, mut data)| {
+                data.samples.wall_seconds /= n;
+                if !spec.counters && i == 0 {
                     totals.add(&data.samples);
+                } else if !spec.counters {
+                    let reference = std::mem::take(&mut data.samples.reference);
+                    totals.add(&data.samples);
+                    data.samples.reference = reference;
                 }
                 Outcome::Measured(Box::new(Measured {
                     ordinal,
