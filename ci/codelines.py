@@ -23,7 +23,10 @@ conditions over the sizes (issue 34: +56) and a worker that sees only its GPU (i
 with 158 lines cut by a review pass beside them (34,197); then 34,178 → 34,450 for CUPTI's
 kernel records (issue 32's `cupti` timing regime and issue 36's library kernels and algorithm:
 +261) and merge deciding a sharded run as one family (issue 35: +147), with 157 lines cut by a
-review pass beside them (34,429)."""
+review pass beside them (34,429); then 34,446 → 34,750 for a kernel's variants timed in shared
+rounds against one set of reference samples (issue 34: +301 with its accounting, +6), a shard's
+verdicts shown as deferred (issue 35: +10) and two errors of the llm.c port said where they
+happen (issue 32: +29), with 57 lines cut by a review pass beside them (34,735)."""
 import pathlib
 import sys
 
