@@ -383,12 +383,16 @@ impl Timer {
         op: &mut dyn Timed,
         copies: usize,
     ) -> Result<(), DeviceError> {
+        let at = Instant::now();
         let graphs = &sampled.graphs[kernel];
+        // Alone: no reference, and no other kernel writing the same copies.
         let alone = !sampled.with_reference && sampled.graphs.len() == 1;
         for turn in 0..last_launches(!alone, graphs.len(), copies) {
             self.queue(gpu, bench, op, graphs, copies, (0, turn))?;
         }
-        gpu.synchronize()
+        gpu.synchronize()?;
+        self.host_time(at, "finish");
+        Ok(())
     }
 
     /// At least `count` event pairs.
