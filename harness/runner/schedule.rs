@@ -215,8 +215,7 @@ impl Runner<'_> {
                 let names = names.join(", ");
                 self.progress(&format!("[{}/{}] {names}{on}", n + 1, selected.len()));
             }
-            *running[slot].lock().unwrap_or_else(|e| e.into_inner()) =
-                Some((trial.name.clone(), std::time::Instant::now()));
+            *running[slot].lock().unwrap_or_else(|e| e.into_inner()) = in_flight(&trial.name, item);
             let mut spec = match pairing {
                 Some(pairing) => self.spec_paired(trial, &pairing[item[0]], 1),
                 None => self.spec(trial, 1, regime_of(self, store, trial)),
@@ -245,7 +244,7 @@ impl Runner<'_> {
         };
         std::thread::scope(|scope| {
             if self.progress == Progress::Log {
-                scope.spawn(|| self.tick(&running, &next, items.len(), &finished));
+                scope.spawn(|| self.tick(&running, &started, selected.len(), &finished));
             }
             let handles: Vec<_> = (0..workers)
                 .map(|slot| {
@@ -303,11 +302,12 @@ impl Runner<'_> {
     }
 
     /// The log's ticks until `finished`: every [`TICK_SECONDS`], how many of `total` trials are
-    /// done (`next` is the next to start) and the ones still `running`, with their time so far.
+    /// done (`started` of them have started) and the ones still `running`, with their time so
+    /// far.
     fn tick(
         &self,
         running: &[Mutex<Running>],
-        next: &std::sync::atomic::AtomicUsize,
+        started: &std::sync::atomic::AtomicUsize,
         total: usize,
         finished: &std::sync::atomic::AtomicBool,
     ) {
@@ -319,15 +319,19 @@ impl Runner<'_> {
                 continue;
             }
             last = std::time::Instant::now();
-            let now: Vec<String> = running
+            let now: Vec<(String, usize, std::time::Instant)> = running
                 .iter()
                 .filter_map(|r| r.lock().unwrap_or_else(|e| e.into_inner()).clone())
-                .map(|(name, since)| format!("{name} ({} s)", since.elapsed().as_secs()))
                 .collect();
-            let done = next
+            let in_flight: usize = now.iter().map(|(_, trials, _)| trials).sum();
+            let done = started
                 .load(Ordering::SeqCst)
                 .min(total)
-                .saturating_sub(now.len());
+                .saturating_sub(in_flight);
+            let now: Vec<String> = now
+                .iter()
+                .map(|(what, _, since)| format!("{what} ({} s)", since.elapsed().as_secs()))
+                .collect();
             self.progress(&format!(
                 "{done} of {total} trial(s) done; running {}",
                 match now.is_empty() {
@@ -354,8 +358,17 @@ fn regime_of(
         .map(|e| e.regime)
 }
 
-/// What a GPU slot is running, and since when.
-type Running = Option<(String, std::time::Instant)>;
+/// What a GPU slot is running (its trials), and since when.
+type Running = Option<(String, usize, std::time::Instant)>;
+
+/// A slot's work item, led by trial `lead`, from now on.
+fn in_flight(lead: &str, item: &[usize]) -> Running {
+    let what = match item.len() {
+        1 => lead.to_string(),
+        n => format!("{lead} and {} more variant(s)", n - 1),
+    };
+    Some((what, item.len(), std::time::Instant::now()))
+}
 
 /// A measured trial as the log says it as soon as it is measured: its median with the interval
 /// and the speedup over what it was timed against (its verdict comes at the end); a failure's
