@@ -450,8 +450,9 @@ impl<'a> WorkerPool<'a> {
         } else {
             totals.trials_seconds += wall;
         }
-        let Ok(mut data) = result.outcome else {
-            return vec![Outcome::Failed(result.outcome.expect_err("not Ok"))];
+        let mut data = match result.outcome {
+            Ok(data) => data,
+            Err(failure) => return vec![Outcome::Failed(failure)],
         };
         if spec.counters {
             totals.counter_reads += 1;

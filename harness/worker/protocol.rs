@@ -103,6 +103,11 @@ impl TrialRequest {
         SuiteRef::Head(self.suite)
     }
 
+    /// The kernels it times: its own, then `with`.
+    pub fn kernels(&self) -> impl Iterator<Item = usize> + '_ {
+        std::iter::once(self.kernel).chain(self.with.iter().copied())
+    }
+
     /// The suites the trial needs: its own, and in paired mode its base's.
     pub fn needs(&self) -> impl Iterator<Item = SuiteRef> {
         std::iter::once(self.head()).chain(self.base.map(|b| b.at()))

@@ -136,8 +136,7 @@ pub fn serve(path: PathBuf) -> i32 {
                 count(&path, &gpu);
                 // A group (`with`): each kernel answers as its trial's script says, all
                 // against the first's reference samples; the first fault fails the group.
-                let kernels = std::iter::once(req.kernel).chain(req.with.iter().copied());
-                let mut results = kernels.map(|k| {
+                let mut results = req.kernels().map(|k| {
                     let name = suite.trial_name(req.case, k);
                     let (call, answer) = script.next(&path, &name);
                     answered(&name, call, &req, &answer, against)

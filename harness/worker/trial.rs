@@ -58,7 +58,7 @@ impl Trial<'_> {
     /// The kernels the trial times: its own, then its `with` (variants timed in the same
     /// rounds).
     pub fn kernels(&self) -> impl Iterator<Item = usize> + '_ {
-        std::iter::once(self.req.kernel).chain(self.req.with.iter().copied())
+        self.req.kernels()
     }
 
     /// The footprint of each kernel (with its FP64 use) and, paired, of the base kernel, each
