@@ -249,6 +249,13 @@ fn device_instead(header: &str) -> String {
     }
 }
 
+/// For a compiler's log (NVRTC's, or nvcc's host compiler's): when it could not open a cuBLAS
+/// header, where those come from.
+pub fn cublas_header_hint(log: &str) -> Option<String> {
+    let header = unopened(log).filter(|h| h.starts_with("cublas"))?;
+    Some(format!("`{header}` comes with cuBLAS, not with CUDA's runtime headers: the `nvidia-cublas` wheel's `nvidia/cu13/include` or a toolkit's `include`; put that folder in the suite's `include_dirs` (or on CPATH)"))
+}
+
 /// For NVRTC's log: when it could not open a CUDA header, which wheel or variable provides
 /// it. `None` when the log names no missing header.
 pub fn missing_header_hint(log: &str, found: &CudaHeaders) -> Option<String> {
@@ -263,8 +270,8 @@ pub fn missing_header_hint(log: &str, found: &CudaHeaders) -> Option<String> {
         || header.starts_with("sm_")
         || header.starts_with("mma.h")
         || header.starts_with("device_");
-    if header.starts_with("cublas") {
-        return Some(format!("`{header}` comes with cuBLAS, not with CUDA's runtime headers: the `nvidia-cublas` wheel's `nvidia/cu13/include` or a toolkit's `include`; put that folder in the suite's `include_dirs` (or on CPATH)"));
+    if let Some(hint) = cublas_header_hint(log) {
+        return Some(hint);
     }
     if !cuda {
         return Some(format!(
@@ -362,6 +369,11 @@ mod tests {
         assert!(
             hint.starts_with("`cublas_v2.h` comes with cuBLAS") && hint.contains("nvidia-cublas"),
             "{hint}"
+        );
+        assert_eq!(
+            cublas_header_hint(log),
+            Some(hint),
+            "nvcc's hint is the same"
         );
         let log = "t.cu(1): catastrophic error: cannot open source file \"cstdint\"";
         let hint = host_only_hint(log).unwrap();

@@ -176,10 +176,9 @@ fn ptx_of(
                 path,
             });
         }
-        let cuda = &super::headers::cuda_headers();
-        let log = match super::headers::missing_header_hint(&log, cuda) {
-            Some(hint) if hint.contains("cuBLAS") => format!("{log}\nhint: {hint}"),
-            _ => log,
+        let log = match super::headers::cublas_header_hint(&log) {
+            Some(hint) => format!("{log}\nhint: {hint}"),
+            None => log,
         };
         return Err(CompileError::Source {
             compiler: "nvcc",

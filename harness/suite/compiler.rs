@@ -202,7 +202,7 @@ pub(super) fn check_includes(
                 .any(|d| d.join(name).is_file());
             // nvcc goes on to the host compiler's folders, as `<...>` would: a standard header
             // written in quotes (llm.c's `#include "assert.h"`) is found there.
-            let system = s.nvcc.is_some() && STANDARD_HEADERS.contains(&name);
+            let system = s.nvcc.is_some() && crate::device::headers::HOST_HEADERS.contains(&name);
             if !found && !system {
                 ctx.diagnostics.push(crate::error::Diagnostic {
                     file: s.path.clone(),
@@ -217,13 +217,6 @@ pub(super) fn check_includes(
         }
     }
 }
-
-/// The C and C++ standard library's headers, which a host compiler finds in its own folders.
-const STANDARD_HEADERS: &[&str] = &[
-    "assert.h", "ctype.h", "errno.h", "float.h", "limits.h", "math.h", "stdarg.h", "stddef.h",
-    "stdint.h", "stdio.h", "stdlib.h", "string.h", "time.h", "cassert", "cfloat", "climits",
-    "cmath", "cstddef", "cstdint", "cstdio", "cstdlib", "cstring", "ctime",
-];
 
 #[cfg(test)]
 mod tests {
