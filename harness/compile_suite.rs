@@ -71,12 +71,23 @@ pub fn compile_suite(
         match result {
             Ok(c) => out.push((si, c)),
             Err(error) => {
-                let names = kernels
-                    .iter()
-                    .map(|k| format!("`{}`", k.name))
+                // A kernel's variants are named once, with their count.
+                let mut seen: Vec<(&str, &str, usize)> = Vec::new();
+                for k in &kernels {
+                    let base = k.name.split('[').next().unwrap_or(&k.name);
+                    match seen.iter_mut().find(|(b, ..)| *b == base) {
+                        Some((.., n)) => *n += 1,
+                        None => seen.push((base, &k.name, 1)),
+                    }
+                }
+                let names = (seen.iter())
+                    .map(|(base, first, n)| match n {
+                        1 => format!("`{first}`"),
+                        n => format!("`{base}` ({n} variants)"),
+                    })
                     .collect::<Vec<_>>()
                     .join(", ");
-                let kernels = if kernels.len() == 1 {
+                let kernels = if seen.len() == 1 {
                     format!("kernel {names}")
                 } else {
                     format!("kernels {names}")

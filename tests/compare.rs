@@ -92,6 +92,7 @@ fn results(trials: Vec<TrialRecord>) -> Results {
         sass: Vec::new(),
         sass_note: None,
         undecided: Vec::new(),
+        pool: Vec::new(),
         provenance: Default::default(),
     }
 }

@@ -197,6 +197,7 @@ fn run() -> Results {
         sass: Vec::new(),
         sass_note: None,
         undecided: Vec::new(),
+        pool: Vec::new(),
         provenance: Default::default(),
     }
 }

@@ -312,6 +312,145 @@ fn four_shards_merged_decide_as_one_process_does() {
 }
 
 #[test]
+fn a_pool_of_gpu_models_is_decided_per_device_and_reported_side_by_side() {
+    // Two models, two shards each, each blessed on its own: model A regresses, model B does not.
+    let dir = project("pool", "");
+    let script = |model: &str, body: &str| format!("gpu = \"Model {model}\"\n{body}");
+    let plain = "[default]\ntime_us = 10.0\n";
+    for (file, text) in [
+        ("bless-a.toml", script("A", plain)),
+        ("bless-b.toml", script("B", plain)),
+        ("a.toml", script("A", SHARDED)),
+        ("b.toml", script("B", plain)),
+    ] {
+        std::fs::write(dir.join(file), text).unwrap();
+    }
+    for bless in ["bless-a.toml", "bless-b.toml"] {
+        let mut e = env(&dir, bless);
+        e.push(("KERNELGATE_BLESS", "1".into()));
+        let o = run(&dir, &e);
+        assert!(o.status.success(), "{}", text(&o));
+    }
+    let mut files = Vec::new();
+    for (model, k) in [("a", 1), ("a", 2), ("b", 1), ("b", 2)] {
+        let file = dir.join(format!("{model}-{k}.json"));
+        let mut e = env(&dir, &format!("{model}.toml"));
+        e.retain(|(key, _)| *key != "KERNELGATE_RESULTS");
+        e.push(("KERNELGATE_RESULTS", file.display().to_string()));
+        e.push(("KERNELGATE_SHARD", format!("{k}/2")));
+        let o = run(&dir, &e);
+        assert!(o.status.success(), "{model} {k}/2: {}", text(&o));
+        files.push(file.display().to_string());
+    }
+    let merge = |files: &[String]| {
+        let mut args = vec!["merge", "merged.json"];
+        args.extend(files.iter().map(String::as_str));
+        kernelgate(&dir, &args, &[])
+    };
+    let o = merge(&files);
+    let t = text(&o);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "model A's regression fails the pool: {t}"
+    );
+    assert!(t.contains("a pool of 2 GPU models"), "{t}");
+    for model in ["A", "B"] {
+        assert!(
+            t.contains(&format!("on Model {model} ("))
+                && t.contains("decided the shards' 8 compared trial(s) as one family"),
+            "{t}"
+        );
+    }
+    let merged: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("merged.json")).unwrap()).unwrap();
+    assert_eq!(
+        merged["trials"].as_array().unwrap().len(),
+        0,
+        "a pool's trials are its runs'"
+    );
+    let regressed = |run: &Value| -> Vec<String> {
+        let trials = run["trials"].as_array().unwrap();
+        for t in trials.iter().filter(|t| !t["verdict"].is_null()) {
+            assert_eq!(
+                t["gate"]["family"], 8,
+                "one family per device, not one over both: {t}"
+            );
+        }
+        let regressed = trials
+            .iter()
+            .filter(|t| t["verdict"]["verdict"] == "regressed");
+        regressed
+            .map(|t| t["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let pool = merged["pool"].as_array().unwrap();
+    assert_eq!(pool[0]["device"]["name"], "Model A");
+    assert_eq!(pool[1]["device"]["name"], "Model B");
+    assert_eq!(regressed(&pool[0]), ["saxpy::vec4::n=4096"]);
+    assert!(regressed(&pool[1]).is_empty());
+    // Side by side in the Markdown summary and the HTML report; each device's run after it.
+    let o = kernelgate(
+        &dir,
+        &[
+            "report",
+            "merged.json",
+            "--markdown",
+            "-",
+            "--html",
+            "r.html",
+        ],
+        &[],
+    );
+    let md = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        md.starts_with("## kernelgate: a pool of 2 GPU models"),
+        "{md}"
+    );
+    assert!(md.contains("| trial | Model A ("), "{md}");
+    let row = md
+        .lines()
+        .find(|l| l.starts_with("| `saxpy::vec4::n=4096` |"))
+        .unwrap();
+    assert!(
+        row.contains("µs · reference") || row.contains("× · regressed |"),
+        "{row}"
+    );
+    assert!(
+        row.contains("regressed") && row.contains("unchanged"),
+        "{row}"
+    );
+    assert!(md.contains("## Model A ("), "model A's own summary: {md}");
+    let html = std::fs::read_to_string(dir.join("r.html")).unwrap();
+    assert!(
+        html.contains("a pool of 2 GPU models") && html.contains("id=\"d1-summary\""),
+        "each device's ids its own"
+    );
+    // Model A's second shard missing: named with its device.
+    let o = merge(&[files[0].clone(), files[2].clone(), files[3].clone()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o).contains("shard(s) 2/2 of the run on Model A ("),
+        "{}",
+        text(&o)
+    );
+    // A pool's file is not one device's run: compare refuses it, history imports each run.
+    let o = kernelgate(&dir, &["compare", "merged.json", "merged.json"], &[]);
+    assert!(text(&o).contains("is a pool of GPU models"), "{}", text(&o));
+    let db = dir.join("h.sqlite").display().to_string();
+    let import = ["history", "import", "merged.json", "--commit", "c0ffee"];
+    let o = kernelgate(&dir, &import, &[("KERNELGATE_HISTORY", db.as_str())]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(
+        text(&o).matches("kernelgate: run ").count(),
+        2,
+        "{}",
+        text(&o)
+    );
+}
+
+#[test]
 fn a_script_that_does_not_read_is_named_with_its_place() {
     let dir = project("bad", "[default]\ntime_us = \"ten\"\n");
     let mut e = env(&dir, "script.toml");

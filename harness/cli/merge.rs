@@ -3,6 +3,7 @@
 
 use crate::exit;
 use crate::report::merge::{load_all, merge};
+use crate::report::results::Status;
 use std::path::{Path, PathBuf};
 
 /// The `kernelgate merge OUT.json IN.json...` command; returns the exit code: the merged run's
@@ -23,32 +24,40 @@ pub fn command(out: &Path, inputs: &[PathBuf]) -> u8 {
         .and_then(|m| m.save(out).map(|_| m));
     match merged {
         Ok(m) => {
-            let failed = m
-                .trials
-                .iter()
-                .filter(|t| t.status == crate::report::results::Status::Failed)
-                .count();
+            let runs = m.runs();
+            let trials = || runs.iter().flat_map(|r| &r.trials);
+            let failed = trials().filter(|t| t.status == Status::Failed).count();
             let worst = m.worst_failure();
             let verdict = match worst {
                 None => "none failed".to_string(),
                 Some(k) => format!("{failed} failed (worst: {})", k.word()),
             };
+            let pool = match runs.len() {
+                1 => String::new(),
+                n => format!(", a pool of {n} GPU models"),
+            };
             println!(
-                "merged {} trial(s) from {} file(s) into {}: {verdict}",
-                m.trials.len(),
+                "merged {} trial(s) from {} file(s) into {}{pool}: {verdict}",
+                trials().count(),
                 inputs.len(),
                 out.display()
             );
-            let family = m.trials.iter().filter(|t| t.evidence.is_some()).count();
-            if family > 0 {
-                println!("decided the shards' {family} compared trial(s) as one family, as one process would");
-            }
-            if !m.undecided.is_empty() {
-                println!(
-                    "{} trial(s) left inconclusive: deciding them as one family needs a re-measure or a fresh-worker confirmation their shard did not make (run them again unsharded): {}",
-                    m.undecided.len(),
-                    m.undecided.join(", ")
-                );
+            for r in &runs {
+                let on = match m.pool.is_empty() {
+                    true => String::new(),
+                    false => format!("on {}: ", r.described_device()),
+                };
+                let family = r.trials.iter().filter(|t| t.evidence.is_some()).count();
+                if family > 0 {
+                    println!("{on}decided the shards' {family} compared trial(s) as one family, as one process would");
+                }
+                if !r.undecided.is_empty() {
+                    println!(
+                        "{on}{} trial(s) left inconclusive: deciding them as one family needs a re-measure or a fresh-worker confirmation their shard did not make (run them again unsharded): {}",
+                        r.undecided.len(),
+                        r.undecided.join(", ")
+                    );
+                }
             }
             // A shard stopped before it finished: the run has no verdict on what it left.
             if let Some(why) = &m.provenance.incomplete {

@@ -204,8 +204,14 @@ fn import(a: &Import, db: &std::path::Path) -> Result<u8, HistoryError> {
     // Every file read and checked before any is stored: a run already in the history, or
     // given twice, is refused and nothing is imported.
     let mut loaded: Vec<(&PathBuf, Results, RunInfo)> = Vec::new();
-    for f in files {
-        let results = Results::load(f)?;
+    // A pool of GPU models is a run per device.
+    let runs = files.iter().map(|f| Ok((f, Results::load(f)?)));
+    let runs: Vec<(&PathBuf, Results)> = runs.collect::<Result<_, HistoryError>>()?;
+    let runs = runs.into_iter().flat_map(|(f, r)| match r.pool.is_empty() {
+        true => vec![(f, r)],
+        false => r.pool.into_iter().map(|r| (f, r)).collect(),
+    });
+    for (f, results) in runs {
         let info = imported(&results, a, f);
         if let Some((run, commit, when)) = history.stored(&results, &info)? {
             return Err(HistoryError::AlreadyStored {

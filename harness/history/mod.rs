@@ -55,6 +55,7 @@ mod tests {
             sass: Vec::new(),
             sass_note: None,
             undecided: Vec::new(),
+            pool: Vec::new(),
             provenance: Default::default(),
         };
         assert_eq!(mode_of(&results), "stored");

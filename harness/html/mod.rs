@@ -93,8 +93,52 @@ fn device(results: &Results) -> String {
     )
 }
 
-/// The report of one run.
+/// The report of one run; of a pool of GPU models, every trial on every device side by side,
+/// then each device's run.
 pub fn render(results: &Results) -> String {
+    let title = format!("kernelgate report {}", results.date);
+    if results.pool.is_empty() {
+        return page::page(&title, &body(results));
+    }
+    let rows = crate::report::pool::rows(results);
+    let devices: Vec<String> = results.pool.iter().map(|r| r.described_device()).collect();
+    let cells = |r: &crate::report::pool::Row| -> Vec<String> {
+        let on = r.on.iter().map(|t| esc(&crate::report::pool::cell(*t)));
+        std::iter::once(format!("<code>{}</code>", esc(r.name)))
+            .chain(on)
+            .collect()
+    };
+    let head: Vec<&str> = std::iter::once("trial")
+        .chain(devices.iter().map(String::as_str))
+        .collect();
+    let rows: Vec<Vec<String>> = rows.iter().map(cells).collect();
+    let mut out = format!(
+        "<h1>kernelgate report: a pool of {} GPU models</h1>\n<p class=\"meta\">{} · each device decided as its own family</p>\n{}<section id=\"pool\">\n<h2>Side by side</h2>\n<ul>{}</ul>\n{}</section>\n",
+        results.pool.len(),
+        esc(&results.date),
+        mode(results),
+        results.pool.iter().map(|r| format!("<li>{}</li>", esc(&crate::report::pool::headline(r)))).collect::<String>(),
+        table("pool", &head, &rows)
+    );
+    // Each device's run, its ids (and the links to them) made its own.
+    for (k, run) in results.pool.iter().enumerate() {
+        let own = body(run).replacen(
+            "<h1>kernelgate report</h1>",
+            &format!("<h2>{}</h2>", esc(&devices[k])),
+            1,
+        );
+        let own = own
+            .replace("id=\"", &format!("id=\"d{k}-"))
+            .replace("href=\"#", &format!("href=\"#d{k}-"));
+        out.push_str(&format!(
+            "<section class=\"device-run\" id=\"d{k}\">\n{own}</section>\n"
+        ));
+    }
+    page::page(&title, &out)
+}
+
+/// The body of one run's report.
+fn body(results: &Results) -> String {
     let suites = page::first_seen(results.trials.iter().map(|t| t.suite.as_str()));
     let device_name = results
         .device
@@ -122,7 +166,7 @@ pub fn render(results: &Results) -> String {
         body.push_str(&suite::suite_section(&view, s, &trials));
     }
     body.push_str(&device(results));
-    page::page(&format!("kernelgate report {}", results.date), &body)
+    body
 }
 
 /// Renders `results` and writes it atomically to `path`.

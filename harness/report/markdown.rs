@@ -71,8 +71,11 @@ fn needs_attention(t: &TrialRecord) -> bool {
     t.status == Status::Failed || t.verdict.is_some_and(|v| v.verdict.needs_attention())
 }
 
-/// The summary.
+/// The summary: of a pool of GPU models, the devices side by side, then each device's run.
 pub fn render(results: &Results) -> String {
+    if !results.pool.is_empty() {
+        return render_pool(results);
+    }
     let count = |f: &dyn Fn(&TrialRecord) -> bool| results.trials.iter().filter(|t| f(t)).count();
     let is = |v: Verdict| move |t: &TrialRecord| t.verdict.is_some_and(|x| x.verdict == v);
     let device = results.described_device();
@@ -201,6 +204,55 @@ pub fn render(results: &Results) -> String {
             break;
         }
         out.push_str(&row);
+    }
+    out
+}
+
+/// A pool's summary: each device's counts, every trial on every device side by side, then each
+/// device's own summary while the whole stays under `MAX_BYTES`.
+fn render_pool(results: &Results) -> String {
+    use super::pool;
+    let mut out = format!(
+        "## kernelgate: a pool of {} GPU models, each decided as its own family\n\n{} · {}kernelgate {} · {}\n\n",
+        results.pool.len(),
+        results.mode(),
+        results.provenance.recorded().map_or(String::new(), |p| format!("{p} · ")),
+        results.kernelgate,
+        results.date
+    );
+    for run in &results.pool {
+        out.push_str(&format!("- {}\n", cell(&pool::headline(run))));
+    }
+    let devices: Vec<String> = results
+        .pool
+        .iter()
+        .map(|r| cell(&r.described_device()))
+        .collect();
+    out.push_str(&format!(
+        "\n### Side by side\n\n| trial | {} |\n| --- |{}\n",
+        devices.join(" | "),
+        " --- |".repeat(devices.len())
+    ));
+    let rows = pool::rows(results);
+    for (i, row) in rows.iter().enumerate() {
+        let cells: Vec<String> = row.on.iter().map(|t| cell(&pool::cell(*t))).collect();
+        let line = format!("| `{}` | {} |\n", cell(row.name), cells.join(" | "));
+        if out.len() + line.len() > MAX_BYTES / 2 {
+            out.push_str(&format!("\n_{i} of {} trials shown side by side: the summary is capped at 1 MiB; the results file has them all._\n", rows.len()));
+            break;
+        }
+        out.push_str(&line);
+    }
+    for run in &results.pool {
+        let on = format!("## {}: ", cell(&run.described_device()));
+        let own = render(run).replacen("## kernelgate: ", &on, 1);
+        match out.len() + own.len() < MAX_BYTES {
+            true => out.push_str(&format!("\n{own}")),
+            false => out.push_str(&format!(
+                "\n_{}'s own summary left out: the summary is capped at 1 MiB._\n",
+                cell(&run.described_device())
+            )),
+        }
     }
     out
 }

@@ -1,9 +1,10 @@
 //! `merge`: joins the results files of shards (`KERNELGATE_SHARD=k/n` on n runners) into one
 //! run, for reports, `kernelgate compare` and the gate of a sharded run: files of one run only
-//! (one mode and base, one commit, one revision of each suite, one kind of GPU), every shard
-//! present, no trial twice.
+//! (one mode and base, one commit, one revision of each suite), every shard present, no trial
+//! twice. Files of several GPU models make a pool: one run per device fingerprint, each merged
+//! and decided as its own family, side by side in the reports.
 
-use super::provenance::Shard;
+use super::provenance::{Provenance, Shard};
 use super::results::{Identical, Results, SavedFrom};
 use super::results_file::ResultsError;
 use std::path::{Path, PathBuf};
@@ -17,8 +18,9 @@ pub fn load_all(paths: &[PathBuf]) -> Result<Vec<(PathBuf, Results)>, ResultsErr
 }
 
 /// Checks that `inputs` are the files of one run: one mode and base, one commit, one revision
-/// of each suite, and — where they were shards — one shard count, each shard once, none missing.
-fn one_run(inputs: &[(PathBuf, Results)]) -> Result<(), ResultsError> {
+/// of each suite, and — where they were shards — one shard count, each shard once, none missing
+/// (`device` names the pool's device the files ran on, for the error).
+fn one_run(inputs: &[(PathBuf, Results)], device: Option<String>) -> Result<(), ResultsError> {
     let Some((first_path, first)) = inputs.first() else {
         return Err(ResultsError::NothingToMerge);
     };
@@ -76,17 +78,74 @@ fn one_run(inputs: &[(PathBuf, Results)]) -> Result<(), ResultsError> {
         .filter(|s| !inputs.iter().any(|(_, r)| r.provenance.shard == Some(*s)))
         .collect();
     if !missing.is_empty() {
-        return Err(ResultsError::MissingShards(missing));
+        return Err(ResultsError::MissingShards(missing, device));
     }
     Ok(())
 }
 
-/// Merges `inputs` (each with the file it came from) into one run: checked to be one run's
-/// files ([`one_run`]), one device fingerprint, no trial twice (the error names the file or
-/// files it is in), trials in input order; the earliest start time, the first file's commit
-/// and branch. The merged run is no shard.
+/// Merges `inputs` (each with the file it came from) into one run ([`merge_one`]), or, where
+/// they ran on several GPU models, into a pool: one run per device fingerprint in the order
+/// first given, each checked and merged as one run; a file that ran on no GPU joins the one
+/// device's run, or is a run of its own in a pool.
 pub fn merge(inputs: &[(PathBuf, Results)]) -> Result<Results, ResultsError> {
-    one_run(inputs)?;
+    if let Some((path, _)) = inputs.iter().find(|(_, r)| !r.pool.is_empty()) {
+        return Err(ResultsError::Pooled(path.clone()));
+    }
+    let mut devices: Vec<_> = Vec::new();
+    for (_, r) in inputs.iter().filter(|(_, r)| r.device.is_some()) {
+        if !devices.contains(&&r.device) {
+            devices.push(&r.device);
+        }
+    }
+    if devices.len() < 2 {
+        return merge_one(inputs, None);
+    }
+    // Across the devices, still one run: one mode, commit and revision of each suite (each
+    // device's shard count its own).
+    let heads: Vec<_> = devices
+        .iter()
+        .filter_map(|d| inputs.iter().find(|(_, r)| &&r.device == d).cloned())
+        .map(|(p, mut r)| {
+            r.provenance.shard = None;
+            (p, r)
+        })
+        .collect();
+    one_run(&heads, None)?;
+    let mut runs = Vec::new();
+    for device in devices.into_iter().chain([&None]) {
+        let own = inputs.iter().filter(|(_, r)| &r.device == device);
+        let own: Vec<(PathBuf, Results)> = own.cloned().collect();
+        if !own.is_empty() {
+            let name = device.as_ref().map(|d| d.describe());
+            runs.push(merge_one(
+                &own,
+                Some(name.unwrap_or_else(|| "no GPU".into())),
+            )?);
+        }
+    }
+    let mut out = runs[0].clone();
+    out.format = super::results::FORMAT;
+    (out.device, out.device_info, out.totals, out.identical) = (None, None, None, None);
+    (out.sass_note, out.provenance.incomplete) = (None, None);
+    out.trials.clear();
+    out.sass.clear();
+    out.undecided.clear();
+    out.gone.clear();
+    for r in &runs {
+        join_provenance(&mut out.provenance, &r.provenance, None);
+    }
+    out.pool = runs;
+    Ok(out)
+}
+
+/// Merges the files of one run on one device: checked to be one run's files ([`one_run`]), no
+/// trial twice (the error names the file or files it is in), trials in input order; the
+/// earliest start time, the first file's commit and branch. The merged run is no shard.
+fn merge_one(
+    inputs: &[(PathBuf, Results)],
+    device: Option<String>,
+) -> Result<Results, ResultsError> {
+    one_run(inputs, device)?;
     let (_, first) = &inputs[0];
     let mut out = first.clone();
     out.trials.clear();
@@ -108,37 +167,11 @@ pub fn merge(inputs: &[(PathBuf, Results)]) -> Result<Results, ResultsError> {
         if out.sass_note.is_none() {
             out.sass_note = r.sass_note.clone();
         }
-        if let (Some(a), Some(b)) = (&out.device, &r.device) {
-            if a != b {
-                return Err(ResultsError::OtherGpus(a.describe(), b.describe()));
-            }
-        }
         if out.device.is_none() {
             out.device = r.device.clone();
             out.device_info = r.device_info.clone();
         }
-        // A shard that was stopped leaves the whole run incomplete, and says which shard.
-        if let Some(why) = &r.provenance.incomplete {
-            let line = format!("{}: {why}", path.display());
-            out.provenance.incomplete = Some(match out.provenance.incomplete.take() {
-                Some(before) => format!("{before}; {line}"),
-                None => line,
-            });
-        }
-        // The run started when its first shard did; every shard's suites are the run's.
-        let time = |s: &String| crate::baseline::parse_rfc3339(s);
-        let started = &mut out.provenance.started;
-        if let Some(s) = &r.provenance.started {
-            if started.as_ref().is_none_or(|o| time(s) < time(o)) {
-                *started = Some(s.clone());
-            }
-        }
-        for (name, digest) in &r.provenance.suites {
-            out.provenance
-                .suites
-                .entry(name.clone())
-                .or_insert_with(|| digest.clone());
-        }
+        join_provenance(&mut out.provenance, &r.provenance, Some(path));
         for t in &r.trials {
             if let Some(k) = out.trials.iter().position(|x| x.name == t.name) {
                 let mut files = vec![from[k].to_path_buf()];
@@ -156,6 +189,33 @@ pub fn merge(inputs: &[(PathBuf, Results)]) -> Result<Results, ResultsError> {
     }
     out.undecided = decide_again(&mut out.trials);
     Ok(out)
+}
+
+/// Joins a shard's (or a device's run's) provenance into the merged run's: a stopped shard
+/// leaves the whole run incomplete and says which (`path`, where the line is a file's); the run
+/// started when its first shard did; every shard's suites are the run's.
+fn join_provenance(out: &mut Provenance, r: &Provenance, path: Option<&Path>) {
+    if let Some(why) = &r.incomplete {
+        let line = match path {
+            Some(path) => format!("{}: {why}", path.display()),
+            None => why.clone(),
+        };
+        out.incomplete = Some(match out.incomplete.take() {
+            Some(before) => format!("{before}; {line}"),
+            None => line,
+        });
+    }
+    let time = |s: &String| crate::baseline::parse_rfc3339(s);
+    if let Some(s) = &r.started {
+        if out.started.as_ref().is_none_or(|o| time(s) < time(o)) {
+            out.started = Some(s.clone());
+        }
+    }
+    for (name, digest) in &r.suites {
+        out.suites
+            .entry(name.clone())
+            .or_insert_with(|| digest.clone());
+    }
 }
 
 /// Decides the compared trials of shards again, as one family, as one process would

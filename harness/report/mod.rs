@@ -17,6 +17,7 @@ pub mod identical;
 pub mod junit;
 pub mod markdown;
 pub mod merge;
+pub mod pool;
 pub mod provenance;
 pub mod reading;
 pub mod results;

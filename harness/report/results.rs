@@ -14,8 +14,8 @@ pub use super::skipped::{Identical, Noise, SavedFrom};
 
 /// Format of results files this kernelgate writes (3: each trial carries its code —
 /// `TrialRecord::code`, `base_code`, `code_change` — and a paired run its identical trials;
-/// 4: a shard's run records which shard it was, `shard`).
-pub const FORMAT: u32 = 4;
+/// 4: a shard's run records which shard it was, `shard`; 5: a pool of GPU models merged, `pool`).
+pub const FORMAT: u32 = 5;
 
 /// The oldest format this kernelgate reads. Format 1 (no code) reads with the code absent;
 /// there was no format 2 of results files (the number was the baselines').
@@ -344,6 +344,10 @@ pub struct Results {
     /// or a fresh-worker confirmation their shard did not make (left `inconclusive`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub undecided: Vec<String>,
+    /// A pool of GPU models merged (format 5): one run per device fingerprint, each merged and
+    /// decided as its own family; the pool's own `trials` are empty. Empty for any other run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pool: Vec<Results>,
     /// Where the run came from: commit, branch, dirty state, start time, suite digests
     /// (top-level fields of the file; absent in files written before they were recorded).
     #[serde(flatten)]
@@ -488,8 +492,18 @@ impl Results {
             .map_or_else(|| "no GPU".into(), |d| d.describe())
     }
 
-    /// The worst failure of the run, which decides its exit code.
+    /// The worst failure of the run, which decides its exit code (of a pool: its devices').
     pub fn worst_failure(&self) -> Option<FailKind> {
-        self.trials.iter().filter_map(TrialRecord::fail_kind).max()
+        let runs = self.runs();
+        let trials = runs.iter().flat_map(|r| &r.trials);
+        trials.filter_map(TrialRecord::fail_kind).max()
+    }
+
+    /// The runs it holds: a pool's, one per device, else itself.
+    pub fn runs(&self) -> Vec<&Results> {
+        match self.pool.is_empty() {
+            true => vec![self],
+            false => self.pool.iter().collect(),
+        }
     }
 }

@@ -158,9 +158,9 @@ pub enum ResultsError {
     /// Merging: no file given.
     #[error("nothing to merge")]
     NothingToMerge,
-    /// Merging: shards of different kinds of GPU.
-    #[error("the shards ran on different kinds of GPU ({0} and {1}): merge results of one kind")]
-    OtherGpus(String, String),
+    /// Merging: a file that is already a pool of GPU models.
+    #[error("`{}` is a pool of GPU models already: merge each device's own files", .0.display())]
+    Pooled(std::path::PathBuf),
     /// Merging: a trial in two files, or twice in one.
     #[error("trial `{trial}` is {}", match files.as_slice() {
         [one] => format!("twice in `{}`", one.display()),
@@ -192,8 +192,8 @@ pub enum ResultsError {
         files: Vec<std::path::PathBuf>,
     },
     /// Merging: shards of the run not given.
-    #[error("shard(s) {} of the run are missing: give every shard's results file", .0.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(", "))]
-    MissingShards(Vec<super::provenance::Shard>),
+    #[error("shard(s) {} of the run{} are missing: give every shard's results file", .0.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(", "), .1.as_ref().map_or(String::new(), |d| format!(" on {d}")))]
+    MissingShards(Vec<super::provenance::Shard>, Option<String>),
     /// The file (or a report made from it) could not be written.
     #[error(transparent)]
     Write(#[from] crate::baseline::WriteError),

@@ -70,7 +70,39 @@ pub fn validate(results: &Results) -> Result<(), Problem> {
             check_comparison(&mut p, "identical.noise.change", &n.change);
         }
     }
+    pool(&mut p, results);
     p.first().map_or(Ok(()), Err)
+}
+
+/// A pool's runs: each a valid run of its own device, none a pool; the pool itself holds no
+/// trial of its own.
+fn pool(p: &mut Problems, results: &Results) {
+    if !results.pool.is_empty() && !results.trials.is_empty() {
+        p.add(
+            "trials",
+            "a pool's trials are in its `pool` runs: write `[]`",
+        );
+    }
+    for (i, run) in results.pool.iter().enumerate() {
+        let at = format!("pool[{i}]");
+        if !run.pool.is_empty() {
+            p.add(
+                format!("{at}.pool"),
+                "a pool's run is one device's: write `[]`",
+            );
+        } else if let Err(e) = validate(run) {
+            p.add(format!("{at}.{}", e.place), e.message);
+        }
+        if let Some(k) = results.pool[..i]
+            .iter()
+            .position(|o| o.device == run.device)
+        {
+            p.add(
+                format!("{at}.device"),
+                format!("is pool[{k}]'s too: a pool holds one run per device"),
+            );
+        }
+    }
 }
 
 fn finite_all(p: &mut Problems, place: &str, values: &[f64]) {

@@ -107,6 +107,7 @@ impl Runner<'_> {
                 sass,
                 sass_note,
                 undecided: Vec::new(),
+                pool: Vec::new(),
                 provenance: Default::default(),
             },
             blessed,

@@ -7,6 +7,8 @@
 //! (`tests/scripted.rs`).
 //!
 //! ```toml
+//! gpu = "Scripted H200"            # the GPU's name it reports (a pool of models in one test)
+//!
 //! [default]                       # every kernel trial the script does not name
 //! time_us = 10.0                  # the kernel's median, µs
 //! against_us = 20.0               # what it is timed against (reference or base), µs
@@ -41,6 +43,8 @@ const ROUNDS: usize = 16;
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Script {
+    /// The GPU's name the worker reports, `Scripted GPU (no device)` without it.
+    gpu: Option<String>,
     /// The answer for every trial the script does not name.
     #[serde(default)]
     default: Answer,
@@ -120,9 +124,10 @@ pub fn serve(path: PathBuf) -> i32 {
             return crate::exit::WORKER_FAILED_INSIDE.into();
         };
         match (request, &script) {
-            (Request::Hello { ordinal, .. }, Ok(_)) => {
+            (Request::Hello { ordinal, .. }, Ok(s)) => {
                 gpu = format!("gpu-{ordinal}");
-                reply(&Response::Hello(Ok(device(ordinal))));
+                let name = s.gpu.as_deref().unwrap_or("Scripted GPU (no device)");
+                reply(&Response::Hello(Ok(device(ordinal, name))));
             }
             (Request::Hello { .. }, Err(e)) => reply(&Response::Hello(Err(e.to_string()))),
             (Request::Suite { at, suite }, _) => {
@@ -296,10 +301,10 @@ fn answered(
 }
 
 /// The device a scripted worker reports: an H100 SXM's figures, its UUID naming the slot.
-fn device(ordinal: i32) -> DeviceInfo {
+fn device(ordinal: i32, name: &str) -> DeviceInfo {
     DeviceInfo {
         ordinal,
-        name: "Scripted GPU (no device)".into(),
+        name: name.into(),
         compute_capability: (9, 0),
         sm_count: 132,
         sm_clock_khz: 1_980_000,

@@ -300,6 +300,7 @@ pub fn run() -> Results {
         sass: Vec::new(),
         sass_note: None,
         undecided: Vec::new(),
+        pool: Vec::new(),
         provenance: Provenance {
             commit: Some("8a8b2565d0c1e2f3a4b5c6d7e8f90a1b2c3d4e5f".into()),
             branch: Some("main".into()),
