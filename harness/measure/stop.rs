@@ -56,7 +56,7 @@ pub const MIN_PER_SET: usize = 8;
 
 /// Whether the kernel's samples and the reference's (when there is one) are both precise
 /// (`precise_side`, each with the input sets its samples alternate over).
-fn both_precise(
+pub fn both_precise(
     bench: &Bench,
     kernel: &[f64],
     reference: Option<&[f64]>,

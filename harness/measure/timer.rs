@@ -366,7 +366,13 @@ impl Timer {
         self.sampled = true;
         graphs.pop();
         let with_reference = reference.is_some();
-        Ok(Sampled::new(out, times, plans, (graphs, with_reference)))
+        Ok(Sampled::new(
+            out,
+            times,
+            plans,
+            (graphs, with_reference),
+            (bench, &sets),
+        ))
     }
 
     /// A kernel writes last: one more sample of it (not kept), queued exactly as its timed
@@ -490,23 +496,31 @@ pub struct Sampled {
 
 impl Sampled {
     /// Each kernel's `times` with what they share in `out` (the reference's samples, the
-    /// clocks: unreliable where too many rounds were dropped) and its batch from `plans`.
+    /// clocks: unreliable where too many rounds were dropped) and its batch from `plans`; a
+    /// group that stopped at the time cap marks only the kernels not yet precise then
+    /// (`sets`: each kernel's input sets, then the reference's).
     fn new(
         mut out: Samples,
         times: Vec<Vec<f64>>,
         plans: &[Plan],
         (graphs, with_reference): (Vec<Vec<Graph>>, bool),
+        (bench, sets): (&Bench, &[usize]),
     ) -> Self {
         let c = &mut out.clocks;
         let dropped = c.discarded_rounds + c.contended_rounds;
         let rounds = c.kept_rounds + dropped;
         c.unreliable = dropped as f64 > UNRELIABLE_FRACTION * rounds as f64;
-        let samples = times
-            .into_iter()
-            .zip(plans)
-            .map(|(kernel, p)| Samples {
+        let reference = with_reference.then_some(out.reference.as_slice());
+        let r_sets = sets[sets.len() - 1];
+        let capped = |k: &[f64], s| !stop::both_precise(bench, k, reference, [s, r_sets]);
+        let capped: Vec<bool> = (times.iter().zip(sets))
+            .map(|(k, &s)| capped(k, s))
+            .collect();
+        let samples = (times.into_iter().zip(plans).zip(capped))
+            .map(|((kernel, p), capped)| Samples {
                 kernel,
                 batch: [p.kernel_batch, out.batch[1]],
+                hit_time_cap: out.hit_time_cap && capped,
                 ..out.clone()
             })
             .collect();
