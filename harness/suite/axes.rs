@@ -13,6 +13,9 @@ use toml::Spanned;
 /// More variants than this in one kernel is an error: each is compiled and timed.
 pub const MAX_VARIANTS: usize = 256;
 
+/// More combinations of axis values than this is an error before any `skip` is evaluated.
+const MAX_COMBINATIONS: usize = 1 << 16;
+
 /// One variant of a kernel.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Variant {
@@ -54,8 +57,8 @@ pub(super) fn variants(
         return placeholder();
     }
     let count = axes.iter().map(|(_, v)| v.len()).product::<usize>();
-    if count > MAX_VARIANTS {
-        ctx.error(at, format!("the axes make {count} variants, over the limit of {MAX_VARIANTS} (fewer values, or a `skip` condition)"));
+    if count > MAX_COMBINATIONS {
+        ctx.error(at, format!("the axes make {count} combinations, over the limit of {MAX_COMBINATIONS} (fewer values)"));
         return placeholder();
     }
     let Some((skips, case_skips)) = skip_conditions(ctx, k, &axes, names) else {
@@ -85,6 +88,11 @@ pub(super) fn variants(
                 device.name
             ),
         );
+        return placeholder();
+    }
+    if out.len() > MAX_VARIANTS {
+        let n = out.len();
+        ctx.error(at, format!("the axes make {n} variants ({count} combinations, {} skipped), over the limit of {MAX_VARIANTS} (fewer values, or a `skip` condition)", count - n));
         return placeholder();
     }
     out
