@@ -399,11 +399,22 @@ fn a_pool_of_gpu_models_is_decided_per_device_and_reported_side_by_side() {
             "-",
             "--html",
             "r.html",
+            "--junit",
+            "r.xml",
         ],
         &[],
     );
     let md = String::from_utf8_lossy(&o.stdout).to_string();
     assert!(o.status.success(), "{}", text(&o));
+    // JUnit: a testsuite per suite and model, with the merged (not the shards' deferred) verdicts.
+    let xml = std::fs::read_to_string(dir.join("r.xml")).unwrap();
+    let suite_a = xml.find("<testsuite name=\"saxpy (Model A (").expect(&xml);
+    let suite_b = xml.find("<testsuite name=\"saxpy (Model B (").expect(&xml);
+    let vec4_a = xml[suite_a..suite_b]
+        .split("<testcase")
+        .find(|c| c.contains("saxpy::vec4::n=4096"));
+    assert!(vec4_a.unwrap().contains("<failure"), "{xml}");
+    assert!(!xml[suite_b..].contains("<failure"), "{xml}");
     assert!(
         md.starts_with("## kernelgate: a pool of 2 GPU models"),
         "{md}"

@@ -176,7 +176,7 @@ pub fn write(path: &Path, results: &Results) -> Result<(), crate::baseline::Writ
 
 /// `kernelgate report`'s command line.
 #[derive(Debug, clap::Args)]
-#[command(group(clap::ArgGroup::new("out").required(true).multiple(true).args(["html", "markdown"])))]
+#[command(group(clap::ArgGroup::new("out").required(true).multiple(true).args(["html", "markdown", "junit"])))]
 pub struct ReportArgs {
     /// Results files (KERNELGATE_RESULTS), joined as `merge` joins them
     #[arg(required = true, value_name = "RESULTS.json")]
@@ -188,11 +188,15 @@ pub struct ReportArgs {
     /// for standard output)
     #[arg(long, value_name = "OUT.md")]
     markdown: Option<PathBuf>,
+    /// Where to write JUnit XML (a merged run's decided verdicts, where each shard's file
+    /// deferred them)
+    #[arg(long, value_name = "OUT.xml")]
+    junit: Option<PathBuf>,
 }
 
-/// `kernelgate report RESULTS.json... [--html OUT.html] [--markdown OUT.md]`: joins the results
-/// files (as `merge` does) and writes the HTML report, the Markdown summary or both; exit code
-/// 0, or 2 for bad input.
+/// `kernelgate report RESULTS.json... [--html OUT.html] [--markdown OUT.md] [--junit OUT.xml]`:
+/// joins the results files (as `merge` does) and writes the HTML report, the Markdown summary,
+/// JUnit XML, or several; exit code 0, or 2 for bad input.
 pub fn command(args: &ReportArgs) -> ExitCode {
     // One file is rendered as it is (a shard's too); several are one run's files, merged.
     let merged = crate::report::merge::load_all(&args.inputs).and_then(|mut r| match r.len() {
@@ -208,6 +212,11 @@ pub fn command(args: &ReportArgs) -> ExitCode {
     let written = merged.and_then(|r| {
         if let Some(out) = &args.html {
             write(out, &r)?;
+            wrote(out);
+        }
+        if let Some(out) = &args.junit {
+            let xml = crate::report::junit::render(&r);
+            crate::baseline::write_atomically(out, xml.as_bytes())?;
             wrote(out);
         }
         match &args.markdown {

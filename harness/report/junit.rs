@@ -54,12 +54,34 @@ fn test_case(t: &TrialRecord) -> TestCase {
     case
 }
 
-/// The XML document.
+/// The XML document: a testsuite per suite (of a pool of GPU models, per suite and model:
+/// `gemm (NVIDIA H100 80GB HBM3)`).
 pub fn render(results: &Results) -> String {
-    let mut suites: BTreeMap<&str, Vec<&TrialRecord>> = BTreeMap::new();
-    for t in &results.trials {
-        suites.entry(t.suite.as_str()).or_default().push(t);
+    let mut report = Report::new("kernelgate");
+    for run in results.runs() {
+        let mut suites: BTreeMap<&str, Vec<&TrialRecord>> = BTreeMap::new();
+        for t in &run.trials {
+            suites.entry(t.suite.as_str()).or_default().push(t);
+        }
+        let properties = properties(run);
+        for (name, trials) in suites {
+            let mut suite = TestSuite::new(match results.pool.is_empty() {
+                true => name.to_string(),
+                false => format!("{name} ({})", run.described_device()),
+            });
+            suite.add_properties(properties.iter().cloned());
+            suite.add_test_cases(trials.into_iter().map(test_case));
+            report.add_test_suite(suite);
+        }
     }
+    // Serializing into a `String` fails only on invalid UTF-8, which `XmlString` rules out.
+    report
+        .to_string()
+        .expect("quick-junit writes a report of strings")
+}
+
+/// The run's mode, base, identical-code skips and provenance, on each of its testsuites.
+fn properties(results: &Results) -> Vec<Property> {
     let mut properties = vec![Property::new("kernelgate.mode", results.mode())];
     if let Some(b) = &results.base {
         properties.push(Property::new("kernelgate.base", b.rev.as_str()));
@@ -88,15 +110,5 @@ pub fn render(results: &Results) -> String {
     ] {
         properties.extend(value.as_ref().map(|v| Property::new(name, v.as_str())));
     }
-    let mut report = Report::new("kernelgate");
-    for (name, trials) in suites {
-        let mut suite = TestSuite::new(name);
-        suite.add_properties(properties.iter().cloned());
-        suite.add_test_cases(trials.into_iter().map(test_case));
-        report.add_test_suite(suite);
-    }
-    // Serializing into a `String` fails only on invalid UTF-8, which `XmlString` rules out.
-    report
-        .to_string()
-        .expect("quick-junit writes a report of strings")
+    properties
 }
