@@ -135,34 +135,21 @@ pub fn command(a: &Args) -> u8 {
         (false, true) => println!("{}", markdown_table(&shown)),
     }
     let hidden = rows.len() - shown.len();
-    let Summary {
-        compared,
-        regressed,
-        improved,
-        inconclusive,
-        unchanged,
-        on_threshold,
-        within_threshold,
-        failed_in_new,
-        ..
-    } = summary;
+    let s = &summary;
     // Each note only where its count is not 0.
-    let some = |n: usize, text: String| if n > 0 { text } else { String::new() };
-    let on = some(on_threshold, format!(" ({on_threshold} on the threshold)"));
-    let within = some(
-        within_threshold,
-        format!(" ({within_threshold} within threshold)"),
-    );
-    let failed = some(
-        failed_in_new,
-        format!("; {failed_in_new} trial(s) FAILED in NEW"),
-    );
-    let not_shown = some(
-        hidden,
-        format!("; {hidden} trial(s) that did not change not shown (`--all` lists them)"),
-    );
+    let some =
+        |n: usize, text: &dyn Fn(usize) -> String| if n > 0 { text(n) } else { String::new() };
+    let on = some(s.on_threshold, &|n| format!(" ({n} on the threshold)"));
+    let within = some(s.within_threshold, &|n| format!(" ({n} within threshold)"));
+    let failed = some(s.failed_in_new, &|n| {
+        format!("; {n} trial(s) FAILED in NEW")
+    });
+    let not_shown = some(hidden, &|n| {
+        format!("; {n} trial(s) that did not change not shown (`--all` lists them)")
+    });
     println!(
-        "{compared} compared: {regressed} regressed, {improved} improved, {inconclusive} inconclusive{on}, {unchanged} unchanged{within}{failed}{not_shown}"
+        "{} compared: {} regressed, {} improved, {} inconclusive{on}, {} unchanged{within}{failed}{not_shown}",
+        s.compared, s.regressed, s.improved, s.inconclusive, s.unchanged
     );
     code
 }

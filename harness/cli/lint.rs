@@ -28,8 +28,8 @@ pub fn launches(filter: &str) -> ExitCode {
     if let Some(c) = &reads {
         crate::suite::device::set_from_gpu(c.devices.first().copied().unwrap_or(0));
     }
-    let (_, suites) = match project_suites() {
-        Ok(loaded) => loaded,
+    let suites = match project_suites() {
+        Ok((_, suites)) => suites,
         Err(code) => return code,
     };
     let dims = |d: [u32; 3]| format!("[{}, {}, {}]", d[0], d[1], d[2]);
@@ -309,22 +309,17 @@ fn kind(path: &Path) -> Result<Kind, FileError> {
 fn check_file(path: &Path) -> Result<Kind, FileError> {
     let kind = kind(path)?;
     match kind {
-        Kind::Suite => {
-            crate::suite::load_file(path)
-                .map_err(|diagnostics| crate::error::LoadError { diagnostics })?;
-        }
-        Kind::Npy => {
-            crate::npy::read(path).map_err(|source| FileError::Npy {
+        Kind::Suite => crate::suite::load_file(path)
+            .map(drop)
+            .map_err(|diagnostics| crate::error::LoadError { diagnostics })?,
+        Kind::Npy => crate::npy::read(path)
+            .map(drop)
+            .map_err(|source| FileError::Npy {
                 path: path.to_path_buf(),
                 source,
-            })?;
-        }
-        Kind::Results => {
-            crate::report::results::Results::load(path)?;
-        }
-        Kind::Baseline => {
-            crate::baseline::load(path)?;
-        }
+            })?,
+        Kind::Results => crate::report::results::Results::load(path).map(drop)?,
+        Kind::Baseline => crate::baseline::load(path).map(drop)?,
         Kind::History => crate::history::History::open_read_only(path)?.validate()?,
     }
     Ok(kind)
@@ -339,14 +334,13 @@ fn lint_files(files: &[PathBuf]) -> ExitCode {
                 "kernelgate lint: `{}` is a valid {kind:?} file",
                 f.display()
             ),
-            Err(FileError::Suite(e)) => {
-                bad += 1;
-                // Each diagnostic is its own `error: file:line:col: ...` line.
-                eprintln!("{e}");
-            }
             Err(e) => {
                 bad += 1;
-                eprintln!("error: {e}");
+                match e {
+                    // Each diagnostic is its own `error: file:line:col: ...` line.
+                    FileError::Suite(e) => eprintln!("{e}"),
+                    e => eprintln!("error: {e}"),
+                }
             }
         }
     }

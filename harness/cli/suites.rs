@@ -27,24 +27,17 @@ pub(crate) fn load_suites(
         }
         _ => crate::suite::load_dir(&config.suites),
     };
-    let suites = match loaded {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("{e}");
-            eprintln!(
-                "{what}: {} problem(s) in the suite files{then}",
-                e.diagnostics.len()
-            );
-            return Err(exit::code(exit::BAD_INPUT));
-        }
-    };
+    let suites = loaded.map_err(|e| {
+        eprintln!("{e}");
+        let n = e.diagnostics.len();
+        eprintln!("{what}: {n} problem(s) in the suite files{then}");
+        exit::code(exit::BAD_INPUT)
+    })?;
     suites
         .iter()
         .flat_map(|s| &s.warnings)
         .for_each(|w| eprintln!("warning: {w}"));
-    if let Err(e) = config.check_found(suites.len()) {
-        return Err(exit::bad_input(e));
-    }
+    config.check_found(suites.len()).map_err(exit::bad_input)?;
     Ok(suites)
 }
 
