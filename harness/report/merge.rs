@@ -62,21 +62,19 @@ fn one_run(inputs: &[(PathBuf, Results)], device: Option<String>) -> Result<(), 
     let Some(count) = first.provenance.shard.map(|s| s.count) else {
         return Ok(());
     };
-    for index in 1..=count {
+    let mut missing = Vec::new();
+    for shard in (1..=count).map(|index| Shard { index, count }) {
         let files: Vec<PathBuf> = inputs
             .iter()
-            .filter(|(_, r)| r.provenance.shard.is_some_and(|s| s.index == index))
+            .filter(|(_, r)| r.provenance.shard == Some(shard))
             .map(|(p, _)| p.clone())
             .collect();
-        let shard = Shard { index, count };
-        if files.len() > 1 {
-            return Err(ResultsError::ShardTwice { shard, files });
+        match files.len() {
+            0 => missing.push(shard),
+            1 => {}
+            _ => return Err(ResultsError::ShardTwice { shard, files }),
         }
     }
-    let missing: Vec<Shard> = (1..=count)
-        .map(|index| Shard { index, count })
-        .filter(|s| !inputs.iter().any(|(_, r)| r.provenance.shard == Some(*s)))
-        .collect();
     if !missing.is_empty() {
         return Err(ResultsError::MissingShards(missing, device));
     }
@@ -91,12 +89,8 @@ pub fn merge(inputs: &[(PathBuf, Results)]) -> Result<Results, ResultsError> {
     if let Some((path, _)) = inputs.iter().find(|(_, r)| !r.pool.is_empty()) {
         return Err(ResultsError::Pooled(path.clone()));
     }
-    let mut devices: Vec<_> = Vec::new();
-    for (_, r) in inputs.iter().filter(|(_, r)| r.device.is_some()) {
-        if !devices.contains(&&r.device) {
-            devices.push(&r.device);
-        }
-    }
+    let devices =
+        crate::html::page::first_seen(inputs.iter().filter_map(|(_, r)| r.device.as_ref()));
     if devices.len() < 2 {
         return merge_one(inputs, None);
     }
@@ -104,7 +98,12 @@ pub fn merge(inputs: &[(PathBuf, Results)]) -> Result<Results, ResultsError> {
     // device's shard count its own).
     let heads: Vec<_> = devices
         .iter()
-        .filter_map(|d| inputs.iter().find(|(_, r)| &&r.device == d).cloned())
+        .filter_map(|d| {
+            inputs
+                .iter()
+                .find(|(_, r)| r.device.as_ref() == Some(*d))
+                .cloned()
+        })
         .map(|(p, mut r)| {
             r.provenance.shard = None;
             (p, r)
@@ -112,15 +111,12 @@ pub fn merge(inputs: &[(PathBuf, Results)]) -> Result<Results, ResultsError> {
         .collect();
     one_run(&heads, None)?;
     let mut runs = Vec::new();
-    for device in devices.into_iter().chain([&None]) {
-        let own = inputs.iter().filter(|(_, r)| &r.device == device);
+    for device in devices.into_iter().map(Some).chain([None]) {
+        let own = inputs.iter().filter(|(_, r)| r.device.as_ref() == device);
         let own: Vec<(PathBuf, Results)> = own.cloned().collect();
         if !own.is_empty() {
-            let name = device.as_ref().map(|d| d.describe());
-            runs.push(merge_one(
-                &own,
-                Some(name.unwrap_or_else(|| "no GPU".into())),
-            )?);
+            let name = device.map_or("no GPU".into(), |d| d.describe());
+            runs.push(merge_one(&own, Some(name))?);
         }
     }
     let mut out = runs[0].clone();

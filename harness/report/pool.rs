@@ -15,20 +15,12 @@ pub struct Row<'a> {
 }
 
 /// Every trial of the pool, in the order first seen, each with its record on every device.
-pub fn rows(pool: &Results) -> Vec<Row<'_>> {
-    let mut names: Vec<&str> = Vec::new();
-    for t in pool.pool.iter().flat_map(|r| &r.trials) {
-        if !names.contains(&t.name.as_str()) {
-            names.push(&t.name);
-        }
-    }
+pub fn rows<'a>(pool: &'a Results) -> Vec<Row<'a>> {
+    let trials = pool.pool.iter().flat_map(|r| &r.trials);
+    let names = crate::html::page::first_seen(trials.map(|t| t.name.as_str()));
     let on = |name: &str| {
-        let find = |r: &'_ Results| r.trials.iter().position(|t| t.name == name);
-        let at: Vec<_> = pool.pool.iter().map(find).collect();
-        at.into_iter()
-            .zip(&pool.pool)
-            .map(|(i, r)| i.map(|i| &r.trials[i]))
-            .collect()
+        let find = |r: &'a Results| r.trials.iter().find(|t| t.name == name);
+        pool.pool.iter().map(find).collect()
     };
     names
         .into_iter()
