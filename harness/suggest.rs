@@ -47,6 +47,18 @@ pub fn quoted<T: std::fmt::Display>(names: impl IntoIterator<Item = T>, sep: &st
     quoted.join(sep)
 }
 
+/// `items` joined by `sep`, or `none` when there are none.
+pub fn joined_or_none<T: AsRef<str>>(items: &[T], sep: &str) -> String {
+    match items.is_empty() {
+        true => "none".into(),
+        false => items
+            .iter()
+            .map(AsRef::as_ref)
+            .collect::<Vec<_>>()
+            .join(sep),
+    }
+}
+
 /// Edit distance by bytes, a swap of two neighbours counting as one edit (optimal string
 /// alignment): `scael` is one edit from `scale`, `f23` one from `f32`.
 pub fn edit_distance(a: &str, b: &str) -> usize {

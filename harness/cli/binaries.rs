@@ -62,11 +62,7 @@ pub(crate) fn fatbin_problems(suites: &[Suite], arch: &str) -> Vec<Diagnostic> {
                         format!(
                             "no kernel `{entry}` in `{}` for {arch} (its kernels there: {})",
                             name(&source.path),
-                            if held.is_empty() {
-                                "none".into()
-                            } else {
-                                held.join(", ")
-                            }
+                            crate::suggest::joined_or_none(&held, ", ")
                         ),
                     ));
                 }

@@ -333,11 +333,7 @@ pub(super) fn table(runs: &[Run], trends: &[Trend], last: usize) -> String {
             latest,
             change,
             verdict_marks(t, from),
-            if shifts.is_empty() {
-                "none".into()
-            } else {
-                shifts.join(", ")
-            },
+            crate::suggest::joined_or_none(&shifts, ", "),
         ));
     }
     out

@@ -250,11 +250,7 @@ fn trend_row(t: &Trend, runs: &[Run], labels: &[String], members: &[&Trend]) -> 
         num(last),
         num(change),
         num(format!("{:.1}%", 100.0 * t.max_slowdown)),
-        if shifts.is_empty() {
-            "none".into()
-        } else {
-            shifts.join("<br>")
-        },
+        crate::suggest::joined_or_none(&shifts, "<br>"),
         if failed.is_empty() {
             "–".into()
         } else {

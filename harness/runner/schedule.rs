@@ -335,10 +335,7 @@ impl Runner<'_> {
                 .collect();
             self.progress(&format!(
                 "{done} of {total} trial(s) done; running {}",
-                match now.is_empty() {
-                    true => "none".into(),
-                    false => now.join(", "),
-                }
+                crate::suggest::joined_or_none(&now, ", ")
             ));
         }
     }

@@ -50,7 +50,7 @@ pub(super) fn check_launch(
             format!(
                 "no `.entry {entry}` in `{}` (its entries: {}); a PTX entry is named as in the file, mangled names included",
                 source.path.display(),
-                if entries.is_empty() { "none".to_string() } else { entries.join(", ") }
+                crate::suggest::joined_or_none(&entries, ", ")
             ),
         )];
     };
@@ -99,7 +99,7 @@ fn cubin_entry(source: &Source, entry: &str, at: usize) -> Vec<(usize, String)> 
         format!(
             "no kernel `{entry}` in `{}` (its kernels: {}); a CUBIN's kernel is named as in the file, mangled names included",
             source.path.display(),
-            if entries.is_empty() { "none".to_string() } else { entries.join(", ") }
+            crate::suggest::joined_or_none(&entries, ", ")
         ),
     )]
 }
