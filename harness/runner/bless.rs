@@ -129,12 +129,11 @@ fn entries_by_suite(
     let device = run.executor.device();
     let mut by_suite: BTreeMap<usize, Vec<(String, Entry)>> = BTreeMap::new();
     for (i, trial) in plan.iter().enumerate() {
-        let Some(m) = trials[i].measured() else {
-            continue;
-        };
-        if m.samples.clocks.unreliable {
-            continue;
-        }
+        // Only a trial whose clocks held.
+        let held = trials[i]
+            .measured()
+            .filter(|m| !m.samples.clocks.unreliable);
+        let Some(m) = held else { continue };
         let origin = Origin::measured_on(device.as_ref(), m.ordinal);
         let suite = &run.suites[trial.suite];
         let code = trials[i].code.code.clone();

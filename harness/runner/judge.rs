@@ -60,14 +60,10 @@ pub(super) fn decide(
     compared: &[usize],
     how: &Strategy,
 ) -> Vec<Result<gate::Decision, TrialFailure>> {
+    let measured = |i: usize| trials[i].measured().expect("compared trials are measured");
     let inputs: Vec<GateInput> = compared
         .iter()
-        .map(|&i| {
-            (how.input)(
-                i,
-                trials[i].measured().expect("compared trials are measured"),
-            )
-        })
+        .map(|&i| (how.input)(i, measured(i)))
         .collect();
     // A shard defers its verdicts: what the gate saw goes into its results, for `merge`.
     let shard = run.config.shard.is_some() && run.config.mode == Mode::Gate;
@@ -200,10 +196,9 @@ pub(super) fn judge(run: &Runner, plan: &[Planned], trials: &mut [Trial], store:
         };
         let suite = &run.suites[trial.suite];
         let baseline = store.entry(&suite.name, &trial.name).cloned();
-        let gate = match unreliable(&m.samples) {
-            Some(note) => note,
-            None => note_before(store, &suite.name, baseline.as_ref(), m.samples.regime),
-        };
+        let gate = unreliable(&m.samples).unwrap_or_else(|| {
+            note_before(store, &suite.name, baseline.as_ref(), m.samples.regime)
+        });
         if let (GateNote::RemeasureFailed, Some(old)) = (&gate, &baseline) {
             // Compared: the note is filled in once the gate has decided.
             compared.push((i, old.clone()));
