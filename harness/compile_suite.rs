@@ -87,11 +87,8 @@ pub fn compile_suite(
                     })
                     .collect::<Vec<_>>()
                     .join(", ");
-                let kernels = if seen.len() == 1 {
-                    format!("kernel {names}")
-                } else {
-                    format!("kernels {names}")
-                };
+                let s = if seen.len() == 1 { "" } else { "s" };
+                let kernels = format!("kernel{s} {names}");
                 return Err(SuiteCompileError {
                     source_index: si,
                     suite: suite.name.clone(),

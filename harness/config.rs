@@ -515,10 +515,7 @@ pub fn fnv1a(text: &str) -> u64 {
 }
 
 fn parse_seed(v: &str) -> Option<u64> {
-    match v.strip_prefix("0x") {
-        Some(hex) => u64::from_str_radix(hex, 16).ok(),
-        None => v.parse().ok(),
-    }
+    (v.strip_prefix("0x")).map_or_else(|| v.parse().ok(), |hex| u64::from_str_radix(hex, 16).ok())
 }
 
 #[cfg(test)]

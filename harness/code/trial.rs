@@ -49,10 +49,7 @@ fn file(code: &SuiteCode, path: &Value) -> Value {
     let digest = path
         .as_str()
         .and_then(|p| code.files.get(std::path::Path::new(p)));
-    match digest {
-        Some(d) => json!({ "sha256": d }),
-        None => json!({ "unreadable": true }),
-    }
+    digest.map_or(json!({ "unreadable": true }), |d| json!({ "sha256": d }))
 }
 
 /// `value` with every `.npy` init's path replaced by the file's contents' digest.

@@ -188,10 +188,7 @@ pub fn regime_switches(trends: &[Trend]) -> Vec<RegimeSwitch> {
 impl Trend {
     /// The trial's name with its regime where it has one: `saxpy::vec4::n=4096 [graph]`.
     pub fn label(&self) -> String {
-        match &self.regime {
-            Some(r) => format!("{} [{r}]", self.name),
-            None => self.name.clone(),
-        }
+        (self.regime.as_ref()).map_or(self.name.clone(), |r| format!("{} [{r}]", self.name))
     }
 
     /// The level of points `[start, end)`: the median of their medians.

@@ -46,8 +46,5 @@ impl RunInfo {
 
 /// `paired` for a run judged against a base revision (`KERNELGATE_BASE`), `stored` otherwise.
 pub fn mode_of(results: &Results) -> &'static str {
-    match results.base {
-        Some(_) => "paired",
-        None => "stored",
-    }
+    results.base.as_ref().map_or("stored", |_| "paired")
 }

@@ -206,10 +206,8 @@ pub fn comparisons(view: &View, trials: &[&TrialRecord]) -> String {
         let threshold = crate::stats::Summary::of(&m.baseline_samples)
             .map(|s| s.median * (1.0 + limit))
             .or_else(|| Some(m.time.median / v.time.slowdown * (1.0 + limit)));
-        let title = match &view.base {
-            Some(base) => format!("{} against {base}", t.name),
-            None => t.name.clone(),
-        };
+        let title = (view.base.as_ref())
+            .map_or(t.name.clone(), |base| format!("{} against {base}", t.name));
         let svg = chart(strips::strips(
             &sides,
             &title,
@@ -238,10 +236,9 @@ pub fn comparisons(view: &View, trials: &[&TrialRecord]) -> String {
     if out.is_empty() {
         return String::new();
     }
-    let heading = match &view.base {
-        Some(base) => format!("{} against the candidate", esc(base)),
-        None => "Baseline against this run".into(),
-    };
+    let heading = (view.base.as_ref()).map_or("Baseline against this run".into(), |base| {
+        format!("{} against the candidate", esc(base))
+    });
     format!("<h3>{heading}</h3>\n<div class=\"charts\">{out}</div>\n")
 }
 

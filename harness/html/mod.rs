@@ -145,10 +145,8 @@ fn body(results: &Results) -> String {
         .as_ref()
         .map(|d| d.name.clone())
         .unwrap_or_else(|| "no GPU".into());
-    let provenance = match results.provenance.recorded() {
-        Some(p) => format!(" · {}", esc(&p)),
-        None => String::new(),
-    };
+    let provenance =
+        (results.provenance.recorded()).map_or(String::new(), |p| format!(" · {}", esc(&p)));
     let mut body = format!(
         "<h1>kernelgate report</h1>\n<p class=\"meta\">{} · {} · kernelgate {} · {} trials in {} suite{}{provenance}</p>\n{}",
         esc(&results.date),

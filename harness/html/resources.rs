@@ -62,10 +62,10 @@ pub fn resources(view: &View, trials: &[&TrialRecord]) -> String {
     if rows.is_empty() {
         return String::new();
     }
-    let against = match &view.base {
-        Some(base) => format!(" ({} → candidate where they differ)", esc(base)),
-        None => " (baseline → this run where they differ)".into(),
-    };
+    let against = (view.base.as_ref())
+        .map_or(" (baseline → this run where they differ)".into(), |base| {
+            format!(" ({} → candidate where they differ)", esc(base))
+        });
     let mut header: Vec<&str> = vec!["trial", "peak memory"];
     header.extend(LAUNCH.iter().map(|c| c.0));
     header.extend([

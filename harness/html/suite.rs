@@ -252,10 +252,10 @@ fn trials_table(view: &View, trials: &[&TrialRecord]) -> String {
             row
         })
         .collect();
-    let speedup = match &view.base {
-        Some(base) => format!("speedup over {base} [95% interval]"),
-        None => "speedup over the reference [95% interval]".into(),
-    };
+    let speedup = (view.base.as_ref())
+        .map_or("speedup over the reference [95% interval]".into(), |base| {
+            format!("speedup over {base} [95% interval]")
+        });
     table(
         "trials",
         &[

@@ -45,9 +45,8 @@ pub fn others(active: &[Active], own: u32) -> Vec<String> {
     }
     busy.iter()
         .filter(|a| a.pid != own)
-        .map(|a| match &a.name {
-            Some(n) => format!("pid {} ({n})", a.pid),
-            None => format!("pid {}", a.pid),
+        .map(|a| {
+            (a.name.as_ref()).map_or(format!("pid {}", a.pid), |n| format!("pid {} ({n})", a.pid))
         })
         .collect()
 }

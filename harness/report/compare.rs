@@ -99,10 +99,7 @@ impl Row {
             Some(Status::Ignored) => "; ignored in OLD",
             None => "; not in OLD",
         };
-        let verdict = match &self.verdict {
-            Some(_) => format!("; {what}"),
-            None => String::new(),
-        };
+        let verdict = self.verdict.map_or(String::new(), |_| format!("; {what}"));
         format!("FAILED in NEW: {}{detail}{before}{verdict}", f.kind.word())
     }
 

@@ -119,10 +119,7 @@ pub fn render(results: &Results) -> String {
         reads(Reading::WithinThreshold),
         count(&|t| t.status == Status::Ignored),
         results.mode(),
-        match results.provenance.recorded() {
-            Some(p) => format!("{p} · "),
-            None => String::new(),
-        },
+        results.provenance.recorded().map_or(String::new(), |p| format!("{p} · ")),
         results.kernelgate,
         results.date
     );
@@ -162,10 +159,7 @@ pub fn render(results: &Results) -> String {
         }
         out.push('\n');
     }
-    let speedup = match results.base_label() {
-        Some(base) => format!("speedup over {base}"),
-        None => "speedup".into(),
-    };
+    let speedup = (results.base_label()).map_or("speedup".into(), |b| format!("speedup over {b}"));
     out.push_str(&format!("### All trials\n\n| trial | median | {speedup} | roofline | memory | verdict | change [95% interval] |\n| --- | --- | --- | --- | --- | --- | --- |\n"));
     let footer = |shown: usize| {
         format!("\n_{} of {} trials shown: the summary is capped at 1 MiB; the results file has them all._\n", shown, results.trials.len())

@@ -192,14 +192,9 @@ fn merge_one(
 /// started when its first shard did; every shard's suites are the run's.
 fn join_provenance(out: &mut Provenance, r: &Provenance, path: Option<&Path>) {
     if let Some(why) = &r.incomplete {
-        let line = match path {
-            Some(path) => format!("{}: {why}", path.display()),
-            None => why.clone(),
-        };
-        out.incomplete = Some(match out.incomplete.take() {
-            Some(before) => format!("{before}; {line}"),
-            None => line,
-        });
+        let line = path.map_or(why.clone(), |path| format!("{}: {why}", path.display()));
+        let before = out.incomplete.take();
+        out.incomplete = Some(before.map_or(line.clone(), |before| format!("{before}; {line}")));
     }
     let time = |s: &String| crate::baseline::parse_rfc3339(s);
     if let Some(s) = &r.started {

@@ -141,10 +141,7 @@ impl Provenance {
 
     /// The commit's first `n` characters, or `unknown`.
     pub fn short_commit(&self, n: usize) -> &str {
-        match &self.commit {
-            Some(c) => c.get(..n).unwrap_or(c),
-            None => "unknown",
-        }
+        (self.commit.as_deref()).map_or("unknown", |c| c.get(..n).unwrap_or(c))
     }
 
     /// One line for a person: `commit 1a2b3c4 (main, dirty) started 2026-11-22T14:03:07Z`, with

@@ -149,11 +149,7 @@ pub fn note(r: &TrialRecord) -> String {
             };
             let (max_slowdown, origin) = stored_threshold(r);
             let change = format!("{}{origin}", verdict_change(verdict));
-            let again = if *remeasured {
-                ", after re-measuring"
-            } else {
-                ""
-            };
+            let again = remeasured.then_some(", after re-measuring").unwrap_or_default();
             let held = verdict_aside(verdict, max_slowdown)
                 .map(|a| format!(" ({a})"))
                 .unwrap_or_default();

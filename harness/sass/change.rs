@@ -191,10 +191,8 @@ impl KernelDiff {
         }
         let several = self.launched > 1;
         for e in &self.entries {
-            let entry = match &e.was {
-                Some(was) => format!("{} (was {was})", e.name),
-                None => e.name.clone(),
-            };
+            let entry =
+                (e.was.as_ref()).map_or(e.name.clone(), |was| format!("{} (was {was})", e.name));
             let short = |h: &str| h.get(..12).unwrap_or(h).to_string();
             out.push(format!(
                 "  {}{} changed: {} → {}",

@@ -188,10 +188,7 @@ fn strip_comments(line: &str) -> String {
     let mut rest = line;
     while let Some(start) = rest.find("/*") {
         out.push_str(&rest[..start]);
-        rest = match rest[start..].find("*/") {
-            Some(end) => &rest[start + end + 2..],
-            None => "",
-        };
+        rest = (rest[start..].find("*/")).map_or("", |end| &rest[start + end + 2..]);
     }
     out.push_str(rest);
     out

@@ -87,10 +87,10 @@ pub(super) fn element_type(ctx: &mut Ctx, raw: &Spanned<String>) -> Option<DType
             _ => None,
         };
         let names = crate::dtype::ALL.map(|t| t.name());
-        let hint = match c_name {
-            Some(k) => format!(" (did you mean `{k}`?)"),
-            None => crate::suggest::did_you_mean(name, names.iter().copied()),
-        };
+        let hint = c_name.map_or_else(
+            || crate::suggest::did_you_mean(name, names.iter().copied()),
+            |k| format!(" (did you mean `{k}`?)"),
+        );
         ctx.error(
             raw.span().start,
             format!(

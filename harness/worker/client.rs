@@ -421,10 +421,9 @@ impl Drop for Worker {
 /// sees what this process sees, and reports the missing device).
 fn only_gpu(ordinal: i32, visible: Option<String>) -> Option<String> {
     let at = usize::try_from(ordinal).ok()?;
-    match visible {
-        Some(list) => list.split(',').nth(at).map(|g| g.trim().to_string()),
-        None => Some(ordinal.to_string()),
-    }
+    visible.map_or(Some(ordinal.to_string()), |list| {
+        list.split(',').nth(at).map(|g| g.trim().to_string())
+    })
 }
 
 #[cfg(test)]
