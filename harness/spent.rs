@@ -60,6 +60,14 @@ pub fn since(name: &str, at: Instant) {
     add(name, at.elapsed().as_secs_f64());
 }
 
+/// Runs `f`, adding its seconds to `name` in this process's registry; what it returns.
+pub fn timed<T>(name: &str, f: impl FnOnce() -> T) -> T {
+    let at = Instant::now();
+    let out = f();
+    since(name, at);
+    out
+}
+
 /// What this process's registry holds, leaving it empty.
 pub fn take() -> Spent {
     std::mem::take(&mut *PROCESS.lock().unwrap_or_else(|e| e.into_inner()))

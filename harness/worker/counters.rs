@@ -51,10 +51,9 @@ impl Profiling {
         pairs: &mut [(Op<'o>, Option<Op<'o>>)],
     ) -> Result<Vec<TrialCounters>, CounterError> {
         let session = self.session.get_or_insert_with(|| {
-            let at = std::time::Instant::now();
-            let made = Profiler::new(ordinal, &Counter::metrics()).and_then(Profiler::enable);
-            crate::spent::since("counter_setup", at);
-            made
+            crate::spent::timed("counter_setup", || {
+                Profiler::new(ordinal, &Counter::metrics()).and_then(Profiler::enable)
+            })
         });
         let session = session.as_mut().map_err(|e| e.clone())?;
         let timer = RefCell::new(timer);

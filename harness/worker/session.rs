@@ -154,10 +154,9 @@ impl Session {
         if self.loaded.contains_key(&at) {
             return Ok(());
         }
-        let clock = Instant::now();
-        let loaded = Loaded::load(&self.gpu, suite, self.cache_dir.as_deref());
-        spent::since("compile", clock);
-        self.loaded.insert(at, loaded?);
+        let cache = self.cache_dir.as_deref();
+        let loaded = spent::timed("compile", || Loaded::load(&self.gpu, suite, cache))?;
+        self.loaded.insert(at, loaded);
         Ok(())
     }
 
@@ -165,15 +164,12 @@ impl Session {
     /// unless loaded: once per worker. Times nothing on the GPU.
     fn kernels_ready(&mut self) -> Result<(), Failure> {
         if self.timer.is_none() && self.probes.is_none() {
-            let at = Instant::now();
-            let probes = probes(&self.gpu, self.cache_dir.as_deref());
-            spent::since("compile", at);
+            let probes = spent::timed("compile", || probes(&self.gpu, self.cache_dir.as_deref()));
             self.probes = Some(probes?);
         }
         if self.kernels.is_none() {
-            let at = Instant::now();
-            let kernels = Kernels::load(&self.gpu, self.cache_dir.as_deref());
-            spent::since("compile", at);
+            let cache = self.cache_dir.as_deref();
+            let kernels = spent::timed("compile", || Kernels::load(&self.gpu, cache));
             self.kernels = Some(kernels.map_err(Failure::Trial)?);
         }
         Ok(())
@@ -185,9 +181,7 @@ impl Session {
     pub(super) fn timing_ready(&mut self) -> Result<(), Failure> {
         self.kernels_ready()?;
         if let Some(Probes { empty, clock, read }) = self.probes.take() {
-            let at = Instant::now();
-            let timer = Timer::new(&self.gpu, empty, clock, read);
-            spent::since("floor_probe", at);
+            let timer = spent::timed("floor_probe", || Timer::new(&self.gpu, empty, clock, read));
             self.timer = Some(timer?);
         }
         Ok(())

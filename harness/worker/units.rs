@@ -100,9 +100,7 @@ pub(super) fn time_units(
             }
         }
     }
-    let at = Instant::now();
-    drop(spacers);
-    spent::since("copies", at);
+    spent::timed("copies", || drop(spacers));
     if pooled.is_empty() {
         let none = TrialFailure::Harness("a trial was timed on no unit".into());
         return Err(Failure::Trial(none));

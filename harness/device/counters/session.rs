@@ -154,10 +154,8 @@ impl Session {
             passed?;
             stopped?;
             if stop.isAllPassSubmitted != 0 {
-                let at = Instant::now();
-                let values = self.evaluate(&mut data, ops.len());
-                crate::spent::since("counters.evaluate", at);
-                return values;
+                let evaluate = || self.evaluate(&mut data, ops.len());
+                return crate::spent::timed("counters.evaluate", evaluate);
             }
         }
         Err(CounterError::TooManyPasses(most))
