@@ -56,29 +56,24 @@ impl Session {
     /// Reads the counters of every request of `reqs` (each a counters-only request): one
     /// result per request, in order. Never panics on the user's input.
     pub fn run_counters(&mut self, reqs: &[TrialRequest]) -> Vec<TrialResult> {
-        let mut results: Vec<Option<TrialResult>> = reqs.iter().map(|_| None).collect();
         // Every suite the batch needs, compiled and loaded once (`Session::load`); a suite
         // that cannot be fails its trials.
         let needed: BTreeSet<SuiteRef> = reqs.iter().flat_map(TrialRequest::needs).collect();
-        let mut unloadable: Vec<(SuiteRef, TrialFailure)> = Vec::new();
-        for at in needed {
-            if let Err(f) = self.load_sent(at) {
-                unloadable.push((at, f));
-            }
-        }
+        let unloadable: Vec<(SuiteRef, TrialFailure)> = needed
+            .into_iter()
+            .filter_map(|at| Some((at, self.load_sent(at).err()?)))
+            .collect();
         let ready = self.timing_ready().map_err(Failure::into_trial);
-        for (i, req) in reqs.iter().enumerate() {
-            let failed = match (
-                &ready,
-                unloadable
+        let mut results: Vec<Option<TrialResult>> = reqs
+            .iter()
+            .map(|req| {
+                let unloaded = unloadable
                     .iter()
-                    .find(|(s, _)| req.needs().any(|n| n == *s)),
-            ) {
-                (Err(f), _) | (Ok(()), Some((_, f))) => Some(f.clone()),
-                (Ok(()), None) => None,
-            };
-            results[i] = failed.map(TrialResult::failed);
-        }
+                    .find(|(s, _)| req.needs().any(|n| n == *s));
+                let failed = ready.as_ref().err().or(unloaded.map(|(_, f)| f));
+                failed.cloned().map(TrialResult::failed)
+            })
+            .collect();
         let mut next = 0;
         while next < reqs.len() {
             next = self.count_chunk(reqs, next, &mut results);
@@ -184,10 +179,9 @@ impl Session {
             }
             next += 1;
         }
-        if chunk.is_empty() {
-            return next;
+        if !chunk.is_empty() {
+            read_chunk(chunk, (gpu, timer), profiling, results);
         }
-        read_chunk(chunk, (gpu, timer), profiling, results);
         next
     }
 }
@@ -214,15 +208,12 @@ fn read_chunk(
         .collect();
     let read_on = profiling.collect(device, &mut *timer, &mut pairs);
     drop(pairs);
-    let read_on = match read_on {
-        Err(_) if chunk.len() > 1 => {
-            for r in chunk {
-                read_chunk(vec![r], (gpu, &mut *timer), profiling, results);
-            }
-            return;
+    if read_on.is_err() && chunk.len() > 1 {
+        for r in chunk {
+            read_chunk(vec![r], (gpu, &mut *timer), profiling, results);
         }
-        read_on => read_on,
-    };
+        return;
+    }
     let mut read_on = read_on.map(Vec::into_iter);
     for r in chunk {
         let counters = match read_on.as_mut() {

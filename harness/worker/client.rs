@@ -269,12 +269,7 @@ impl Worker {
         });
         let info = match hello {
             Ok(Response::Hello(info)) => info,
-            Ok(Response::Trial(_) | Response::Counters(_)) => {
-                self.stop();
-                return Err(NoDevice::Broken(
-                    "the GPU worker answered out of turn".into(),
-                ));
-            }
+            Ok(_) => return Err(NoDevice::Broken(self.out_of_turn().to_string())),
             Err(e) => return Err(NoDevice::Broken(e.to_string())),
         };
         if info.is_err() {
@@ -355,22 +350,20 @@ impl Worker {
 
     /// Waits for a worker that has gone, and says how it ended.
     fn reap(&mut self) -> Ended {
-        match self.live.take() {
-            Some(mut live) => {
-                // It may not have exited yet if only stdout closed: give it a moment, then kill.
-                for _ in 0..50 {
-                    if let Ok(Some(status)) = live.child.try_wait() {
-                        return Ended::Exited(status);
-                    }
-                    std::thread::sleep(Duration::from_millis(20));
-                }
-                let _ = live.child.kill();
-                match live.child.wait() {
-                    Ok(status) => Ended::Exited(status),
-                    Err(e) => Ended::Unknown(e.to_string()),
-                }
+        let Some(mut live) = self.live.take() else {
+            return Ended::Unknown("not running".into());
+        };
+        // It may not have exited yet if only stdout closed: give it a moment, then kill.
+        for _ in 0..50 {
+            if let Ok(Some(status)) = live.child.try_wait() {
+                return Ended::Exited(status);
             }
-            None => Ended::Unknown("not running".into()),
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = live.child.kill();
+        match live.child.wait() {
+            Ok(status) => Ended::Exited(status),
+            Err(e) => Ended::Unknown(e.to_string()),
         }
     }
 }

@@ -149,8 +149,7 @@ impl<'a> WorkerPool<'a> {
         let arch = self.arch(slot, Some(index));
         let at = std::time::Instant::now();
         let outcome = self.compiled(suite, arch);
-        let mut totals = lock(&self.totals);
-        totals.compile_seconds += at.elapsed().as_secs_f64();
+        lock(&self.totals).compile_seconds += at.elapsed().as_secs_f64();
         outcome
     }
 
@@ -211,8 +210,7 @@ impl<'a> WorkerPool<'a> {
     }
 
     fn kernel(&self, spec: &TrialSpec, case: usize, kernel: usize, slot: usize) -> Outcome {
-        let mut outcomes = self.kernels(spec, case, kernel, slot);
-        outcomes.swap_remove(0)
+        self.kernels(spec, case, kernel, slot).swap_remove(0)
     }
 
     /// Kernel `kernel` of `spec` and its `with` in one request: one outcome each, in order. A
@@ -241,65 +239,6 @@ impl<'a> WorkerPool<'a> {
                 .map(|k| self.kernel(&spec.alone(k), case, k, slot))
                 .collect(),
         }
-    }
-
-    /// The counters-only trials of `specs`, read in one request (`Request::Counters`): one
-    /// outcome per spec, in order. Each result is accounted with an equal share of the
-    /// request's wall time.
-    fn counters(&self, slot: usize, specs: &[TrialSpec]) -> Vec<Outcome> {
-        let mut outcomes: Vec<Option<Outcome>> = specs.iter().map(|_| None).collect();
-        let (mut requests, mut needed, mut asked) = (Vec::new(), Vec::new(), Vec::new());
-        for (i, spec) in specs.iter().enumerate() {
-            let made = match spec.kind {
-                Kind::Kernel { case, kernel } => self.request(spec, case, kernel),
-                Kind::Compile => Err(self.compile(spec.suite, slot)),
-            };
-            match made {
-                Ok((request, suites)) => {
-                    requests.push(request);
-                    needed.extend(suites);
-                    asked.push(i);
-                }
-                Err(outcome) => outcomes[i] = Some(outcome),
-            }
-        }
-        needed.sort_by_key(|(index, _)| *index);
-        needed.dedup_by_key(|(index, _)| *index);
-        if !requests.is_empty() {
-            let timeout = self.config.timeout.saturating_mul(requests.len() as u32);
-            let call = |worker: &mut Worker| worker.counters(&needed, requests, timeout);
-            match self.on_worker(slot, (false, true), call) {
-                Ok((ordinal, results, wall)) => {
-                    let again = sent_again(&results);
-                    let counted = again.iter().filter(|a| !**a).count();
-                    let share = wall / counted.max(1) as f64;
-                    let mut retry = Vec::new();
-                    for ((i, result), again) in asked.iter().zip(results).zip(again) {
-                        match again {
-                            true => retry.push(*i),
-                            false => {
-                                let mut one = self.account(&specs[*i], ordinal, result, share);
-                                outcomes[*i] = Some(one.swap_remove(0))
-                            }
-                        }
-                    }
-                    if !retry.is_empty() {
-                        let specs: Vec<TrialSpec> =
-                            retry.iter().map(|i| specs[*i].clone()).collect();
-                        for (i, outcome) in retry.into_iter().zip(self.counters(slot, &specs)) {
-                            outcomes[i] = Some(outcome);
-                        }
-                    }
-                }
-                Err(outcome) => asked
-                    .into_iter()
-                    .for_each(|i| outcomes[i] = Some(outcome.clone())),
-            }
-        }
-        outcomes
-            .into_iter()
-            .map(|o| o.unwrap_or_else(|| Outcome::Ignored("not sent".into())))
-            .collect()
     }
 
     /// The worker request for kernel trial `spec` (`case`, `kernel`) and the suites it needs
@@ -331,15 +270,13 @@ impl<'a> WorkerPool<'a> {
         };
         let mut needed = vec![(request.head(), suite)];
         if let Some(b) = spec.base {
-            match self.base.get(b.suite) {
-                Some(bs) => needed.push((b.at(), bs)),
-                None => {
-                    return Err(Outcome::Failed(TrialFailure::Harness(format!(
-                        "no base suite numbered {}",
-                        b.suite
-                    ))))
-                }
-            }
+            let bs = self.base.get(b.suite).ok_or_else(|| {
+                Outcome::Failed(TrialFailure::Harness(format!(
+                    "no base suite numbered {}",
+                    b.suite
+                )))
+            })?;
+            needed.push((b.at(), bs));
         }
         Ok((request, needed))
     }
@@ -529,8 +466,65 @@ impl Executor for WorkerPool<'_> {
         }
     }
 
+    /// The counters-only trials of `specs`, read in one request (`Request::Counters`): one
+    /// outcome per spec, in order. Each result is accounted with an equal share of the
+    /// request's wall time.
     fn execute_counters(&self, slot: usize, specs: &[TrialSpec]) -> Vec<Outcome> {
-        self.counters(slot, specs)
+        let mut outcomes: Vec<Option<Outcome>> = specs.iter().map(|_| None).collect();
+        let (mut requests, mut needed, mut asked) = (Vec::new(), Vec::new(), Vec::new());
+        for (i, spec) in specs.iter().enumerate() {
+            let made = match spec.kind {
+                Kind::Kernel { case, kernel } => self.request(spec, case, kernel),
+                Kind::Compile => Err(self.compile(spec.suite, slot)),
+            };
+            match made {
+                Ok((request, suites)) => {
+                    requests.push(request);
+                    needed.extend(suites);
+                    asked.push(i);
+                }
+                Err(outcome) => outcomes[i] = Some(outcome),
+            }
+        }
+        needed.sort_by_key(|(index, _)| *index);
+        needed.dedup_by_key(|(index, _)| *index);
+        if !requests.is_empty() {
+            let timeout = self.config.timeout.saturating_mul(requests.len() as u32);
+            let call = |worker: &mut Worker| worker.counters(&needed, requests, timeout);
+            match self.on_worker(slot, (false, true), call) {
+                Ok((ordinal, results, wall)) => {
+                    let again = sent_again(&results);
+                    let counted = again.iter().filter(|a| !**a).count();
+                    let share = wall / counted.max(1) as f64;
+                    let mut retry = Vec::new();
+                    for ((i, result), again) in asked.iter().zip(results).zip(again) {
+                        match again {
+                            true => retry.push(*i),
+                            false => {
+                                let mut one = self.account(&specs[*i], ordinal, result, share);
+                                outcomes[*i] = Some(one.swap_remove(0))
+                            }
+                        }
+                    }
+                    if !retry.is_empty() {
+                        let specs: Vec<TrialSpec> =
+                            retry.iter().map(|i| specs[*i].clone()).collect();
+                        for (i, outcome) in
+                            retry.into_iter().zip(self.execute_counters(slot, &specs))
+                        {
+                            outcomes[i] = Some(outcome);
+                        }
+                    }
+                }
+                Err(outcome) => asked
+                    .into_iter()
+                    .for_each(|i| outcomes[i] = Some(outcome.clone())),
+            }
+        }
+        outcomes
+            .into_iter()
+            .map(|o| o.unwrap_or_else(|| Outcome::Ignored("not sent".into())))
+            .collect()
     }
 
     fn stop(&self) {
