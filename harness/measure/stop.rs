@@ -119,22 +119,16 @@ pub fn after_groups(
         .iter()
         .zip(sets)
         .map(|(k, &s)| after_group(bench, k, reference, [s, reference_sets], elapsed));
-    let mut next = Next::Stop {
-        hit_time_cap: false,
-    };
-    let mut short = Some((0, Duration::ZERO));
-    for (n, s) in each {
-        next = match (next, n) {
-            (Next::Stop { hit_time_cap: a }, Next::Stop { hit_time_cap: b }) => Next::Stop {
-                hit_time_cap: a || b,
-            },
-            _ => Next::Sample,
-        };
-        short = match (short, s) {
-            (Some((a, x)), Some((b, y))) => Some((a.max(b), x.max(y))),
-            _ => None,
-        };
-    }
+    let (nexts, shorts): (Vec<Next>, Vec<_>) = each.unzip();
+    // Stopped where every kernel stops, at the cap where any does.
+    let capped = nexts.iter().try_fold(false, |capped, n| match n {
+        Next::Stop { hit_time_cap } => Some(capped || *hit_time_cap),
+        Next::Sample => None,
+    });
+    let short = (shorts.into_iter()).try_fold((0, Duration::ZERO), |(a, x), s| {
+        s.map(|(b, y)| (a.max(b), x.max(y)))
+    });
+    let next = capped.map_or(Next::Sample, |hit_time_cap| Next::Stop { hit_time_cap });
     (next, short)
 }
 

@@ -236,19 +236,6 @@ impl Timer {
         gpu.record(end)
     }
 
-    /// One single-launch sample of `op` on input copy `copy`, prepared and (as `bench` says)
-    /// after an L2 flush, as a cold sample is taken; seconds.
-    pub fn sample_on(
-        &mut self,
-        gpu: &Gpu,
-        bench: &Bench,
-        op: &mut dyn Timed,
-        copy: usize,
-    ) -> Result<f64, DeviceError> {
-        let one = self.samples_on(gpu, bench, op, (copy, 1))?;
-        Ok(one.first().copied().unwrap_or(0.0))
-    }
-
     /// `count` single-launch samples of `op` on input copy `copy`, each prepared and (as
     /// `bench` says) after an L2 flush, queued back to back and waited for once; seconds.
     pub fn samples_on(

@@ -172,10 +172,7 @@ impl Trial<'_> {
         planned: Option<Vec<Plan>>,
     ) -> Result<(Sampled, Vec<Plan>), Failure> {
         let at = Instant::now();
-        let plans = match planned {
-            Some(plans) => plans,
-            None => self.plan(timer, copies)?,
-        };
+        let plans = planned.map_or_else(|| self.plan(timer, copies), Ok)?;
         crate::spent::since("warmup", at);
         // Cold: the copies made for the input sets (one, when the case does not fit twice).
         let wanted = match plans[0].regime {
@@ -274,7 +271,8 @@ impl Trial<'_> {
             if !copies.write_seeded(gpu, self.kernels, suite, 0, Some(unseen))? {
                 return Ok(());
             }
-            let t = timer.sample_on(gpu, &bench, &mut kernel, 0)?;
+            // One single launch on input copy 0, prepared and flushed as a cold sample is.
+            let t = timer.samples_on(gpu, &bench, &mut kernel, (0, 1))?[0];
             fresh.push(t);
             // A fresh launch no slower than a seen one decides it: `remembers` needs every
             // fresh launch slower than every seen one. (An honest kernel stops here 6 times in
