@@ -186,13 +186,8 @@ impl Entry {
         if here.gpu.is_none() || self.runs.iter().any(|r| same(&r.origin)) {
             return Vec::new();
         }
-        let mut out: Vec<Origin> = Vec::new();
-        for r in &self.runs {
-            if r.origin.other_gpu_than(here) && !out.contains(&r.origin) {
-                out.push(r.origin.clone());
-            }
-        }
-        out
+        let others = self.runs.iter().filter(|r| r.origin.other_gpu_than(here));
+        crate::html::page::first_seen(others.map(|r| r.origin.clone()))
     }
 }
 

@@ -138,13 +138,9 @@ fn kernel_parts(old: &KernelCode, new: &KernelCode) -> Vec<KernelPart> {
             // A cubin against PTX, or PTX against PTX.
             _ => vec![KernelPart::Ptx],
         };
-        for p in found {
-            if !parts.contains(&p) {
-                parts.push(p);
-            }
-        }
+        parts.extend(found);
     }
-    parts
+    crate::html::page::first_seen(parts)
 }
 
 /// The toolchain components that differ.

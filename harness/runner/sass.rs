@@ -93,14 +93,11 @@ pub(super) fn changed_kernels(
                 Role::Reference => Some(base_suite.reference),
             };
             if let (Some(h), Some(b)) = (head, then) {
-                let both = ((trial.suite, h), (*bs, b));
-                if !out.contains(&both) {
-                    out.push(both);
-                }
+                out.push(((trial.suite, h), (*bs, b)));
             }
         }
     }
-    out
+    crate::html::page::first_seen(out)
 }
 
 /// Runs `work` (executing and judging the trials) while the SASS diffs of `kernels` are made
