@@ -33,8 +33,7 @@ impl Listings {
     pub fn new(disassembler: Option<Disassembler>) -> Listings {
         Listings {
             disassembler,
-            cache: HashMap::new(),
-            kept: None,
+            ..Listings::default()
         }
     }
 

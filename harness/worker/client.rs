@@ -38,6 +38,7 @@ pub enum NoDevice {
 }
 
 /// The harness's side of the worker.
+#[derive(Default)]
 pub struct Worker {
     ordinal: i32,
     live: Option<Live>,
@@ -61,17 +62,10 @@ pub struct Worker {
 impl Worker {
     /// A worker for device `ordinal`, started on first use.
     pub fn new(ordinal: i32) -> Worker {
-        Worker {
-            ordinal,
-            live: None,
-            device: None,
-            sent: HashSet::new(),
-            starts: 0,
-            profiled: false,
-            hello_due: None,
-            start_seconds: 0.0,
-            waited_seconds: 0.0,
-        }
+        // Not `..Worker::default()`: a type with `Drop` cannot be taken apart.
+        let mut worker = Worker::default();
+        worker.ordinal = ordinal;
+        worker
     }
 
     /// Starts the worker process and asks it to open its device, without waiting for the
