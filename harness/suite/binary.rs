@@ -73,16 +73,15 @@ pub(super) fn check_launch(
             ),
         )];
     }
-    let mut out = Vec::new();
-    for (i, (param, arg)) in f.params.iter().zip(args).enumerate() {
-        if let Some(m) = mismatch(param, &arg.value) {
-            out.push((
+    (f.params.iter().zip(args).enumerate())
+        .filter_map(|(i, (param, arg))| {
+            let m = mismatch(param, &arg.value)?;
+            Some((
                 arg.at,
                 format!("parameter {i} of {where_} is .{}: {m}", param.ty),
-            ));
-        }
-    }
-    out
+            ))
+        })
+        .collect()
 }
 
 /// An error at `at` when the CUBIN `source` has no kernel `entry`: its entries are listed.

@@ -60,14 +60,9 @@ pub fn sensitivity(
                 format!("{level}%")
             };
             t.push_str(&format!("| {name} | {what} |"));
+            let row = s.cells.get(k).and_then(|c| c.get(l));
             for th in 0..thresholds.len() {
-                let c = s
-                    .cells
-                    .get(k)
-                    .and_then(|c| c.get(l))
-                    .and_then(|c| c.get(th))
-                    .cloned()
-                    .unwrap_or_default();
+                let c = row.and_then(|r| r.get(th)).cloned().unwrap_or_default();
                 t.push_str(&format!(" {} |", cell(&c)));
             }
             t.push('\n');
