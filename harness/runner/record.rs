@@ -309,13 +309,9 @@ fn counter_breaches(
         Some(CounterReport::NotCollected { why }) if run.config.require_counters => {
             return vec![Breach::CountersUnavailable { why: why.clone() }]
         }
-        Some(c) => match c.collected() {
-            Some(c) => &c.kernel,
-            None => return Vec::new(),
-        },
-        None => return Vec::new(),
+        c => c.as_ref().and_then(CounterReport::collected),
     };
-    let Some(old) = baseline_counters(run, m, judged) else {
+    let (Some(now), Some(old)) = (now, baseline_counters(run, m, judged)) else {
         return Vec::new();
     };
     let gates = [
@@ -334,7 +330,7 @@ fn counter_breaches(
             let allowed = allowed?;
             // Exact counters against their one value; the others against the highest of the
             // baseline's reads (small cases read DRAM differently launch to launch).
-            let (o, n) = (old.highest(counter)?, *now.get(&counter)?);
+            let (o, n) = (old.highest(counter)?, *now.kernel.get(&counter)?);
             if exact && !old.stable.contains(&counter) {
                 return None;
             }
