@@ -314,7 +314,7 @@ fn report_command_bad_input_exits_2() {
     let out = run(&["report", FIXTURE]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr)
-        .contains("the following required arguments were not provided:\n  <--html <OUT.html>|--markdown <OUT.md>>"));
+        .contains("the following required arguments were not provided:\n  <--html <OUT.html>|--markdown <OUT.md>|--junit <OUT.xml>>"));
     let out = run(&["report", FIXTURE, FIXTURE, "--html", "/dev/null"]);
     assert_eq!(out.status.code(), Some(2), "one trial twice");
 }
