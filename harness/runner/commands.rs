@@ -73,11 +73,10 @@ pub fn invocation(config: &Config, base: Option<&str>) -> Invocation {
     }
 }
 
-/// The Nsight Compute command that profiles the first `launches` launches of the entries
-/// `names`, run as `how` runs the trials, then `exact`: the variables first (`ncu` runs the
-/// command after it as it is), the profiler's own time-out in place of the run's, each entry
-/// matched whole (`vec` is not `vec4`).
-fn profile(how: &Invocation, names: &[&str], launches: usize, exact: &str) -> String {
+/// The Nsight Compute command that profiles the first `launches` launches its `filter` matches
+/// (`-k …`), run as `how` runs the trials, then `exact`: the variables first (`ncu` runs the
+/// command after it as it is), the profiler's own time-out in place of the run's.
+fn profile(how: &Invocation, filter: &str, launches: usize, exact: &str) -> String {
     let vars = Invocation {
         vars: how
             .vars
@@ -87,8 +86,7 @@ fn profile(how: &Invocation, names: &[&str], launches: usize, exact: &str) -> St
             .chain(["KERNELGATE_TIMEOUT=600".to_string()])
             .collect(),
         launcher: format!(
-            "ncu --target-processes all -k regex:'^({})($|[<(])' -c {launches} {}",
-            names.join("|"),
+            "ncu --target-processes all {filter} -c {launches} {}",
             how.launcher
         ),
     };
@@ -113,12 +111,8 @@ pub fn commands(
         .map(|(_, kernel)| &suite.kernels[kernel]);
     Commands {
         profile: kernel.map(|k| {
-            let names: Vec<&str> = k
-                .entries
-                .iter()
-                .map(|e| e.split('<').next().unwrap_or(e))
-                .collect();
-            profile(&how, &names, k.entries.len(), &exact)
+            let (filter, launches) = filter(suite, k);
+            profile(&how, &filter, launches, &exact)
         }),
         rebless: kernel
             .filter(|_| base.is_none())
@@ -126,6 +120,25 @@ pub fn commands(
         rerun,
         invocation: Some(how.line()),
     }
+}
+
+/// Nsight Compute's kernel filter for kernel `k`'s launches, and how many a run of it makes:
+/// each entry matched whole (`vec` is not `vec4`); cuBLASLt's kernels are known only as it
+/// launches them, each a GEMM by its whole name (`sm80_xmma_gemm_…`,
+/// `cutlass::Kernel2<cutlass_80_simt_sgemm_…>`), one or two a call.
+fn filter(suite: &Suite, k: &crate::suite::Kernel) -> (String, usize) {
+    if suite.sources[k.source].library.is_some() {
+        return ("--kernel-name-base demangled -k regex:'gemm'".into(), 2);
+    }
+    let names: Vec<&str> = k
+        .entries
+        .iter()
+        .map(|e| e.split('<').next().unwrap_or(e))
+        .collect();
+    (
+        format!("-k regex:'^({})($|[<(])'", names.join("|")),
+        names.len(),
+    )
 }
 
 #[cfg(test)]
@@ -147,7 +160,7 @@ mod tests {
             let how = invocation(&config, base);
             let exact = format!("--exact {}", crate::shell::quoted("s::k::n=1"));
             let rerun = format!("{} {exact}", how.line());
-            let profile = profile(&how, &["k", "k_vec4"], 2, &exact);
+            let profile = profile(&how, "-k regex:'^(k|k_vec4)($|[<(])'", 2, &exact);
             for command in [&rerun, &profile] {
                 let ok = std::process::Command::new("bash")
                     .args(["-n", "-c", command])
@@ -164,5 +177,24 @@ mod tests {
                 None => "KERNELGATE_SUITES='my suites/kernels' KERNELGATE_BASELINES='it'\\''s baselines' KERNELGATE_SEED=7",
             }), "{rerun}");
         }
+    }
+
+    /// A library call's kernels are matched by what cuBLASLt names them, not by its entry
+    /// (`^(gemm)` matched none of them on an H100).
+    #[test]
+    fn a_library_call_is_profiled_by_its_kernels_names() {
+        let suite = crate::suite::load_file(Path::new("suites/gemm.toml")).unwrap();
+        let of = |name: &str| {
+            filter(
+                &suite,
+                suite.kernels.iter().find(|k| k.name == name).unwrap(),
+            )
+        };
+        let cublas = of("cublas");
+        assert_eq!(
+            cublas,
+            ("--kernel-name-base demangled -k regex:'gemm'".into(), 2)
+        );
+        assert_eq!(of("naive"), ("-k regex:'^(gemm_naive)($|[<(])'".into(), 1));
     }
 }
