@@ -144,7 +144,7 @@ pub fn after_throttled(bench: &Bench, elapsed: Duration) -> Next {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// [`after_group`]'s decision alone.
@@ -158,7 +158,8 @@ mod tests {
         after_group(bench, kernel, reference, sets, elapsed).0
     }
 
-    fn bench() -> Bench {
+    /// Settings of a trial for the tests (the defaults but `max_slowdown`).
+    pub(crate) fn bench() -> Bench {
         Bench {
             l2_flush: crate::suite::Flush::Write,
             min_samples: 16,

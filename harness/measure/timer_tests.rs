@@ -150,19 +150,7 @@ fn warm_up_ends_with_the_clock_up_but_never_before_its_runs() {
 
 #[test]
 fn a_group_stopped_at_the_time_cap_marks_only_its_imprecise_kernels() {
-    let bench = crate::suite::Bench {
-        l2_flush: crate::suite::Flush::Write,
-        min_samples: 16,
-        max_samples: 64,
-        min_time_ms: 10,
-        max_time_ms: 1000,
-        precision: 0.01,
-        max_slowdown: 0.03,
-        memory_growth: 0.0,
-        max_instruction_growth: None,
-        max_dram_read_growth: None,
-        flops_type: None,
-    };
+    let bench = crate::measure::stop::tests::bench();
     let plan = Plan {
         regime: Regime::Cold,
         kernel_batch: 1,
