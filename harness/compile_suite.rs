@@ -72,17 +72,14 @@ pub fn compile_suite(
             Ok(c) => out.push((si, c)),
             Err(error) => {
                 // A kernel's variants are named once, with their count.
-                let mut seen: Vec<(&str, &str, usize)> = Vec::new();
-                for k in &kernels {
-                    let base = k.name.split('[').next().unwrap_or(&k.name);
-                    match seen.iter_mut().find(|(b, ..)| *b == base) {
-                        Some((.., n)) => *n += 1,
-                        None => seen.push((base, &k.name, 1)),
-                    }
-                }
+                let seen = crate::html::page::grouped(
+                    kernels
+                        .iter()
+                        .map(|k| (k.name.split('[').next().unwrap_or(&k.name), &k.name)),
+                );
                 let names = (seen.iter())
-                    .map(|(base, first, n)| match n {
-                        1 => format!("`{first}`"),
+                    .map(|(base, names)| match names.len() {
+                        1 => format!("`{}`", names[0]),
                         n => format!("`{base}` ({n} variants)"),
                     })
                     .collect::<Vec<_>>()

@@ -45,51 +45,32 @@ pub type LaunchProblem = (usize, Option<usize>, String);
 /// Each launch of `suite`'s cases that its compiled `code` (for `arch`) cannot run; one per
 /// kernel, entry and limit, naming its first case and how many more break it.
 pub fn launch_problems(suite: &Suite, code: &[KernelCode], arch: &str) -> Vec<LaunchProblem> {
-    let mut found: Vec<Found> = Vec::new();
+    // Each limit one kernel entry's launches break, with where it is written and each case.
+    let mut found = Vec::new();
     for (c, case) in suite.cases.iter().enumerate() {
         for (k, code) in code.iter().enumerate() {
             let entries = &suite.kernels[k].entries;
             for ((launch, id), entry) in case.launches[k].iter().zip(&code.entries).zip(entries) {
                 let Some(res) = &id.resources else { continue };
                 for (at, what) in over_limits(res, launch, arch) {
-                    let same = |f: &&mut Found| f.kernel == k && f.entry == entry && f.what == what;
-                    match found.iter_mut().find(same) {
-                        Some(f) => f.more += 1,
-                        None => found.push(Found {
-                            kernel: k,
-                            entry,
-                            at,
-                            what,
-                            first: c,
-                            more: 0,
-                        }),
-                    }
+                    found.push(((k, entry, what), (at, c)));
                 }
             }
         }
     }
-    found
+    crate::html::page::grouped(found)
         .into_iter()
-        .map(|f| {
-            let case = &suite.cases[f.first].label;
-            let more = match f.more {
+        .map(|((k, entry, what), cases)| {
+            let (at, first) = cases[0];
+            let case = &suite.cases[first].label;
+            let more = match cases.len() - 1 {
                 0 => String::new(),
                 n => format!(" and {n} more case(s)"),
             };
-            let kernel = &suite.kernels[f.kernel].name;
-            (f.kernel, f.at, format!("kernel `{kernel}` launches `{}` with {}, for {case}{more}: the launch would fail on {arch}", f.entry, f.what))
+            let kernel = &suite.kernels[k].name;
+            (k, at, format!("kernel `{kernel}` launches `{entry}` with {what}, for {case}{more}: the launch would fail on {arch}"))
         })
         .collect()
-}
-
-/// A limit one kernel entry's launches break: where, what, its first case and how many more.
-struct Found<'s> {
-    kernel: usize,
-    entry: &'s str,
-    at: Option<usize>,
-    what: String,
-    first: usize,
-    more: usize,
 }
 
 /// What of `launch` goes over the limits of code with resources `res` on `arch`, each at the

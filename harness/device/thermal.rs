@@ -48,18 +48,13 @@ impl Thermal {
             Err(nvml_wrapper::error::NvmlError::NotFound) => Vec::new(),
             Err(_) => return None,
         };
-        let mut out: Vec<Active> = Vec::new();
-        for s in samples {
-            match out.iter_mut().find(|a| a.pid == s.pid) {
-                Some(a) => a.sm_util = a.sm_util.max(s.sm_util),
-                None => out.push(Active {
-                    pid: s.pid,
-                    name: (s.pid != own).then(|| self.name_of(s.pid)).flatten(),
-                    sm_util: s.sm_util,
-                }),
-            }
-        }
-        Some(out)
+        let by_pid = crate::html::page::grouped(samples.iter().map(|s| (s.pid, s.sm_util)));
+        let active = by_pid.into_iter().map(|(pid, utils)| Active {
+            pid,
+            name: (pid != own).then(|| self.name_of(pid)).flatten(),
+            sm_util: utils.into_iter().max().unwrap_or_default(),
+        });
+        Some(active.collect())
     }
 
     /// Process `pid`'s name, where NVML or `/proc` says.

@@ -4,7 +4,7 @@
 //! and clocks of every kernel against the baseline or base (`resources`).
 
 use super::axes::Unit;
-use super::page::{anchor, badge, esc, first_seen, num, table};
+use super::page::{anchor, badge, esc, first_seen, grouped, num, table};
 use super::plots::{self, chart, Point, Series, YAxis};
 use super::trial::{kernel_and_case, sizes, sweep_axis, State};
 use super::view::View;
@@ -75,22 +75,22 @@ fn sweep(
 /// Points grouped into a series per name, in the order the names first come, each sorted by
 /// x; a series takes its colour where given, else its place.
 fn series(points: Vec<(&str, Option<usize>, Point)>) -> Vec<Series> {
-    let mut out: Vec<Series> = Vec::new();
-    for (name, color, point) in points {
-        match out.iter_mut().find(|s| s.name == name) {
-            Some(s) => s.points.push(point),
-            None => out.push(Series {
+    let by_name = grouped(
+        points
+            .into_iter()
+            .map(|(name, color, p)| ((name, color), p)),
+    );
+    (by_name.into_iter().enumerate())
+        .map(|(i, ((name, color), mut points))| {
+            points.sort_by(|a, b| a.0.total_cmp(&b.0));
+            Series {
                 name: name.to_string(),
-                points: vec![point],
-                color: color.unwrap_or(out.len()),
+                points,
+                color: color.unwrap_or(i),
                 dashed: false,
-            }),
-        }
-    }
-    for s in &mut out {
-        s.points.sort_by(|a, b| a.0.total_cmp(&b.0));
-    }
-    out
+            }
+        })
+        .collect()
 }
 
 fn sweep_charts(view: &View, suite: &str, trials: &[&TrialRecord]) -> String {
@@ -297,14 +297,12 @@ fn flush_note(trials: &[&TrialRecord]) -> String {
     format!("<p class=\"note\">Each sample timed {how}.</p>\n")
 }
 
-/// One case's chart of a kernel's variants: its title, its axis, each variant's line and point.
-type VariantChart = (String, String, Vec<(String, Point)>);
-
 /// How a kernel's variants compare (`tile[TILE=16,FULL_UNROLL=0]`, its axes): per kernel and
 /// case, the median time against the variants' first axis, one series per combination of the
 /// others.
 fn variant_charts(suite: &str, trials: &[&TrialRecord]) -> String {
-    let mut charts: Vec<VariantChart> = Vec::new();
+    // Each variant's line and point, under its case's chart: its title and its axis.
+    let mut charts = Vec::new();
     for t in trials {
         let (kernel, case) = kernel_and_case(t);
         let (Some(m), Some((base, values))) = (&t.measurement, kernel.split_once('[')) else {
@@ -323,13 +321,10 @@ fn variant_charts(suite: &str, trials: &[&TrialRecord]) -> String {
             .unwrap_or(base.to_string());
         let title = format!("{suite}::{base}::{case}: its variants against {axis}");
         let point = (rest, (x, m.time.median, Some((m.time.low, m.time.high))));
-        match charts.iter_mut().find(|c| c.0 == title) {
-            Some((_, _, points)) => points.push(point),
-            None => charts.push((title, axis.to_string(), vec![point])),
-        }
+        charts.push(((title, axis.to_string()), point));
     }
     let mut out = String::new();
-    for (title, axis, points) in charts {
+    for ((title, axis), points) in grouped(charts) {
         let series = series(points.iter().map(|(n, p)| (n.as_str(), None, *p)).collect());
         let y = YAxis {
             desc: "time per run",

@@ -20,29 +20,21 @@ struct Group<'a> {
 /// The attention rows: trials that need attention, grouped by suite, kernel, state and kind
 /// of failure, worst state first, in run order within a state.
 fn groups<'a>(trials: &'a [TrialRecord]) -> Vec<Group<'a>> {
-    let mut out: Vec<Group> = Vec::new();
-    for t in trials {
-        let state = State::of(t);
-        if !state.needs_attention() {
-            continue;
-        }
-        let (kernel, _) = kernel_and_case(t);
-        let same = |g: &&mut Group| {
-            g.state == state
-                && g.suite == t.suite
-                && g.kernel == kernel
-                && g.trials[0].failure == t.failure
-        };
-        match out.iter_mut().find(same) {
-            Some(g) => g.trials.push(t),
-            None => out.push(Group {
-                state,
-                suite: &t.suite,
-                kernel,
-                trials: vec![t],
-            }),
-        }
-    }
+    let keyed = trials.iter().filter_map(|t| {
+        let state = Some(State::of(t)).filter(|s| s.needs_attention())?;
+        Some((
+            (state, t.suite.as_str(), kernel_and_case(t).0, &t.failure),
+            t,
+        ))
+    });
+    let mut out: Vec<Group> = (super::page::grouped(keyed).into_iter())
+        .map(|((state, suite, kernel, _), trials)| Group {
+            state,
+            suite,
+            kernel,
+            trials,
+        })
+        .collect();
     out.sort_by_key(|g| g.state);
     out
 }

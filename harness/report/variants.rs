@@ -32,16 +32,11 @@ fn split(name: &str) -> Option<(String, &str)> {
 
 /// Every case of a kernel with two or more measured variants, in the order of the results.
 pub fn best(results: &Results) -> Vec<Best> {
-    let mut groups: Vec<(String, Vec<(&str, &TrialRecord)>)> = Vec::new();
-    for t in results.trials.iter().filter(|t| t.measurement.is_some()) {
-        let Some((trial, variant)) = split(&t.name) else {
-            continue;
-        };
-        match groups.iter_mut().find(|(g, _)| *g == trial) {
-            Some((_, members)) => members.push((variant, t)),
-            None => groups.push((trial, vec![(variant, t)])),
-        }
-    }
+    let measured = results.trials.iter().filter(|t| t.measurement.is_some());
+    let groups = crate::html::page::grouped(measured.filter_map(|t| {
+        let (trial, variant) = split(&t.name)?;
+        Some((trial, (variant, t)))
+    }));
     let median = |t: &TrialRecord| t.measurement.as_ref().map_or(f64::NAN, |m| m.time.median);
     let baseline = |t: &TrialRecord| {
         let samples = &t.measurement.as_ref()?.baseline_samples;
