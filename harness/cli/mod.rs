@@ -87,7 +87,7 @@ fn command() -> ExitCode {
         }
         Command::Run { args } => {
             let launcher = format!("{} run", crate::shell::shell_word(&program));
-            run::run_with(std::iter::once(program).chain(args), Some(launcher))
+            run::run(std::iter::once(program).chain(args), Some(launcher))
         }
         Command::Lint { files, launches } => match launches {
             Some(filter) => lint::launches(&filter),

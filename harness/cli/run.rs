@@ -21,14 +21,8 @@ use std::time::Instant;
 pub fn main() -> ExitCode {
     exit::guard(|| {
         crate::device::libraries::ensure();
-        run(std::env::args())
+        run(std::env::args(), None)
     })
-}
-
-/// Runs the suites with libtest arguments `args` (the first is the program name), or serves
-/// as the GPU worker when started as one.
-pub fn run(args: impl Iterator<Item = String>) -> ExitCode {
-    run_with(args, None)
 }
 
 /// How the perf binary was started, for the commands reports print: under nextest or cargo,
@@ -58,9 +52,10 @@ fn perf_launcher(program: &str) -> String {
     }
 }
 
-/// [`run`], where `launcher` is how the trials are run again (`./kernelgate run`); `None`:
-/// the perf binary's ([`perf_launcher`]).
-pub fn run_with(args: impl Iterator<Item = String>, launcher: Option<String>) -> ExitCode {
+/// Runs the suites with libtest arguments `args` (the first is the program name), or serves
+/// as the GPU worker when started as one; `launcher` is how the trials are run again
+/// (`./kernelgate run`), `None`: the perf binary's ([`perf_launcher`]).
+pub fn run(args: impl Iterator<Item = String>, launcher: Option<String>) -> ExitCode {
     if std::env::var_os(WORKER_ENV).is_some() {
         let cache = Config::from_env().map(|c| c.cache).ok();
         return ExitCode::from(crate::worker::serve(cache) as u8);
@@ -68,7 +63,7 @@ pub fn run_with(args: impl Iterator<Item = String>, launcher: Option<String>) ->
     run_trials(args, launcher).unwrap_or_else(|code| code)
 }
 
-/// [`run_with`] in the process that runs the trials: `Err` is an exit that comes before them
+/// [`run`] in the process that runs the trials: `Err` is an exit that comes before them
 /// (bad input, printed).
 fn run_trials(
     args: impl Iterator<Item = String>,

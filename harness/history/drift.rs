@@ -155,13 +155,8 @@ pub fn trends(runs: &[Run], points: &[Point], options: &Options) -> Vec<Trend> {
 /// Every change of regime of a trial on a device, in run order.
 pub fn regime_switches(trends: &[Trend]) -> Vec<RegimeSwitch> {
     let mut out = Vec::new();
-    let mut done: Vec<(&str, &str)> = Vec::new();
-    for t in trends {
-        let key = (t.name.as_str(), t.device.as_str());
-        if done.contains(&key) {
-            continue;
-        }
-        done.push(key);
+    let keys = trends.iter().map(|t| (t.name.as_str(), t.device.as_str()));
+    for key in crate::html::page::first_seen(keys) {
         let mut timed: Vec<(usize, &str)> = trends
             .iter()
             .filter(|u| (u.name.as_str(), u.device.as_str()) == key)
@@ -174,8 +169,8 @@ pub fn regime_switches(trends: &[Trend]) -> Vec<RegimeSwitch> {
         for w in timed.windows(2) {
             if w[0].1 != w[1].1 {
                 out.push(RegimeSwitch {
-                    name: t.name.clone(),
-                    device: t.device.clone(),
+                    name: key.0.to_string(),
+                    device: key.1.to_string(),
                     regimes: (w[0].1.to_string(), w[1].1.to_string()),
                     runs: (w[0].0, w[1].0),
                 });

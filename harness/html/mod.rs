@@ -208,25 +208,21 @@ pub fn command(args: &ReportArgs) -> ExitCode {
         false => println!("kernelgate: wrote {}", out.display()),
     };
     let written = merged.and_then(|r| {
-        if let Some(out) = &args.html {
-            write(out, &r)?;
-            wrote(out);
-        }
-        if let Some(out) = &args.junit {
-            let xml = crate::report::junit::render(&r);
-            crate::baseline::write_atomically(out, xml.as_bytes())?;
-            wrote(out);
-        }
-        match &args.markdown {
-            Some(out) if out.as_os_str() == "-" => {
-                print!("{}", crate::report::markdown::render(&r))
+        // Each output with how it is rendered and whether it goes to stdout (`--markdown -`).
+        let outputs = [
+            (&args.html, render as fn(&Results) -> String, false),
+            (&args.junit, crate::report::junit::render, false),
+            (&args.markdown, crate::report::markdown::render, to_stdout),
+        ];
+        for (out, render, stdout) in outputs {
+            match out {
+                Some(_) if stdout => print!("{}", render(&r)),
+                Some(out) => {
+                    crate::baseline::write_atomically(out, render(&r).as_bytes())?;
+                    wrote(out);
+                }
+                None => {}
             }
-            Some(out) => {
-                let md = crate::report::markdown::render(&r);
-                crate::baseline::write_atomically(out, md.as_bytes())?;
-                wrote(out);
-            }
-            None => {}
         }
         Ok(())
     });
