@@ -21,11 +21,6 @@ use crate::stats::changepoint::Options;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// `history --check`: a trend's latest run regressed against its trailing runs.
-pub const EXIT_DRIFT: u8 = crate::exit::DRIFT;
-/// Bad input: arguments, an unreadable or newer history, an unreadable results file.
-pub const EXIT_BAD_INPUT: u8 = crate::exit::BAD_INPUT;
-
 /// `kernelgate history`'s command line, as clap parses it.
 #[derive(Debug, clap::Args)]
 pub struct HistoryArgs {
@@ -83,7 +78,9 @@ fn percentage(text: &str) -> Result<f64, crate::usage::BadValue> {
         .ok_or_else(|| crate::usage::BadValue::Percent(text.into()))
 }
 
-/// `kernelgate history ...`; exit code 0, `EXIT_DRIFT` (1) or `EXIT_BAD_INPUT` (2).
+/// `kernelgate history ...`; exit code 0, `exit::DRIFT` (1: `--check` found a trend's latest
+/// run regressed against its trailing runs) or `exit::BAD_INPUT` (2: arguments, an unreadable
+/// or newer history, an unreadable results file).
 pub fn command(args: &HistoryArgs) -> ExitCode {
     match run(args) {
         Ok(code) => ExitCode::from(code),
@@ -92,7 +89,7 @@ pub fn command(args: &HistoryArgs) -> ExitCode {
             if matches!(e, HistoryError::Usage(_)) {
                 eprintln!("(`kernelgate help history` says what it takes)");
             }
-            ExitCode::from(EXIT_BAD_INPUT)
+            ExitCode::from(crate::exit::BAD_INPUT)
         }
     }
 }
@@ -411,7 +408,7 @@ fn check(
         println!(
             "kernelgate: {regressed} of {family} trend(s) regressed in their latest run against the runs before it since {from}{too_few}"
         );
-        Ok(EXIT_DRIFT)
+        Ok(crate::exit::DRIFT)
     }
 }
 

@@ -18,7 +18,7 @@ pub mod store;
 mod trend;
 mod valid;
 
-pub use cli::{command, HistoryArgs, EXIT_BAD_INPUT, EXIT_DRIFT};
+pub use cli::{command, HistoryArgs};
 pub use error::HistoryError;
 pub use run_info::{mode_of, RunInfo};
 pub use store::{History, Point, Run, SCHEMA_VERSION};

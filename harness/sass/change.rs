@@ -120,10 +120,8 @@ pub fn kernel_diff(
         if o.hash == n.hash {
             continue;
         }
-        let resources = match (&o.resources, &n.resources) {
-            (Some(a), Some(b)) => diff::resources(a, b),
-            _ => None,
-        };
+        let resources = (o.resources.as_ref().zip(n.resources.as_ref()))
+            .and_then(|(a, b)| diff::resources(a, b));
         let mut mix = Vec::new();
         let text = match (sass(Side::Base, o), sass(Side::Head, n)) {
             (Ok(Some(a)), Ok(Some(b))) => {

@@ -128,15 +128,12 @@ pub enum ArgSpec {
     Expr(Expr, ScalarType, usize),
 }
 
-/// A problem with an argument: byte offset into its text, and the message.
-pub type ArgError = ExprError;
-
 /// Parses one argument. `buffers` maps buffer names to indices; `sizes` lists size names.
 pub fn parse(
     text: &str,
     buffers: &BTreeMap<String, usize>,
     sizes: &[String],
-) -> Result<ArgSpec, ArgError> {
+) -> Result<ArgSpec, ExprError> {
     let trimmed = text.trim();
     let lead = text.len() - text.trim_start().len();
     if let Some(&index) = buffers.get(trimmed) {

@@ -52,21 +52,15 @@ pub(super) fn buffer_tables(
         let first = |i: usize| raw[i].get_ref().name.span().start;
         check_name(ctx, b, (&out.by_name, &first), sizes);
         let dtype = element_type(ctx, &b.dtype).unwrap_or(DType::F32);
-        let Some(role) = role(ctx, b, rb.span().start) else {
+        let (role, init) = match role(ctx, b, rb.span().start) {
+            Some(role) => (role, init(ctx, (dir, sizes), b, role, dtype, &mut out)),
             // An unknown role says nothing about what the buffer needs: no more errors from it
             // (seen: `role = "in-out"` also drew "needs an init" and "no output").
-            unknown_role = true;
-            out.lens.extend(expr(ctx, &b.len, sizes));
-            out.by_name.entry(name.clone()).or_insert(out.list.len());
-            out.list.push(Buffer {
-                name,
-                dtype,
-                role: Role::Inout,
-                init: None,
-            });
-            continue;
+            None => {
+                unknown_role = true;
+                (Role::Inout, None)
+            }
         };
-        let init = init(ctx, (dir, sizes), b, role, dtype, &mut out);
         out.lens.extend(expr(ctx, &b.len, sizes));
         out.by_name.entry(name.clone()).or_insert(out.list.len());
         out.list.push(Buffer {

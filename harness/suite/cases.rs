@@ -363,15 +363,14 @@ fn launch(
     let grid = dims(&l.grid, MAX_GRID, "grid");
     let block = dims(&l.block, MAX_BLOCK, "block");
     let threads: i64 = block.iter().map(|b| *b as i64).product();
+    let at = l.block.first().map(|b| b.at).unwrap_or(0);
     if threads > MAX_THREADS_PER_BLOCK {
-        let at = l.block.first().map(|b| b.at).unwrap_or(0);
         ctx.error(
             at,
             format!("a block of {threads} threads{} is over the limit of {MAX_THREADS_PER_BLOCK} (make the product of `block` at most {MAX_THREADS_PER_BLOCK}, e.g. [256] or [32, 32])", sized_case(&l.block, label)),
         );
     }
     if let Some(r) = max_registers.filter(|r| threads * *r as i64 > MAX_REGISTERS_PER_BLOCK) {
-        let at = l.block.first().map(|b| b.at).unwrap_or(0);
         ctx.error(at, format!("a block of {threads} threads at max_registers = {r} needs {} registers{}, over the {MAX_REGISTERS_PER_BLOCK} of an SM: the launch would fail (lower max_registers to {} or use smaller blocks)", threads * r as i64, in_case(label), MAX_REGISTERS_PER_BLOCK / threads.max(1)));
     }
     let shared = l
