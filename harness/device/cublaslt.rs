@@ -227,8 +227,6 @@ impl Gemm {
         } = operands(d.layouts, [m, n, k]);
         let [(ra, ca, ta), (rb, cb, tb)] = [first.1, second.1];
         let (first, second) = (first.0, second.0);
-        // cublasOperation_t: CUBLAS_OP_N = 0, CUBLAS_OP_T = 1 (cuBLAS's header).
-        let op = |t: bool| t as i32;
         // Made first, so that what is created is destroyed on every error below.
         let mut plan = Plan {
             desc: std::ptr::null_mut(),
@@ -244,17 +242,13 @@ impl Gemm {
                 "cublasLtMatmulDescCreate",
                 lt::cublasLtMatmulDescCreate(&mut plan.desc, compute, scale),
             )?;
+            use lt::cublasLtMatmulDescAttributes_t as D;
             for (attr, t) in [
-                (
-                    lt::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_TRANSA,
-                    ta,
-                ),
-                (
-                    lt::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_TRANSB,
-                    tb,
-                ),
+                (D::CUBLASLT_MATMUL_DESC_TRANSA, ta),
+                (D::CUBLASLT_MATMUL_DESC_TRANSB, tb),
             ] {
-                let v = op(t);
+                // cublasOperation_t: CUBLAS_OP_N = 0, CUBLAS_OP_T = 1 (cuBLAS's header).
+                let v = t as i32;
                 let size = std::mem::size_of_val(&v);
                 let p = &v as *const _ as *const c_void;
                 check(

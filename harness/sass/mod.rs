@@ -83,12 +83,8 @@ pub struct KernelCode {
 impl KernelCode {
     /// Whether the two run the same code: the same entries' identities, in the same order.
     pub fn same_code(&self, other: &KernelCode) -> bool {
-        self.entries.len() == other.entries.len()
-            && self
-                .entries
-                .iter()
-                .zip(&other.entries)
-                .all(|(a, b)| a.hash == b.hash)
+        let hashes = other.entries.iter().map(|e| &e.hash);
+        self.entries.iter().map(|e| &e.hash).eq(hashes)
     }
 }
 

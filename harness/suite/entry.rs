@@ -89,7 +89,7 @@ pub(super) enum Via<'a> {
 }
 
 /// The C spelling of an element type, for messages that say what to write.
-fn c_type(t: DType) -> &'static str {
+pub(super) fn c_type(t: DType) -> &'static str {
     match t {
         DType::F32 => "float",
         DType::F64 => "double",

@@ -127,11 +127,8 @@ fn library_source(
             );
         }
     }
-    let ty = |t: DType| match t {
-        DType::F16 => "__half",
-        DType::Bf16 => "__nv_bfloat16",
-        _ => "float",
-    };
+    // `options` let through only f32, f16 and bf16.
+    let ty = super::entry::c_type;
     let text = format!(
         "extern \"C\" __global__ void gemm(const {}* a, const {}* b, {}* c, int m, int n, int k);\n",
         ty(types[0]),
