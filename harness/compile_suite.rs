@@ -72,7 +72,7 @@ pub fn compile_suite(
             Ok(c) => out.push((si, c)),
             Err(error) => {
                 // A kernel's variants are named once, with their count.
-                let seen = crate::html::page::grouped(
+                let seen = crate::order::grouped(
                     kernels
                         .iter()
                         .map(|k| (k.name.split('[').next().unwrap_or(&k.name), &k.name)),

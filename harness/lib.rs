@@ -25,6 +25,7 @@ pub mod measure;
 pub mod mix;
 pub mod nextest;
 pub mod npy;
+pub mod order;
 pub mod paired;
 pub mod plan;
 pub mod problems;

@@ -187,7 +187,7 @@ impl Entry {
             return Vec::new();
         }
         let others = self.runs.iter().filter(|r| r.origin.other_gpu_than(here));
-        crate::html::page::first_seen(others.map(|r| r.origin.clone()))
+        crate::order::first_seen(others.map(|r| r.origin.clone()))
     }
 }
 

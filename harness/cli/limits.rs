@@ -58,7 +58,7 @@ pub fn launch_problems(suite: &Suite, code: &[KernelCode], arch: &str) -> Vec<La
             }
         }
     }
-    crate::html::page::grouped(found)
+    crate::order::grouped(found)
         .into_iter()
         .map(|((k, entry, what), cases)| {
             let (at, first) = cases[0];

@@ -140,7 +140,7 @@ fn kernel_parts(old: &KernelCode, new: &KernelCode) -> Vec<KernelPart> {
         };
         parts.extend(found);
     }
-    crate::html::page::first_seen(parts)
+    crate::order::first_seen(parts)
 }
 
 /// The toolchain components that differ.

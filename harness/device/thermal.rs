@@ -48,7 +48,7 @@ impl Thermal {
             Err(nvml_wrapper::error::NvmlError::NotFound) => Vec::new(),
             Err(_) => return None,
         };
-        let by_pid = crate::html::page::grouped(samples.iter().map(|s| (s.pid, s.sm_util)));
+        let by_pid = crate::order::grouped(samples.iter().map(|s| (s.pid, s.sm_util)));
         let active = by_pid.into_iter().map(|(pid, utils)| Active {
             pid,
             name: (pid != own).then(|| self.name_of(pid)).flatten(),

@@ -156,7 +156,7 @@ pub fn trends(runs: &[Run], points: &[Point], options: &Options) -> Vec<Trend> {
 pub fn regime_switches(trends: &[Trend]) -> Vec<RegimeSwitch> {
     let mut out = Vec::new();
     let keys = trends.iter().map(|t| (t.name.as_str(), t.device.as_str()));
-    for key in crate::html::page::first_seen(keys) {
+    for key in crate::order::first_seen(keys) {
         let mut timed: Vec<(usize, &str)> = trends
             .iter()
             .filter(|u| (u.name.as_str(), u.device.as_str()) == key)

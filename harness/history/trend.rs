@@ -10,8 +10,9 @@ use super::order::Ordered;
 use super::store::Run;
 use crate::gate::percent;
 use crate::html::axes::Unit;
-use crate::html::page::{anchor, esc, first_seen, num, table};
+use crate::html::page::{anchor, esc, num, table};
 use crate::html::plots::{self, Marks, Series, YAxis};
+use crate::order::first_seen;
 
 /// A run on an axis or in a table: its short commit, or its date when the commit is unknown.
 fn label(r: &Run) -> String {

@@ -139,7 +139,7 @@ pub fn render(results: &Results) -> String {
 
 /// The body of one run's report.
 fn body(results: &Results) -> String {
-    let suites = page::first_seen(results.trials.iter().map(|t| t.suite.as_str()));
+    let suites = crate::order::first_seen(results.trials.iter().map(|t| t.suite.as_str()));
     let device_name = results
         .device
         .as_ref()

@@ -71,29 +71,6 @@ pub fn anchor(prefix: &str, name: &str) -> String {
     format!("{prefix}-{body}")
 }
 
-/// The distinct items of `items`, in the order they first appear.
-pub fn first_seen<T: PartialEq>(items: impl IntoIterator<Item = T>) -> Vec<T> {
-    let mut out = Vec::new();
-    for x in items {
-        if !out.contains(&x) {
-            out.push(x);
-        }
-    }
-    out
-}
-
-/// `items` gathered by key: each key with its items, in the order the key first appears.
-pub fn grouped<K: PartialEq, T>(items: impl IntoIterator<Item = (K, T)>) -> Vec<(K, Vec<T>)> {
-    let mut out: Vec<(K, Vec<T>)> = Vec::new();
-    for (key, x) in items {
-        match out.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, xs)) => xs.push(x),
-            None => out.push((key, vec![x])),
-        }
-    }
-    out
-}
-
 /// A verdict-like state as a coloured badge; `state` is also the CSS class (spaces → `-`).
 pub fn badge(state: &str) -> String {
     format!(

@@ -281,7 +281,7 @@ pub fn chart(r: Result<String, PlotError>) -> String {
 /// colour (dashed for a dashed series) and its name, once per name (a trend broken into
 /// parts is one series to the reader).
 pub fn legend(series: &[Series]) -> String {
-    let names = super::page::first_seen(series.iter().map(|s| s.name.as_str()));
+    let names = crate::order::first_seen(series.iter().map(|s| s.name.as_str()));
     let entries: String = (names.iter())
         .filter_map(|name| series.iter().find(|s| s.name == *name))
         .map(|s| {

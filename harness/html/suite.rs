@@ -4,10 +4,11 @@
 //! and clocks of every kernel against the baseline or base (`resources`).
 
 use super::axes::Unit;
-use super::page::{anchor, badge, esc, first_seen, grouped, num, table};
+use super::page::{anchor, badge, esc, num, table};
 use super::plots::{self, chart, Point, Series, YAxis};
 use super::trial::{kernel_and_case, sizes, sweep_axis, State};
 use super::view::View;
+use crate::order::{first_seen, grouped};
 use crate::report::results::{Status, TrialRecord};
 use crate::report::terminal::{headline, record_change as change};
 use crate::report::{achieved, duration, rate, PEAKS};

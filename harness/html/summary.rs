@@ -27,7 +27,7 @@ fn groups<'a>(trials: &'a [TrialRecord]) -> Vec<Group<'a>> {
             t,
         ))
     });
-    let mut out: Vec<Group> = (super::page::grouped(keyed).into_iter())
+    let mut out: Vec<Group> = (crate::order::grouped(keyed).into_iter())
         .map(|((state, suite, kernel, _), trials)| Group {
             state,
             suite,

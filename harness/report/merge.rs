@@ -89,8 +89,7 @@ pub fn merge(inputs: &[(PathBuf, Results)]) -> Result<Results, ResultsError> {
     if let Some((path, _)) = inputs.iter().find(|(_, r)| !r.pool.is_empty()) {
         return Err(ResultsError::Pooled(path.clone()));
     }
-    let devices =
-        crate::html::page::first_seen(inputs.iter().filter_map(|(_, r)| r.device.as_ref()));
+    let devices = crate::order::first_seen(inputs.iter().filter_map(|(_, r)| r.device.as_ref()));
     if devices.len() < 2 {
         return merge_one(inputs, None);
     }

@@ -17,7 +17,7 @@ pub struct Row<'a> {
 /// Every trial of the pool, in the order first seen, each with its record on every device.
 pub fn rows<'a>(pool: &'a Results) -> Vec<Row<'a>> {
     let trials = pool.pool.iter().flat_map(|r| &r.trials);
-    let names = crate::html::page::first_seen(trials.map(|t| t.name.as_str()));
+    let names = crate::order::first_seen(trials.map(|t| t.name.as_str()));
     let on = |name: &str| {
         let find = |r: &'a Results| r.trials.iter().find(|t| t.name == name);
         pool.pool.iter().map(find).collect()

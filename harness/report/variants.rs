@@ -33,7 +33,7 @@ fn split(name: &str) -> Option<(String, &str)> {
 /// Every case of a kernel with two or more measured variants, in the order of the results.
 pub fn best(results: &Results) -> Vec<Best> {
     let measured = results.trials.iter().filter(|t| t.measurement.is_some());
-    let groups = crate::html::page::grouped(measured.filter_map(|t| {
+    let groups = crate::order::grouped(measured.filter_map(|t| {
         let (trial, variant) = split(&t.name)?;
         Some((trial, (variant, t)))
     }));

@@ -97,7 +97,7 @@ pub(super) fn changed_kernels(
             }
         }
     }
-    crate::html::page::first_seen(out)
+    crate::order::first_seen(out)
 }
 
 /// Runs `work` (executing and judging the trials) while the SASS diffs of `kernels` are made
