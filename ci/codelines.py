@@ -28,10 +28,10 @@ rounds against one set of reference samples (issue 34: +301 with its accounting,
 verdicts shown as deferred (issue 35: +10) and two errors of the llm.c port said where they
 happen (issue 32: +29), with 57 lines cut by a review pass beside them (34,735), and 34,749
 after a last read of the change (its four mends, the log's tick counting a group's trials the
-largest: +14 in all); then 34,749 → 34,900 for a pool of GPU models in one merged report (issue
+largest: +14 in all); then 34,749 → 34,850 for a pool of GPU models in one merged report (issue
 35: +269), the time cap marked per variant and the variant limit counted after `skip` (issue 34:
-+18) and `kernelgate report --junit` (+16), with 174 lines cut by two review passes beside them
-(34,878)."""
++18), `kernelgate report --junit` (+16), a library call's profile command (issue 36: +9) and
+`order` (+2), with 246 lines cut by three review passes beside them (34,817)."""
 import pathlib
 import sys
 
