@@ -56,7 +56,7 @@ pub const MIN_PER_SET: usize = 8;
 
 /// Whether the kernel's samples and the reference's (when there is one) are both precise
 /// (`precise_side`, each with the input sets its samples alternate over).
-pub fn both_precise(
+fn both_precise(
     bench: &Bench,
     kernel: &[f64],
     reference: Option<&[f64]>,
@@ -106,30 +106,32 @@ pub fn after_group(
 
 /// [`after_group`] for several kernels timed in the same rounds against one reference
 /// (`sets`: each kernel's input sets, then the reference's): stop once every kernel would
-/// (the time cap is reached by all at once); the rounds still missing are the most any needs.
+/// (the time cap is reached by all at once), with each kernel's `hit_time_cap` then — only
+/// those not yet precise hit it —, `None` while any samples on; the rounds still missing are
+/// the most any needs.
 pub fn after_groups(
     bench: &Bench,
     kernels: &[Vec<f64>],
     reference: Option<&[f64]>,
     sets: &[usize],
     elapsed: Duration,
-) -> (Next, Option<(usize, Duration)>) {
+) -> (Option<Vec<bool>>, Option<(usize, Duration)>) {
     let reference_sets = sets[sets.len() - 1];
     let each = kernels
         .iter()
         .zip(sets)
         .map(|(k, &s)| after_group(bench, k, reference, [s, reference_sets], elapsed));
     let (nexts, shorts): (Vec<Next>, Vec<_>) = each.unzip();
-    // Stopped where every kernel stops, at the cap where any does.
-    let capped = nexts.iter().try_fold(false, |capped, n| match n {
-        Next::Stop { hit_time_cap } => Some(capped || *hit_time_cap),
-        Next::Sample => None,
-    });
+    let capped = (nexts.into_iter())
+        .map(|n| match n {
+            Next::Stop { hit_time_cap } => Some(hit_time_cap),
+            Next::Sample => None,
+        })
+        .collect();
     let short = (shorts.into_iter()).try_fold((0, Duration::ZERO), |(a, x), s| {
         s.map(|(b, y)| (a.max(b), x.max(y)))
     });
-    let next = capped.map_or(Next::Sample, |hit_time_cap| Next::Stop { hit_time_cap });
-    (next, short)
+    (capped, short)
 }
 
 /// After a group of rounds was discarded (the clock throttled): go on until twice the cap.
@@ -144,7 +146,7 @@ pub fn after_throttled(bench: &Bench, elapsed: Duration) -> Next {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
 
     /// [`after_group`]'s decision alone.
@@ -158,8 +160,7 @@ pub(crate) mod tests {
         after_group(bench, kernel, reference, sets, elapsed).0
     }
 
-    /// Settings of a trial for the tests (the defaults but `max_slowdown`).
-    pub(crate) fn bench() -> Bench {
+    fn bench() -> Bench {
         Bench {
             l2_flush: crate::suite::Flush::Write,
             min_samples: 16,
@@ -329,5 +330,16 @@ pub(crate) mod tests {
                 hit_time_cap: false
             }
         );
+    }
+
+    /// Kernels sampled in the same rounds: a group stopped at the time cap marks only the
+    /// kernels not yet precise then, and samples on while any is short of its cap.
+    #[test]
+    fn a_group_stopped_at_the_time_cap_marks_only_its_imprecise_kernels() {
+        let (steady, spread) = (samples(40, 0.0), samples(40, 2.0));
+        let kernels = [steady.clone(), spread];
+        let at = |ms| after_groups(&bench(), &kernels, Some(&steady), &[1, 1, 1], ms).0;
+        assert_eq!(at(Duration::from_millis(1500)), Some(vec![false, true]));
+        assert_eq!(at(Duration::from_millis(500)), None);
     }
 }

@@ -307,7 +307,7 @@ impl Timer {
         let mut times: Vec<Vec<f64>> = vec![Vec::new(); kernels.len()];
         let mut round = 0usize;
         let mut group = group_after(self.pilot_round);
-        loop {
+        let capped = loop {
             let at = Instant::now();
             let group_start = at;
             self.events_for(gpu, sides * group)?;
@@ -328,14 +328,18 @@ impl Timer {
             self.host_time(at, "sync");
             let per_round = group_start.elapsed().as_secs_f64() / group as f64;
             let at = Instant::now();
-            let (next, short) = if self.clock_held(mhz, trip, group, &mut out.clocks) {
+            let (stop, short) = if self.clock_held(mhz, trip, group, &mut out.clocks) {
                 let records = gpu_times.as_mut().map(|t| t.drain(..));
                 let read = (round, group, sides);
                 self.read_rounds(read, plans, records, (&mut times, &mut out.reference))?;
                 let reference = reference.is_some().then_some(out.reference.as_slice());
                 stop::after_groups(bench, &times, reference, &sets, start.elapsed())
             } else {
-                (stop::after_throttled(bench, start.elapsed()), None)
+                let stop = match stop::after_throttled(bench, start.elapsed()) {
+                    Next::Stop { hit_time_cap } => Some(vec![hit_time_cap; kernels.len()]),
+                    Next::Sample => None,
+                };
+                (stop, None)
             };
             self.host_time(at, "readback");
             round += group;
@@ -343,11 +347,10 @@ impl Timer {
             if let Some((samples, time)) = short {
                 group = group.min(rounds_to_reach(samples, time, per_round));
             }
-            if let Next::Stop { hit_time_cap } = next {
-                out.hit_time_cap = hit_time_cap;
-                break;
+            if let Some(capped) = stop {
+                break capped;
             }
-        }
+        };
         drop(activity);
         out.wall_seconds = start.elapsed().as_secs_f64();
         self.sampled = true;
@@ -355,10 +358,9 @@ impl Timer {
         let with_reference = reference.is_some();
         Ok(Sampled::new(
             out,
-            times,
+            (times, capped),
             plans,
             (graphs, with_reference),
-            (bench, &sets),
         ))
     }
 
@@ -482,32 +484,25 @@ pub struct Sampled {
 }
 
 impl Sampled {
-    /// Each kernel's `times` with what they share in `out` (the reference's samples, the
-    /// clocks: unreliable where too many rounds were dropped) and its batch from `plans`; a
-    /// group that stopped at the time cap marks only the kernels not yet precise then
-    /// (`sets`: each kernel's input sets, then the reference's).
+    /// Each kernel's `times` and whether it hit the time cap (`capped`: a group stopped at the
+    /// cap marks only the kernels not yet precise then) with what they share in `out` (the
+    /// reference's samples, the clocks: unreliable where too many rounds were dropped) and its
+    /// batch from `plans`.
     fn new(
         mut out: Samples,
-        times: Vec<Vec<f64>>,
+        (times, capped): (Vec<Vec<f64>>, Vec<bool>),
         plans: &[Plan],
         (graphs, with_reference): (Vec<Vec<Graph>>, bool),
-        (bench, sets): (&Bench, &[usize]),
     ) -> Self {
         let c = &mut out.clocks;
         let dropped = c.discarded_rounds + c.contended_rounds;
         let rounds = c.kept_rounds + dropped;
         c.unreliable = dropped as f64 > UNRELIABLE_FRACTION * rounds as f64;
-        let reference = with_reference.then_some(out.reference.as_slice());
-        let r_sets = sets[sets.len() - 1];
-        let capped = |k: &[f64], s| !stop::both_precise(bench, k, reference, [s, r_sets]);
-        let capped: Vec<bool> = (times.iter().zip(sets))
-            .map(|(k, &s)| capped(k, s))
-            .collect();
         let samples = (times.into_iter().zip(plans).zip(capped))
-            .map(|((kernel, p), capped)| Samples {
+            .map(|((kernel, p), hit_time_cap)| Samples {
                 kernel,
                 batch: [p.kernel_batch, out.batch[1]],
-                hit_time_cap: out.hit_time_cap && capped,
+                hit_time_cap,
                 ..out.clone()
             })
             .collect();

@@ -147,34 +147,3 @@ fn warm_up_ends_with_the_clock_up_but_never_before_its_runs() {
         "or for the most runs"
     );
 }
-
-#[test]
-fn a_group_stopped_at_the_time_cap_marks_only_its_imprecise_kernels() {
-    let bench = crate::measure::stop::tests::bench();
-    let plan = Plan {
-        regime: Regime::Cold,
-        kernel_batch: 1,
-        reference_batch: 1,
-    };
-    // Kernel 0 steady, kernel 1 spread over a factor of three; the reference steady.
-    let steady: Vec<f64> = (0..40)
-        .map(|i| 1e-5 * (1.0 + 1e-4 * (i % 3) as f64))
-        .collect();
-    let spread: Vec<f64> = (0..40)
-        .map(|i| 1e-5 * (1.0 + (i % 7) as f64 / 3.0))
-        .collect();
-    let out = Samples {
-        hit_time_cap: true,
-        reference: steady.clone(),
-        ..Samples::none()
-    };
-    let sampled = Sampled::new(
-        out,
-        vec![steady, spread],
-        &[plan, plan],
-        (Vec::new(), true),
-        (&bench, &[1, 1, 1]),
-    );
-    let capped: Vec<bool> = sampled.samples.iter().map(|s| s.hit_time_cap).collect();
-    assert_eq!(capped, [false, true]);
-}
