@@ -56,11 +56,15 @@ pub(super) fn variants(
     if !axes_named_well(ctx, (k, table_at), table, &axes, names) {
         return placeholder();
     }
-    let count = axes.iter().map(|(_, v)| v.len()).product::<usize>();
-    if count > MAX_COMBINATIONS {
-        ctx.error(at, format!("the axes make {count} combinations, over the limit of {MAX_COMBINATIONS} (fewer values)"));
+    // Counted as the sizes' cases are (`cases`): a product past `usize` is too many.
+    let count = axes
+        .iter()
+        .try_fold(1usize, |n, (_, v)| n.checked_mul(v.len()));
+    let Some(count) = count.filter(|&c| c <= MAX_COMBINATIONS) else {
+        let n = count.map_or_else(|| "too many".to_string(), |c| c.to_string());
+        ctx.error(at, format!("the axes make {n} combinations, over the limit of {MAX_COMBINATIONS} (fewer values)"));
         return placeholder();
-    }
+    };
     let Some((skips, case_skips)) = skip_conditions(ctx, k, &axes, names) else {
         return placeholder();
     };
