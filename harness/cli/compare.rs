@@ -137,16 +137,23 @@ pub fn command(a: &Args) -> u8 {
     let hidden = rows.len() - shown.len();
     let s = &summary;
     // Each note only where its count is not 0.
-    let some =
-        |n: usize, text: &dyn Fn(usize) -> String| if n > 0 { text(n) } else { String::new() };
-    let on = some(s.on_threshold, &|n| format!(" ({n} on the threshold)"));
-    let within = some(s.within_threshold, &|n| format!(" ({n} within threshold)"));
-    let failed = some(s.failed_in_new, &|n| {
-        format!("; {n} trial(s) FAILED in NEW")
-    });
-    let not_shown = some(hidden, &|n| {
-        format!("; {n} trial(s) that did not change not shown (`--all` lists them)")
-    });
+    let some = |n: usize, text: String| if n > 0 { text } else { String::new() };
+    let on = some(
+        s.on_threshold,
+        format!(" ({} on the threshold)", s.on_threshold),
+    );
+    let within = some(
+        s.within_threshold,
+        format!(" ({} within threshold)", s.within_threshold),
+    );
+    let failed = some(
+        s.failed_in_new,
+        format!("; {} trial(s) FAILED in NEW", s.failed_in_new),
+    );
+    let not_shown = some(
+        hidden,
+        format!("; {hidden} trial(s) that did not change not shown (`--all` lists them)"),
+    );
     println!(
         "{} compared: {} regressed, {} improved, {} inconclusive{on}, {} unchanged{within}{failed}{not_shown}",
         s.compared, s.regressed, s.improved, s.inconclusive, s.unchanged

@@ -192,8 +192,10 @@ fn merge_one(
 fn join_provenance(out: &mut Provenance, r: &Provenance, path: Option<&Path>) {
     if let Some(why) = &r.incomplete {
         let line = path.map_or(why.clone(), |path| format!("{}: {why}", path.display()));
-        let before = out.incomplete.take();
-        out.incomplete = Some(before.map_or(line.clone(), |before| format!("{before}; {line}")));
+        out.incomplete = Some(match out.incomplete.take() {
+            Some(before) => format!("{before}; {line}"),
+            None => line,
+        });
     }
     let time = |s: &String| crate::baseline::parse_rfc3339(s);
     if let Some(s) = &r.started {
