@@ -1,11 +1,13 @@
-//! A GPU check of `device::counters` (not part of a run): compiles three small kernels with
-//! NVRTC, profiles each through CUPTI's range profiler with user replay, and prints every
-//! metric with the time one profile took. Run from the repository root on a GPU machine:
-//! `cargo run --release --example counters_probe` (or the built binary).
+//! A GPU check of `device::counters`: compiles three small kernels with NVRTC, profiles each
+//! through CUPTI's range profiler with user replay, and prints every metric with the time one
+//! profile took. The test is `#[ignore]`d with that reason and its name starts `needs_gpu_`
+//! (ci/test.sh skips those); run it from the repository root on a GPU machine:
+//! `cargo test --release --test counters_probe -- --ignored --nocapture`.
 
 use kernelgate::device::compile::{compile, CompileRequest};
 use kernelgate::device::counters::{cupti_missing, Closures, Profiler};
-use kernelgate::device::{Gpu, KernelArg, LaunchDims};
+use kernelgate::device::{DeviceBuffer, DeviceError, Function, Gpu, KernelArg, LaunchDims};
+use std::cell::Cell;
 use std::time::Instant;
 
 const SOURCE: &str = r#"
@@ -41,10 +43,16 @@ const METRICS: &[&str] = &[
     "gpu__time_duration.sum",
 ];
 
-fn main() {
-    if let Some(why) = kernelgate::device::driver_missing() {
-        eprintln!("{why}");
-        std::process::exit(2);
+/// On a GPU: which metrics this CUPTI accepts, then three sets of them read from single
+/// launches and from three operations in one configuration, each read timed, with a kernel's
+/// median time before and after profiling. It prints what it finds and asserts nothing else.
+#[test]
+#[ignore = "needs a GPU and NVRTC: cargo test --release --test counters_probe -- --ignored --nocapture on a GPU machine"]
+fn needs_gpu_counters_probe() {
+    if let Some(why) =
+        kernelgate::device::driver_missing().or_else(kernelgate::device::nvrtc_missing)
+    {
+        panic!("this test needs a GPU and NVRTC: {why}");
     }
     println!("cupti: {:?}", cupti_missing());
     let gpu = Gpu::open(0).expect("open");
@@ -83,22 +91,14 @@ fn main() {
         }
     }
     let t = Instant::now();
-    let prof = match Profiler::new(0, &good) {
-        Ok(p) => p,
-        Err(e) => {
-            println!("profiler: {e}");
-            std::process::exit(1);
-        }
-    };
+    let prof = Profiler::new(0, &good).unwrap_or_else(|e| panic!("profiler: {e}"));
     println!(
         "profiler for {} metrics: {} passes, set up in {:.1} ms",
         good.len(),
         prof.passes(),
         t.elapsed().as_secs_f64() * 1e3
     );
-    let l2 = gpu.info.l2_bytes.max(0) as usize;
-    let flush = gpu.alloc_plain(2 * l2).expect("flush");
-    let sink = gpu.alloc_plain(16).expect("sink");
+    let probe = Probe::new(&gpu, &f);
     let sets: [&[&str]; 3] = [
         &good,
         &[
@@ -115,94 +115,150 @@ fn main() {
             "sm__warps_active.avg.pct_of_peak_sustained_active",
         ],
     ];
-    let n = 1usize << 20;
-    let x = gpu.alloc_plain(4 * n).unwrap();
-    let y = gpu.alloc_plain(4 * n).unwrap();
-    let idx = gpu.alloc_plain(4 * n).unwrap();
-    let host: Vec<u8> = (0..n)
-        .flat_map(|i| (((i as u64 * 7919) % n as u64) as i32).to_le_bytes())
-        .collect();
-    gpu.upload(&idx, &host).unwrap();
-    gpu.fill(&x, 0x3f).unwrap();
-    let dims = LaunchDims {
-        grid: [n.div_ceil(256) as u32, 1, 1],
-        block: [256, 1, 1],
-        shared: 0,
-    };
-    let a = 1.0001f32.to_le_bytes();
-    let nn = (n as i32).to_le_bytes();
-    let iters = 100i32.to_le_bytes();
-    let fw = ((flush.bytes / 16) as u64).to_le_bytes();
-    let fill_byte = std::cell::Cell::new(0u8);
-    let prepare = || {
-        gpu.fill(&y, 0xff)?;
-        fill_byte.set(fill_byte.get().wrapping_add(1));
-        gpu.fill(&flush, fill_byte.get())?;
+    probe.time_kernel("copy_scale before profiling");
+    for (si, set) in sets.iter().enumerate() {
+        probe.read_set(si, set);
+    }
+    probe.time_kernel("copy_scale after profiling");
+    drop(probe);
+    drop(f);
+    drop(module);
+    drop(prof);
+}
+
+/// The probe's kernels with their buffers: `f` holds copy_scale, fma_loop, gather and read_all.
+struct Probe<'a> {
+    gpu: &'a Gpu,
+    f: &'a [Function],
+    flush: DeviceBuffer,
+    sink: DeviceBuffer,
+    x: DeviceBuffer,
+    y: DeviceBuffer,
+    idx: DeviceBuffer,
+    dims: LaunchDims,
+    a: [u8; 4],
+    nn: [u8; 4],
+    iters: [u8; 4],
+    fw: [u8; 8],
+    fill_byte: Cell<u8>,
+}
+
+impl<'a> Probe<'a> {
+    fn new(gpu: &'a Gpu, f: &'a [Function]) -> Self {
+        let l2 = gpu.info.l2_bytes.max(0) as usize;
+        let flush = gpu.alloc_plain(2 * l2).expect("flush");
+        let sink = gpu.alloc_plain(16).expect("sink");
+        let n = 1usize << 20;
+        let x = gpu.alloc_plain(4 * n).unwrap();
+        let y = gpu.alloc_plain(4 * n).unwrap();
+        let idx = gpu.alloc_plain(4 * n).unwrap();
+        let host: Vec<u8> = (0..n)
+            .flat_map(|i| (((i as u64 * 7919) % n as u64) as i32).to_le_bytes())
+            .collect();
+        gpu.upload(&idx, &host).unwrap();
+        gpu.fill(&x, 0x3f).unwrap();
+        let dims = LaunchDims {
+            grid: [n.div_ceil(256) as u32, 1, 1],
+            block: [256, 1, 1],
+            shared: 0,
+        };
+        let fw = ((flush.bytes / 16) as u64).to_le_bytes();
+        Probe {
+            gpu,
+            f,
+            flush,
+            sink,
+            x,
+            y,
+            idx,
+            dims,
+            a: 1.0001f32.to_le_bytes(),
+            nn: (n as i32).to_le_bytes(),
+            iters: 100i32.to_le_bytes(),
+            fw,
+            fill_byte: Cell::new(0u8),
+        }
+    }
+
+    /// Outputs poisoned, L2 flushed with new bytes, then read clean (read_all).
+    fn prepare(&self) -> Result<(), DeviceError> {
+        let gpu = self.gpu;
+        gpu.fill(&self.y, 0xff)?;
+        self.fill_byte.set(self.fill_byte.get().wrapping_add(1));
+        gpu.fill(&self.flush, self.fill_byte.get())?;
         let rd = LaunchDims {
             grid: [4 * gpu.info.sm_count as u32, 1, 1],
             block: [512, 1, 1],
             shared: 0,
         };
         gpu.launch(
-            &f[3],
+            &self.f[3],
             rd,
             &[
-                KernelArg::Buffer(&flush),
-                KernelArg::Scalar(&fw),
-                KernelArg::Buffer(&sink),
+                KernelArg::Buffer(&self.flush),
+                KernelArg::Scalar(&self.fw),
+                KernelArg::Buffer(&self.sink),
             ],
         )?;
         gpu.synchronize()
-    };
-    let args = |which: usize| -> Vec<KernelArg> {
+    }
+
+    fn args(&self, which: usize) -> Vec<KernelArg<'_>> {
         match which {
             0 => vec![
-                KernelArg::Buffer(&x),
-                KernelArg::Buffer(&y),
-                KernelArg::Scalar(&a),
-                KernelArg::Scalar(&nn),
+                KernelArg::Buffer(&self.x),
+                KernelArg::Buffer(&self.y),
+                KernelArg::Scalar(&self.a),
+                KernelArg::Scalar(&self.nn),
             ],
             1 => vec![
-                KernelArg::Buffer(&x),
-                KernelArg::Buffer(&y),
-                KernelArg::Scalar(&a),
-                KernelArg::Scalar(&nn),
-                KernelArg::Scalar(&iters),
+                KernelArg::Buffer(&self.x),
+                KernelArg::Buffer(&self.y),
+                KernelArg::Scalar(&self.a),
+                KernelArg::Scalar(&self.nn),
+                KernelArg::Scalar(&self.iters),
             ],
             _ => vec![
-                KernelArg::Buffer(&x),
-                KernelArg::Buffer(&idx),
-                KernelArg::Buffer(&y),
-                KernelArg::Scalar(&nn),
+                KernelArg::Buffer(&self.x),
+                KernelArg::Buffer(&self.idx),
+                KernelArg::Buffer(&self.y),
+                KernelArg::Scalar(&self.nn),
             ],
         }
-    };
-    let launch = |which: usize| {
-        gpu.launch(&f[which], dims, &args(which))?;
-        gpu.synchronize()
-    };
-    let time_kernel = |what: &str| {
+    }
+
+    fn launch(&self, which: usize) -> Result<(), DeviceError> {
+        self.gpu
+            .launch(&self.f[which], self.dims, &self.args(which))?;
+        self.gpu.synchronize()
+    }
+
+    /// copy_scale's median over 200 launches timed with events.
+    fn time_kernel(&self, what: &str) {
+        let gpu = self.gpu;
         let (s, e) = (gpu.event().unwrap(), gpu.event().unwrap());
-        let copy_scale = args(0);
+        let copy_scale = self.args(0);
         let mut t = Vec::new();
         for _ in 0..200 {
             gpu.record(&s).unwrap();
-            gpu.launch(&f[0], dims, &copy_scale).unwrap();
+            gpu.launch(&self.f[0], self.dims, &copy_scale).unwrap();
             gpu.record(&e).unwrap();
             gpu.synchronize().unwrap();
             t.push(kernelgate::device::elapsed_ms(&s, &e).unwrap() as f64 * 1e3);
         }
         t.sort_by(|a, b| a.partial_cmp(b).unwrap());
         println!("timing {what}: median {:.3} µs", t[t.len() / 2]);
-    };
-    time_kernel("copy_scale before profiling");
-    for (si, set) in sets.iter().enumerate() {
+    }
+
+    /// One set of metrics: a profiler for it, three single reads, three reads of three
+    /// operations in one configuration, each timed.
+    fn read_set(&self, si: usize, set: &[&str]) {
         let t = Instant::now();
         let p = match Profiler::new(0, set) {
             Ok(p) => p,
             Err(e) => {
                 println!("set {si}: {e}");
-                continue;
+                return;
             }
         };
         println!(
@@ -211,10 +267,11 @@ fn main() {
             p.passes(),
             t.elapsed().as_secs_f64() * 1e3
         );
+        let prepare = || self.prepare();
         let mut session = p.enable().expect("enable");
         for rep in 0..3 {
             let t = Instant::now();
-            let r = session.profile(prepare, || launch(0));
+            let r = session.profile(prepare, || self.launch(0));
             println!(
                 "set {si} single rep={rep} {:.2} ms: {:?}",
                 t.elapsed().as_secs_f64() * 1e3,
@@ -223,9 +280,9 @@ fn main() {
         }
         for rep in 0..3 {
             let t = Instant::now();
-            let mut o0 = Closures(prepare, || launch(0));
-            let mut o1 = Closures(prepare, || launch(1));
-            let mut o2 = Closures(prepare, || launch(2));
+            let mut o0 = Closures(prepare, || self.launch(0));
+            let mut o1 = Closures(prepare, || self.launch(1));
+            let mut o2 = Closures(prepare, || self.launch(2));
             let r = session.profile_ops(&mut [&mut o0, &mut o1, &mut o2]);
             println!(
                 "set {si} three-ops rep={rep} {:.2} ms: {:?}",
@@ -240,7 +297,4 @@ fn main() {
         drop(session);
         println!("set {si} disable {:.2} ms", t.elapsed().as_secs_f64() * 1e3);
     }
-    time_kernel("copy_scale after profiling");
-    drop(f);
-    drop(module);
 }
