@@ -4,27 +4,56 @@ use half::{bf16, f16};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-/// An element type of a buffer.
+/// An element type of a buffer. Its discriminant is the code `kg_value` reads it by
+/// (`check::kernels::code`) and its row in [`ROWS`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum DType {
     /// 32-bit float.
-    F32,
+    F32 = 0,
     /// 64-bit float.
-    F64,
+    F64 = 1,
     /// IEEE half precision.
-    F16,
+    F16 = 2,
     /// bfloat16.
-    Bf16,
+    Bf16 = 3,
     /// 32-bit signed integer.
-    I32,
+    I32 = 4,
     /// 32-bit unsigned integer.
-    U32,
+    U32 = 5,
     /// 64-bit signed integer.
-    I64,
+    I64 = 6,
     /// 8-bit unsigned integer.
-    U8,
+    U8 = 7,
 }
+
+/// What a type is, in one row of [`ROWS`].
+struct Row {
+    /// The name used in suite files.
+    name: &'static str,
+    /// Bytes per element.
+    size: usize,
+    /// The `.npy` type code (little-endian), where NumPy has one.
+    npy: Option<&'static str>,
+    /// Default (rtol, atol) when the suite gives none: a few units in the last place for
+    /// floats, exact for integers.
+    tolerance: (f64, f64),
+    /// The C spelling, for messages that say what to write.
+    c: &'static str,
+}
+
+/// One row per type, in the order of the discriminants.
+#[rustfmt::skip]
+const ROWS: [Row; 8] = [
+    Row { name: "f32",  size: 4, npy: Some("<f4"), tolerance: (1e-5, 1e-6),   c: "float" },
+    Row { name: "f64",  size: 8, npy: Some("<f8"), tolerance: (1e-12, 1e-12), c: "double" },
+    Row { name: "f16",  size: 2, npy: Some("<f2"), tolerance: (2e-3, 1e-3),   c: "__half" },
+    Row { name: "bf16", size: 2, npy: None,        tolerance: (1.6e-2, 1e-2), c: "__nv_bfloat16" },
+    Row { name: "i32",  size: 4, npy: Some("<i4"), tolerance: (0.0, 0.0),     c: "int" },
+    Row { name: "u32",  size: 4, npy: Some("<u4"), tolerance: (0.0, 0.0),     c: "unsigned int" },
+    Row { name: "i64",  size: 8, npy: Some("<i8"), tolerance: (0.0, 0.0),     c: "long long" },
+    Row { name: "u8",   size: 1, npy: Some("|u1"), tolerance: (0.0, 0.0),     c: "unsigned char" },
+];
 
 /// The kind of arithmetic a suite's `flops` counts (`[bench] flops_type`): which of the device's
 /// peaks bounds it in the roofline.
@@ -100,28 +129,19 @@ impl DType {
         ALL.into_iter().find(|t| t.name() == name)
     }
 
+    /// Its row of [`ROWS`].
+    fn row(self) -> &'static Row {
+        &ROWS[self as usize]
+    }
+
     /// The name used in suite files.
     pub fn name(self) -> &'static str {
-        match self {
-            DType::F32 => "f32",
-            DType::F64 => "f64",
-            DType::F16 => "f16",
-            DType::Bf16 => "bf16",
-            DType::I32 => "i32",
-            DType::U32 => "u32",
-            DType::I64 => "i64",
-            DType::U8 => "u8",
-        }
+        self.row().name
     }
 
     /// Bytes per element.
     pub fn size(self) -> usize {
-        match self {
-            DType::F64 | DType::I64 => 8,
-            DType::F32 | DType::I32 | DType::U32 => 4,
-            DType::F16 | DType::Bf16 => 2,
-            DType::U8 => 1,
-        }
+        self.row().size
     }
 
     /// Whether this is a floating-point type.
@@ -131,28 +151,18 @@ impl DType {
 
     /// The `.npy` type code (little-endian), where NumPy has one.
     pub fn npy_descr(self) -> Option<&'static str> {
-        Some(match self {
-            DType::F32 => "<f4",
-            DType::F64 => "<f8",
-            DType::F16 => "<f2",
-            DType::I32 => "<i4",
-            DType::U32 => "<u4",
-            DType::I64 => "<i8",
-            DType::U8 => "|u1",
-            DType::Bf16 => return None,
-        })
+        self.row().npy
     }
 
     /// Default (rtol, atol) when the suite gives none: a few units in the last place for
     /// floats, exact for integers.
     pub fn default_tolerance(self) -> (f64, f64) {
-        match self {
-            DType::F64 => (1e-12, 1e-12),
-            DType::F32 => (1e-5, 1e-6),
-            DType::F16 => (2e-3, 1e-3),
-            DType::Bf16 => (1.6e-2, 1e-2),
-            _ => (0.0, 0.0),
-        }
+        self.row().tolerance
+    }
+
+    /// The C spelling of the type, for messages that say what to write.
+    pub fn c_type(self) -> &'static str {
+        self.row().c
     }
 
     /// The smallest and largest value the type can hold, as f64.

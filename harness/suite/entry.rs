@@ -88,20 +88,6 @@ pub(super) enum Via<'a> {
     Compiler(&'a str),
 }
 
-/// The C spelling of an element type, for messages that say what to write.
-pub(super) fn c_type(t: DType) -> &'static str {
-    match t {
-        DType::F32 => "float",
-        DType::F64 => "double",
-        DType::F16 => "__half",
-        DType::Bf16 => "__nv_bfloat16",
-        DType::I32 => "int",
-        DType::U32 => "unsigned int",
-        DType::I64 => "long long",
-        DType::U8 => "unsigned char",
-    }
-}
-
 /// Splits `name<a, b>` into the name and its template arguments (`None` without `<`).
 // stringly: the message becomes a `Diagnostic` at the entry's place, which only the caller
 // knows; the loader's errors are text at a line and column by design.
@@ -367,7 +353,7 @@ pub(super) fn check_arg(
         (ArgSpec::Buffer(_), Some(h)) => {
             let (name, held) = (&h.name, h.element);
             if let Some(t) = signature::element_type(resolved).filter(|t| *t != held) {
-                let c = c_type(held);
+                let c = held.c_type();
                 let fix = match via {
                     Via::Source => {
                         format!(" (declare the buffer `type = \"{t}\"` or the parameter `{c}*`)")

@@ -128,7 +128,7 @@ fn library_source(
         }
     }
     // `options` let through only f32, f16 and bf16.
-    let ty = super::entry::c_type;
+    let ty = DType::c_type;
     let text = format!(
         "extern \"C\" __global__ void gemm(const {}* a, const {}* b, {}* c, int m, int n, int k);\n",
         ty(types[0]),
