@@ -295,7 +295,8 @@ pub struct Compiled {
     pub sources: usize,
     /// Of those, compiled now; the rest came from the cache or were built.
     pub fresh: usize,
-    /// Of those, PTX/CUBIN/fatbin loaded as built.
+    /// Of those, PTX/CUBIN/fatbin loaded as built and library calls (neither compiled nor
+    /// cached).
     #[serde(default)]
     pub built: usize,
     /// The target architecture.

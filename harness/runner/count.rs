@@ -84,7 +84,7 @@ impl Runner<'_> {
                         why: format!("the counters-only launch failed: {f}"),
                     },
                     Outcome::Ignored(why) => CounterReport::NotCollected { why },
-                    Outcome::Compiled { .. } => continue,
+                    Outcome::Compiled(_) => continue,
                 };
                 if let Some((m, _)) = trials[*i].judged_mut() {
                     m.counters = Some(report);

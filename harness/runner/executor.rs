@@ -8,7 +8,7 @@ use crate::device::DeviceInfo;
 use crate::failure::TrialFailure;
 use crate::measure::{Footprint, Regime, Samples};
 use crate::plan::Kind;
-use crate::report::results::RunTotals;
+use crate::report::results::{Compiled, RunTotals};
 use crate::worker::protocol::SuiteRef;
 
 /// One trial to execute.
@@ -88,19 +88,7 @@ pub struct Measured {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
     /// A compile trial passed.
-    Compiled {
-        /// Sources compiled.
-        sources: usize,
-        /// Of those, compiled now (the rest came from the cache).
-        fresh: usize,
-        /// Of those, PTX/CUBIN/fatbin loaded as built and library calls (neither compiled nor
-        /// cached).
-        built: usize,
-        /// The target architecture.
-        arch: String,
-        /// The kernels that use FP64 instructions, with their counts (empty when none).
-        fp64: String,
-    },
+    Compiled(Compiled),
     /// Not run, and why (no GPU, no NVRTC).
     Ignored(String),
     /// Failed, typed where it happened.

@@ -123,7 +123,7 @@ impl Again<'_, '_> {
             Outcome::Ignored(reason) => Err(TrialFailure::Harness(format!(
                 "the re-measure could not run: {reason}"
             ))),
-            Outcome::Compiled { .. } => Err(TrialFailure::Harness(
+            Outcome::Compiled(_) => Err(TrialFailure::Harness(
                 "the re-measure returned a compile result".into(),
             )),
         }

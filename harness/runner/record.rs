@@ -10,9 +10,7 @@ use crate::config::Mode;
 use crate::failure::FailKind;
 use crate::gate::Verdict;
 use crate::measure::Footprint;
-use crate::report::results::{
-    Breach, Compiled, GateNote, Measurement, ResourceChange, Status, TrialRecord,
-};
+use crate::report::results::{Breach, GateNote, Measurement, ResourceChange, Status, TrialRecord};
 use crate::suite::Suite;
 
 /// Breaches of the kernel's declared limits: memory budget, registers, spills.
@@ -144,21 +142,7 @@ pub(super) fn record(run: &Runner, plan: &Planned, trial: &Trial) -> Option<Tria
                 timed: false,
             });
         }
-        State::Ended(Outcome::Compiled {
-            sources,
-            fresh,
-            built,
-            arch,
-            fp64,
-        }) => {
-            r.compiled = Some(Compiled {
-                sources: *sources,
-                fresh: *fresh,
-                built: *built,
-                arch: arch.clone(),
-                fp64: fp64.clone(),
-            })
-        }
+        State::Ended(Outcome::Compiled(c)) => r.compiled = Some(c.clone()),
         State::Ended(Outcome::Ignored(reason)) => {
             r.status = Status::Ignored;
             r.ignored = Some(reason.clone());

@@ -8,7 +8,7 @@ use crate::device::DeviceInfo;
 use crate::failure::{DriverFault, FailKind, TrialFailure};
 use crate::gate::{Verdict, REMEASURE_EFFORT};
 use crate::measure::{Footprint, Regime, Samples};
-use crate::report::results::{Breach, GateNote, Status, TrialRecord};
+use crate::report::results::{Breach, Compiled, GateNote, Status, TrialRecord};
 use crate::suite::Suite;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -104,13 +104,13 @@ impl Executor for Scripted {
     fn execute(&self, _slot: usize, spec: &TrialSpec) -> Outcome {
         let name = match spec.kind {
             Kind::Compile => {
-                return Outcome::Compiled {
+                return Outcome::Compiled(Compiled {
                     sources: 1,
                     fresh: 0,
                     built: 0,
                     arch: "sm_90".into(),
                     fp64: String::new(),
-                }
+                })
             }
             Kind::Kernel { kernel, .. } => self.names[1 + kernel].clone(),
         };

@@ -8,7 +8,7 @@ use crate::code::SuiteCode;
 use crate::config::Config;
 use crate::device::{self, DeviceInfo};
 use crate::failure::TrialFailure;
-use crate::report::results::RunTotals;
+use crate::report::results::{Compiled, RunTotals};
 use crate::report::totals::TrialCost;
 use crate::runner::{Executor, Kind, Measured, Outcome, TrialSpec};
 use crate::suite::Suite;
@@ -200,13 +200,13 @@ impl<'a> WorkerPool<'a> {
             .iter()
             .filter(|(si, _)| !suite.sources[*si].kind().is_compiled())
             .count();
-        Outcome::Compiled {
+        Outcome::Compiled(Compiled {
             sources: compiled.len(),
             fresh: compiled.iter().filter(|(_, c)| !c.cached).count() - built,
             built,
             arch,
             fp64: crate::mix::fp64_summary(suite, &compiled),
-        }
+        })
     }
 
     fn kernel(&self, spec: &TrialSpec, case: usize, kernel: usize, slot: usize) -> Outcome {

@@ -71,7 +71,7 @@ pub fn measure(
             })
         }
         Outcome::Ignored(reason) => return Err(CalibrateError::NoGpu(reason)),
-        Outcome::Compiled { .. } => return Err(incomplete("a compile result, not a measurement")),
+        Outcome::Compiled(_) => return Err(incomplete("a compile result, not a measurement")),
     };
     if measured.samples.kernel.is_empty() {
         return Err(incomplete("no timing samples"));
