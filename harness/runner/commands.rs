@@ -123,18 +123,26 @@ pub fn commands(
 }
 
 /// Nsight Compute's kernel filter for kernel `k`'s launches, and how many a run of it makes:
-/// each entry matched whole (`vec` is not `vec4`); cuBLASLt's kernels are known only as it
-/// launches them, each a GEMM by its whole name (`sm80_xmma_gemm_…`,
-/// `cutlass::Kernel2<cutlass_80_simt_sgemm_…>`), one or two a call.
+/// each entry matched whole (`vec` is not `vec4`). cuBLASLt's kernels are known only as it
+/// launches them (`sm80_xmma_gemm_…`, `cutlass::Kernel2<cutlass_80_simt_sgemm_…>`, one or two a
+/// call): every kernel but kernelgate's own and the suite's (whose names may hold `gemm` too).
 fn filter(suite: &Suite, k: &crate::suite::Kernel) -> (String, usize) {
+    let names = |k: &crate::suite::Kernel| -> Vec<String> {
+        let base = |e: &String| e.split('<').next().unwrap_or(e).to_string();
+        k.entries.iter().map(base).collect()
+    };
     if suite.sources[k.source].library.is_some() {
-        return ("--kernel-name-base demangled -k regex:'gemm'".into(), 2);
+        let own: Vec<String> = (suite.kernels.iter())
+            .filter(|k| suite.sources[k.source].library.is_none())
+            .flat_map(names)
+            .collect();
+        let own = own.join("|");
+        let filter = format!(
+            "--kernel-name-base demangled -k regex:'^(?!(void )?(({own})($|[<(])|kernelgate_))'"
+        );
+        return (filter, 2);
     }
-    let names: Vec<&str> = k
-        .entries
-        .iter()
-        .map(|e| e.split('<').next().unwrap_or(e))
-        .collect();
+    let names = names(k);
     (
         format!("-k regex:'^({})($|[<(])'", names.join("|")),
         names.len(),
@@ -193,7 +201,10 @@ mod tests {
         let cublas = of("cublas");
         assert_eq!(
             cublas,
-            ("--kernel-name-base demangled -k regex:'gemm'".into(), 2)
+            (
+                "--kernel-name-base demangled -k regex:'^(?!(void )?((gemm_naive|gemm_tiled|gemm_wmma_tf32)($|[<(])|kernelgate_))'".into(),
+                2
+            )
         );
         assert_eq!(of("naive"), ("-k regex:'^(gemm_naive)($|[<(])'".into(), 1));
     }
