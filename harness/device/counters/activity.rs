@@ -51,6 +51,16 @@ impl KernelRecord {
     }
 }
 
+/// Registers the buffer callbacks, once per process (`cupti_missing` does, on its first call):
+/// an error where another tool holds CUPTI.
+pub(super) fn register() -> Result<(), CounterError> {
+    // SAFETY: both callbacks have the signatures CUPTI calls them with and live for the whole
+    // process.
+    check("cuptiActivityRegisterCallbacks", unsafe {
+        cp::cuptiActivityRegisterCallbacks(Some(requested), Some(completed))
+    })
+}
+
 /// Records decoded from completed buffers, not yet taken.
 static RECORDS: Mutex<Vec<KernelRecord>> = Mutex::new(Vec::new());
 
@@ -58,21 +68,11 @@ static RECORDS: Mutex<Vec<KernelRecord>> = Mutex::new(Vec::new());
 pub struct Activity(());
 
 impl Activity {
-    /// Enables kernel records (registering the buffer callbacks the first time), dropping any
-    /// left from before.
+    /// Enables kernel records (the buffer callbacks were registered when CUPTI was found),
+    /// dropping any left from before.
     pub fn start() -> Result<Activity, CounterError> {
         if let Some(why) = super::cupti_missing() {
             return Err(CounterError::Missing(why));
-        }
-        static REGISTERED: Mutex<bool> = Mutex::new(false);
-        let mut registered = REGISTERED.lock().unwrap_or_else(|p| p.into_inner());
-        if !*registered {
-            // SAFETY: both callbacks have the signatures CUPTI calls them with and live for the
-            // whole process.
-            check("cuptiActivityRegisterCallbacks", unsafe {
-                cp::cuptiActivityRegisterCallbacks(Some(requested), Some(completed))
-            })?;
-            *registered = true;
         }
         let kind = cp::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
         // SAFETY: plain call; the callbacks are registered.
