@@ -6,9 +6,7 @@ use super::buffer_tables::Buffers;
 use super::ctx::{is_ident, Ctx};
 use super::decls::{KernelDecl, LaunchDecl};
 use super::entry::{check_entry, Found, Targets};
-use super::kernels::{
-    fp64_policy, kernel_limits, launch_decl, launch_views, limits, scratch_decls, LaunchView,
-};
+use super::kernels::{launch_decl, launch_views, limits, scratch_decls, LaunchView};
 use super::schema::{RawFile, RawKernel};
 use super::suite_table::{source_index, SuiteTable};
 use super::{Kernel, Limits, Source};
@@ -45,14 +43,14 @@ pub(super) fn kernel_tables(
     sizes: &[String],
 ) -> Kernels {
     let rs = raw.suite.get_ref();
-    let mut suite_limits = limits(
+    let suite_limits = limits(
         ctx,
         &rs.memory_budget,
         &rs.max_registers,
         &rs.spills,
+        &rs.fp64,
         Limits::default(),
     );
-    suite_limits.forbid_fp64 = fp64_policy(ctx, &rs.fp64, false);
     let mut out = Kernels {
         list: Vec::new(),
         decls: Vec::new(),
@@ -262,7 +260,14 @@ fn kernel_table(
     if complete {
         super::values::outputs_written(ctx, &name, at, &buffers.list, &decls);
     }
-    let limits = kernel_limits(ctx, k, suite_limits);
+    let limits = limits(
+        ctx,
+        &k.memory_budget,
+        &k.max_registers,
+        &k.spills,
+        &k.fp64,
+        *suite_limits,
+    );
     let decl = complete.then(|| KernelDecl {
         launches: decls,
         scratch_lens,

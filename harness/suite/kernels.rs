@@ -182,12 +182,14 @@ pub fn parse_bytes(text: &str) -> Option<u64> {
     (v.is_finite() && v >= 0.0 && bytes < u64::MAX as f64).then_some(bytes.round() as u64)
 }
 
-/// Limits from `memory_budget`, `max_registers` and `spills`, over `base`.
+/// Limits from `memory_budget`, `max_registers`, `spills` and `fp64`, over `base` (the suite's,
+/// for a kernel).
 pub(super) fn limits(
     ctx: &mut Ctx,
     budget: &Option<Spanned<String>>,
     registers: &Option<Spanned<u32>>,
     spills: &Option<Spanned<String>>,
+    fp64: &Option<Spanned<String>>,
     base: Limits,
 ) -> Limits {
     let mut out = base;
@@ -207,18 +209,8 @@ pub(super) fn limits(
         out.max_registers = Some(*r.get_ref());
     }
     out.forbid_spills = forbids(ctx, spills, "spills").unwrap_or(out.forbid_spills);
+    out.forbid_fp64 = forbids(ctx, fp64, "fp64").unwrap_or(out.forbid_fp64);
     out
-}
-
-pub(super) fn kernel_limits(ctx: &mut Ctx, k: &RawKernel, suite: &Limits) -> Limits {
-    let mut out = limits(ctx, &k.memory_budget, &k.max_registers, &k.spills, *suite);
-    out.forbid_fp64 = fp64_policy(ctx, &k.fp64, suite.forbid_fp64);
-    out
-}
-
-/// `fp64 = "forbid" | "allow"`, over `base` (the suite's, for a kernel).
-pub(super) fn fp64_policy(ctx: &mut Ctx, fp64: &Option<Spanned<String>>, base: bool) -> bool {
-    forbids(ctx, fp64, "fp64").unwrap_or(base)
 }
 
 /// `key = "forbid" | "allow"` as whether it forbids; `None` where absent or unknown (recorded).
