@@ -26,6 +26,7 @@ pub struct LaunchDecl {
 }
 
 /// A kernel's launches and scratch lengths, parsed.
+#[derive(Default)]
 pub struct KernelDecl {
     pub launches: Vec<LaunchDecl>,
     pub scratch_lens: Vec<Located<Expr>>,

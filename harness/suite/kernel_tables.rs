@@ -14,6 +14,7 @@ use crate::dtype::DType;
 use std::path::Path;
 
 /// The suite's kernels, and what the cases will evaluate for them.
+#[derive(Default)]
 pub(super) struct Kernels {
     /// The kernels, in declaration order.
     pub list: Vec<Kernel>,
@@ -51,15 +52,7 @@ pub(super) fn kernel_tables(
         &rs.fp64,
         Limits::default(),
     );
-    let mut out = Kernels {
-        list: Vec::new(),
-        decls: Vec::new(),
-        lines: Vec::new(),
-        reference: None,
-        reference_at: None,
-        name_at: Default::default(),
-        pending: Vec::new(),
-    };
+    let mut out = Kernels::default();
     for rk in &raw.kernel {
         let (k, at) = (rk.get_ref(), rk.span().start);
         name_and_reference(ctx, k, &mut out);
@@ -273,10 +266,7 @@ fn kernel_table(
         scratch_lens,
         scratch_types: scratch.iter().map(|s| s.dtype).collect(),
         max_registers: limits.max_registers,
-        budget: None,
-        axes: Vec::new(),
-        library: None,
-        case_skips: Vec::new(),
+        ..KernelDecl::default()
     });
     let kernel = Kernel {
         name,
