@@ -121,18 +121,11 @@ fn output_index(
             None
         }
         None => {
-            let outs: Vec<_> = buffers
-                .iter()
-                .filter(|b| b.role.is_output())
-                .map(|b| format!("`{}`", b.name))
-                .collect();
+            let outs = buffers.iter().filter(|b| b.role.is_output());
+            let outs = crate::suggest::quoted(outs.map(|b| &b.name), ", ");
             ctx.error(
                 name.span().start,
-                format!(
-                    "no buffer `{}` (outputs: {})",
-                    name.get_ref(),
-                    outs.join(", ")
-                ),
+                format!("no buffer `{}` (outputs: {outs})", name.get_ref()),
             );
             None
         }

@@ -241,14 +241,9 @@ pub(super) fn inside_root(ctx: &mut Ctx, at: usize, p: &Path, what: &str, writte
             real.display()
         )
     } else {
-        let folders: Vec<String> = scope
-            .sources
-            .iter()
-            .map(|s| format!("`{}`", s.display()))
-            .collect();
+        let folders = crate::suggest::quoted(scope.sources.iter().map(|s| s.display()), ", ");
         format!(
-            "{what} `{written}` is outside the project's source folders {} and the suites folder (it is `{}`): add its folder to `sources` in `kernelgate.toml`",
-            folders.join(", "),
+            "{what} `{written}` is outside the project's source folders {folders} and the suites folder (it is `{}`): add its folder to `sources` in `kernelgate.toml`",
             real.display()
         )
     };

@@ -65,20 +65,18 @@ pub(super) fn check_pending(ctx: &mut Ctx, table: &SuiteTable, pending: &[Pendin
 fn unasked(ctx: &mut Ctx, mine: &[&Pending], why: &str) {
     // A launch's pending arguments come together, their indices rising.
     for launch in mine.chunk_by(|a, b| a.entry == b.entry && b.index > a.index) {
-        let params: Vec<String> = launch
-            .iter()
-            .map(|p| format!("`{}`", p.param.text))
-            .collect();
+        let params = crate::suggest::quoted(launch.iter().map(|p| &p.param.text), ", ");
+        // Sorted as quoted (`T2` before `T`), as they are shown.
         let types: BTreeSet<String> = launch
             .iter()
             .map(|p| format!("`{}`", p.param.base))
             .collect();
+        let types = Vec::from_iter(types).join(", ");
         let (what, them) = match launch.len() {
             1 => ("parameter", "its argument is"),
             _ => ("parameters", "their arguments are"),
         };
-        let types: Vec<String> = types.into_iter().collect();
-        ctx.warn(launch[0].at, format!("{what} {} of {}: of types ({}) only the compiler can resolve, and {why}: {them} not checked", params.join(", "), launch[0].where_, types.join(", ")));
+        ctx.warn(launch[0].at, format!("{what} {params} of {}: of types ({types}) only the compiler can resolve, and {why}: {them} not checked", launch[0].where_));
     }
 }
 
