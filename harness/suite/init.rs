@@ -45,26 +45,18 @@ pub(super) fn parse_init(
         let range = [number(&min), number(&max)];
         let integers = kind.get_ref() == "int";
         if range.contains(&None) && (integers || kind.get_ref() == "uniform") {
-            match (min, max, integers) {
-                (Some(min), Some(max), _) => bounds.push(InitBounds {
-                    buffer,
-                    bounds: [min, max],
-                    integers,
-                    dtype,
-                    at,
-                }),
-                (min, max, false) => bounds.push(InitBounds {
-                    buffer,
-                    bounds: [min.unwrap_or(Ok(0.0)), max.unwrap_or(Ok(1.0))],
-                    integers,
-                    dtype,
-                    at,
-                }),
-                (_, _, true) => {
-                    ctx.error(at, "random = \"int\" needs `min` and `max` (both included)");
-                    return None;
-                }
+            // Uniform's missing bound is its default; int has none.
+            if integers && (min.is_none() || max.is_none()) {
+                ctx.error(at, "random = \"int\" needs `min` and `max` (both included)");
+                return None;
             }
+            bounds.push(InitBounds {
+                buffer,
+                bounds: [min.unwrap_or(Ok(0.0)), max.unwrap_or(Ok(1.0))],
+                integers,
+                dtype,
+                at,
+            });
         }
         random(ctx, at, i, kind, dtype, range)?
     } else if let Some(c) = i.constant {
