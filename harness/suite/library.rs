@@ -259,11 +259,7 @@ fn layouts(ctx: &mut Ctx, l: &Spanned<RawLayout>) -> Option<[Layout; 3]> {
     match l.get_ref() {
         RawLayout::All(w) => Some([word(ctx, w)?; 3]),
         RawLayout::Each(ws) if ws.len() == 3 => {
-            let mut out = [Layout::Row; 3];
-            for (slot, w) in out.iter_mut().zip(ws) {
-                *slot = word(ctx, w)?;
-            }
-            Some(out)
+            Some([word(ctx, &ws[0])?, word(ctx, &ws[1])?, word(ctx, &ws[2])?])
         }
         RawLayout::Each(ws) => {
             ctx.error(
@@ -293,13 +289,10 @@ pub(super) fn check_case(ctx: &mut Ctx, launch: &Launch, lens: &[usize], case: &
         if rows <= 0 || cols <= 0 {
             ctx.error(
                 at,
-                format!(
-                    "{matrix} is {rows}×{cols}{}: m, n and k must be positive",
-                    case
-                ),
+                format!("{matrix} is {rows}×{cols}{case}: m, n and k must be positive"),
             );
         } else if (lens[*b] as u64) < need {
-            ctx.error(at, format!("{matrix} is {rows}×{cols} = {need} elements{}, and its buffer holds {} (make its `len` at least that)", case, lens[*b]));
+            ctx.error(at, format!("{matrix} is {rows}×{cols} = {need} elements{case}, and its buffer holds {} (make its `len` at least that)", lens[*b]));
         }
     }
 }
