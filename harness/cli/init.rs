@@ -207,17 +207,14 @@ fn first_suite(kernel: &Path, entry: &str, suites: &Path) -> Result<(PathBuf, St
 fn include_dirs(kernel: &Path, text: &str) -> Vec<PathBuf> {
     let beside = kernel.parent().unwrap_or(Path::new("."));
     let cuda = &crate::device::headers::cuda_headers().dirs;
-    let mut wanted: Vec<&str> = Vec::new();
-    for name in crate::suite::compiler::includes(text)
+    let names = crate::suite::compiler::includes(text)
         .into_iter()
-        .map(|i| i.name)
-    {
+        .map(|i| i.name);
+    let wanted = crate::order::first_seen(names.filter(|name| {
         let system = crate::suite::compiler::host_header(name)
             || cuda.iter().any(|d| d.join(name).is_file());
-        if !system && !beside.join(name).is_file() && !wanted.contains(&name) {
-            wanted.push(name);
-        }
-    }
+        !system && !beside.join(name).is_file()
+    }));
     let files = repository_files(Path::new("."), 50_000);
     let mut dirs: Vec<PathBuf> = Vec::new();
     for name in &wanted {
