@@ -138,18 +138,10 @@ pub fn command(a: &Args) -> u8 {
     let s = &summary;
     // Each note only where its count is not 0.
     let some = |n: usize, text: String| if n > 0 { text } else { String::new() };
-    let on = some(
-        s.on_threshold,
-        format!(" ({} on the threshold)", s.on_threshold),
-    );
-    let within = some(
-        s.within_threshold,
-        format!(" ({} within threshold)", s.within_threshold),
-    );
-    let failed = some(
-        s.failed_in_new,
-        format!("; {} trial(s) FAILED in NEW", s.failed_in_new),
-    );
+    let (on, within, failed) = (s.on_threshold, s.within_threshold, s.failed_in_new);
+    let on = some(on, format!(" ({on} on the threshold)"));
+    let within = some(within, format!(" ({within} within threshold)"));
+    let failed = some(failed, format!("; {failed} trial(s) FAILED in NEW"));
     let not_shown = some(
         hidden,
         format!("; {hidden} trial(s) that did not change not shown (`--all` lists them)"),
