@@ -311,15 +311,8 @@ fn execute(
     (suites, base): (&[Suite], Option<&crate::paired::Base>),
     run: Run,
 ) -> Result<Ran, crate::worker::pool::MixedGpus> {
-    let Run {
-        plan,
-        selected,
-        progress,
-        started,
-        loaded,
-    } = run;
     let mut pool = WorkerPool::new(config, suites, base.map_or(&[][..], |b| &b.suites));
-    if let Some(started) = started {
+    if let Some(started) = run.started {
         pool = pool.adopt(started);
     }
     pool.same_kind_of_gpu()?;
@@ -327,12 +320,12 @@ fn execute(
         config,
         suites,
         executor: &pool,
-        progress,
+        progress: run.progress,
         base,
         stop: crate::stop::process(),
     };
     let started = crate::baseline::now_rfc3339();
-    let mut report = runner.run(plan, selected);
+    let mut report = runner.run(run.plan, run.selected);
     report.results = report.results.with_rooflines();
     let files: Vec<(&str, &std::path::Path)> = suites
         .iter()
@@ -347,11 +340,11 @@ fn execute(
         format!(
             "stopped by {signal} after {} of {} trial(s)",
             report.results.trials.len(),
-            selected.len()
+            run.selected.len()
         )
     });
     if let Some(t) = report.results.totals.as_mut() {
-        (t.load_seconds, t.base_seconds) = loaded;
+        (t.load_seconds, t.base_seconds) = run.loaded;
     }
     if config.mode == Mode::Gate {
         crate::report::added::mark_added(&mut report.results);
