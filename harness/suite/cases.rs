@@ -16,27 +16,15 @@ const MAX_THREADS_PER_BLOCK: i64 = 1024;
 /// The most memory any GPU kernelgate supports holds, bytes: a B300's 288 GB.
 const MAX_DEVICE_BYTES: u64 = 288_000_000_000;
 
-fn combinations(decls: &Decls) -> Vec<BTreeMap<String, i64>> {
+/// Each case's sizes, in the order the suite declares them.
+fn combinations(decls: &Decls) -> Vec<Vec<(String, i64)>> {
     if decls.zip && !decls.sizes.is_empty() {
         let n = decls.sizes[0].1.len();
         return (0..n)
             .map(|i| decls.sizes.iter().map(|(k, v)| (k.clone(), v[i])).collect())
             .collect();
     }
-    let product = super::axes::combinations(&decls.sizes);
-    product
-        .into_iter()
-        .map(|p| p.into_iter().collect())
-        .collect()
-}
-
-fn label(decls: &Decls, sizes: &BTreeMap<String, i64>) -> String {
-    decls
-        .sizes
-        .iter()
-        .map(|(k, _)| format!("{k}={}", sizes[k]))
-        .collect::<Vec<_>>()
-        .join(",")
+    super::axes::combinations(&decls.sizes)
 }
 
 /// ` for n=4096` where one of `exprs` is written over the sizes (the case is what made it
@@ -108,7 +96,7 @@ pub fn expand(ctx: &mut Ctx, decls: &Decls) -> Vec<Case> {
     let mut labels = std::collections::BTreeSet::new();
     let mut cases = Vec::new();
     for sizes in combinations(decls) {
-        let label = label(decls, &sizes);
+        let label = super::axes::shown(&sizes);
         if !labels.insert(label.clone()) {
             ctx.error(
                 decls.sizes_at,
@@ -116,7 +104,7 @@ pub fn expand(ctx: &mut Ctx, decls: &Decls) -> Vec<Case> {
             );
             continue;
         }
-        cases.push(case(ctx, decls, sizes, label));
+        cases.push(case(ctx, decls, sizes.into_iter().collect(), label));
     }
     cases
 }
