@@ -145,28 +145,25 @@ fn samples_and_time(ctx: &mut Ctx, rb: &RawBench, bench: &mut Bench) {
 /// `precision`, `max_slowdown`, `memory_growth`, written as percentages; the precision must be
 /// finer than `max_slowdown`, or no slowdown that size could be told from noise.
 fn percentages(ctx: &mut Ctx, rb: &RawBench, bench: &mut Bench) {
-    let percent = |ctx: &mut Ctx,
-                   raw: &Option<Spanned<String>>,
-                   ok: fn(f64) -> bool,
-                   key: &str,
-                   example: &str| {
-        let p = raw.as_ref()?;
-        match parse_percent(p.get_ref()) {
-            Some(v) if ok(v) => Some(v),
-            _ => {
-                ctx.error(
-                    p.span().start,
-                    format!(
-                        "bad {key} `{}` (write a percentage such as {example})",
-                        p.get_ref()
-                    ),
-                );
-                None
+    // Each percentage read, or an error; `ctx` is lent to it until the last.
+    let mut percent =
+        |raw: &Option<Spanned<String>>, ok: fn(f64) -> bool, key: &str, example: &str| {
+            let p = raw.as_ref()?;
+            match parse_percent(p.get_ref()) {
+                Some(v) if ok(v) => Some(v),
+                _ => {
+                    ctx.error(
+                        p.span().start,
+                        format!(
+                            "bad {key} `{}` (write a percentage such as {example})",
+                            p.get_ref()
+                        ),
+                    );
+                    None
+                }
             }
-        }
-    };
+        };
     if let Some(v) = percent(
-        ctx,
         &rb.precision,
         |v| v > 0.0 && v < 1.0,
         "precision",
@@ -175,7 +172,6 @@ fn percentages(ctx: &mut Ctx, rb: &RawBench, bench: &mut Bench) {
         bench.precision = v;
     }
     if let Some(v) = percent(
-        ctx,
         &rb.max_slowdown,
         |v| v > 0.0 && v < 10.0,
         "max_slowdown",
@@ -187,7 +183,6 @@ fn percentages(ctx: &mut Ctx, rb: &RawBench, bench: &mut Bench) {
         }
     }
     if let Some(v) = percent(
-        ctx,
         &rb.memory_growth,
         |v| v >= 0.0,
         "memory_growth",
@@ -196,14 +191,12 @@ fn percentages(ctx: &mut Ctx, rb: &RawBench, bench: &mut Bench) {
         bench.memory_growth = v;
     }
     bench.max_instruction_growth = percent(
-        ctx,
         &rb.max_instruction_growth,
         |v| v >= 0.0,
         "max_instruction_growth",
         "\"1%\"",
     );
     bench.max_dram_read_growth = percent(
-        ctx,
         &rb.max_dram_read_growth,
         |v| v >= 0.0,
         "max_dram_read_growth",
