@@ -13,6 +13,8 @@ use std::collections::BTreeMap;
 const MAX_GRID: [i64; 3] = [(1 << 31) - 1, 65535, 65535];
 const MAX_BLOCK: [i64; 3] = [1024, 1024, 64];
 const MAX_THREADS_PER_BLOCK: i64 = 1024;
+/// Any value: an expression whose every result is allowed.
+const ANY: (i64, i64) = (i64::MIN, i64::MAX);
 /// The most memory any GPU kernelgate supports holds, bytes: a B300's 288 GB.
 const MAX_DEVICE_BYTES: u64 = 288_000_000_000;
 
@@ -229,15 +231,7 @@ fn init_bounds(
     for ib in &decls.init_bounds {
         let [min, max] = [0, 1].map(|k| match &ib.bounds[k] {
             Ok(v) => Some(*v),
-            Err(e) => eval(
-                ctx,
-                e,
-                sizes,
-                label,
-                (i64::MIN, i64::MAX),
-                "the init's bound",
-            )
-            .map(|v| v as f64),
+            Err(e) => eval(ctx, e, sizes, label, ANY, "the init's bound").map(|v| v as f64),
         });
         let (Some(min), Some(max)) = (min, max) else {
             continue;
@@ -410,16 +404,7 @@ fn args(
                     value: e.clone(),
                     at: a.at + offset,
                 };
-                match eval(
-                    ctx,
-                    &located,
-                    sizes,
-                    label,
-                    (i64::MIN, i64::MAX),
-                    "argument",
-                )
-                .map(|v| ty.encode_int(v))
-                {
+                match eval(ctx, &located, sizes, label, ANY, "argument").map(|v| ty.encode_int(v)) {
                     Some(Ok(bytes)) => ArgValue::Scalar(bytes),
                     Some(Err(m)) => {
                         ctx.error(a.at, format!("{m} for {label}"));
