@@ -217,19 +217,16 @@ impl Parser {
 
     fn atom(&mut self) -> Result<Expr, ExprError> {
         let at = self.offset();
-        match self.toks.get(self.pos).cloned() {
-            Some((Tok::Int(v), _)) => {
-                self.pos += 1;
-                Ok(Expr::Int(v))
-            }
+        // Past the token: what does not start an operand is an error, which ends the parse.
+        self.pos += 1;
+        match self.toks.get(self.pos - 1).cloned() {
+            Some((Tok::Int(v), _)) => Ok(Expr::Int(v)),
             Some((Tok::Sym('('), _)) => {
-                self.pos += 1;
                 let e = self.expr()?;
                 self.expect(')')?;
                 Ok(e)
             }
             Some((Tok::Name(name), _)) => {
-                self.pos += 1;
                 if self.peek() != Some(&Tok::Sym('(')) {
                     return Ok(Expr::Name(name, at));
                 }
