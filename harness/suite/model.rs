@@ -482,13 +482,11 @@ impl Suite {
             }),
             _ => None,
         };
-        match init {
-            Init::Sorted(inner) => match resolved(inner) {
-                Some(r) => Some(Cow::Owned(Init::Sorted(Box::new(r)))),
-                None => Some(Cow::Borrowed(init)),
-            },
-            _ => Some(resolved(init).map_or(Cow::Borrowed(init), Cow::Owned)),
-        }
+        let resolved = match init {
+            Init::Sorted(inner) => resolved(inner).map(|r| Init::Sorted(Box::new(r))),
+            _ => resolved(init),
+        };
+        Some(resolved.map_or(Cow::Borrowed(init), Cow::Owned))
     }
 
     /// Whether kernel `kernel` has a trial in case `case` (a variant's `skip` condition over
