@@ -199,12 +199,11 @@ fn device_problems(suites: &[crate::suite::Suite], arch: &str) -> usize {
         if !crate::suite::device::names(&text) {
             continue;
         }
-        if crate::suite::device::known(arch).is_empty() {
+        let known = crate::suite::device::known(arch);
+        if known.is_empty() {
             eprintln!("warning: {}: its expressions read the device, and kernelgate knows no device of {arch}: they were resolved for {} (a run reads its GPU's)", s.path.display(), used.name);
         }
-        let others = crate::suite::device::known(arch)
-            .into_iter()
-            .filter(|d| *d != used);
+        let others = known.into_iter().filter(|d| *d != used);
         let errors: Vec<_> = others
             .filter_map(|d| crate::suite::load_file_on(&s.path, d).err())
             .flatten()
