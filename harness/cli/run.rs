@@ -467,11 +467,8 @@ fn write_other_reports(config: &Config, results: &Results) -> bool {
         check(&mut ok, "HTML report", crate::html::write(path, results));
     }
     if let Some(path) = &config.history {
-        check(
-            &mut ok,
-            "run history",
-            crate::history::append(path, results),
-        );
+        let appended = crate::history::append(path, results);
+        check(&mut ok, "run history", appended);
     }
     if config.annotations {
         for line in annotations::render(results) {
