@@ -82,7 +82,7 @@ pub(super) fn source_index(
         path.extension().and_then(|e| e.to_str()),
         Some("cubin" | "fatbin")
     );
-    match std::fs::read(&path) {
+    let text = match std::fs::read(&path) {
         Ok(bytes) if binary => {
             // What the file is, from the file alone: at its `source` value, with or without NVRTC.
             let target = ctx.root.as_ref().and_then(|r| r.arch.clone());
@@ -102,31 +102,14 @@ pub(super) fn source_index(
                 );
                 return None;
             }
-            sources.push(Source {
-                path,
-                text: String::new(),
-                nvcc: None,
-                defines: Vec::new(),
-                library: None,
-            });
-            Some(sources.len() - 1)
+            String::new()
         }
         Ok(bytes) => match super::toml_text::utf8(&path, &bytes) {
-            Ok(text) => {
-                let text = text.to_string();
-                sources.push(Source {
-                    path,
-                    text,
-                    nvcc: None,
-                    defines: Vec::new(),
-                    library: None,
-                });
-                Some(sources.len() - 1)
-            }
+            Ok(text) => text.to_string(),
             Err(d) => {
                 // Reported at the bad byte in the source, which is where the fix goes.
                 ctx.diagnostics.push(d);
-                None
+                return None;
             }
         },
         Err(e) => {
@@ -134,9 +117,17 @@ pub(super) fn source_index(
                 s.span().start,
                 format!("cannot read `{}`: {e}", path.display()),
             );
-            None
+            return None;
         }
-    }
+    };
+    sources.push(Source {
+        path,
+        text,
+        nvcc: None,
+        defines: Vec::new(),
+        library: None,
+    });
+    Some(sources.len() - 1)
 }
 
 #[cfg(test)]
