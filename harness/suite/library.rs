@@ -189,11 +189,10 @@ fn options(ctx: &mut Ctx, k: &RawKernel, types: [DType; 3], args_at: usize) -> O
         beta: 0.0,
         workspace: DEFAULT_WORKSPACE,
     };
-    let supported = matches!(types[0], DType::F32 | DType::F16 | DType::Bf16)
-        && types[1] == types[0]
-        && (types[2] == types[0] || types[2] == DType::F32);
+    let [a, b, c] = types;
+    let supported =
+        matches!(a, DType::F32 | DType::F16 | DType::Bf16) && b == a && (c == a || c == DType::F32);
     if !supported {
-        let [a, b, c] = types;
         ctx.error(args_at, format!("cublasLt::gemm of {a} × {b} into {c} is not one kernelgate calls: A and B both f32, f16 or bf16, C of their type or f32 (the product is accumulated in f32)"));
         return None;
     }
@@ -207,15 +206,10 @@ fn options(ctx: &mut Ctx, k: &RawKernel, types: [DType; 3], args_at: usize) -> O
     if let Some(m) = &raw.math {
         gemm.math = match m.get_ref().as_str() {
             "default" => Math::Default,
-            "tf32" if types[0] == DType::F32 => Math::Tf32,
+            "tf32" if a == DType::F32 => Math::Tf32,
             "tf32" => {
-                ctx.error(
-                    m.span().start,
-                    format!(
-                        "math = \"tf32\" rounds f32 inputs, and A is {}: remove it",
-                        types[0]
-                    ),
-                );
+                let message = format!("math = \"tf32\" rounds f32 inputs, and A is {a}: remove it");
+                ctx.error(m.span().start, message);
                 return None;
             }
             other => {
