@@ -79,17 +79,13 @@ pub(super) fn kernel_tables(
             );
             out.pending.append(&mut found.pending);
             let budget_at = k.memory_budget.as_ref().or(rs.memory_budget.as_ref());
-            out.decls.extend(decl.map(|d| {
-                KernelDecl {
-                    budget: kernel
-                        .limits
-                        .memory_budget
-                        .zip(budget_at.map(|b| b.span().start)),
-                    axes: v.values.clone(),
-                    library: args_at,
-                    case_skips: v.case_skips.clone(),
-                    ..d
-                }
+            let budget = kernel.limits.memory_budget;
+            out.decls.extend(decl.map(|d| KernelDecl {
+                budget: budget.zip(budget_at.map(|b| b.span().start)),
+                axes: v.values,
+                library: args_at,
+                case_skips: v.case_skips,
+                ..d
             }));
             out.lines.push(crate::error::line_col(ctx.text, at).0);
             out.list.push(kernel);
