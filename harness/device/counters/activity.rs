@@ -1,7 +1,7 @@
 //! `Activity`: CUPTI's kernel records (`CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL`) — each launch's
 //! start and end on the GPU's own clock, its name and resources — for the timing regime that
 //! reads a kernel's time as Nsight Compute's `gpu__time_duration` does (`Regime::Cupti`), and
-//! for the kernels a library call launched.
+//! for the kernels a library call launched; and [`cupti_missing`], whether CUPTI can be used here.
 //!
 //! CUPTI asks for buffers and hands them back full through two C callbacks; the completed
 //! buffers are decoded into [`KernelRecord`]s in a process-wide list, which
@@ -10,7 +10,7 @@
 use super::base::{check, CounterError};
 use cudarc::cupti::sys as cp;
 use std::ffi::CStr;
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 /// Bytes of each buffer handed to CUPTI (a kernel record is ~250 bytes).
 const BUFFER_BYTES: usize = 1 << 20;
@@ -51,9 +51,36 @@ impl KernelRecord {
     }
 }
 
+/// Why CUPTI cannot be used here, or `None` when `libcupti` loads.
+///
+/// When it is not on the loader's path but in one of CUDA's folders, it is loaded from there
+/// (and stays loaded), so that cudarc's later load by name finds it by its soname. Then the
+/// kernel records' callbacks are registered: under a profiler that holds CUPTI (Nsight Compute
+/// running a trial's printed `profile` command) that fails, and kernelgate's records and
+/// counters stand aside — such a run times by events.
+pub fn cupti_missing() -> Option<String> {
+    static FOUND: OnceLock<Option<String>> = OnceLock::new();
+    FOUND
+        .get_or_init(|| {
+            // SAFETY: only tries to open the library; no CUPTI call is made.
+            let present = || unsafe { cp::is_culib_present() };
+            if !crate::device::libraries::load_from_cuda("libcupti.so", present) {
+                return Some(
+                    "no CUPTI: libcupti could not be loaded (it ships with CUDA in \
+                     extras/CUPTI/lib64 or lib64, or `pip install 'nvidia-cuda-cupti==13.0.*'`; \
+                     put its folder on LD_LIBRARY_PATH or set CUDA_HOME)"
+                        .to_string(),
+                );
+            }
+            let held = |e| format!("CUPTI is held by another tool (a profiler such as `ncu`): {e}");
+            register().err().map(held)
+        })
+        .clone()
+}
+
 /// Registers the buffer callbacks, once per process (`cupti_missing` does, on its first call):
 /// an error where another tool holds CUPTI.
-pub(super) fn register() -> Result<(), CounterError> {
+fn register() -> Result<(), CounterError> {
     // SAFETY: both callbacks have the signatures CUPTI calls them with and live for the whole
     // process.
     check("cuptiActivityRegisterCallbacks", unsafe {
@@ -71,7 +98,7 @@ impl Activity {
     /// Enables kernel records (the buffer callbacks were registered when CUPTI was found),
     /// dropping any left from before.
     pub fn start() -> Result<Activity, CounterError> {
-        if let Some(why) = super::cupti_missing() {
+        if let Some(why) = cupti_missing() {
             return Err(CounterError::Missing(why));
         }
         let kind = cp::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;

@@ -1,8 +1,8 @@
 //! `Profiler`: hardware counters of one operation's launches, read through CUPTI's range
 //! profiler with user replay, in the worker process (no `ncu` subprocess).
 //!
-//! - `activity`: CUPTI's kernel records, each launch's GPU time, name and resources ([`Activity`]);
-//! - `library`: finding and loading `libcupti` ([`cupti_missing`]);
+//! - `activity`: finding and loading `libcupti` ([`cupti_missing`]), and CUPTI's kernel records,
+//!   each launch's GPU time, name and resources ([`Activity`]);
 //! - `base`: CUPTI's results as [`CounterError`]s, its parameter structs, the current context;
 //! - `profiler`: the metrics configured for this chip on the host ([`Profiler`]);
 //! - `session`: the profiler enabled on the context, profiling operations ([`Session`]).
@@ -16,12 +16,10 @@
 
 mod activity;
 mod base;
-mod library;
 mod profiler;
 mod session;
 
-pub use activity::{per_sample, Activity, KernelRecord};
+pub use activity::{cupti_missing, per_sample, Activity, KernelRecord};
 pub use base::CounterError;
-pub use library::cupti_missing;
 pub use profiler::Profiler;
 pub use session::{Closures, Profiled, Session};

@@ -2,8 +2,8 @@
 //! and the context's counter availability → a config image), and how many replay passes they
 //! need.
 
+use super::activity::cupti_missing;
 use super::base::{cupti, current_context, params, CounterError};
-use super::library::cupti_missing;
 use cudarc::cupti::sys as cp;
 use cudarc::driver::sys as cu;
 use std::ffi::{c_char, CStr, CString};
