@@ -4,6 +4,8 @@
 //! (ci/test.sh skips those); run it from the repository root on a GPU machine:
 //! `cargo test --release --test counters_probe -- --ignored --nocapture`.
 
+#[path = "common/gpu.rs"]
+mod gpu;
 use kernelgate::device::compile::{compile, CompileRequest};
 use kernelgate::device::counters::{cupti_missing, Closures, Profiler};
 use kernelgate::device::{DeviceBuffer, DeviceError, Function, Gpu, KernelArg, LaunchDims};
@@ -49,11 +51,7 @@ const METRICS: &[&str] = &[
 #[test]
 #[ignore = "needs a GPU and NVRTC: cargo test --release --test counters_probe -- --ignored --nocapture on a GPU machine"]
 fn needs_gpu_counters_probe() {
-    if let Some(why) =
-        kernelgate::device::driver_missing().or_else(kernelgate::device::nvrtc_missing)
-    {
-        panic!("this test needs a GPU and NVRTC: {why}");
-    }
+    gpu::require_gpu();
     println!("cupti: {:?}", cupti_missing());
     let gpu = Gpu::open(0).expect("open");
     println!(

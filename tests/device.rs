@@ -3,6 +3,8 @@
 //! it runs the ignored tests that need only NVRTC); on a GPU machine, `cargo test --test device
 //! -- --ignored`.
 
+#[path = "common/gpu.rs"]
+mod gpu;
 use kernelgate::device::compile::{compile, CompileRequest};
 use kernelgate::device::{Gpu, LaunchDims};
 use std::path::Path;
@@ -13,11 +15,7 @@ use std::path::Path;
 #[test]
 #[ignore = "needs a GPU and NVRTC: cargo test --test device -- --ignored on a GPU machine"]
 fn needs_gpu_a_function_keeps_its_module_loaded() {
-    if let Some(why) =
-        kernelgate::device::driver_missing().or_else(kernelgate::device::nvrtc_missing)
-    {
-        panic!("this test needs a GPU and NVRTC: {why}");
-    }
+    gpu::require_gpu();
     let gpu = Gpu::open(0).expect("a usable GPU");
     let entries = ["kg_nothing".to_string()];
     let req = CompileRequest {
