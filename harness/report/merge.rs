@@ -122,10 +122,7 @@ pub fn merge(inputs: &[(PathBuf, Results)]) -> Result<Results, ResultsError> {
     out.format = super::results::FORMAT;
     (out.device, out.device_info, out.totals, out.identical) = (None, None, None, None);
     (out.sass_note, out.provenance.incomplete) = (None, None);
-    out.trials.clear();
-    out.sass.clear();
-    out.undecided.clear();
-    out.gone.clear();
+    (out.trials, out.sass, out.undecided, out.gone) = Default::default();
     for r in &runs {
         join_provenance(&mut out.provenance, &r.provenance, None);
     }
@@ -143,11 +140,8 @@ fn merge_one(
     one_run(inputs, device)?;
     let (_, first) = &inputs[0];
     let mut out = first.clone();
-    out.trials.clear();
-    out.identical = None;
-    out.sass.clear();
-    out.provenance.shard = None;
-    out.provenance.incomplete = None;
+    (out.trials, out.sass, out.identical) = Default::default();
+    (out.provenance.shard, out.provenance.incomplete) = (None, None);
     let mut from: Vec<&Path> = Vec::new();
     for (path, r) in inputs {
         out.identical = join_identical(out.identical.take(), r.identical.as_ref());
@@ -217,13 +211,9 @@ fn join_provenance(out: &mut Provenance, r: &Provenance, path: Option<&Path>) {
 /// re-measure or confirmation their shard did not make.
 fn decide_again(trials: &mut [super::results::TrialRecord]) -> Vec<String> {
     use super::results::{GateNote, Status};
-    let at: Vec<usize> = (0..trials.len())
-        .filter(|&i| trials[i].evidence.is_some())
-        .collect();
-    let evidence: Vec<crate::gate::Evidence> = at
-        .iter()
-        .filter_map(|&i| trials[i].evidence.as_deref().cloned())
-        .collect();
+    let (at, evidence): (Vec<usize>, Vec<crate::gate::Evidence>) = (trials.iter().enumerate())
+        .filter_map(|(i, t)| Some((i, t.evidence.as_deref()?.clone())))
+        .unzip();
     let decided = crate::gate::settle_again(&evidence.iter().collect::<Vec<_>>());
     let mut undecided = Vec::new();
     for ((&i, (d, needs)), e) in at.iter().zip(decided).zip(&evidence) {
