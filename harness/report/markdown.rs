@@ -154,9 +154,7 @@ pub fn render(results: &Results) -> String {
     let variants = super::variants::lines(results);
     if !variants.is_empty() {
         out.push_str("### Variants: the fastest per case\n\n");
-        for line in variants {
-            out.push_str(&format!("- {}\n", cell(&line)));
-        }
+        out.extend(variants.iter().map(|l| format!("- {}\n", cell(l))));
         out.push('\n');
     }
     let speedup = (results.base_label()).map_or("speedup".into(), |b| format!("speedup over {b}"));

@@ -255,12 +255,8 @@ pub fn line(r: &TrialRecord, device: Option<&DeviceInfo>) -> String {
         .to_string(),
         None => String::new(),
     };
-    line.push_str("  │ ");
-    line.push_str(&footprint(&m.footprint));
-    if let Some(counters) = super::counters::short(m) {
-        line.push_str(" · ");
-        line.push_str(&counters);
-    }
+    line.push_str(&format!("  │ {}", footprint(&m.footprint)));
+    line.extend(super::counters::short(m).map(|c| format!(" · {c}")));
     line.extend(
         m.counter_gate
             .as_ref()
@@ -277,10 +273,7 @@ pub fn line(r: &TrialRecord, device: Option<&DeviceInfo>) -> String {
         line.push_str(&format!(" (since {since}: {})", changes.join("; ")));
     }
     let note = note(r);
-    if !note.is_empty() {
-        line.push_str("  │ ");
-        line.push_str(&note);
-    }
+    line.extend((!note.is_empty()).then(|| format!("  │ {note}")));
     line
 }
 
