@@ -408,15 +408,17 @@ impl TrialRecord {
         if let Some(i) = self.commands.as_ref().and_then(|c| c.invocation.clone()) {
             return i;
         }
-        let launcher = crate::shell::DEFAULT_LAUNCHER;
+        let base = self.base_word().unwrap_or_default();
+        format!("{base}{}", crate::shell::DEFAULT_LAUNCHER)
+    }
+
+    /// `KERNELGATE_BASE=<rev> ` where the trial was compared with a paired base.
+    fn base_word(&self) -> Option<String> {
         match &self.gate {
-            Some(GateNote::Paired { rev, .. } | GateNote::IdenticalCode { rev, .. }) => {
-                format!(
-                    "KERNELGATE_BASE={} {launcher}",
-                    crate::shell::shell_word(rev)
-                )
-            }
-            _ => launcher.to_string(),
+            Some(GateNote::Paired { rev, .. } | GateNote::IdenticalCode { rev, .. }) => Some(
+                format!("KERNELGATE_BASE={} ", crate::shell::shell_word(rev)),
+            ),
+            _ => None,
         }
     }
 
@@ -424,8 +426,7 @@ impl TrialRecord {
     /// before commands carried the run's mode, a paired trial's rerun and profile with its
     /// `KERNELGATE_BASE` (without it they would re-run it against stored baselines).
     pub fn repeat(&self) -> Commands {
-        let recorded = self.commands.clone();
-        let Some(mut c) = recorded else {
+        let Some(mut c) = self.commands.clone() else {
             return Commands {
                 rerun: format!(
                     "{} --exact {}",
@@ -437,12 +438,8 @@ impl TrialRecord {
                 invocation: None,
             };
         };
-        let base = match &self.gate {
-            Some(GateNote::Paired { rev, .. } | GateNote::IdenticalCode { rev, .. })
-                if c.invocation.is_none() && !c.rerun.contains("KERNELGATE_BASE=") =>
-            {
-                format!("KERNELGATE_BASE={} ", crate::shell::shell_word(rev))
-            }
+        let base = match self.base_word() {
+            Some(base) if c.invocation.is_none() && !c.rerun.contains("KERNELGATE_BASE=") => base,
             _ => return c,
         };
         c.rerun = format!("{base}{}", c.rerun);
