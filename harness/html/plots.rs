@@ -198,14 +198,11 @@ macro_rules! draw_series {
                     PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
                 });
             chart.draw_series(line.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
-            for &(x, _, interval) in &s.points {
-                if let Some((lo, hi)) = interval {
-                    chart.draw_series(std::iter::once(PathElement::new(
-                        vec![(x, lo), (x, hi)],
-                        color.stroke_width(1),
-                    )))?;
-                }
-            }
+            let bars = s.points.iter().filter_map(|&(x, _, interval)| {
+                interval
+                    .map(|(lo, hi)| PathElement::new(vec![(x, lo), (x, hi)], color.stroke_width(1)))
+            });
+            chart.draw_series(bars)?;
         }
         chart
             .configure_series_labels()
@@ -371,12 +368,9 @@ pub fn trend(
             });
             chart.draw_series(dashes)?;
         }
-        for &(_, at) in &marks.change_points {
-            chart.draw_series(std::iter::once(PathElement::new(
-                vertical(at as f64 - 0.5),
-                RED.mix(0.5).stroke_width(2),
-            )))?;
-        }
+        chart.draw_series(marks.change_points.iter().map(|&(_, at)| {
+            PathElement::new(vertical(at as f64 - 0.5), RED.mix(0.5).stroke_width(2))
+        }))?;
         for (i, s) in series.iter().enumerate() {
             let color = rgb(s.color);
             let line: Vec<(f64, f64)> = s.points.iter().map(|p| (p.0, p.1)).collect();
@@ -392,25 +386,18 @@ pub fn trend(
             }
             .map_err(|e| e.to_string())?;
             chart.draw_series(line.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
-            for &(_, at) in marks.change_points.iter().filter(|m| m.0 == i) {
-                if let Some(&p) = line.iter().find(|p| p.0 == at as f64) {
-                    chart.draw_series(std::iter::once(Circle::new(p, 7, RED.stroke_width(2))))?;
-                }
-            }
+            let point = |&(_, at): &(usize, usize)| line.iter().find(|p| p.0 == at as f64);
+            let rings = (marks.change_points.iter()).filter(|m| m.0 == i);
+            let rings = rings.filter_map(point);
+            chart.draw_series(rings.map(|&p| Circle::new(p, 7, RED.stroke_width(2))))?;
             // On the trial's point where it was timed (a regression), on the floor where it
             // left no time (a wrong output).
             let floor = y_range.start + 0.04 * (y_range.end - y_range.start);
-            for &(_, at) in marks.failures.iter().filter(|m| m.0 == i) {
-                let y = line
-                    .iter()
-                    .find(|p| p.0 == at as f64)
-                    .map_or(floor, |p| p.1);
-                chart.draw_series(std::iter::once(Cross::new(
-                    (at as f64, y),
-                    6,
-                    RED.stroke_width(2),
-                )))?;
-            }
+            let crosses = marks.failures.iter().filter(|m| m.0 == i).map(|m| {
+                let y = point(m).map_or(floor, |p| p.1);
+                Cross::new((m.1 as f64, y), 6, RED.stroke_width(2))
+            });
+            chart.draw_series(crosses)?;
         }
         Ok(())
     })
