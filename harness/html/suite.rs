@@ -132,29 +132,17 @@ fn sweep_charts(view: &View, suite: &str, trials: &[&TrialRecord]) -> String {
         format!("{what} with its 95% interval, log scales"),
     );
     let device = view.results.device_info.as_ref();
-    let peaks = device.map(|d| (d.peak_bandwidth(), d.peak_fp32_flops()));
-    if peaks.is_some_and(|p| p.0 > 0.0) {
-        let share = |i: usize| {
-            move |t: &TrialRecord| Some((achieved(t.measurement.as_ref()?, device)[i]?.1?, None))
-        };
-        let bw = sweep(&share(0));
-        draw(
-            format!("{suite}: achieved bandwidth"),
-            "% of peak bandwidth",
-            Unit::Percent,
-            false,
-            bw,
-            "bench.bytes over the median time, against the device's peak".into(),
-        );
-        let fl = sweep(&share(1));
-        draw(
-            format!("{suite}: achieved FLOP rate"),
-            "% of FP32 peak",
-            Unit::Percent,
-            false,
-            fl,
-            "bench.flops over the median time, against the device's FP32 peak".into(),
-        );
+    let shares = [
+        ("bandwidth", "% of peak bandwidth", "bytes", "peak"),
+        ("FLOP rate", "% of FP32 peak", "flops", "FP32 peak"),
+    ];
+    for (i, (what, desc, work, peak)) in shares.into_iter().enumerate() {
+        if device.is_some_and(|d| d.peak_bandwidth() > 0.0) {
+            let share = sweep(&|t| Some((achieved(t.measurement.as_ref()?, device)[i]?.1?, None)));
+            let caption = format!("bench.{work} over the median time, against the device's {peak}");
+            let title = format!("{suite}: achieved {what}");
+            draw(title, desc, Unit::Percent, false, share, caption);
+        }
     }
     let speedup = sweep(&|t| {
         let s = t.measurement.as_ref()?.speedup?;
@@ -196,11 +184,7 @@ fn note(t: &TrialRecord) -> String {
 fn trials_table(view: &View, trials: &[&TrialRecord]) -> String {
     let device = view.results.device_info.as_ref();
     let kernels = kernels(trials);
-    let no_speedup = if view.base.is_some() {
-        "–"
-    } else {
-        "reference"
-    };
+    let no_speedup = view.base.as_ref().map_or("reference", |_| "–");
     let rows: Vec<Vec<String>> = trials
         .iter()
         .map(|t| {
