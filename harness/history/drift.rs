@@ -106,9 +106,6 @@ pub fn trends(runs: &[Run], points: &[Point], options: &Options) -> Vec<Trend> {
             }),
         }
     }
-    for t in &mut out {
-        t.points.sort_by_key(|p| p.run);
-    }
     for (p, run) in untimed {
         let device = &runs[run].device;
         let same = |t: &Trend| t.name == p.name && &t.device == device;
@@ -138,6 +135,7 @@ pub fn trends(runs: &[Run], points: &[Point], options: &Options) -> Vec<Trend> {
         }
     }
     for t in &mut out {
+        t.points.sort_by_key(|p| p.run);
         t.failures.sort_unstable();
         if let Some(last) = points
             .iter()
