@@ -95,17 +95,12 @@ pub fn merge(inputs: &[(PathBuf, Results)]) -> Result<Results, ResultsError> {
     }
     // Across the devices, still one run: one mode, commit and revision of each suite (each
     // device's shard count its own).
-    let heads: Vec<_> = devices
-        .iter()
-        .filter_map(|d| {
-            inputs
-                .iter()
-                .find(|(_, r)| r.device.as_ref() == Some(*d))
-                .cloned()
-        })
-        .map(|(p, mut r)| {
+    let heads: Vec<_> = (devices.iter())
+        .filter_map(|d| inputs.iter().find(|(_, r)| r.device.as_ref() == Some(*d)))
+        .map(|(p, r)| {
+            let mut r = r.clone();
             r.provenance.shard = None;
-            (p, r)
+            (p.clone(), r)
         })
         .collect();
     one_run(&heads, None)?;
