@@ -135,17 +135,10 @@ pub fn cubin_target_problem(built: u32, arch: &str, target: &str) -> Option<Stri
 
 /// The entries (kernels) of a CUBIN: the names of its `.text.<name>` sections.
 pub fn cubin_entries(bytes: &[u8]) -> Vec<String> {
-    let mut out = Vec::new();
-    for part in bytes.split(|&b| b == 0) {
-        if let Some(name) = part.strip_prefix(b".text.") {
-            if let Ok(name) = std::str::from_utf8(name) {
-                if !name.is_empty() && !out.iter().any(|n| n == name) {
-                    out.push(name.to_string());
-                }
-            }
-        }
-    }
-    out
+    let names = bytes
+        .split(|&b| b == 0)
+        .filter_map(|part| std::str::from_utf8(part.strip_prefix(b".text.")?).ok());
+    crate::order::first_seen(names.filter(|n| !n.is_empty()).map(String::from))
 }
 
 /// `90` for `sm_90` or `sm_90a`.
