@@ -48,10 +48,7 @@ impl Invocation {
 /// This run's [`Invocation`]; `base` is the paired base's commit (or its folder).
 pub fn invocation(config: &Config, base: Option<&str>) -> Invocation {
     let word = crate::shell::shell_word;
-    let mut vars: Vec<String> = Vec::new();
-    if let Some(base) = base {
-        vars.push(format!("KERNELGATE_BASE={}", word(base)));
-    }
+    let mut vars = Vec::from_iter(base.map(|b| format!("KERNELGATE_BASE={}", word(b))));
     let path = |p: &Path| word(&p.display().to_string());
     if config.suites != Path::new("suites") {
         vars.push(format!("KERNELGATE_SUITES={}", path(&config.suites)));
@@ -59,14 +56,9 @@ pub fn invocation(config: &Config, base: Option<&str>) -> Invocation {
     if config.baselines != Path::new("baselines") && base.is_none() {
         vars.push(format!("KERNELGATE_BASELINES={}", path(&config.baselines)));
     }
-    if let Some(seed) = config.seed {
-        vars.push(format!("KERNELGATE_SEED={seed}"));
-    }
-    for name in REPEATED {
-        if let Ok(value) = std::env::var(name) {
-            vars.push(format!("{name}={}", word(&value)));
-        }
-    }
+    vars.extend(config.seed.map(|seed| format!("KERNELGATE_SEED={seed}")));
+    let set = |name: &str| Some(format!("{name}={}", word(&std::env::var(name).ok()?)));
+    vars.extend(REPEATED.iter().copied().filter_map(set));
     Invocation {
         vars,
         launcher: config.launcher.clone(),
