@@ -49,11 +49,8 @@ fn search() -> Vec<PathBuf> {
     if let Some(list) = crate::project::var("KERNELGATE_CUDA_INCLUDE") {
         out.extend(std::env::split_paths(&list));
     }
-    for name in ["CUDA_HOME", "CUDA_PATH"] {
-        if let Some(root) = env(name) {
-            out.push(Path::new(&root).join("include"));
-        }
-    }
+    let homes = ["CUDA_HOME", "CUDA_PATH"].into_iter().filter_map(env);
+    out.extend(homes.map(|root| Path::new(&root).join("include")));
     if let Some(list) = env("LD_LIBRARY_PATH") {
         out.extend(std::env::split_paths(&list).map(|lib| lib.join("..").join("include")));
     }
