@@ -189,15 +189,11 @@ fn is_fp64(line: &str) -> bool {
 /// no such function.
 pub fn fp64_use(functions: &BTreeMap<String, PtxFunction>, entry: &str) -> Option<Fp64Use> {
     functions.get(entry)?;
-    let mut seen: Vec<&str> = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
     let mut stack = vec![entry];
     let mut total = Fp64Use::default();
     while let Some(name) = stack.pop() {
-        if seen.contains(&name) {
-            continue;
-        }
-        seen.push(name);
-        let Some(f) = functions.get(name) else {
+        let Some(f) = functions.get(name).filter(|_| seen.insert(name)) else {
             continue;
         };
         total.count += f.fp64;
