@@ -398,7 +398,7 @@ fn measured_line(outcome: &Outcome) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measure::{Footprint, Regime, Samples};
+    use crate::measure::{Footprint, Samples};
 
     /// Off a terminal the log says each trial as soon as it is measured: its median with the
     /// interval and the sample count (its verdict comes after the run); a failure's first line;
@@ -409,23 +409,15 @@ mod tests {
         let measured = Outcome::Measured(Box::new(super::super::executor::Measured {
             ordinal: 0,
             samples: Samples {
-                regime: Regime::Cold,
-                batch: [1, 1],
                 launch_floor: 4e-6,
                 kernel,
                 reference: vec![20e-6; 32],
-                hit_time_cap: false,
                 wall_seconds: 0.01,
-                clocks: Default::default(),
-                units: Vec::new(),
+                ..Samples::none()
             },
             footprint: Footprint {
                 pool_peak: 1 << 20,
-                free_drop: 0,
-                local_reservation: 0,
-                fp64: None,
-                library: None,
-                launches: vec![],
+                ..Default::default()
             },
             base_footprint: None,
             seconds: 0.5,
