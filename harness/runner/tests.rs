@@ -42,15 +42,11 @@ fn footprint(pool_peak: u64) -> Footprint {
 /// Samples of the kernel at `t` (with `spread`) against a steady 20 µs reference.
 fn samples(t: f64, n: usize, spread: f64) -> Samples {
     Samples {
-        regime: Regime::Cold,
-        batch: [1, 1],
         launch_floor: 4e-6,
         kernel: times(t, n, spread),
         reference: vec![20e-6; n],
-        hit_time_cap: false,
         wall_seconds: 0.01,
-        clocks: Default::default(),
-        units: Vec::new(),
+        ..Samples::none()
     }
 }
 
