@@ -16,33 +16,30 @@ pub fn nvcc() -> Option<&'static (PathBuf, String)> {
     static FOUND: OnceLock<Option<(PathBuf, String)>> = OnceLock::new();
     FOUND
         .get_or_init(|| {
-            let mut tried: Vec<PathBuf> = Vec::new();
-            if let Some(given) = crate::config::var("KERNELGATE_NVCC") {
-                tried.push(given.into());
-            } else {
-                let path = std::env::var_os("PATH").unwrap_or_default();
-                tried.extend(std::env::split_paths(&path).map(|d| d.join("nvcc")));
-                tried.extend(
-                    super::headers::candidates()
-                        .iter()
-                        .map(|inc| inc.join("../bin/nvcc")),
-                );
-            }
-            for nvcc in &tried {
-                if let Ok(out) = Command::new(nvcc).arg("--version").output() {
-                    if out.status.success() {
-                        // nvcc's version, and its front end's (the nvvm wheel is versioned
-                        // apart from nvcc's): both are in the cache key.
-                        let mut version = String::from_utf8_lossy(&out.stdout).trim().to_string();
-                        let cicc = nvcc.with_file_name("../nvvm/bin/cicc");
-                        if let Ok(m) = std::fs::metadata(&cicc) {
-                            version.push_str(&format!("\ncicc {} bytes", m.len()));
-                        }
-                        return Some((nvcc.clone(), version));
-                    }
+            let tried: Vec<PathBuf> = match crate::config::var("KERNELGATE_NVCC") {
+                Some(given) => vec![given.into()],
+                None => {
+                    let path = std::env::var_os("PATH").unwrap_or_default();
+                    let headers = super::headers::candidates().iter();
+                    let beside = headers.map(|inc| inc.join("../bin/nvcc"));
+                    let on_path = std::env::split_paths(&path).map(|d| d.join("nvcc"));
+                    on_path.chain(beside).collect()
                 }
-            }
-            None
+            };
+            tried.into_iter().find_map(|nvcc| {
+                let out = Command::new(&nvcc).arg("--version").output().ok()?;
+                if !out.status.success() {
+                    return None;
+                }
+                // nvcc's version, and its front end's (the nvvm wheel is versioned apart from
+                // nvcc's): both are in the cache key.
+                let mut version = String::from_utf8_lossy(&out.stdout).trim().to_string();
+                let cicc = nvcc.with_file_name("../nvvm/bin/cicc");
+                if let Ok(m) = std::fs::metadata(&cicc) {
+                    version.push_str(&format!("\ncicc {} bytes", m.len()));
+                }
+                Some((nvcc, version))
+            })
         })
         .as_ref()
 }
