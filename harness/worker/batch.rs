@@ -220,16 +220,13 @@ fn read_chunk(
             Ok(values) => CounterReport::Collected(values.by_ref().take(r.units.len()).collect()),
             Err(e) => CounterReport::NotCollected { why: e.to_string() },
         };
-        results[r.index] = Some(TrialResult {
-            outcome: Ok(TrialData {
-                samples: Samples::none(),
-                footprint: r.footprint,
-                base_footprint: r.base_footprint,
-                counters: Some(Box::new(counters)),
-                with: Vec::new(),
-            }),
-            ..TrialResult::failed(TrialFailure::Harness(String::new()))
-        });
+        results[r.index] = Some(TrialResult::of(Ok(TrialData {
+            samples: Samples::none(),
+            footprint: r.footprint,
+            base_footprint: r.base_footprint,
+            counters: Some(Box::new(counters)),
+            with: Vec::new(),
+        })));
     }
 }
 

@@ -225,16 +225,21 @@ pub fn reply(response: &Response) {
 }
 
 impl TrialResult {
-    /// A trial that failed before anything was compiled or measured.
-    pub fn failed(failure: TrialFailure) -> TrialResult {
+    /// A trial's `outcome`, with nothing compiled, nothing spent and the worker going on.
+    pub fn of(outcome: Result<TrialData, TrialFailure>) -> TrialResult {
         TrialResult {
-            outcome: Err(failure),
+            outcome,
             compiled: 0,
             cached: 0,
             spent: Default::default(),
             worker_stops: false,
             again: false,
         }
+    }
+
+    /// A trial that failed before anything was compiled or measured.
+    pub fn failed(failure: TrialFailure) -> TrialResult {
+        TrialResult::of(Err(failure))
     }
 }
 

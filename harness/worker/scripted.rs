@@ -288,16 +288,13 @@ fn answered(
         }],
         ..Footprint::default()
     };
-    TrialResult {
-        outcome: Ok(TrialData {
-            samples,
-            base_footprint: req.base.map(|_| footprint.clone()),
-            footprint,
-            counters: None,
-            with: Vec::new(),
-        }),
-        ..TrialResult::failed(TrialFailure::Harness(String::new()))
-    }
+    TrialResult::of(Ok(TrialData {
+        samples,
+        base_footprint: req.base.map(|_| footprint.clone()),
+        footprint,
+        counters: None,
+        with: Vec::new(),
+    }))
 }
 
 /// The device a scripted worker reports: an H100 SXM's figures, its UUID naming the slot.

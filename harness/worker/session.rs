@@ -128,12 +128,10 @@ impl Session {
         let (before, after) = (self.counted, compile::counts());
         self.counted = after;
         TrialResult {
-            outcome,
             compiled: after.0 - before.0,
             cached: after.1 - before.1,
             spent: spent::take(),
-            worker_stops: false,
-            again: false,
+            ..TrialResult::of(outcome)
         }
     }
 
