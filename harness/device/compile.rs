@@ -145,11 +145,8 @@ pub fn cache_key(req: &CompileRequest, compiler: &str) -> String {
             field(&bytes);
         }
     }
-    for o in req.options {
-        field(o.as_bytes());
-    }
-    for e in req.entries {
-        field(e.as_bytes());
+    for s in req.options.iter().chain(req.entries) {
+        field(s.as_bytes());
     }
     field(req.arch.as_bytes());
     field(compiler.as_bytes());
