@@ -216,10 +216,9 @@ fn in_work<T>(
 
 fn build(req: &CompileRequest, nvcc: &Path, work: &Path) -> Result<Compiled, CompileError> {
     let path = req.path.display().to_string();
-    let mut slots = String::new();
-    for (i, e) in req.entries.iter().enumerate() {
-        slots.push_str(&format!("__device__ void *{} = (void *)&{e};\n", slot(i)));
-    }
+    let slots: String = (req.entries.iter().enumerate())
+        .map(|(i, e)| format!("__device__ void *{} = (void *)&{e};\n", slot(i)))
+        .collect();
     let (ptx, log) = ptx_of(req, nvcc, work, &slots)?;
     let ptx_path = work.join("module.ptx");
     let cubin_path = work.join("module.cubin");
