@@ -63,10 +63,7 @@ pub(super) fn same_trial(old: &Entry, m: &super::Measured, code: Option<&TrialCo
 /// Attributes every confirmed change marked for it (`Judged::same_trial`), now that its counters have
 /// been read ([`conclude`]).
 pub(super) fn attribute_all(trials: &mut [Trial]) {
-    for t in trials {
-        let Some((m, j)) = t.judged_mut() else {
-            continue;
-        };
+    for (m, j) in trials.iter_mut().filter_map(Trial::judged_mut) {
         let (Some(same), Some(v)) = (j.same_trial, j.verdict) else {
             continue;
         };
