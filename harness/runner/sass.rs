@@ -86,16 +86,15 @@ pub(super) fn changed_kernels(
         };
         let trial = &plan[*i];
         let (suite, base_suite) = (&run.suites[trial.suite], &base.suites[*bs]);
-        for (role, name) in change.changed_kernels() {
-            let head = suite.kernels.iter().position(|k| k.name == name);
+        let changed = change.changed_kernels().into_iter();
+        out.extend(changed.filter_map(|(role, name)| {
+            let head = suite.kernels.iter().position(|k| k.name == name)?;
             let then = match role {
-                Role::Kernel => Some(*bk),
-                Role::Reference => Some(base_suite.reference),
+                Role::Kernel => *bk,
+                Role::Reference => base_suite.reference,
             };
-            if let (Some(h), Some(b)) = (head, then) {
-                out.push(((trial.suite, h), (*bs, b)));
-            }
-        }
+            Some(((trial.suite, head), (*bs, then)))
+        }));
     }
     crate::order::first_seen(out)
 }
