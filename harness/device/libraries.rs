@@ -65,21 +65,13 @@ pub fn nvrtc_found() -> bool {
 
 /// Folders that may hold the wheels' libraries, nearest first.
 fn candidates() -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    if let Some(prefix) = std::env::current_exe()
-        .ok()
-        .and_then(|e| e.canonicalize().ok())
-        .and_then(|e| Some(e.parent()?.parent()?.to_path_buf()))
-    {
-        // `<venv>/bin/kernelgate` → `<venv>/lib/python3.X/site-packages/nvidia/cu13/lib`.
-        out.extend(site_packages(&prefix.join("lib")));
-    }
+    let exe = std::env::current_exe().and_then(|e| e.canonicalize());
+    // `<venv>/bin/kernelgate` → `<venv>/lib/python3.X/site-packages/nvidia/cu13/lib`.
+    let venv = |e: PathBuf| Some(site_packages(&e.parent()?.parent()?.join("lib")));
+    let mut out = exe.ok().and_then(venv).unwrap_or_default();
     out.push(PathBuf::from("target/nvrtc/nvidia/cu13/lib"));
-    out.extend(
-        super::headers::candidates()
-            .iter()
-            .map(|inc| inc.join("../lib")),
-    );
+    let headers = super::headers::candidates().iter();
+    out.extend(headers.map(|inc| inc.join("../lib")));
     out
 }
 
