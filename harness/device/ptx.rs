@@ -132,9 +132,8 @@ pub fn parse(ptx: &str) -> BTreeMap<String, PtxFunction> {
             }
         } else if is_fp64(line) {
             f.fp64 += 1;
-            if f.fp64_example.is_none() {
-                f.fp64_example = Some(line.split_whitespace().collect::<Vec<_>>().join(" "));
-            }
+            let words = || line.split_whitespace().collect::<Vec<_>>().join(" ");
+            f.fp64_example.get_or_insert_with(words);
         }
         if depth <= 0 && line.contains('}') {
             let (name, mut f) = current.take().expect("inside a function");
