@@ -196,9 +196,7 @@ pub fn fp64_use(functions: &BTreeMap<String, PtxFunction>, entry: &str) -> Optio
             continue;
         };
         total.count += f.fp64;
-        if total.example.is_none() {
-            total.example.clone_from(&f.fp64_example);
-        }
+        total.example = total.example.take().or_else(|| f.fp64_example.clone());
         stack.extend(f.calls.iter().map(String::as_str));
     }
     Some(total)
