@@ -70,14 +70,10 @@ pub(super) fn footprint_of(
         blocks_per_sm: 0,
     }));
     let resident = gpu.info.max_threads_per_sm.max(0) as u64 * gpu.info.sm_count.max(0) as u64;
-    let local = launches
-        .iter()
-        .map(|l| l.local_bytes.max(0) as u64)
-        .max()
-        .unwrap_or(0);
+    let local = launches.iter().map(|l| l.local_bytes.max(0) as u64).max();
     Ok(Footprint {
         pool_peak,
-        local_reservation: local * resident,
+        local_reservation: local.unwrap_or(0) * resident,
         free_drop: free_before.saturating_sub(free_launched.min(free_after)) as u64,
         launches,
         fp64: None,
