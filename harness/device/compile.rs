@@ -314,11 +314,8 @@ fn compile_uncached(req: &CompileRequest) -> Result<Compiled, CompileError> {
             });
         }
         // SAFETY: NVRTC returns a NUL-terminated string owned by `prog`, live here.
-        lowered.push(
-            unsafe { CStr::from_ptr(out) }
-                .to_string_lossy()
-                .into_owned(),
-        );
+        let name = unsafe { CStr::from_ptr(out) };
+        lowered.push(name.to_string_lossy().into_owned());
     }
     let cubin = output(&guard, Output::Cubin)?;
     Ok(Compiled::new(cubin, req, lowered, &ptx(&guard)?, log))
