@@ -30,12 +30,10 @@ pub fn load(
         arch_number(arch).ok_or_else(|| bad(format!("`{arch}` is not an architecture")))?;
     let (image, fp64) = match path.extension().and_then(|e| e.to_str()) {
         Some("ptx") => {
-            if let Some(target) = ptx_target(text) {
-                if target > device {
-                    return Err(bad(format!(
-                        "the PTX targets sm_{target}, newer than this GPU's {arch}: regenerate it for {arch} or older"
-                    )));
-                }
+            if let Some(target) = ptx_target(text).filter(|t| *t > device) {
+                return Err(bad(format!(
+                    "the PTX targets sm_{target}, newer than this GPU's {arch}: regenerate it for {arch} or older"
+                )));
             }
             let functions = ptx::parse(text);
             let fp64 = (entries.iter())
