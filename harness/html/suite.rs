@@ -136,8 +136,9 @@ fn sweep_charts(view: &View, suite: &str, trials: &[&TrialRecord]) -> String {
         ("bandwidth", "% of peak bandwidth", "bytes", "peak"),
         ("FLOP rate", "% of FP32 peak", "flops", "FP32 peak"),
     ];
-    for (i, (what, desc, work, peak)) in shares.into_iter().enumerate() {
-        if device.is_some_and(|d| d.peak_bandwidth() > 0.0) {
+    // Both charts only where the device's peaks are known (a recorded bandwidth says so).
+    if device.is_some_and(|d| d.peak_bandwidth() > 0.0) {
+        for (i, (what, desc, work, peak)) in shares.into_iter().enumerate() {
             let share = sweep(&|t| Some((achieved(t.measurement.as_ref()?, device)[i]?.1?, None)));
             let caption = format!("bench.{work} over the median time, against the device's {peak}");
             let title = format!("{suite}: achieved {what}");
