@@ -253,7 +253,7 @@ mod tests {
         for v in crate::config::KNOWN {
             if ![
                 "KERNELGATE_WORKER",
-                "KERNELGATE_WORKER_SCRIPT",
+                "KERNELGATE_WORKER_PROGRAM",
                 "KERNELGATE_REPORTS",
             ]
             .contains(v)

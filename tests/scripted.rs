@@ -1,10 +1,13 @@
-//! The whole run without a GPU: `kernelgate run` with scripted worker processes
-//! (`KERNELGATE_WORKER_SCRIPT`, `worker::scripted`) that speak the real protocol, so the pool,
-//! the client, the two-GPU scheduler, re-measures, fresh-worker confirmations, crashes, hangs,
-//! poisoned workers and signals are exercised as they are on a GPU machine.
+//! The whole run without a GPU: `kernelgate run` with scripted worker processes that speak the
+//! real protocol, so the pool, the client, the two-GPU scheduler, re-measures, fresh-worker
+//! confirmations, crashes, hangs, poisoned workers and signals are exercised as they are on a
+//! GPU machine. This test binary is also the worker (`common/scripted_worker.rs`): `kernelgate`
+//! starts it through `KERNELGATE_WORKER_PROGRAM`, and with `KERNELGATE_WORKER` set it serves.
 
 #[path = "common/repo.rs"]
 mod repo;
+#[path = "common/scripted_worker.rs"]
+mod scripted_worker;
 
 use repo::{kernelgate, text};
 use serde_json::Value;
@@ -24,7 +27,11 @@ fn project(name: &str, script: &str) -> PathBuf {
 fn env(dir: &Path, script: &str) -> Vec<(&'static str, String)> {
     vec![
         (
-            "KERNELGATE_WORKER_SCRIPT",
+            "KERNELGATE_WORKER_PROGRAM",
+            std::env::current_exe().unwrap().display().to_string(),
+        ),
+        (
+            scripted_worker::SCRIPT_ENV,
             dir.join(script).display().to_string(),
         ),
         ("KERNELGATE_DEVICE", "0,1".into()),
@@ -114,7 +121,6 @@ name = "saxpy::vec4::n=1000003"
 answers = [{ fault = "wrong" }]
 "#;
 
-#[test]
 fn a_stored_gate_runs_end_to_end_on_two_scripted_gpus() {
     let (dir, t) = blessed("stored", GATE);
     assert!(t.contains("blessed saxpy::vec4::n=4096"), "{t}");
@@ -196,7 +202,6 @@ name = "saxpy::vec4::n=16777216"
 answers = [{ time_us = 10.3, spread = 0.08 }, { time_us = 10.0 }]
 "#;
 
-#[test]
 fn four_shards_merged_decide_as_one_process_does() {
     let verdicts = |file: &Path| -> Vec<(String, String, String, bool)> {
         let results: Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
@@ -311,7 +316,6 @@ fn four_shards_merged_decide_as_one_process_does() {
     }
 }
 
-#[test]
 fn a_pool_of_gpu_models_is_decided_per_device_and_reported_side_by_side() {
     // Two models, two shards each, each blessed on its own: model A regresses, model B does not.
     let dir = project("pool", "");
@@ -461,7 +465,6 @@ fn a_pool_of_gpu_models_is_decided_per_device_and_reported_side_by_side() {
     );
 }
 
-#[test]
 fn a_script_that_does_not_read_is_named_with_its_place() {
     let dir = project("bad", "[default]\ntime_us = \"ten\"\n");
     let mut e = env(&dir, "script.toml");
@@ -473,7 +476,6 @@ fn a_script_that_does_not_read_is_named_with_its_place() {
 }
 
 #[cfg(unix)]
-#[test]
 fn sigterm_ends_a_run_waiting_on_a_hung_worker_with_what_it_measured() {
     let script = "[default]\ntime_us = 10.0\n\n[[trial]]\nname = \"saxpy::vec4::n=4096\"\nanswers = [{ fault = \"hang\" }]\n";
     let dir = project("sigterm", script);
@@ -527,7 +529,6 @@ fn sigterm_ends_a_run_waiting_on_a_hung_worker_with_what_it_measured() {
     assert!(results.to_string().contains("SIGTERM"), "{results}");
 }
 
-#[test]
 fn a_paired_regression_is_confirmed_in_a_fresh_worker() {
     // Two revisions whose vec4 kernel differs (one addend negated): its trials are timed
     // against the base's; the script makes one of them 10% slower than its base.
@@ -581,7 +582,6 @@ fn a_paired_regression_is_confirmed_in_a_fresh_worker() {
 /// for `saxpy::vec4::n=4096,block=128`), the reference is one trial per case instead of one per
 /// block size, the old baseline entries are named stale by `lint` and the new trials are new
 /// (not gated) until blessed. Then a change in which variant is fastest is reported, not failed.
-#[test]
 fn a_size_moved_to_an_axis_renames_its_trials_and_the_fastest_variant_is_reported() {
     let dir = project("axes", "[default]\ntime_us = 10.0\n");
     let saxpy = std::fs::read_to_string("suites/saxpy.toml").unwrap();
@@ -662,7 +662,6 @@ fn a_size_moved_to_an_axis_renames_its_trials_and_the_fastest_variant_is_reporte
 /// one set of reference samples: each variant's speedup is against the same reference samples,
 /// and the reference is sampled once per case. A variant that fails (here a wrong output) fails
 /// its group's request, which is then run again kernel by kernel: its failure is its own.
-#[test]
 fn a_kernels_variants_share_their_rounds_and_their_reference_samples() {
     let wrong = "saxpy::vec4[block=256]::n=4096";
     let script = format!(
@@ -729,4 +728,52 @@ fn a_kernels_variants_share_their_rounds_and_their_reference_samples() {
             assert!((a / b - 1.0).abs() < 1e-9, "{a} vs {b}");
         }
     }
+}
+
+/// As `kernelgate`'s GPU worker, serves the script; otherwise runs the tests.
+fn main() -> std::process::ExitCode {
+    if std::env::var_os("KERNELGATE_WORKER").is_some() {
+        let script = std::env::var_os(scripted_worker::SCRIPT_ENV).unwrap_or_default();
+        return std::process::ExitCode::from(scripted_worker::serve(script.into()) as u8);
+    }
+    let tests: Vec<(&str, fn())> = vec![
+        (
+            "a_stored_gate_runs_end_to_end_on_two_scripted_gpus",
+            a_stored_gate_runs_end_to_end_on_two_scripted_gpus,
+        ),
+        (
+            "four_shards_merged_decide_as_one_process_does",
+            four_shards_merged_decide_as_one_process_does,
+        ),
+        (
+            "a_pool_of_gpu_models_is_decided_per_device_and_reported_side_by_side",
+            a_pool_of_gpu_models_is_decided_per_device_and_reported_side_by_side,
+        ),
+        (
+            "a_script_that_does_not_read_is_named_with_its_place",
+            a_script_that_does_not_read_is_named_with_its_place,
+        ),
+        #[cfg(unix)]
+        (
+            "sigterm_ends_a_run_waiting_on_a_hung_worker_with_what_it_measured",
+            sigterm_ends_a_run_waiting_on_a_hung_worker_with_what_it_measured,
+        ),
+        (
+            "a_paired_regression_is_confirmed_in_a_fresh_worker",
+            a_paired_regression_is_confirmed_in_a_fresh_worker,
+        ),
+        (
+            "a_size_moved_to_an_axis_renames_its_trials_and_the_fastest_variant_is_reported",
+            a_size_moved_to_an_axis_renames_its_trials_and_the_fastest_variant_is_reported,
+        ),
+        (
+            "a_kernels_variants_share_their_rounds_and_their_reference_samples",
+            a_kernels_variants_share_their_rounds_and_their_reference_samples,
+        ),
+    ];
+    let tests = tests
+        .into_iter()
+        .map(|(name, test)| libtest_mimic::Trial::test(name, move || Ok(test())))
+        .collect();
+    libtest_mimic::run(&libtest_mimic::Arguments::from_args(), tests).exit_code()
 }

@@ -17,6 +17,10 @@ use std::time::{Duration, Instant};
 /// Environment variable that turns the perf binary into a worker.
 pub const WORKER_ENV: &str = "KERNELGATE_WORKER";
 
+/// The program to start as the GPU worker instead of this one (with [`WORKER_ENV`] set, the
+/// protocol on its standard input and output): the tests' scripted worker, which needs no GPU.
+pub const PROGRAM_ENV: &str = "KERNELGATE_WORKER_PROGRAM";
+
 /// A live worker process.
 struct Live {
     child: Child,
@@ -197,8 +201,11 @@ impl Worker {
     fn spawn(&mut self) -> Result<(), NoDevice> {
         let broken =
             |what: &str, e: &dyn std::fmt::Display| NoDevice::Broken(format!("{what}: {e}"));
-        let exe = std::env::current_exe()
-            .map_err(|e| broken("cannot find the perf binary to start a worker", &e))?;
+        let exe = match std::env::var_os(PROGRAM_ENV) {
+            Some(program) => program.into(),
+            None => std::env::current_exe()
+                .map_err(|e| broken("cannot find the perf binary to start a worker", &e))?,
+        };
         let mut command = Command::new(exe);
         // The worker sees only its GPU: a context is made faster where the driver initializes
         // one device (0.21-0.24 s against 0.35-0.58 s on an H200 of two, docs/architecture.md).

@@ -13,7 +13,6 @@ mod op;
 pub mod pool;
 mod probes;
 pub mod protocol;
-pub mod scripted;
 mod session;
 mod trial;
 mod units;
@@ -72,9 +71,6 @@ fn answer(
 /// the worker with [`WORKER_FAILED_INSIDE`]; the harness starts a fresh one for the next trial.
 pub fn serve(cache_dir: Option<PathBuf>) -> i32 {
     crate::exit::install_panic_hook();
-    if let Some(script) = std::env::var_os(scripted::SCRIPT_ENV) {
-        return scripted::serve(script.into());
-    }
     let stdin = std::io::stdin();
     let mut session: Option<Session> = None;
     for line in stdin.lock().lines() {

@@ -1,7 +1,7 @@
 //! `WorkerPool`: the runner's executor on real hardware — one GPU worker process per device in
 //! `KERNELGATE_DEVICE`, and compile trials in this process through NVRTC.
 
-use super::client::{NoDevice, Worker};
+use super::client::{NoDevice, Worker, PROGRAM_ENV};
 use super::protocol::{SuiteRef, TrialRequest, TrialResult, Work};
 use crate::baseline::Fingerprint;
 use crate::code::SuiteCode;
@@ -15,12 +15,12 @@ use crate::suite::Suite;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-/// Why no GPU worker can run here: no CUDA driver, unless the workers are scripted
-/// (`worker::scripted`), which need none.
+/// Why no GPU worker can run here: no CUDA driver, unless the worker is a program of its own
+/// (`KERNELGATE_WORKER_PROGRAM`, e.g. the tests' scripted worker), which answers for itself.
 fn driver_missing() -> Option<String> {
-    match super::scripted::active() {
-        true => None,
-        false => device::driver_missing(),
+    match std::env::var_os(PROGRAM_ENV) {
+        Some(_) => None,
+        None => device::driver_missing(),
     }
 }
 

@@ -1,10 +1,10 @@
-//! The scripted worker: with `KERNELGATE_WORKER_SCRIPT=FILE`, a worker process that opens no
-//! GPU and answers the real protocol from a script — samples of a given median and spread, or
-//! a fault: a crash (the process aborts), a hang (it never answers), a sticky driver fault (it
-//! answers, then exits as a poisoned worker does). The harness side runs unchanged: the pool,
-//! the client, the multi-GPU scheduler (`KERNELGATE_DEVICE=0,1`), re-measures, fresh-worker
-//! confirmations, signals and shards are tested end to end on a machine without a GPU
-//! (`tests/scripted.rs`).
+//! The scripted worker: a worker process that opens no GPU and answers kernelgate's real
+//! protocol from a script — samples of a given median and spread, or a fault: a crash (the
+//! process aborts), a hang (it never answers), a sticky driver fault (it answers, then exits as
+//! a poisoned worker does). `tests/scripted.rs` is this program: `kernelgate run` starts it as
+//! its GPU worker (`KERNELGATE_WORKER_PROGRAM`), with the script named by `SCRIPTED_WORKER`, so
+//! the pool, the client, the multi-GPU scheduler (`KERNELGATE_DEVICE=0,1`), re-measures,
+//! fresh-worker confirmations, signals and shards are tested end to end without a GPU.
 //!
 //! ```toml
 //! gpu = "Scripted H200"            # the GPU's name it reports (a pool of models in one test)
@@ -23,18 +23,20 @@
 //! trial), so a restarted worker goes on with the next answer. Counters requests are answered
 //! as unavailable.
 
-use super::protocol::{Request, Response, SuiteRef, TrialData, TrialRequest, TrialResult};
-use crate::device::DeviceInfo;
-use crate::failure::{DriverFault, TrialFailure};
-use crate::measure::{Footprint, Regime, Resources, Samples};
-use crate::suite::Suite;
+use kernelgate::device::DeviceInfo;
+use kernelgate::failure::{DriverFault, TrialFailure};
+use kernelgate::measure::{Footprint, Regime, Resources, Samples};
+use kernelgate::suite::Suite;
+use kernelgate::worker::protocol::{
+    Request, Response, SuiteRef, TrialData, TrialRequest, TrialResult,
+};
 use rand::{Rng, SeedableRng};
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-/// The variable naming the script; set, the pool starts scripted workers and needs no driver.
-pub const SCRIPT_ENV: &str = "KERNELGATE_WORKER_SCRIPT";
+/// The variable naming the script.
+pub const SCRIPT_ENV: &str = "SCRIPTED_WORKER";
 
 /// Rounds of samples per allocation unit at effort 1.
 const ROUNDS: usize = 16;
@@ -84,11 +86,6 @@ enum Fault {
     Wrong,
 }
 
-/// Whether this process's workers are scripted.
-pub fn active() -> bool {
-    std::env::var_os(SCRIPT_ENV).is_some()
-}
-
 /// Why a script cannot be used: each names the file.
 #[derive(Debug, Clone, thiserror::Error)]
 enum ScriptError {
@@ -112,7 +109,7 @@ fn read(path: &Path) -> Result<Script, ScriptError> {
 
 /// Serves requests on stdin as the script says; returns the process exit code.
 pub fn serve(path: PathBuf) -> i32 {
-    use super::protocol::reply;
+    use kernelgate::worker::protocol::reply;
     use std::io::BufRead;
     let script = read(&path);
     let mut suites: HashMap<SuiteRef, Suite> = HashMap::new();
@@ -121,7 +118,7 @@ pub fn serve(path: PathBuf) -> i32 {
         let Ok(line) = line else { return 0 };
         let Ok(request) = serde_json::from_str::<Request>(&line) else {
             eprintln!("kernelgate worker: unreadable request");
-            return crate::exit::WORKER_FAILED_INSIDE.into();
+            return kernelgate::exit::WORKER_FAILED_INSIDE.into();
         };
         match (request, &script) {
             (Request::Hello { ordinal, .. }, Ok(s)) => {
@@ -135,7 +132,7 @@ pub fn serve(path: PathBuf) -> i32 {
             }
             (Request::Trial(req), Ok(script)) => {
                 let Some(suite) = suites.get(&SuiteRef::Head(req.suite)) else {
-                    return crate::exit::WORKER_FAILED_INSIDE.into();
+                    return kernelgate::exit::WORKER_FAILED_INSIDE.into();
                 };
                 let against = req.base.is_some() || req.kernel != suite.reference;
                 count(&path, &gpu);
@@ -160,7 +157,7 @@ pub fn serve(path: PathBuf) -> i32 {
                 let fatal = result.outcome.as_ref().is_err_and(TrialFailure::is_fatal);
                 reply(&Response::Trial(Box::new(result)));
                 if fatal {
-                    return crate::exit::WORKER_POISONED.into();
+                    return kernelgate::exit::WORKER_POISONED.into();
                 }
             }
             (Request::Counters(reqs), Ok(_)) => reply(&Response::Counters(
@@ -172,7 +169,7 @@ pub fn serve(path: PathBuf) -> i32 {
                     })
                     .collect(),
             )),
-            (_, Err(_)) => return crate::exit::WORKER_FAILED_INSIDE.into(),
+            (_, Err(_)) => return kernelgate::exit::WORKER_FAILED_INSIDE.into(),
         }
     }
     0
@@ -255,7 +252,7 @@ fn answered(
     }
     let time = answer.time_us.unwrap_or(10.0) * 1e-6;
     let spread = answer.spread.unwrap_or(0.002);
-    let seed = crate::config::fnv1a(name) ^ call as u64;
+    let seed = kernelgate::config::fnv1a(name) ^ call as u64;
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     let mut draw = |median: f64| median * (1.0 + spread * rng.random_range(-1.0..=1.0));
     let mut samples = Samples::none();
