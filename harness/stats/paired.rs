@@ -37,16 +37,11 @@ pub fn wilcoxon(d: &[f64]) -> f64 {
 /// The Hodges–Lehmann centre of `d` (the median of the Walsh averages `(d_i + d_j) / 2`,
 /// `i ≤ j`) and the interval at `confidence` that inverts the signed-rank test (`d` non-empty).
 pub fn centre(d: &[f64], confidence: f64) -> Shift {
-    let mut walsh: Vec<f64> = Vec::with_capacity(d.len() * (d.len() + 1) / 2);
-    for i in 0..d.len() {
-        for j in i..d.len() {
-            walsh.push((d[i] + d[j]) / 2.0);
-        }
-    }
+    let walsh = (0..d.len()).flat_map(|i| d[i..].iter().map(move |b| (d[i] + b) / 2.0));
     let n = d.len() as f64;
     let z = normal_quantile(confidence);
     let c = (n * (n + 1.0) / 4.0 - z * (n * (n + 1.0) * (2.0 * n + 1.0) / 24.0).sqrt()).floor();
-    ranked_interval(walsh, c)
+    ranked_interval(walsh.collect(), c)
 }
 
 #[cfg(test)]

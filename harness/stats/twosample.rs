@@ -79,16 +79,11 @@ pub struct Shift {
 /// The Hodges–Lehmann shift of `y` relative to `x` and its distribution-free Moses interval at
 /// `confidence` (the interval that inverts the Mann–Whitney test).
 pub fn shift(x: &[f64], y: &[f64], confidence: f64) -> Shift {
-    let mut d: Vec<f64> = Vec::with_capacity(x.len() * y.len());
-    for b in y {
-        for a in x {
-            d.push(b - a);
-        }
-    }
+    let d = y.iter().flat_map(|b| x.iter().map(move |a| b - a));
     let (n, m) = (x.len() as f64, y.len() as f64);
     let z = normal_quantile(confidence);
     let c = (n * m / 2.0 - z * (n * m * (n + m + 1.0) / 12.0).sqrt()).floor();
-    ranked_interval(d, c)
+    ranked_interval(d.collect(), c)
 }
 
 /// The two-sided standard normal quantile of `confidence` (1.96 for 0.95).
