@@ -9,7 +9,7 @@
 
 use super::kernels::{blocks_for, code, in_blocks, Kernels};
 use super::vacuous::{candidates, mean_of, Vacuous};
-use crate::device::{DeviceBuffer, DeviceError, Gpu, KernelArg};
+use crate::device::{DeviceBuffer, DeviceError, Function, Gpu, KernelArg};
 use crate::dtype::DType;
 use crate::suite::Tolerance;
 
@@ -72,16 +72,18 @@ pub fn vacuous_on_device(
     let dims = in_blocks(blocks);
     let len = (n as u64).to_le_bytes();
     let dtype_code = code(dtype).to_le_bytes();
-    let launch_stats = |at: u64| {
+    // Both kernels take the expected values, their count and type first, the partials last.
+    let launch = |f: &Function, scalars: &[&[u8]], at: u64| {
         let at = at.to_le_bytes();
-        let args = [
-            KernelArg::Buffer(expected),
-            KernelArg::Scalar(&len),
-            KernelArg::Scalar(&dtype_code),
-            KernelArg::Scalar(&at),
-        ];
-        gpu.launch(&kernels.stats, dims, &args)
+        let scalars = [&len[..], &dtype_code]
+            .into_iter()
+            .chain(scalars.iter().copied());
+        let args: Vec<KernelArg> = std::iter::once(KernelArg::Buffer(expected))
+            .chain(scalars.chain([&at[..]]).map(KernelArg::Scalar))
+            .collect();
+        gpu.launch(f, dims, &args)
     };
+    let launch_stats = |at| launch(&kernels.stats, &[], at);
     let (sum, count, largest) =
         kernels.with_partials(gpu, blocks * STATS_BYTES, launch_stats, merge_stats)?;
     let kinds = candidates(dtype, mean_of(sum, count, dtype));
@@ -90,26 +92,10 @@ pub fn vacuous_on_device(
     let bits = kinds.each_ref().map(|c| c.bits.to_le_bytes());
     let (rtol, atol) = (tol.rtol.to_le_bytes(), tol.atol.to_le_bytes());
     let allow_nan = (tol.allow_nan as i32).to_le_bytes();
-    let launch_candidates = |at: u64| {
-        let at = at.to_le_bytes();
-        let args = [
-            KernelArg::Buffer(expected),
-            KernelArg::Scalar(&len),
-            KernelArg::Scalar(&dtype_code),
-            KernelArg::Scalar(&size),
-            KernelArg::Scalar(&values[0]),
-            KernelArg::Scalar(&values[1]),
-            KernelArg::Scalar(&values[2]),
-            KernelArg::Scalar(&bits[0]),
-            KernelArg::Scalar(&bits[1]),
-            KernelArg::Scalar(&bits[2]),
-            KernelArg::Scalar(&rtol),
-            KernelArg::Scalar(&atol),
-            KernelArg::Scalar(&allow_nan),
-            KernelArg::Scalar(&at),
-        ];
-        gpu.launch(&kernels.vacuous, dims, &args)
-    };
+    let [v0, v1, v2] = &values;
+    let [b0, b1, b2] = &bits;
+    let scalars: [&[u8]; 10] = [&size, v0, v1, v2, b0, b1, b2, &rtol, &atol, &allow_nan];
+    let launch_candidates = |at| launch(&kernels.vacuous, &scalars, at);
     let found = kernels.with_partials(
         gpu,
         blocks * VACUOUS_BYTES,
