@@ -120,15 +120,11 @@ fn kernel_parts(old: &KernelCode, new: &KernelCode) -> Vec<KernelPart> {
             continue;
         }
         let found = match (&o.parts, &n.parts) {
-            (Some(a), Some(b)) => [
+            (Some(a), Some(b)) => differing([
                 (a.code != b.code, KernelPart::Code),
                 (a.data != b.data, KernelPart::Data),
                 (a.attributes != b.attributes, KernelPart::Attributes),
-            ]
-            .into_iter()
-            .filter(|(differs, _)| *differs)
-            .map(|(_, p)| p)
-            .collect(),
+            ]),
             _ if [o, n]
                 .iter()
                 .any(|i| i.from == crate::sass::CodeSource::Library) =>
@@ -141,6 +137,14 @@ fn kernel_parts(old: &KernelCode, new: &KernelCode) -> Vec<KernelPart> {
         parts.extend(found);
     }
     crate::order::first_seen(parts)
+}
+
+/// The parts whose flag says they differ, in order.
+fn differing<T, const N: usize>(parts: [(bool, T); N]) -> Vec<T> {
+    parts
+        .into_iter()
+        .filter_map(|(d, p)| d.then_some(p))
+        .collect()
 }
 
 /// The toolchain components that differ.
@@ -202,16 +206,12 @@ impl CodeChange {
             }
         }
         let (a, b) = (&old.parts, &new.parts);
-        for (differs, change) in [
+        changes.extend(differing([
             (a.launches != b.launches, Change::Launches),
             (a.inputs != b.inputs, Change::Inputs),
             (a.check != b.check, Change::Check),
             (a.bench != b.bench, Change::Bench),
-        ] {
-            if differs {
-                changes.push(change);
-            }
-        }
+        ]));
         CodeChange::Changed { changes, toolchain }
     }
 
@@ -239,12 +239,9 @@ impl CodeChange {
     /// baseline: kernel `vec4` (code), launches`.
     pub fn describe(&self, other: &str) -> String {
         let tools = |t: &[ToolchainChange]| {
-            let list: Vec<String> = t
-                .iter()
-                .map(|c| {
-                    let v = |s: &Option<String>| s.clone().unwrap_or_else(|| "?".into());
-                    format!("{} {} → {}", c.what, v(&c.old), v(&c.new))
-                })
+            let v = |s: &Option<String>| s.as_deref().unwrap_or("?").to_string();
+            let list: Vec<String> = (t.iter())
+                .map(|c| format!("{} {} → {}", c.what, v(&c.old), v(&c.new)))
                 .collect();
             list.join(", ")
         };
