@@ -13,6 +13,14 @@ pub fn first_seen<T: PartialEq>(items: impl IntoIterator<Item = T>) -> Vec<T> {
     out
 }
 
+/// The items whose flag is set, in order: of `[(a != b, "code"), ...]`, the parts that differ.
+pub fn flagged<T>(items: impl IntoIterator<Item = (bool, T)>) -> Vec<T> {
+    items
+        .into_iter()
+        .filter_map(|(on, x)| on.then_some(x))
+        .collect()
+}
+
 /// `items` gathered by key: each key with its items, in the order the key first appears.
 pub fn grouped<K: PartialEq, T>(items: impl IntoIterator<Item = (K, T)>) -> Vec<(K, Vec<T>)> {
     let mut out: Vec<(K, Vec<T>)> = Vec::new();

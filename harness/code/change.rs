@@ -120,7 +120,7 @@ fn kernel_parts(old: &KernelCode, new: &KernelCode) -> Vec<KernelPart> {
             continue;
         }
         let found = match (&o.parts, &n.parts) {
-            (Some(a), Some(b)) => differing([
+            (Some(a), Some(b)) => crate::order::flagged([
                 (a.code != b.code, KernelPart::Code),
                 (a.data != b.data, KernelPart::Data),
                 (a.attributes != b.attributes, KernelPart::Attributes),
@@ -137,14 +137,6 @@ fn kernel_parts(old: &KernelCode, new: &KernelCode) -> Vec<KernelPart> {
         parts.extend(found);
     }
     crate::order::first_seen(parts)
-}
-
-/// The parts whose flag says they differ, in order.
-fn differing<T, const N: usize>(parts: [(bool, T); N]) -> Vec<T> {
-    parts
-        .into_iter()
-        .filter_map(|(d, p)| d.then_some(p))
-        .collect()
 }
 
 /// The toolchain components that differ.
@@ -206,7 +198,7 @@ impl CodeChange {
             }
         }
         let (a, b) = (&old.parts, &new.parts);
-        changes.extend(differing([
+        changes.extend(crate::order::flagged([
             (a.launches != b.launches, Change::Launches),
             (a.inputs != b.inputs, Change::Inputs),
             (a.check != b.check, Change::Check),

@@ -79,15 +79,11 @@ pub fn what_changed(was: &KernelIdentity, is: &KernelIdentity) -> String {
             .any(|i| i.from == super::CodeSource::Library);
         return if library { "library call" } else { "PTX" }.into();
     };
-    let parts: Vec<&str> = [
+    let parts = crate::order::flagged([
         (a.code != b.code, "code"),
         (a.data != b.data, "constant data"),
         (a.attributes != b.attributes, "attributes"),
-    ]
-    .iter()
-    .filter(|(differs, _)| *differs)
-    .map(|(_, what)| *what)
-    .collect();
+    ]);
     if parts.is_empty() {
         "architecture".into()
     } else {

@@ -59,16 +59,12 @@ pub(super) fn launch_views<'a>(ctx: &mut Ctx, k: &'a RawKernel, at: usize) -> Ve
             }]
         }
         _ => {
-            let missing: Vec<&str> = [
-                ("entry", k.entry.is_none()),
-                ("grid", k.grid.is_none()),
-                ("block", k.block.is_none()),
-                ("args", k.args.is_none()),
-            ]
-            .into_iter()
-            .filter(|(_, m)| *m)
-            .map(|(n, _)| n)
-            .collect();
+            let missing = crate::order::flagged([
+                (k.entry.is_none(), "entry"),
+                (k.grid.is_none(), "grid"),
+                (k.block.is_none(), "block"),
+                (k.args.is_none(), "args"),
+            ]);
             ctx.error(
                 at,
                 format!(
