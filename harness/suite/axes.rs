@@ -239,16 +239,14 @@ fn skip_conditions(
                 for (name, offset) in c.names() {
                     let axis = axes.iter().any(|(a, _)| a == name);
                     let size = sizes.iter().any(|n| n == name);
-                    per_case |= size && !crate::device::Attributes::NAMES.contains(&name);
-                    if !axis && !size && !crate::device::Attributes::NAMES.contains(&name) {
+                    let device = crate::device::Attributes::NAMES.contains(&name);
+                    per_case |= size && !device;
+                    if !axis && !size && !device {
                         let list = crate::suggest::quoted(axes.iter().map(|(a, _)| a), ", ");
                         ctx.error(base + offset, format!("unknown name `{name}` in a skip condition: it reads this kernel's axes ({list}), the suite's sizes and the device's attributes"));
                     }
                 }
-                match per_case {
-                    true => out.1.push(c),
-                    false => out.0.push(c),
-                }
+                if per_case { &mut out.1 } else { &mut out.0 }.push(c);
             }
             Err(e) => ctx.error(
                 base + e.offset,

@@ -32,10 +32,8 @@ fn combinations(decls: &Decls) -> Vec<Vec<(String, i64)>> {
 /// ` for n=4096` where one of `exprs` is written over the sizes (the case is what made it
 /// wrong); nothing where they are constants, wrong in every case alike.
 fn sized_case(exprs: &[Located<Expr>], label: &str) -> String {
-    match exprs.iter().any(|e| !e.value.names().is_empty()) {
-        true => in_case(label),
-        false => String::new(),
-    }
+    let sized = exprs.iter().any(|e| !e.value.names().is_empty());
+    in_case(if sized { label } else { "" })
 }
 
 /// ` for n=4096`, or nothing when the suite has no sizes.
@@ -90,11 +88,8 @@ pub fn expand(ctx: &mut Ctx, decls: &Decls) -> Vec<Case> {
     if !count_fits(ctx, decls) {
         return Vec::new();
     }
-    let device = ctx
-        .device
-        .clone()
-        .unwrap_or_else(super::device::for_expressions);
-    ctx.device = Some(device);
+    ctx.device
+        .get_or_insert_with(super::device::for_expressions);
     let mut labels = std::collections::BTreeSet::new();
     let mut cases = Vec::new();
     for sizes in combinations(decls) {
@@ -162,12 +157,8 @@ fn case(ctx: &mut Ctx, decls: &Decls, cased: BTreeMap<String, i64>, label: Strin
     let mut skipped = Vec::new();
     for (ki, k) in decls.kernels.iter().enumerate() {
         // A variant's expressions read its axes too, and its errors name them.
-        let values = match k.axes.is_empty() {
-            true => std::borrow::Cow::Borrowed(&sizes),
-            false => {
-                std::borrow::Cow::Owned(sizes.clone().into_iter().chain(k.axes.clone()).collect())
-            }
-        };
+        let mut values = sizes.clone();
+        values.extend(k.axes.iter().cloned());
         let shown = [label.clone(), super::axes::shown(&k.axes)];
         let label = shown
             .into_iter()
@@ -370,17 +361,16 @@ fn launch(
         })
         .unwrap_or(0) as u32;
     let (args, shown) = args(ctx, l, sizes, label, buffers);
-    let written = [
-        l.block.first().map(|b| b.at),
-        l.shared.as_ref().map(|s| s.at),
-    ];
     Launch {
         grid,
         block,
         shared,
         args,
         shown,
-        written,
+        written: [
+            l.block.first().map(|b| b.at),
+            l.shared.as_ref().map(|s| s.at),
+        ],
     }
 }
 
