@@ -64,7 +64,7 @@ fn load_dir_scoped(
         let loaded = match std::fs::read(&path) {
             Ok(bytes) => super::toml_text::utf8(&path, &bytes)
                 .map_err(|d| vec![d])
-                .and_then(|text| load_in(&path, text, root.clone())),
+                .and_then(|text| load_on(&path, text, root.clone(), None)),
             Err(e) => Err(vec![unreadable(&path, e)]),
         };
         match loaded {
@@ -119,17 +119,7 @@ pub fn load_bytes(path: &Path, bytes: &[u8]) -> Result<Suite, Vec<Diagnostic>> {
 
 /// Validates `text` as the contents of the suite file at `path` (which places relative paths).
 pub fn load_text(path: &Path, text: &str) -> Result<Suite, Vec<Diagnostic>> {
-    load_in(path, text, None)
-}
-
-/// [`load_text`] for a file of the suites folder `root` (its real path): every file the suite
-/// reads must be inside it.
-fn load_in(
-    path: &Path,
-    text: &str,
-    root: Option<super::ctx::Scope>,
-) -> Result<Suite, Vec<Diagnostic>> {
-    load_on(path, text, root, None)
+    load_on(path, text, None, None)
 }
 
 /// [`load_file`] with its expressions reading `device` (`lint` evaluates a suite for every
@@ -143,6 +133,8 @@ pub fn load_file_on(
     load_on(path, text, None, Some(device))
 }
 
+/// [`load_text`] for a file of the suites folder `root` (its real path: every file the suite
+/// reads must be inside it), its expressions reading `device`.
 fn load_on(
     path: &Path,
     text: &str,
