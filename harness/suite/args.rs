@@ -95,25 +95,16 @@ impl ScalarType {
     // stringly: a `Diagnostic`'s message, placed by the caller (an argument's literal or, per
     // case, its expression).
     pub fn encode_int(self, v: i64) -> Result<Vec<u8>, String> {
-        let out_of_range = || format!("value {v} does not fit in {}", self.name());
-        Ok(match self {
-            ScalarType::I32 => i32::try_from(v)
-                .map_err(|_| out_of_range())?
-                .to_le_bytes()
-                .to_vec(),
-            ScalarType::U32 => u32::try_from(v)
-                .map_err(|_| out_of_range())?
-                .to_le_bytes()
-                .to_vec(),
-            ScalarType::I64 => v.to_le_bytes().to_vec(),
-            ScalarType::U64 => u64::try_from(v)
-                .map_err(|_| out_of_range())?
-                .to_le_bytes()
-                .to_vec(),
+        let fitted = match self {
+            ScalarType::I32 => i32::try_from(v).map(|x| x.to_le_bytes().to_vec()),
+            ScalarType::U32 => u32::try_from(v).map(|x| x.to_le_bytes().to_vec()),
+            ScalarType::U64 => u64::try_from(v).map(|x| x.to_le_bytes().to_vec()),
+            ScalarType::I64 => Ok(v.to_le_bytes().to_vec()),
             ScalarType::F32 | ScalarType::F64 | ScalarType::F16 | ScalarType::Bf16 => {
-                self.encode_float(v as f64)
+                Ok(self.encode_float(v as f64))
             }
-        })
+        };
+        fitted.map_err(|_| format!("value {v} does not fit in {}", self.name()))
     }
 }
 
