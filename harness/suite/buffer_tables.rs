@@ -13,6 +13,7 @@ use std::path::Path;
 use toml::Spanned;
 
 /// The suite's buffers, and what the cases will evaluate for them.
+#[derive(Default)]
 pub(super) struct Buffers {
     /// The buffers, in declaration order.
     pub list: Vec<Buffer>,
@@ -37,14 +38,7 @@ pub(super) fn buffer_tables(
     sizes: &[String],
     suite_at: usize,
 ) -> Buffers {
-    let mut out = Buffers {
-        list: Vec::new(),
-        lens: Vec::new(),
-        by_name: BTreeMap::new(),
-        npy_checks: Vec::new(),
-        init_bounds: Vec::new(),
-        iotas: Vec::new(),
-    };
+    let mut out = Buffers::default();
     let mut unknown_role = false;
     for rb in raw {
         let b = rb.get_ref();

@@ -23,11 +23,7 @@ impl Sweep {
 
 /// Reads `sizes` and `sweep` of `[suite]` (written at `suite_at`); errors are recorded.
 pub(super) fn sweep(ctx: &mut Ctx, rs: &RawSuite, suite_at: usize) -> Sweep {
-    let at = rs
-        .sizes
-        .as_ref()
-        .map(|s| s.span().start)
-        .unwrap_or(suite_at);
+    let at = rs.sizes.as_ref().map_or(suite_at, |s| s.span().start);
     let zipped = rs.sweep.as_ref().is_some_and(|s| s.get_ref() == "zip");
     let sizes = values(ctx, rs.sizes.as_ref(), (at, "size"), zipped);
     let zip = match rs.sweep.as_ref().map(|s| s.get_ref().as_str()) {
@@ -42,11 +38,7 @@ pub(super) fn sweep(ctx: &mut Ctx, rs: &RawSuite, suite_at: usize) -> Sweep {
             true
         }
         Some(other) => {
-            let at = rs
-                .sweep
-                .as_ref()
-                .map(|s| s.span().start)
-                .unwrap_or(suite_at);
+            let at = rs.sweep.as_ref().map_or(suite_at, |s| s.span().start);
             let hint = crate::suggest::did_you_mean(other, ["product", "zip"]);
             ctx.error(at, format!("unknown sweep `{other}`{hint} (write \"product\" for every combination or \"zip\" to pair lists element by element)"));
             false
@@ -72,15 +64,11 @@ pub(super) fn values(
     };
     for (k, spanned) in table.get_ref().iter() {
         let value_at = spanned.span().start;
-        let v = spanned.get_ref();
-        let values = match v {
-            toml::Value::Integer(i) => vec![*i],
-            toml::Value::Array(a) => a.iter().filter_map(|x| x.as_integer()).collect::<Vec<_>>(),
-            _ => vec![],
-        };
-        let count = match v {
-            toml::Value::Array(a) => a.len(),
-            _ => 1,
+        // The integers written, and how many values are written.
+        let (values, count): (Vec<i64>, usize) = match spanned.get_ref() {
+            toml::Value::Integer(i) => (vec![*i], 1),
+            toml::Value::Array(a) => (a.iter().filter_map(|x| x.as_integer()).collect(), a.len()),
+            _ => (vec![], 1),
         };
         if !is_ident(k) || k.contains('-') {
             ctx.error(
