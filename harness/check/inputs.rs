@@ -159,14 +159,11 @@ fn chunked(
     len: usize,
     make: impl Fn(std::ops::Range<usize>) -> HostData + Sync,
 ) -> HostData {
-    let chunks: Vec<HostData> = (0..len.div_ceil(CHUNK))
+    let chunks: Vec<Vec<u8>> = (0..len.div_ceil(CHUNK))
         .into_par_iter()
-        .map(|c| make(c * CHUNK..(c * CHUNK + CHUNK).min(len)))
+        .map(|c| make(c * CHUNK..(c * CHUNK + CHUNK).min(len)).bytes)
         .collect();
-    let mut bytes = Vec::with_capacity(chunks.iter().map(|c| c.bytes.len()).sum());
-    for c in chunks {
-        bytes.extend_from_slice(&c.bytes);
-    }
+    let bytes = chunks.concat();
     HostData { dtype, bytes }
 }
 
