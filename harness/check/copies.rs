@@ -117,26 +117,20 @@ impl Copies {
 
     /// The spans that put copy `c` back into the checked starting state.
     fn spans(&self, c: usize) -> Vec<Span> {
-        let set = c % self.sets();
-        let mut out = Vec::new();
-        for (i, role) in self.roles.iter().enumerate() {
-            if *role == Role::Output {
-                let b = &self.copies[c][i];
-                out.push(Span {
-                    dst: b.address(),
-                    src: None,
-                    bytes: b.bytes as u64,
-                });
-            }
-        }
-        for (i, p) in &self.pristine[set] {
-            out.push(Span {
-                dst: self.copies[c][*i].address(),
-                src: Some(p.address()),
-                bytes: p.bytes as u64,
+        let copy = &self.copies[c];
+        let poison = (self.roles.iter().enumerate())
+            .filter(|(_, role)| **role == Role::Output)
+            .map(|(i, _)| Span {
+                dst: copy[i].address(),
+                src: None,
+                bytes: copy[i].bytes as u64,
             });
-        }
-        out
+        let restore = self.pristine[c % self.sets()].iter().map(|(i, p)| Span {
+            dst: copy[*i].address(),
+            src: Some(p.address()),
+            bytes: p.bytes as u64,
+        });
+        poison.chain(restore).collect()
     }
 
     /// Uploads every copy's spans as one table.

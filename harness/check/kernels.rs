@@ -284,12 +284,11 @@ impl Kernels {
     pub fn compare(
         &self,
         gpu: &Gpu,
-        pair: (&DeviceBuffer, &DeviceBuffer),
+        (actual, expected): (&DeviceBuffer, &DeviceBuffer),
         dtype: DType,
         n: usize,
         tol: Tolerance,
     ) -> Result<Found, DeviceError> {
-        let (actual, expected) = pair;
         let c = Comparison {
             actual,
             expected,
