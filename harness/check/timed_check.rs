@@ -124,10 +124,8 @@ impl Copies {
             }
         }
         let found = kernels.compare_all(gpu, &items)?;
-        if let Some(j) = found.iter().position(|f| f.count > 0) {
-            return Ok(Some(Some(owner[j])));
-        }
-        Ok(Some(None))
+        let bad = found.iter().position(|f| f.count > 0);
+        Ok(Some(bad.map(|j| owner[j])))
     }
 
     /// The host's comparison of copy `c` (of `used`), downloaded whole.
