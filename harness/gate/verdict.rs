@@ -162,17 +162,14 @@ pub fn decide(inputs: &[GateInput]) -> Vec<TrialVerdict> {
             (time, speedup)
         })
         .collect();
-    let mut family: Vec<f64> = Vec::new();
-    for (t, s) in &comparisons {
-        family.push(t.p);
-        family.extend(s.map(|s| s.p));
-    }
-    let adjusted = benjamini_hochberg(&family);
-    let mut next = adjusted.into_iter();
+    // Each trial's time, then its speedup where it has one.
+    let family: Vec<f64> = (comparisons.iter())
+        .flat_map(|(t, s)| std::iter::once(t.p).chain(s.map(|s| s.p)))
+        .collect();
+    let mut adjusted = benjamini_hochberg(&family).into_iter();
     for (t, s) in &mut comparisons {
-        t.p_adjusted = next.next().expect("one per p-value");
-        if let Some(s) = s {
-            s.p_adjusted = next.next().expect("one per p-value");
+        for c in std::iter::once(t).chain(s.as_mut()) {
+            c.p_adjusted = adjusted.next().expect("one per p-value");
         }
     }
     comparisons
