@@ -86,15 +86,9 @@ pub fn settle<E>(
         }
     }
     let keep: Vec<usize> = (0..inputs.len()).filter(|&k| inputs[k].is_some()).collect();
-    let verdicts = match remeasured.contains(&true) || keep.len() < first.len() {
-        true => decide(
-            &keep
-                .iter()
-                .filter_map(|&k| inputs[k].clone())
-                .collect::<Vec<_>>(),
-        ),
-        false => first,
-    };
+    let again = remeasured.contains(&true) || keep.len() < first.len();
+    let kept = || inputs.iter().flatten().cloned().collect::<Vec<_>>();
+    let verdicts = if again { decide(&kept()) } else { first };
     for (&k, verdict) in keep.iter().zip(verdicts) {
         let mut d = decision(verdict, remeasured[k], keep.len());
         if confirm.wants(verdict.verdict) {
