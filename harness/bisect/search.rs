@@ -191,10 +191,8 @@ impl Search<'_> {
             let same = good.or_else(|| {
                 self.known.iter().enumerate().find_map(|(k, known)| {
                     let (other, how) = known.as_ref()?;
-                    if other.as_ref() != Some(id) {
-                        return None;
-                    }
-                    how.regressed().map(|r| (self.commits[k].id.clone(), r))
+                    let regressed = how.regressed().filter(|_| other.as_ref() == Some(id))?;
+                    Some((self.commits[k].id.clone(), regressed))
                 })
             });
             if let Some((as_commit, regressed)) = same {
