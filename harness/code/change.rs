@@ -114,28 +114,22 @@ fn kernel_parts(old: &KernelCode, new: &KernelCode) -> Vec<KernelPart> {
     if old.entries.len() != new.entries.len() {
         return vec![KernelPart::Entries];
     }
-    let mut parts: Vec<KernelPart> = Vec::new();
-    for (o, n) in old.entries.iter().zip(&new.entries) {
-        if o.hash == n.hash {
-            continue;
+    let changed = (old.entries.iter().zip(&new.entries)).filter(|(o, n)| o.hash != n.hash);
+    let parts = changed.flat_map(|(o, n)| match (&o.parts, &n.parts) {
+        (Some(a), Some(b)) => crate::order::flagged([
+            (a.code != b.code, KernelPart::Code),
+            (a.data != b.data, KernelPart::Data),
+            (a.attributes != b.attributes, KernelPart::Attributes),
+        ]),
+        _ if [o, n]
+            .iter()
+            .any(|i| i.from == crate::sass::CodeSource::Library) =>
+        {
+            vec![KernelPart::Library]
         }
-        let found = match (&o.parts, &n.parts) {
-            (Some(a), Some(b)) => crate::order::flagged([
-                (a.code != b.code, KernelPart::Code),
-                (a.data != b.data, KernelPart::Data),
-                (a.attributes != b.attributes, KernelPart::Attributes),
-            ]),
-            _ if [o, n]
-                .iter()
-                .any(|i| i.from == crate::sass::CodeSource::Library) =>
-            {
-                vec![KernelPart::Library]
-            }
-            // A cubin against PTX, or PTX against PTX.
-            _ => vec![KernelPart::Ptx],
-        };
-        parts.extend(found);
-    }
+        // A cubin against PTX, or PTX against PTX.
+        _ => vec![KernelPart::Ptx],
+    });
     crate::order::first_seen(parts)
 }
 

@@ -56,19 +56,18 @@ pub fn file_digest(path: &Path) -> Option<String> {
 
 /// The data files `suite`'s trials read: `.npy` inputs and golden outputs.
 fn data_files(suite: &Suite) -> Vec<&Path> {
-    let inits = suite.buffers.iter().filter_map(|b| b.init.as_ref());
-    let mut out: Vec<&Path> = Vec::new();
-    for init in inits {
-        let mut init = init;
+    let npy = suite.buffers.iter().filter_map(|b| {
+        let mut init = b.init.as_ref()?;
         while let Init::Sorted(inner) = init {
             init = inner;
         }
-        if let Init::Npy(path) = init {
-            out.push(path);
+        match init {
+            Init::Npy(path) => Some(path.as_path()),
+            _ => None,
         }
-    }
-    out.extend(suite.check.golden.values().map(PathBuf::as_path));
-    out
+    });
+    npy.chain(suite.check.golden.values().map(PathBuf::as_path))
+        .collect()
 }
 
 impl SuiteCode {
