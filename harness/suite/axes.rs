@@ -172,7 +172,7 @@ fn axes_named_well(
 /// the launch and scratch expressions.
 fn written(ctx: &mut Ctx, k: &RawKernel, at: usize) -> Vec<String> {
     let mut texts: Vec<String> = Vec::new();
-    for l in super::kernels::launch_views(ctx, k, at) {
+    for l in super::kernels::launch_tables(ctx, k, at) {
         texts.extend(
             l.entry
                 .get_ref()
@@ -184,7 +184,7 @@ fn written(ctx: &mut Ctx, k: &RawKernel, at: usize) -> Vec<String> {
             .get_ref()
             .iter()
             .chain(l.block.get_ref())
-            .chain(l.shared);
+            .chain(&l.shared);
         texts.extend(exprs.map(|e| e.get_ref().text.clone()));
         texts.extend(l.args.get_ref().iter().map(|a| a.get_ref().clone()));
     }

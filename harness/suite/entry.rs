@@ -9,7 +9,7 @@
 use super::args::{ArgSpec, ScalarType};
 use super::ctx::Ctx;
 use super::decls::LaunchDecl;
-use super::kernels::LaunchView;
+use super::schema::RawLaunch;
 use super::signature::{self, Lookup, Param, Signature};
 use super::Source;
 use crate::dtype::DType;
@@ -123,7 +123,7 @@ fn template_args(entry: &str) -> Result<(&str, Option<Vec<String>>), String> {
 pub(super) fn check_entry(
     ctx: &mut Ctx,
     (si, source): (usize, &Source),
-    l: &LaunchView,
+    l: &RawLaunch,
     decl: &LaunchDecl,
     targets: &Targets,
     found: &mut Found,

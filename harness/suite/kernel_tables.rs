@@ -6,8 +6,8 @@ use super::buffer_tables::Buffers;
 use super::ctx::{is_ident, Ctx};
 use super::decls::{KernelDecl, LaunchDecl};
 use super::entry::{check_entry, Found, Targets};
-use super::kernels::{launch_decl, launch_views, limits, scratch_decls, LaunchView};
-use super::schema::{RawFile, RawKernel};
+use super::kernels::{launch_decl, launch_tables, limits, scratch_decls};
+use super::schema::{RawFile, RawKernel, RawLaunch};
 use super::suite_table::{source_index, SuiteTable};
 use super::{Kernel, Limits, Source};
 use crate::dtype::DType;
@@ -225,7 +225,7 @@ fn kernel_table(
     found: &mut Found,
 ) -> (Kernel, Option<KernelDecl>) {
     let name = k.name.get_ref().clone();
-    let launches = launch_views(ctx, k, at);
+    let launches = launch_tables(ctx, k, at);
     let (scratch, scratch_lens) = scratch_decls(ctx, k, &buffers.by_name, sizes);
     // Args may name the suite's buffers and this kernel's scratch buffers.
     let mut names = buffers.by_name.clone();
@@ -278,7 +278,7 @@ fn kernel_table(
 /// Each launch parsed, and checked against `source` (its index and text) when there is one.
 fn launch_decls(
     ctx: &mut Ctx,
-    launches: &[LaunchView],
+    launches: &[RawLaunch],
     source: Option<(usize, &Source)>,
     targets: &Targets,
     sizes: &[String],

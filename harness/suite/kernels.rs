@@ -1,4 +1,4 @@
-//! `launch_views`, `limits`: a `[[kernel]]` table — its launches (inline or
+//! `launch_tables`, `limits`: a `[[kernel]]` table — its launches (inline or
 //! `[[kernel.launch]]`), scratch buffers, and its memory and resource limits (the arguments are
 //! checked against the source in `entry`).
 
@@ -6,23 +6,15 @@ use super::args;
 use super::ctx::{element_type, expr, is_ident, Ctx};
 use super::decls::{LaunchDecl, Located};
 use super::expr::Expr;
-use super::schema::{ExprText, RawKernel};
+use super::schema::{ExprText, RawKernel, RawLaunch};
 use super::{Limits, Scratch};
 use crate::dtype::DType;
 use std::collections::BTreeMap;
 use toml::Spanned;
 
-/// One launch as written: inline in `[[kernel]]` or a `[[kernel.launch]]` table.
-pub(super) struct LaunchView<'a> {
-    pub(super) entry: &'a Spanned<String>,
-    pub(super) grid: &'a Spanned<Vec<Spanned<ExprText>>>,
-    pub(super) block: &'a Spanned<Vec<Spanned<ExprText>>>,
-    pub(super) shared: Option<&'a Spanned<ExprText>>,
-    pub(super) args: &'a Spanned<Vec<Spanned<String>>>,
-}
-
-/// The launches of a kernel; a kernel takes an inline launch or `[[kernel.launch]]` tables.
-pub(super) fn launch_views<'a>(ctx: &mut Ctx, k: &'a RawKernel, at: usize) -> Vec<LaunchView<'a>> {
+/// The launches of a kernel, each as a `[[kernel.launch]]` table (an inline launch as one); a
+/// kernel takes an inline launch or `[[kernel.launch]]` tables.
+pub(super) fn launch_tables(ctx: &mut Ctx, k: &RawKernel, at: usize) -> Vec<RawLaunch> {
     let name = k.name.get_ref();
     let inline = k.entry.is_some()
         || k.grid.is_some()
@@ -33,31 +25,16 @@ pub(super) fn launch_views<'a>(ctx: &mut Ctx, k: &'a RawKernel, at: usize) -> Ve
         if inline {
             ctx.error(at, format!("kernel `{name}` has both inline `entry`/`grid`/`block`/`args` and `[[kernel.launch]]` tables (keep one form)"));
         }
-        return k
-            .launch
-            .iter()
-            .map(|l| {
-                let l = l.get_ref();
-                LaunchView {
-                    entry: &l.entry,
-                    grid: &l.grid,
-                    block: &l.block,
-                    shared: l.shared.as_ref(),
-                    args: &l.args,
-                }
-            })
-            .collect();
+        return k.launch.iter().map(|l| l.get_ref().clone()).collect();
     }
     match (&k.entry, &k.grid, &k.block, &k.args) {
-        (Some(entry), Some(grid), Some(block), Some(args)) => {
-            vec![LaunchView {
-                entry,
-                grid,
-                block,
-                shared: k.shared.as_ref(),
-                args,
-            }]
-        }
+        (Some(entry), Some(grid), Some(block), Some(args)) => vec![RawLaunch {
+            entry: entry.clone(),
+            grid: grid.clone(),
+            block: block.clone(),
+            shared: k.shared.clone(),
+            args: args.clone(),
+        }],
         _ => {
             let missing = crate::order::flagged([
                 (k.entry.is_none(), "entry"),
@@ -108,7 +85,7 @@ pub(super) fn scratch_decls(
 
 pub(super) fn launch_decl(
     ctx: &mut Ctx,
-    l: &LaunchView,
+    l: &RawLaunch,
     names: &BTreeMap<String, usize>,
     sizes: &[String],
 ) -> Option<LaunchDecl> {
@@ -129,9 +106,9 @@ pub(super) fn launch_decl(
         ok &= parsed.len() == list.get_ref().len();
         parsed
     };
-    let grid = dims(ctx, l.grid, "grid");
-    let block = dims(ctx, l.block, "block");
-    let shared = l.shared.and_then(|s| {
+    let grid = dims(ctx, &l.grid, "grid");
+    let block = dims(ctx, &l.block, "block");
+    let shared = l.shared.as_ref().and_then(|s| {
         let e = expr(ctx, s, sizes);
         ok &= e.is_some();
         e
