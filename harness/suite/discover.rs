@@ -16,13 +16,9 @@ pub struct Found {
     pub loops: Vec<Diagnostic>,
 }
 
+/// A diagnostic at the start of `file` (line 1, column 1).
 fn at_path(file: &Path, message: String) -> Diagnostic {
-    Diagnostic {
-        file: file.to_path_buf(),
-        line: 1,
-        col: 1,
-        message,
-    }
+    Diagnostic::at(file, "", 0, message)
 }
 
 /// Every suite file under `dir`, recursively; each real folder and file is visited once, so

@@ -101,13 +101,9 @@ pub fn load_file(path: &Path) -> Result<Suite, Vec<Diagnostic>> {
     load_bytes(path, &bytes)
 }
 
+/// A suite file that cannot be read, said at its start (line 1, column 1).
 fn unreadable(path: &Path, e: std::io::Error) -> Diagnostic {
-    Diagnostic {
-        file: path.to_path_buf(),
-        line: 1,
-        col: 1,
-        message: format!("cannot read the suite file: {e}"),
-    }
+    Diagnostic::at(path, "", 0, format!("cannot read the suite file: {e}"))
 }
 
 /// Validates `bytes` as the contents of the suite file at `path`; text that is not UTF-8 is
