@@ -132,9 +132,7 @@ impl Condition {
 
     /// Whether the condition holds for these values.
     pub fn holds(&self, values: &BTreeMap<String, i64>) -> Result<bool, ExprError> {
-        Ok((self.test)(
-            &self.left.eval(values)?,
-            &self.right.eval(values)?,
-        ))
+        let (left, right) = (self.left.eval(values)?, self.right.eval(values)?);
+        Ok((self.test)(&left, &right))
     }
 }

@@ -69,10 +69,7 @@ pub fn known(arch: &str) -> Vec<Attributes> {
 pub fn target() -> String {
     let arch = crate::project::var("KERNELGATE_ARCH").unwrap_or_default();
     let first = arch.split(',').next().unwrap_or_default().trim();
-    match first.is_empty() {
-        true => "sm_90".to_string(),
-        false => first.to_string(),
-    }
+    if first.is_empty() { "sm_90" } else { first }.to_string()
 }
 
 /// The device expressions read: the run's, or the first known one of `KERNELGATE_ARCH`'s
