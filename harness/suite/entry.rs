@@ -172,22 +172,19 @@ pub(super) fn check_entry(
         let resolved = bindings
             .get(&param.base)
             .map_or(param.base.as_str(), |s| s.as_str());
+        let mut held = None;
         if let ArgSpec::Buffer(b) = arg.value {
-            if let Some(&(_, r)) = restricted.iter().find(|(x, _): &&(usize, bool)| *x == b) {
-                if r || param.restrict {
-                    ctx.error(arg.at, format!("buffer `{}` is passed twice to {where_}, through a `__restrict__` parameter: the kernel may assume they do not overlap (pass another buffer, or drop `__restrict__`)", targets.name(b)));
-                }
+            let earlier = restricted.iter().find(|(x, _): &&(usize, bool)| *x == b);
+            if earlier.is_some_and(|&(_, r)| r || param.restrict) {
+                ctx.error(arg.at, format!("buffer `{}` is passed twice to {where_}, through a `__restrict__` parameter: the kernel may assume they do not overlap (pass another buffer, or drop `__restrict__`)", targets.name(b)));
             }
             restricted.push((b, param.restrict));
             // Unknown types are taken as written to: the compiler's check says more.
             if !param.const_pointee || !signature::known(resolved) {
                 writes.push(b);
             }
+            held = Some(targets.held(b, found));
         }
-        let held = match arg.value {
-            ArgSpec::Buffer(b) => Some(targets.held(b, found)),
-            _ => None,
-        };
         if !signature::known(resolved) {
             found.pending.push(Pending {
                 source: si,
