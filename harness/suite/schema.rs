@@ -213,13 +213,6 @@ pub fn table_keys() -> Vec<(&'static str, Vec<String>)> {
 #[derive(Debug, Clone, Default)]
 pub struct SizeTable(pub Vec<(String, Spanned<toml::Value>)>);
 
-impl SizeTable {
-    /// The sizes, in order.
-    pub fn iter(&self) -> impl Iterator<Item = &(String, Spanned<toml::Value>)> {
-        self.0.iter()
-    }
-}
-
 impl<'de> Deserialize<'de> for SizeTable {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V;

@@ -62,7 +62,7 @@ pub(super) fn values(
     let Some(table) = table else {
         return sizes;
     };
-    for (k, spanned) in table.get_ref().iter() {
+    for (k, spanned) in &table.get_ref().0 {
         let value_at = spanned.span().start;
         // The integers written, and how many values are written.
         let (values, count): (Vec<i64>, usize) = match spanned.get_ref() {
