@@ -28,9 +28,7 @@ pub fn search_path() -> Vec<PathBuf> {
         dirs.push(Path::new(&home).join("bin"));
     }
     dirs.push("/usr/local/cuda/bin".into());
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .filter(|t| !t.is_empty())
-        .map_or_else(|| PathBuf::from("target"), PathBuf::from);
+    let target = crate::nextest::target_dir();
     dirs.push(target.join("cuda-tools/nvidia/cu13/bin"));
     dirs.push(target.join("cuda-tools/nvidia/cuda_nvdisasm/bin"));
     // Beside the libraries on LD_LIBRARY_PATH: the wheels' `nvidia/cu13/bin` once
