@@ -9,9 +9,7 @@ use crate::problems::Problems;
 
 /// Whether `s` is `len` lower-case hex digits.
 fn hex(s: &str, len: usize) -> bool {
-    s.len() == len
-        && s.bytes()
-            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    s.len() == len && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
 /// Records a problem at `place` unless `value` is `len` hex digits.
