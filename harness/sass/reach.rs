@@ -6,7 +6,7 @@ use super::error::SassError;
 use std::collections::{BTreeMap, VecDeque};
 
 /// The sections a kernel reaches, numbered in the order the walk reaches them.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Reach {
     /// Section indices, in the order reached: the kernel's `.text` first.
     pub order: Vec<usize>,
@@ -33,10 +33,7 @@ impl Reach {
         };
         let own = by_name(&|s| s.kind != SHT_CUDA_INFO && own_tag(&s.name, name).is_some());
         let banks = by_name(&|s| is_module_bank(&s.name));
-        let mut reach = Reach {
-            order: Vec::new(),
-            number: BTreeMap::new(),
-        };
+        let mut reach = Reach::default();
         let mut queue = VecDeque::new();
         for root in std::iter::once(text).chain(own).chain(banks) {
             reach.add(root, &mut queue);
