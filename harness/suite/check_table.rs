@@ -72,21 +72,18 @@ fn default_tolerances(
     let (rtol, atol, allow_nan) = rc.map_or((None, None, false), |c| {
         (c.rtol.clone(), c.atol.clone(), c.allow_nan)
     });
-    let mut out = BTreeMap::new();
-    for (i, b) in buffers
-        .iter()
-        .enumerate()
-        .filter(|(_, b)| b.role.is_output())
-    {
-        let (dr, da) = b.dtype.default_tolerance();
-        let tol = Tolerance {
-            rtol: parse_tolerance(ctx, &rtol, dr),
-            atol: parse_tolerance(ctx, &atol, da),
-            allow_nan,
-        };
-        out.insert(i, tol);
-    }
-    out
+    let outputs = buffers.iter().enumerate().filter(|b| b.1.role.is_output());
+    outputs
+        .map(|(i, b)| {
+            let (dr, da) = b.dtype.default_tolerance();
+            let tol = Tolerance {
+                rtol: parse_tolerance(ctx, &rtol, dr),
+                atol: parse_tolerance(ctx, &atol, da),
+                allow_nan,
+            };
+            (i, tol)
+        })
+        .collect()
 }
 
 /// A tolerance as written (finite, at least 0), else `default`.
