@@ -111,13 +111,8 @@ pub fn kernel_diff(
 ) -> KernelDiff {
     let names = |c: &KernelCode| c.entries.iter().map(|e| e.name.clone()).collect();
     let launches = (old.entries.len() != new.entries.len()).then(|| [names(old), names(new)]);
-    let mut entries = Vec::new();
-    for (o, n) in old.entries.iter().zip(&new.entries) {
-        if o.hash == n.hash {
-            continue;
-        }
-        let resources = (o.resources.as_ref().zip(n.resources.as_ref()))
-            .and_then(|(a, b)| diff::resources(a, b));
+    let changed = (old.entries.iter().zip(&new.entries)).filter(|(o, n)| o.hash != n.hash);
+    let entries = changed.map(|(o, n)| {
         let mut mix = Vec::new();
         let text = match (sass(Side::Base, o), sass(Side::Head, n)) {
             (Ok(Some(a)), Ok(Some(b))) => {
@@ -134,23 +129,24 @@ pub fn kernel_diff(
                 why: unavailable.unwrap_or("no disassembler").to_string(),
             },
         };
-        entries.push(EntryDiff {
+        EntryDiff {
             name: n.name.clone(),
             was: (o.name != n.name).then(|| o.name.clone()),
             hashes: [o.hash.clone(), n.hash.clone()],
             what: what_changed(o, n),
-            resources,
+            resources: (o.resources.as_ref().zip(n.resources.as_ref()))
+                .and_then(|(a, b)| diff::resources(a, b)),
             mix,
             sass: text,
-        });
-    }
+        }
+    });
     KernelDiff {
         suite: suite.to_string(),
         kernel: kernel.to_string(),
         arch: arch.to_string(),
         launches,
         launched: new.entries.len(),
-        entries,
+        entries: entries.collect(),
     }
 }
 
