@@ -173,26 +173,14 @@ fn axes_named_well(
 fn written(ctx: &mut Ctx, k: &RawKernel, at: usize) -> Vec<String> {
     let mut texts: Vec<String> = Vec::new();
     for l in super::kernels::launch_tables(ctx, k, at) {
-        texts.extend(
-            l.entry
-                .get_ref()
-                .split_once('<')
-                .map(|(_, t)| t.to_string()),
-        );
-        let exprs = l
-            .grid
-            .get_ref()
-            .iter()
-            .chain(l.block.get_ref())
-            .chain(&l.shared);
-        texts.extend(exprs.map(|e| e.get_ref().text.clone()));
+        let entry = l.entry.get_ref();
+        texts.extend(entry.split_once('<').map(|(_, t)| t.to_string()));
+        let exprs = l.grid.get_ref().iter().chain(l.block.get_ref());
+        texts.extend(exprs.chain(&l.shared).map(|e| e.get_ref().text.clone()));
         texts.extend(l.args.get_ref().iter().map(|a| a.get_ref().clone()));
     }
-    texts.extend(
-        k.scratch
-            .iter()
-            .map(|s| s.get_ref().len.get_ref().text.clone()),
-    );
+    let lens = k.scratch.iter().map(|s| &s.get_ref().len);
+    texts.extend(lens.map(|len| len.get_ref().text.clone()));
     let words = texts.iter().flat_map(|t| {
         let words = t.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'));
         words.map(str::to_string).collect::<Vec<_>>()
