@@ -108,25 +108,18 @@ pub fn expand(ctx: &mut Ctx, decls: &Decls) -> Vec<Case> {
 
 /// Whether the sweep makes at most `MAX_CASES` cases; an error when not.
 fn count_fits(ctx: &mut Ctx, decls: &Decls) -> bool {
-    let count = if decls.zip {
-        decls.sizes.first().map_or(1, |s| s.1.len())
-    } else {
-        decls
-            .sizes
-            .iter()
-            .try_fold(1usize, |n, s| n.checked_mul(s.1.len()))
-            .unwrap_or(usize::MAX)
+    // `None`: a product past `usize`.
+    let mut lens = decls.sizes.iter().map(|s| s.1.len());
+    let count = match decls.zip {
+        true => Some(lens.next().unwrap_or(1)),
+        false => lens.try_fold(1usize, |n, len| n.checked_mul(len)),
     };
-    if count > MAX_CASES {
-        let n = if count == usize::MAX {
-            "too many".to_string()
-        } else {
-            count.to_string()
-        };
-        ctx.error(decls.sizes_at, format!("the sizes make {n} cases, over the limit of {MAX_CASES} (use `sweep = \"zip\"` to pair lists, or fewer values)"));
-        return false;
+    if count.is_some_and(|c| c <= MAX_CASES) {
+        return true;
     }
-    true
+    let n = count.map_or_else(|| "too many".to_string(), |c| c.to_string());
+    ctx.error(decls.sizes_at, format!("the sizes make {n} cases, over the limit of {MAX_CASES} (use `sweep = \"zip\"` to pair lists, or fewer values)"));
+    false
 }
 
 /// One case: every buffer's length, every kernel's launches and scratch, the amounts.
