@@ -201,29 +201,23 @@ pub fn note(r: &TrialRecord) -> String {
 /// Why a trial's times were not gated: throttled rounds, rounds another context held the GPU
 /// in, the other processes NVML saw.
 fn unreliable(discarded: usize, rounds: usize, contended: usize, others: &[String]) -> String {
-    let mut why = Vec::new();
-    if discarded > 0 {
-        why.push(format!(
-            "the SM clock was throttled in {discarded} of {rounds} rounds"
-        ));
-    }
-    if contended > 0 {
-        why.push(format!(
-            "another process held the GPU in {contended} of {rounds} rounds"
-        ));
-    }
-    if !others.is_empty() {
-        why.push(format!(
-            "{} used the GPU while it was timed",
-            others.join(", ")
-        ));
-    }
-    if why.is_empty() {
-        why.push("it has no samples".into());
-    }
+    let why: Vec<String> = [
+        (discarded > 0)
+            .then(|| format!("the SM clock was throttled in {discarded} of {rounds} rounds")),
+        (contended > 0)
+            .then(|| format!("another process held the GPU in {contended} of {rounds} rounds")),
+        (!others.is_empty())
+            .then(|| format!("{} used the GPU while it was timed", others.join(", "))),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let why = match why.is_empty() {
+        true => "it has no samples".into(),
+        false => why.join("; "),
+    };
     format!(
-        "UNRELIABLE: {}; not gated (its times are not this kernel's alone: re-run when the GPU is free)",
-        why.join("; ")
+        "UNRELIABLE: {why}; not gated (its times are not this kernel's alone: re-run when the GPU is free)"
     )
 }
 
@@ -306,12 +300,10 @@ fn breach_text(b: &Breach) -> String {
                 percent(*new as f64 / (*old).max(1) as f64),
                 allowed * 100.0
             );
-            for c in changes {
-                text.push_str(&format!(
-                    "\n  `{}`: registers {} → {}, local memory {} → {} bytes per thread",
-                    c.entry, c.registers[0], c.registers[1], c.local_bytes[0], c.local_bytes[1]
-                ));
-            }
+            text.extend(changes.iter().map(|c| format!(
+                "\n  `{}`: registers {} → {}, local memory {} → {} bytes per thread",
+                c.entry, c.registers[0], c.registers[1], c.local_bytes[0], c.local_bytes[1]
+            )));
             text
         }
         Breach::CounterGrowth {
