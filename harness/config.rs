@@ -443,22 +443,15 @@ fn devices(text: &str) -> Result<Vec<i32>, ConfigError> {
 }
 
 fn shard(text: &str) -> Result<(u64, u64), ConfigError> {
-    let bad = || {
-        invalid(
+    let number = |t: &str| t.trim().parse::<u64>().ok();
+    match text.split_once('/').map(|(k, n)| (number(k), number(n))) {
+        Some((Some(k), Some(n))) if (1..=n).contains(&k) && n <= MAX_SHARDS => Ok((k, n)),
+        _ => Err(invalid(
             "KERNELGATE_SHARD",
             text,
             "is not a shard (write k/n with 1 <= k <= n <= 10000, e.g. 1/2)",
-        )
-    };
-    let (k, n) = text.split_once('/').ok_or_else(bad)?;
-    let (k, n): (u64, u64) = (
-        k.trim().parse().map_err(|_| bad())?,
-        n.trim().parse().map_err(|_| bad())?,
-    );
-    if k == 0 || n == 0 || k > n || n > MAX_SHARDS {
-        return Err(bad());
+        )),
     }
-    Ok((k, n))
 }
 
 /// The CI's own parallel-job variables, where `KERNELGATE_SHARD` is not set (`get` reads
