@@ -212,11 +212,9 @@ impl Project {
         if raw.sources.is_none() {
             sources.push(real_root.clone());
         }
-        let mut defaults = BTreeMap::new();
-        for (key, value) in &raw.defaults {
-            let (name, text) = default(&root, key, value).map_err(|(at, m)| fail(at, m))?;
-            defaults.insert(name, text);
-        }
+        let defaults = (raw.defaults.iter())
+            .map(|(key, value)| default(&root, key, value).map_err(|(at, m)| fail(at, m)))
+            .collect::<Result<_, _>>()?;
         Ok(Project {
             root,
             real_root,
