@@ -106,19 +106,15 @@ pub fn parse(bytes: &[u8]) -> Result<NpyArray, NpyError> {
         .filter(|e| *e <= bytes.len())
         .ok_or(NpyError::Truncated)?;
     let header = std::str::from_utf8(&bytes[start..end]).map_err(|_| NpyError::HeaderNotText)?;
-    let descr = dict_value(header, "descr").ok_or(NpyError::Missing("descr"))?;
-    let descr = descr.trim_matches(|c| c == '\'' || c == '"');
-    let fortran = dict_value(header, "fortran_order").ok_or(NpyError::Missing("fortran_order"))?;
-    if fortran.trim() != "False" {
+    let value = |key| dict_value(header, key).ok_or(NpyError::Missing(key));
+    let descr = value("descr")?.trim_matches(|c| c == '\'' || c == '"');
+    if value("fortran_order")?.trim() != "False" {
         return Err(NpyError::Fortran);
     }
-    let shape_text = dict_value(header, "shape").ok_or(NpyError::Missing("shape"))?;
-    let shape = parse_shape(shape_text)?;
+    let shape = parse_shape(value("shape")?)?;
     let dtype = crate::dtype::ALL
         .into_iter()
-        .find(|t| {
-            t.npy_descr() == Some(descr) || (t.size() == 1 && descr == "<u1" && *t == DType::U8)
-        })
+        .find(|t| t.npy_descr() == Some(descr) || (descr == "<u1" && *t == DType::U8))
         .ok_or_else(|| NpyError::Type(descr.to_string()))?;
     // A shape whose size overflows is bad input (seen in fuzzing: a flipped digit), not a panic.
     let want = shape
