@@ -83,30 +83,25 @@ impl Problems {
         }
     }
 
+    /// Records `value` at `place` unless it is `ok`: `is <value>; write <what>`.
+    fn check(&mut self, place: impl fmt::Display, value: f64, ok: bool, what: fmt::Arguments) {
+        if !ok {
+            self.add(place, format!("is {}; write {what}", show(value)));
+        }
+    }
+
     /// A positive number, at most [`MAX_MAGNITUDE`] (a ratio, a rate).
     pub fn positive(&mut self, place: impl fmt::Display, value: f64) {
-        if !(positive(value) && value <= MAX_MAGNITUDE) {
-            self.add(
-                place,
-                format!(
-                    "is {}; write a positive number, at most {MAX_MAGNITUDE:e}",
-                    show(value)
-                ),
-            );
-        }
+        let ok = positive(value) && value <= MAX_MAGNITUDE;
+        let what = format_args!("a positive number, at most {MAX_MAGNITUDE:e}");
+        self.check(place, value, ok, what);
     }
 
     /// A positive number of seconds, at most [`MAX_SECONDS`] (a median, an interval's end).
     pub fn seconds(&mut self, place: impl fmt::Display, value: f64) {
-        if !(positive(value) && value <= MAX_SECONDS) {
-            self.add(
-                place,
-                format!(
-                    "is {}; write a positive number of seconds, at most {MAX_SECONDS:e}",
-                    show(value)
-                ),
-            );
-        }
+        let ok = positive(value) && value <= MAX_SECONDS;
+        let what = format_args!("a positive number of seconds, at most {MAX_SECONDS:e}");
+        self.check(place, value, ok, what);
     }
 
     /// A stored median with its interval (`[median, low, high]`): of seconds (`seconds`) or of
@@ -122,30 +117,16 @@ impl Problems {
 
     /// A number from 0 to [`MAX_MAGNITUDE`] (a count of seconds, bytes, a floor).
     pub fn non_negative(&mut self, place: impl fmt::Display, value: f64) {
-        if !(value.is_finite() && (0.0..=MAX_MAGNITUDE).contains(&value)) {
-            self.add(
-                place,
-                format!(
-                    "is {}; write a number from 0 to {MAX_MAGNITUDE:e}",
-                    show(value)
-                ),
-            );
-        }
+        let ok = value.is_finite() && (0.0..=MAX_MAGNITUDE).contains(&value);
+        let what = format_args!("a number from 0 to {MAX_MAGNITUDE:e}");
+        self.check(place, value, ok, what);
     }
 
     /// A finite number within `range` (a probability, a threshold).
     pub fn within(&mut self, place: impl fmt::Display, value: f64, range: (f64, f64)) {
-        if !(value.is_finite() && value >= range.0 && value <= range.1) {
-            self.add(
-                place,
-                format!(
-                    "is {}; write a number from {} to {}",
-                    show(value),
-                    range.0,
-                    range.1
-                ),
-            );
-        }
+        let ok = value.is_finite() && value >= range.0 && value <= range.1;
+        let what = format_args!("a number from {} to {}", range.0, range.1);
+        self.check(place, value, ok, what);
     }
 }
 
