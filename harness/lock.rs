@@ -67,17 +67,8 @@ pub fn lock_dir() -> PathBuf {
 /// The lock file of the GPU with UUID `uuid` (`GPU-8c1f…`), or of device `ordinal` where the
 /// UUID is unknown (then only processes that number the GPUs alike see each other).
 pub fn gpu_lock_path(dir: &Path, uuid: Option<&str>, ordinal: i32) -> PathBuf {
-    let name: String = match uuid {
-        Some(u) => u
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '-' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect(),
+    let name = match uuid {
+        Some(u) => u.replace(|c: char| !c.is_ascii_alphanumeric() && c != '-', "_"),
         None => format!("ordinal-{ordinal}"),
     };
     dir.join(format!("kernelgate-gpu-{name}.lock"))
