@@ -54,23 +54,14 @@ fn sweep(
     axis: &str,
     value: impl Fn(&TrialRecord) -> Option<(f64, Option<(f64, f64)>)>,
 ) -> Vec<Series> {
-    let mut points = Vec::new();
-    for t in trials {
+    let points = trials.iter().filter_map(|t| {
         let (kernel, case) = kernel_and_case(t);
-        let Some(x) = sizes(case)
-            .into_iter()
-            .find(|(k, _)| *k == axis)
-            .map(|(_, v)| v)
-        else {
-            continue;
-        };
-        let Some((y, interval)) = value(t) else {
-            continue;
-        };
+        let x = sizes(case).into_iter().find(|(k, _)| *k == axis)?.1;
+        let (y, interval) = value(t)?;
         let color = kernels.iter().position(|k| *k == kernel).unwrap_or(0);
-        points.push((kernel, Some(color), (x, y, interval)));
-    }
-    series(points)
+        Some((kernel, Some(color), (x, y, interval)))
+    });
+    series(points.collect())
 }
 
 /// Points grouped into a series per name, in the order the names first come, each sorted by
@@ -288,27 +279,21 @@ fn flush_note(trials: &[&TrialRecord]) -> String {
 /// others.
 fn variant_charts(suite: &str, trials: &[&TrialRecord]) -> String {
     // Each variant's line and point, under its case's chart: its title and its axis.
-    let mut charts = Vec::new();
-    for t in trials {
+    let charts = trials.iter().filter_map(|t| {
         let (kernel, case) = kernel_and_case(t);
-        let (Some(m), Some((base, values))) = (&t.measurement, kernel.split_once('[')) else {
-            continue;
-        };
+        let (m, (base, values)) = (t.measurement.as_ref()?, kernel.split_once('[')?);
         let mut axes = values.trim_end_matches(']').split(',');
-        let Some((axis, x)) = axes.next().and_then(|a| a.split_once('=')) else {
-            continue;
-        };
-        let (Ok(x), rest) = (x.parse::<f64>(), axes.collect::<Vec<_>>().join(",")) else {
-            continue;
-        };
+        let (axis, x) = axes.next()?.split_once('=')?;
+        let x = x.parse::<f64>().ok()?;
+        let rest = axes.collect::<Vec<_>>().join(",");
         // One axis: one line, named for the kernel.
         let rest = Some(rest)
             .filter(|r| !r.is_empty())
             .unwrap_or(base.to_string());
         let title = format!("{suite}::{base}::{case}: its variants against {axis}");
         let point = (rest, (x, m.time.median, Some((m.time.low, m.time.high))));
-        charts.push(((title, axis.to_string()), point));
-    }
+        Some(((title, axis.to_string()), point))
+    });
     let mut out = String::new();
     for ((title, axis), points) in grouped(charts) {
         let series = series(points.iter().map(|(n, p)| (n.as_str(), None, *p)).collect());
