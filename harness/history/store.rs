@@ -186,6 +186,18 @@ impl History {
         sqlite(&self.path)
     }
 
+    /// Every row the query `sql` with `params` returns, each read by `row`.
+    pub(super) fn rows<T>(
+        &self,
+        sql: &str,
+        params: impl rusqlite::Params,
+        row: impl FnMut(&rusqlite::Row) -> rusqlite::Result<T>,
+    ) -> Result<Vec<T>, HistoryError> {
+        let mut stmt = self.conn.prepare(sql).map_err(self.sql())?;
+        let rows = stmt.query_map(params, row).map_err(self.sql())?;
+        rows.collect::<Result<_, _>>().map_err(self.sql())
+    }
+
     /// The run already stored that `results` is (the same results digest, or for runs stored
     /// before digests the same commit, start time and device), as its id, commit and start.
     pub fn stored(
@@ -258,55 +270,43 @@ impl History {
     /// Every run, by start time (by date for runs that recorded none), then by insertion;
     /// [`super::order`] puts them in commit order where the repository knows the commits.
     pub fn runs(&self) -> Result<Vec<Run>, HistoryError> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT id, date, commit_sha, branch, dirty, mode, device, gpu_uuid, started FROM runs ORDER BY COALESCE(started, date), id")
-            .map_err(self.sql())?;
-        let rows = stmt
-            .query_map([], |r| {
-                Ok(Run {
-                    id: r.get(0)?,
-                    info: RunInfo {
-                        date: r.get(1)?,
-                        commit: r.get(2)?,
-                        branch: r.get(3)?,
-                        dirty: r.get(4)?,
-                        mode: r.get(5)?,
-                        started: r.get(8)?,
-                    },
-                    device: r.get(6)?,
-                    gpu_uuid: r.get(7)?,
-                })
+        let sql = "SELECT id, date, commit_sha, branch, dirty, mode, device, gpu_uuid, started FROM runs ORDER BY COALESCE(started, date), id";
+        self.rows(sql, [], |r| {
+            Ok(Run {
+                id: r.get(0)?,
+                info: RunInfo {
+                    date: r.get(1)?,
+                    commit: r.get(2)?,
+                    branch: r.get(3)?,
+                    dirty: r.get(4)?,
+                    mode: r.get(5)?,
+                    started: r.get(8)?,
+                },
+                device: r.get(6)?,
+                gpu_uuid: r.get(7)?,
             })
-            .map_err(self.sql())?;
-        rows.collect::<Result<_, _>>().map_err(self.sql())
+        })
     }
 
     /// Every trial whose name contains `filter` that was timed or failed (ignored trials and
     /// untimed passes, such as compile trials, are left out).
     pub fn points(&self, filter: &str) -> Result<Vec<Point>, HistoryError> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT run_id, name, suite, median, verdict, max_slowdown, status, regime, samples, json_extract(record, '$.measurement.speedup_samples'), json_extract(record, '$.gate.kind') FROM trials WHERE (median IS NOT NULL OR status = 'failed') AND instr(name, ?1) > 0 ORDER BY name, run_id")
-            .map_err(self.sql())?;
-        let rows = stmt
-            .query_map([filter], |r| {
-                Ok(Point {
-                    run: r.get(0)?,
-                    name: r.get(1)?,
-                    suite: r.get(2)?,
-                    median: r.get(3)?,
-                    verdict: r.get(4)?,
-                    max_slowdown: r.get::<_, Option<f64>>(5)?.unwrap_or(0.0),
-                    failed: r.get::<_, String>(6)? == "failed",
-                    regime: r.get(7)?,
-                    samples: list(r.get(8)?).unwrap_or_default(),
-                    speedups: list(r.get(9)?).unwrap_or_default(),
-                    unreliable: r.get::<_, Option<String>>(10)?.as_deref() == Some("unreliable"),
-                })
+        let sql = "SELECT run_id, name, suite, median, verdict, max_slowdown, status, regime, samples, json_extract(record, '$.measurement.speedup_samples'), json_extract(record, '$.gate.kind') FROM trials WHERE (median IS NOT NULL OR status = 'failed') AND instr(name, ?1) > 0 ORDER BY name, run_id";
+        self.rows(sql, [filter], |r| {
+            Ok(Point {
+                run: r.get(0)?,
+                name: r.get(1)?,
+                suite: r.get(2)?,
+                median: r.get(3)?,
+                verdict: r.get(4)?,
+                max_slowdown: r.get::<_, Option<f64>>(5)?.unwrap_or(0.0),
+                failed: r.get::<_, String>(6)? == "failed",
+                regime: r.get(7)?,
+                samples: list(r.get(8)?).unwrap_or_default(),
+                speedups: list(r.get(9)?).unwrap_or_default(),
+                unreliable: r.get::<_, Option<String>>(10)?.as_deref() == Some("unreliable"),
             })
-            .map_err(self.sql())?;
-        rows.collect::<Result<_, _>>().map_err(self.sql())
+        })
     }
 
     /// The stored samples of one trial in one run.

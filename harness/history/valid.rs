@@ -26,12 +26,8 @@ impl History {
             )));
         }
         let mut p = Problems::default();
-        let mut stmt = self
-            .conn
-            .prepare("SELECT rowid, date, commit_sha, branch, mode, device FROM runs")
-            .map_err(self.sql())?;
-        let mut rows = stmt.query([]).map_err(self.sql())?;
-        while let Some(r) = rows.next().map_err(self.sql())? {
+        let sql = "SELECT rowid, date, commit_sha, branch, mode, device FROM runs";
+        self.rows(sql, [], |r| {
             let at = format!("runs row {}", r.get::<_, i64>(0).unwrap_or(0));
             for (c, name) in ["date", "commit_sha", "branch", "mode", "device"]
                 .iter()
@@ -45,13 +41,10 @@ impl History {
                     );
                 }
             }
-        }
-        let mut stmt = self
-            .conn
-            .prepare("SELECT rowid, name, status, verdict, median, low, high, max_slowdown, samples, regime, record, run_id, run_id IN (SELECT id FROM runs) FROM trials")
-            .map_err(self.sql())?;
-        let mut rows = stmt.query([]).map_err(self.sql())?;
-        while let Some(r) = rows.next().map_err(self.sql())? {
+            Ok(())
+        })?;
+        let sql = "SELECT rowid, name, status, verdict, median, low, high, max_slowdown, samples, regime, record, run_id, run_id IN (SELECT id FROM runs) FROM trials";
+        self.rows(sql, [], |r| {
             let at = format!("trials row {}", r.get::<_, i64>(0).unwrap_or(0));
             check_trial_row(&mut p, &at, r);
             if !r.get::<_, bool>(12).unwrap_or(false) {
@@ -68,7 +61,8 @@ impl History {
                     "is not the trial's record as kernelgate writes it (JSON cut off or edited)",
                 );
             }
-        }
+            Ok(())
+        })?;
         p.first()
             .map_or(Ok(()), |problem| Err(invalid(problem.to_string())))
     }
