@@ -773,7 +773,12 @@ fn main() -> std::process::ExitCode {
     ];
     let tests = tests
         .into_iter()
-        .map(|(name, test)| libtest_mimic::Trial::test(name, move || Ok(test())))
+        .map(|(name, test)| {
+            libtest_mimic::Trial::test(name, move || {
+                test();
+                Ok(())
+            })
+        })
         .collect();
     libtest_mimic::run(&libtest_mimic::Arguments::from_args(), tests).exit_code()
 }
