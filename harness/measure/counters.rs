@@ -148,12 +148,10 @@ fn count(value: f64) -> String {
         a if a >= 1e3 => (value / 1e3, " k"),
         _ => return format!("{value:.0}"),
     };
-    let digits = if v.abs() >= 100.0 {
-        0
-    } else if v.abs() >= 10.0 {
-        1
-    } else {
-        2
+    let digits = match v.abs() {
+        a if a >= 100.0 => 0,
+        a if a >= 10.0 => 1,
+        _ => 2,
     };
     format!("{v:.digits$}{unit}")
 }
@@ -314,30 +312,23 @@ impl CounterChange {
 
     /// The relative change, `new / old - 1` (0 when both are 0, infinite from 0).
     pub fn relative(&self) -> f64 {
-        if self.old == self.new {
-            0.0
-        } else if self.old == 0.0 {
-            f64::INFINITY
-        } else {
-            self.new / self.old - 1.0
+        match (self.old, self.new) {
+            (old, new) if old == new => 0.0,
+            (old, _) if old == 0.0 => f64::INFINITY,
+            (old, new) => new / old - 1.0,
         }
     }
 
     /// `achieved occupancy 0.98 → 0.49` or `instructions +2.0%`.
     pub fn describe(&self) -> String {
-        match self.counter {
-            Counter::Occupancy => format!(
-                "{} {} → {}",
-                self.counter.label(),
-                self.counter.format(self.old),
-                self.counter.format(self.new)
-            ),
-            c => format!(
-                "{} {} ({} → {})",
+        let c = self.counter;
+        let (old, new) = (c.format(self.old), c.format(self.new));
+        match c {
+            Counter::Occupancy => format!("{} {old} → {new}", c.label()),
+            _ => format!(
+                "{} {} ({old} → {new})",
                 c.label(),
-                percent_change(self.relative()),
-                c.format(self.old),
-                c.format(self.new)
+                percent_change(self.relative())
             ),
         }
     }
