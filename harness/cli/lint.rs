@@ -90,10 +90,10 @@ pub fn launches(filter: &str) -> ExitCode {
 
 /// The `kernelgate lint` command: the suites and baselines, or the `files` named.
 pub fn lint(files: &[PathBuf]) -> ExitCode {
-    if !files.is_empty() {
-        return lint_files(files);
+    match files.is_empty() {
+        true => lint_project().unwrap_or_else(|code| code),
+        false => lint_files(files),
     }
-    lint_project().unwrap_or_else(|code| code)
 }
 
 /// `kernelgate lint` of the project; `Err` is an exit before anything is compiled.
@@ -118,9 +118,7 @@ fn lint_project() -> Result<ExitCode, ExitCode> {
         println!("kernelgate lint: {} suite(s), {kernels} kernel(s), {cases} case(s), {} baseline file(s) valid; not compiled: {reason}", suites.len(), baselines);
         return Ok(ExitCode::SUCCESS);
     }
-    let mut failed = 0;
-    let mut breaches = 0;
-    let mut sources = 0;
+    let (mut failed, mut breaches, mut sources) = (0, 0, 0);
     let mut progress = super::progress::Progress::new("kernelgate lint", suites.len());
     let toolchain = crate::sass::Toolchain::here();
     for (i, s) in suites.iter().enumerate() {
@@ -294,10 +292,9 @@ fn kind(path: &Path) -> Result<Kind, FileError> {
         "json" => {
             // A results file lists its trials; a baseline maps them by name.
             let v: serde_json::Value = serde_json::from_slice(&head).unwrap_or_default();
-            if v.get("trials").is_some_and(serde_json::Value::is_array) {
-                Kind::Results
-            } else {
-                Kind::Baseline
+            match v.get("trials").is_some_and(serde_json::Value::is_array) {
+                true => Kind::Results,
+                false => Kind::Baseline,
             }
         }
         _ => return Err(FileError::Unknown(path.to_path_buf())),
