@@ -414,6 +414,17 @@ pub struct LaunchDims {
     pub shared: u32,
 }
 
+impl LaunchDims {
+    /// `blocks` blocks of `threads` threads, both along x, without dynamic shared memory.
+    pub const fn line(blocks: u32, threads: u32) -> LaunchDims {
+        LaunchDims {
+            grid: [blocks, 1, 1],
+            block: [threads, 1, 1],
+            shared: 0,
+        }
+    }
+}
+
 /// An instantiated CUDA graph.
 pub struct Graph {
     graph: sys::CUgraph,

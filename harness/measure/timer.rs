@@ -6,6 +6,7 @@ use super::profile::Splits;
 use super::samples::{Regime, Samples};
 use super::stop::{self, Next};
 use crate::device::counters::{self, KernelRecord};
+use crate::device::KernelArg as Arg;
 use crate::device::{
     elapsed_seconds, DeviceBuffer, DeviceError, Event, Function, Gpu, Graph, LaunchDims,
 };
@@ -100,11 +101,7 @@ impl Timer {
             latency: 0.0,
             pilot_round: 0.0,
         };
-        let dims = LaunchDims {
-            grid: [1; 3],
-            block: [1; 3],
-            shared: 0,
-        };
+        let dims = LaunchDims::line(1, 1);
         for _ in 0..20 {
             gpu.launch(&timer.empty, dims, &[])?;
         }
@@ -157,23 +154,14 @@ impl Timer {
     pub fn clean_l2(&mut self, gpu: &Gpu, wait: bool) -> Result<(), DeviceError> {
         self.flush_l2(gpu)?;
         if let Some(f) = &self.flush {
-            let words = (f.bytes / 16) as u64;
+            let count = ((f.bytes / 16) as u64).to_le_bytes();
             let blocks = 4 * gpu.info.sm_count.max(1) as u32;
-            let dims = LaunchDims {
-                grid: [blocks, 1, 1],
-                block: [512, 1, 1],
-                shared: 0,
-            };
-            let count = words.to_le_bytes();
-            gpu.launch(
-                &self.read,
-                dims,
-                &[
-                    crate::device::KernelArg::Buffer(f),
-                    crate::device::KernelArg::Scalar(&count),
-                    crate::device::KernelArg::Buffer(&self.clock_out),
-                ],
-            )?;
+            let args = [
+                Arg::Buffer(f),
+                Arg::Scalar(&count),
+                Arg::Buffer(&self.clock_out),
+            ];
+            gpu.launch(&self.read, LaunchDims::line(blocks, 512), &args)?;
         }
         match wait {
             true => gpu.synchronize(),

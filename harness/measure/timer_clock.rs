@@ -5,7 +5,7 @@
 //! processes that used the GPU meanwhile.
 
 use super::{Timer, PROBE_SPINS, THROTTLE_FRACTION};
-use crate::device::{DeviceError, Gpu, LaunchDims};
+use crate::device::{DeviceError, Gpu, KernelArg as Arg, LaunchDims};
 use crate::measure::samples::Clocks;
 use std::time::Instant;
 
@@ -39,11 +39,7 @@ impl Timer {
     /// The host's round trip to the GPU with nothing of ours queued: an empty kernel launched
     /// and waited for, seconds. Long when another context holds the GPU (`contention`).
     pub(super) fn round_trip(&self, gpu: &Gpu) -> Result<f64, DeviceError> {
-        let dims = LaunchDims {
-            grid: [1; 3],
-            block: [1; 3],
-            shared: 0,
-        };
+        let dims = LaunchDims::line(1, 1);
         let start = Instant::now();
         gpu.launch(&self.empty, dims, &[])?;
         gpu.synchronize()?;
@@ -58,20 +54,9 @@ impl Timer {
 
     /// Queues the clock probe behind whatever the stream holds.
     pub(super) fn queue_clock(&self, gpu: &Gpu) -> Result<(), DeviceError> {
-        let dims = LaunchDims {
-            grid: [1; 3],
-            block: [32, 1, 1],
-            shared: 0,
-        };
         let spins = PROBE_SPINS.to_le_bytes();
-        gpu.launch(
-            &self.clock,
-            dims,
-            &[
-                crate::device::KernelArg::Buffer(&self.clock_out),
-                crate::device::KernelArg::Scalar(&spins),
-            ],
-        )
+        let args = [Arg::Buffer(&self.clock_out), Arg::Scalar(&spins)];
+        gpu.launch(&self.clock, LaunchDims::line(1, 32), &args)
     }
 
     /// Waits for the queued clock probe (and everything before it) and returns its reading,
