@@ -343,13 +343,8 @@ impl Timer {
         out.wall_seconds = start.elapsed().as_secs_f64();
         self.sampled = true;
         graphs.pop();
-        let with_reference = reference.is_some();
-        Ok(Sampled::new(
-            out,
-            (times, capped),
-            plans,
-            (graphs, with_reference),
-        ))
+        let graphs = (graphs, reference.is_some());
+        Ok(Sampled::new(out, (times, capped), plans, graphs))
     }
 
     /// A kernel writes last: one more sample of it (not kept), queued exactly as its timed
