@@ -76,18 +76,11 @@ impl Trial<'_> {
             }
             footprints.push(f);
         }
-        let base = match self.paired {
-            Some((b, bs, bl)) => Some(footprint_of(
-                self.gpu,
-                bs,
-                b.case,
-                b.kernel,
-                &bl.functions[b.kernel],
-                bufs,
-            )?),
-            None => None,
-        };
-        Ok((footprints, base))
+        let base = self.paired.map(|(b, bs, bl)| {
+            let functions = &bl.functions[b.kernel];
+            footprint_of(self.gpu, bs, b.case, b.kernel, functions, bufs)
+        });
+        Ok((footprints, base.transpose()?))
     }
 
     /// Checks the kernel against the reference (unless the request says not to: a re-measure)
@@ -210,7 +203,7 @@ impl Trial<'_> {
     /// both.
     fn plan(&self, timer: &mut Timer, copies: &Copies) -> Result<Vec<Plan>, Failure> {
         let bench = self.bench();
-        let plans = {
+        let mut plans = {
             let (mut kernels, mut against) = self.group_ops(copies);
             let mut kernels: Vec<&mut dyn Timed> = kernels.iter_mut().map(|o| o as _).collect();
             let against = against.as_mut().map(|o| o as &mut dyn Timed);
@@ -220,20 +213,13 @@ impl Trial<'_> {
         // A/A with batches chosen per side from each pilot (16 and 32 launches): the same
         // ~4 µs kernel read 3.8–4.3% slower on one side, every run (a graph's launch cost is
         // spread over its launches).
-        Ok(match self.paired {
-            Some(_) => plans
-                .into_iter()
-                .map(|p| {
-                    let batch = p.kernel_batch.max(p.reference_batch);
-                    Plan {
-                        kernel_batch: batch,
-                        reference_batch: batch,
-                        ..p
-                    }
-                })
-                .collect(),
-            None => plans,
-        })
+        if self.paired.is_some() {
+            for p in &mut plans {
+                let batch = p.kernel_batch.max(p.reference_batch);
+                (p.kernel_batch, p.reference_batch) = (batch, batch);
+            }
+        }
+        Ok(plans)
     }
 
     /// Times the kernel on the contents it was timed on, then on fresh ones (`measure::memo`),
@@ -316,10 +302,9 @@ impl Trial<'_> {
         // their own copies, at least twice the L2, after a flush.
         let case = &suite.cases[req.case];
         let l2 = self.gpu.info.l2_bytes.max(0) as f64;
-        let launches = if plan.regime == Regime::Graph {
-            plan.kernel_batch
-        } else {
-            1
+        let launches = match plan.regime {
+            Regime::Graph => plan.kernel_batch,
+            _ => 1,
         };
         let moved = case.bytes.unwrap_or(0.0).min(copies.bytes_each() as f64);
         let bench = suite.bench.with_effort(req.effort);
