@@ -59,7 +59,7 @@ pub fn reference_times(dir: &Path, iters: &[i64]) -> (Option<Vec<f64>>, Option<V
     }
     let list = iters
         .iter()
-        .map(|i| i.to_string())
+        .map(i64::to_string)
         .collect::<Vec<_>>()
         .join(",");
     let src = dir.join("spin.cu");

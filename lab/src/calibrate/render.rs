@@ -54,17 +54,14 @@ pub fn sensitivity(
                 duration(kernel.median),
                 kernel.regime
             );
-            let what = if *level == 0 {
-                "0% (A/A)".to_string()
-            } else {
-                format!("{level}%")
+            let what = match level {
+                0 => "0% (A/A)".to_string(),
+                _ => format!("{level}%"),
             };
             t.push_str(&format!("| {name} | {what} |"));
             let row = s.cells.get(k).and_then(|c| c.get(l));
-            for th in 0..thresholds.len() {
-                let c = row.and_then(|r| r.get(th)).cloned().unwrap_or_default();
-                t.push_str(&format!(" {} |", cell(&c)));
-            }
+            let c = |th| row.and_then(|r| r.get(th)).cloned().unwrap_or_default();
+            t.extend((0..thresholds.len()).map(|th| format!(" {} |", cell(&c(th)))));
             t.push('\n');
         }
     }
