@@ -141,10 +141,7 @@ fn define(file: &Path, name: &str) -> String {
 /// The `nvidia_cuda_*.dist-info` names (which carry the wheels' exact versions) in the
 /// site-packages folder of a wheel's `nvidia/cuNN/include`, sorted; empty for a toolkit.
 fn wheels(include: &Path) -> String {
-    let Some(site) = include.ancestors().nth(3) else {
-        return String::new();
-    };
-    let Ok(entries) = std::fs::read_dir(site) else {
+    let Some(Ok(entries)) = include.ancestors().nth(3).map(std::fs::read_dir) else {
         return String::new();
     };
     let mut names: Vec<String> = entries
@@ -275,10 +272,9 @@ pub fn missing_header_hint(log: &str, found: &CudaHeaders) -> Option<String> {
             "`{header}` is not a CUDA header: put its folder in the suite's `include_dirs`"
         ));
     }
-    let wheel = if cccl {
-        "nvidia-cuda-cccl"
-    } else {
-        "nvidia-cuda-runtime"
+    let wheel = match cccl {
+        true => "nvidia-cuda-cccl",
+        false => "nvidia-cuda-runtime",
     };
     let searched = found
         .searched
