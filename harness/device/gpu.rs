@@ -102,14 +102,8 @@ impl Gpu {
         let b: Vec<u8> = u.bytes.iter().map(|c| *c as u8).collect();
         let hex =
             |r: std::ops::Range<usize>| b[r].iter().map(|x| format!("{x:02x}")).collect::<String>();
-        Some(format!(
-            "GPU-{}-{}-{}-{}-{}",
-            hex(0..4),
-            hex(4..6),
-            hex(6..8),
-            hex(8..10),
-            hex(10..16)
-        ))
+        let groups = [0..4, 4..6, 6..8, 8..10, 10..16].map(hex);
+        Some(format!("GPU-{}", groups.join("-")))
     }
 
     /// The largest dynamic shared memory a block may opt into.
@@ -237,10 +231,9 @@ impl Gpu {
         let r = unsafe {
             sys::cuCtxGetLimit(&mut value, sys::CUlimit::CU_LIMIT_PERSISTING_L2_CACHE_SIZE)
         };
-        if r == sys::CUresult::CUDA_SUCCESS {
-            value
-        } else {
-            0
+        match r {
+            sys::CUresult::CUDA_SUCCESS => value,
+            _ => 0,
         }
     }
 
