@@ -84,16 +84,14 @@ pub fn after_group(
     let done = both_precise(bench, kernel, reference, sets);
     let min_time = Duration::from_millis(bench.min_time_ms);
     let cap = Duration::from_millis(bench.max_time_ms);
-    let next = if n >= bench.min_samples && done && elapsed >= min_time {
-        Next::Stop {
-            hit_time_cap: false,
-        }
-    } else if n >= bench.max_samples || (elapsed >= cap && n >= bench.min_samples) {
-        Next::Stop {
-            hit_time_cap: !done,
-        }
-    } else {
-        Next::Sample
+    // A stop hit the time cap only where a side is not precise (a precise stop needs `done`).
+    let hit_time_cap = !done;
+    let next = match (n >= bench.min_samples && done && elapsed >= min_time)
+        || n >= bench.max_samples
+        || (elapsed >= cap && n >= bench.min_samples)
+    {
+        true => Next::Stop { hit_time_cap },
+        false => Next::Sample,
     };
     let short = done.then(|| {
         (
