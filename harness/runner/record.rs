@@ -110,13 +110,9 @@ fn blank(run: &Runner, trial: &Planned) -> TrialRecord {
             trial,
             run.config,
             // The base's commit, so a later rerun compares with the same code (a folder: as given).
-            run.base.map(|b| {
-                if b.commit == "folder" {
-                    &b.rev
-                } else {
-                    &b.commit
-                }
-                .as_str()
+            run.base.map(|b| match b.commit.as_str() {
+                "folder" => b.rev.as_str(),
+                commit => commit,
             }),
         )),
         ..TrialRecord::default()
