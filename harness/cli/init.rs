@@ -91,11 +91,10 @@ pub fn init(a: &Args) -> ExitCode {
 
 fn try_init(a: &Args) -> Result<(), InitError> {
     for dir in [&a.suites, &a.baselines] {
-        if dir.is_absolute()
-            || dir
-                .components()
-                .any(|c| c == std::path::Component::ParentDir)
-        {
+        let up = dir
+            .components()
+            .any(|c| c == std::path::Component::ParentDir);
+        if dir.is_absolute() || up {
             return Err(InitError::Outside(dir.clone()));
         }
     }
@@ -138,10 +137,9 @@ fn try_init(a: &Args) -> Result<(), InitError> {
         written.push(write_new(path, text)?);
     }
     for w in &written {
-        if w.kept {
-            println!("kept     {} (it exists: nothing written)", w.path.display());
-        } else {
-            println!("wrote    {}", w.path.display());
+        match w.kept {
+            true => println!("kept     {} (it exists: nothing written)", w.path.display()),
+            false => println!("wrote    {}", w.path.display()),
         }
     }
     println!(
@@ -182,10 +180,9 @@ fn first_suite(kernel: &Path, entry: &str, suites: &Path) -> Result<(PathBuf, St
             false => '_',
         })
         .collect();
-    let name = if name.starts_with(|c: char| c.is_ascii_alphabetic()) {
-        name
-    } else {
-        format!("k_{name}")
+    let name = match name.starts_with(|c: char| c.is_ascii_alphabetic()) {
+        true => name,
+        false => format!("k_{name}"),
     };
     let path = suites.join(format!("{name}.toml"));
     let source = relative(kernel, suites)?;
