@@ -118,8 +118,7 @@ impl<'a> WorkerPool<'a> {
             return Ok(());
         }
         let mut seen: Vec<(i32, Fingerprint)> = Vec::new();
-        for w in 0..self.workers.len() {
-            let mut worker = self.worker(w);
+        for mut worker in self.workers.iter().map(lock) {
             if let Ok(info) = worker.device() {
                 seen.push((worker.ordinal(), Fingerprint::of(&info)));
             }
@@ -528,9 +527,7 @@ impl Executor for WorkerPool<'_> {
     }
 
     fn stop(&self) {
-        for w in 0..self.workers.len() {
-            self.worker(w).stop();
-        }
+        self.workers.iter().for_each(|w| lock(w).stop());
     }
 
     fn totals(&self) -> RunTotals {
@@ -538,8 +535,7 @@ impl Executor for WorkerPool<'_> {
         let (compiled, cached) = device::compile::counts();
         t.compiled += compiled;
         t.cached += cached;
-        for w in 0..self.workers.len() {
-            let worker = self.worker(w);
+        for worker in self.workers.iter().map(lock) {
             t.worker_starts += worker.starts;
             t.worker_start_seconds += worker.start_seconds;
             t.worker_wait_seconds += worker.waited_seconds;
