@@ -198,17 +198,13 @@ pub fn encode_request(request: &Request) -> Result<String, serde_json::Error> {
 pub fn encode_response(response: &Response) -> String {
     let json = serde_json::to_string(response).or_else(|e| {
         let why = format!("the GPU worker could not encode its answer: {e}");
+        let failed = || TrialResult::failed(TrialFailure::Harness(why.clone()));
         serde_json::to_string(&match response {
-            Response::Hello(_) => Response::Hello(Err(why)),
-            Response::Trial(_) => {
-                Response::Trial(Box::new(TrialResult::failed(TrialFailure::Harness(why))))
+            Response::Hello(_) => Response::Hello(Err(why.clone())),
+            Response::Trial(_) => Response::Trial(Box::new(failed())),
+            Response::Counters(results) => {
+                Response::Counters(results.iter().map(|_| failed()).collect())
             }
-            Response::Counters(results) => Response::Counters(
-                results
-                    .iter()
-                    .map(|_| TrialResult::failed(TrialFailure::Harness(why.clone())))
-                    .collect(),
-            ),
         })
     });
     // Both fallbacks hold only strings, which always encode.
