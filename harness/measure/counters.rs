@@ -314,7 +314,7 @@ impl CounterChange {
     pub fn relative(&self) -> f64 {
         match (self.old, self.new) {
             (old, new) if old == new => 0.0,
-            (old, _) if old == 0.0 => f64::INFINITY,
+            (0.0, _) => f64::INFINITY,
             (old, new) => new / old - 1.0,
         }
     }
