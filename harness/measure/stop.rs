@@ -86,10 +86,10 @@ pub fn after_group(
     let cap = Duration::from_millis(bench.max_time_ms);
     // A stop hit the time cap only where a side is not precise (a precise stop needs `done`).
     let hit_time_cap = !done;
-    let next = match (n >= bench.min_samples && done && elapsed >= min_time)
+    let stop = (n >= bench.min_samples && done && elapsed >= min_time)
         || n >= bench.max_samples
-        || (elapsed >= cap && n >= bench.min_samples)
-    {
+        || (elapsed >= cap && n >= bench.min_samples);
+    let next = match stop {
         true => Next::Stop { hit_time_cap },
         false => Next::Sample,
     };
