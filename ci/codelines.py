@@ -38,7 +38,10 @@ compile outcome holding the report's `Compiled`: −22; 18 cuts in suite/ and cl
 library call's profile command that spares the suite's own kernels and CUPTI found held by
 `ncu` (issue 36: +5): 34,421; then 34,450 → 34,400 after a third pass over report/, html/ and
 history/ (−60): 34,361; and 34,400 → 34,325 after a fourth over runner/, worker/, measure/ and
-device/ (−58): 34,303."""
+device/ (−58): 34,303; then 34,325 → 33,725 after the scripted worker left the product for the
+tests (a test double the tests start as `KERNELGATE_WORKER_PROGRAM`: −249) and three review
+passes (suite/, check/, sass/ and their neighbours: −195; report/, html/, history/ and the root
+files: −74; runner/, worker/, measure/, device/, cli/ and lab/: −82): 33,703."""
 import pathlib
 import sys
 
