@@ -72,15 +72,17 @@ pub fn vacuous_on_device(
     let dims = in_blocks(blocks);
     let len = (n as u64).to_le_bytes();
     let dtype_code = code(dtype).to_le_bytes();
-    // Both kernels take the expected values, their count and type first, the partials last.
-    let launch = |f: &Function, scalars: &[&[u8]], at: u64| {
+    // Both kernels take the expected values, their count and type, then their own scalars,
+    // then where their partials go.
+    let launch = |f: &Function, own: &[&[u8]], at: u64| {
         let at = at.to_le_bytes();
-        let scalars = [&len[..], &dtype_code]
-            .into_iter()
-            .chain(scalars.iter().copied());
-        let args: Vec<KernelArg> = std::iter::once(KernelArg::Buffer(expected))
-            .chain(scalars.chain([&at[..]]).map(KernelArg::Scalar))
-            .collect();
+        let mut args = vec![
+            KernelArg::Buffer(expected),
+            KernelArg::Scalar(&len),
+            KernelArg::Scalar(&dtype_code),
+        ];
+        args.extend(own.iter().map(|s| KernelArg::Scalar(s)));
+        args.push(KernelArg::Scalar(&at));
         gpu.launch(f, dims, &args)
     };
     let launch_stats = |at| launch(&kernels.stats, &[], at);
