@@ -137,9 +137,10 @@ fn try_init(a: &Args) -> Result<(), InitError> {
         written.push(write_new(path, text)?);
     }
     for w in &written {
-        match w.kept {
-            true => println!("kept     {} (it exists: nothing written)", w.path.display()),
-            false => println!("wrote    {}", w.path.display()),
+        if w.kept {
+            println!("kept     {} (it exists: nothing written)", w.path.display());
+        } else {
+            println!("wrote    {}", w.path.display());
         }
     }
     println!(
@@ -180,9 +181,10 @@ fn first_suite(kernel: &Path, entry: &str, suites: &Path) -> Result<(PathBuf, St
             false => '_',
         })
         .collect();
-    let name = match name.starts_with(|c: char| c.is_ascii_alphabetic()) {
-        true => name,
-        false => format!("k_{name}"),
+    let name = if name.starts_with(|c: char| c.is_ascii_alphabetic()) {
+        name
+    } else {
+        format!("k_{name}")
     };
     let path = suites.join(format!("{name}.toml"));
     let source = relative(kernel, suites)?;

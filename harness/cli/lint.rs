@@ -90,10 +90,10 @@ pub fn launches(filter: &str) -> ExitCode {
 
 /// The `kernelgate lint` command: the suites and baselines, or the `files` named.
 pub fn lint(files: &[PathBuf]) -> ExitCode {
-    match files.is_empty() {
-        true => lint_project().unwrap_or_else(|code| code),
-        false => lint_files(files),
+    if !files.is_empty() {
+        return lint_files(files);
     }
+    lint_project().unwrap_or_else(|code| code)
 }
 
 /// `kernelgate lint` of the project; `Err` is an exit before anything is compiled.
@@ -292,9 +292,10 @@ fn kind(path: &Path) -> Result<Kind, FileError> {
         "json" => {
             // A results file lists its trials; a baseline maps them by name.
             let v: serde_json::Value = serde_json::from_slice(&head).unwrap_or_default();
-            match v.get("trials").is_some_and(serde_json::Value::is_array) {
-                true => Kind::Results,
-                false => Kind::Baseline,
+            if v.get("trials").is_some_and(serde_json::Value::is_array) {
+                Kind::Results
+            } else {
+                Kind::Baseline
             }
         }
         _ => return Err(FileError::Unknown(path.to_path_buf())),

@@ -272,9 +272,10 @@ pub fn missing_header_hint(log: &str, found: &CudaHeaders) -> Option<String> {
             "`{header}` is not a CUDA header: put its folder in the suite's `include_dirs`"
         ));
     }
-    let wheel = match cccl {
-        true => "nvidia-cuda-cccl",
-        false => "nvidia-cuda-runtime",
+    let wheel = if cccl {
+        "nvidia-cuda-cccl"
+    } else {
+        "nvidia-cuda-runtime"
     };
     let searched = found
         .searched

@@ -312,10 +312,12 @@ impl CounterChange {
 
     /// The relative change, `new / old - 1` (0 when both are 0, infinite from 0).
     pub fn relative(&self) -> f64 {
-        match (self.old, self.new) {
-            (old, new) if old == new => 0.0,
-            (0.0, _) => f64::INFINITY,
-            (old, new) => new / old - 1.0,
+        if self.old == self.new {
+            0.0
+        } else if self.old == 0.0 {
+            f64::INFINITY
+        } else {
+            self.new / self.old - 1.0
         }
     }
 

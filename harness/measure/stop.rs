@@ -89,9 +89,10 @@ pub fn after_group(
     let stop = (n >= bench.min_samples && done && elapsed >= min_time)
         || n >= bench.max_samples
         || (elapsed >= cap && n >= bench.min_samples);
-    let next = match stop {
-        true => Next::Stop { hit_time_cap },
-        false => Next::Sample,
+    let next = if stop {
+        Next::Stop { hit_time_cap }
+    } else {
+        Next::Sample
     };
     let short = done.then(|| {
         (

@@ -212,9 +212,10 @@ fn unreliable(discarded: usize, rounds: usize, contended: usize, others: &[Strin
     .into_iter()
     .flatten()
     .collect();
-    let why = match why.is_empty() {
-        true => "it has no samples".into(),
-        false => why.join("; "),
+    let why = if why.is_empty() {
+        "it has no samples".into()
+    } else {
+        why.join("; ")
     };
     format!(
         "UNRELIABLE: {why}; not gated (its times are not this kernel's alone: re-run when the GPU is free)"

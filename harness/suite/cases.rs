@@ -110,9 +110,10 @@ pub fn expand(ctx: &mut Ctx, decls: &Decls) -> Vec<Case> {
 fn count_fits(ctx: &mut Ctx, decls: &Decls) -> bool {
     // `None`: a product past `usize`.
     let mut lens = decls.sizes.iter().map(|s| s.1.len());
-    let count = match decls.zip {
-        true => Some(lens.next().unwrap_or(1)),
-        false => lens.try_fold(1usize, |n, len| n.checked_mul(len)),
+    let count = if decls.zip {
+        Some(lens.next().unwrap_or(1))
+    } else {
+        lens.try_fold(1usize, |n, len| n.checked_mul(len))
     };
     if count.is_some_and(|c| c <= MAX_CASES) {
         return true;
