@@ -27,7 +27,7 @@ fn project(name: &str, script: &str) -> PathBuf {
 fn env(dir: &Path, script: &str) -> Vec<(&'static str, String)> {
     vec![
         (
-            "KERNELGATE_WORKER_PROGRAM",
+            kernelgate::worker::client::PROGRAM_ENV,
             std::env::current_exe().unwrap().display().to_string(),
         ),
         (
@@ -730,46 +730,29 @@ fn a_kernels_variants_share_their_rounds_and_their_reference_samples() {
     }
 }
 
+/// Each test by its function's name.
+macro_rules! tests {
+    ($($(#[$attr:meta])* $test:ident),* $(,)?) => {
+        vec![$($(#[$attr])* (stringify!($test), $test as fn())),*]
+    };
+}
+
 /// As `kernelgate`'s GPU worker, serves the script; otherwise runs the tests.
 fn main() -> std::process::ExitCode {
-    if std::env::var_os("KERNELGATE_WORKER").is_some() {
+    if std::env::var_os(kernelgate::worker::client::WORKER_ENV).is_some() {
         let script = std::env::var_os(scripted_worker::SCRIPT_ENV).unwrap_or_default();
         return std::process::ExitCode::from(scripted_worker::serve(script.into()) as u8);
     }
-    let tests: Vec<(&str, fn())> = vec![
-        (
-            "a_stored_gate_runs_end_to_end_on_two_scripted_gpus",
-            a_stored_gate_runs_end_to_end_on_two_scripted_gpus,
-        ),
-        (
-            "four_shards_merged_decide_as_one_process_does",
-            four_shards_merged_decide_as_one_process_does,
-        ),
-        (
-            "a_pool_of_gpu_models_is_decided_per_device_and_reported_side_by_side",
-            a_pool_of_gpu_models_is_decided_per_device_and_reported_side_by_side,
-        ),
-        (
-            "a_script_that_does_not_read_is_named_with_its_place",
-            a_script_that_does_not_read_is_named_with_its_place,
-        ),
+    let tests: Vec<(&str, fn())> = tests![
+        a_stored_gate_runs_end_to_end_on_two_scripted_gpus,
+        four_shards_merged_decide_as_one_process_does,
+        a_pool_of_gpu_models_is_decided_per_device_and_reported_side_by_side,
+        a_script_that_does_not_read_is_named_with_its_place,
         #[cfg(unix)]
-        (
-            "sigterm_ends_a_run_waiting_on_a_hung_worker_with_what_it_measured",
-            sigterm_ends_a_run_waiting_on_a_hung_worker_with_what_it_measured,
-        ),
-        (
-            "a_paired_regression_is_confirmed_in_a_fresh_worker",
-            a_paired_regression_is_confirmed_in_a_fresh_worker,
-        ),
-        (
-            "a_size_moved_to_an_axis_renames_its_trials_and_the_fastest_variant_is_reported",
-            a_size_moved_to_an_axis_renames_its_trials_and_the_fastest_variant_is_reported,
-        ),
-        (
-            "a_kernels_variants_share_their_rounds_and_their_reference_samples",
-            a_kernels_variants_share_their_rounds_and_their_reference_samples,
-        ),
+        sigterm_ends_a_run_waiting_on_a_hung_worker_with_what_it_measured,
+        a_paired_regression_is_confirmed_in_a_fresh_worker,
+        a_size_moved_to_an_axis_renames_its_trials_and_the_fastest_variant_is_reported,
+        a_kernels_variants_share_their_rounds_and_their_reference_samples,
     ];
     let tests = tests
         .into_iter()
