@@ -41,7 +41,9 @@ history/ (−60): 34,361; and 34,400 → 34,325 after a fourth over runner/, wor
 device/ (−58): 34,303; then 34,325 → 33,725 after the scripted worker left the product for the
 tests (a test double the tests start as `KERNELGATE_WORKER_PROGRAM`: −249) and three review
 passes (suite/, check/, sass/ and their neighbours: −195; report/, html/, history/ and the root
-files: −74; runner/, worker/, measure/, device/, cli/ and lab/: −82): 33,703."""
+files: −74; runner/, worker/, measure/, device/, cli/ and lab/: −82): 33,703, and 33,713 after a last read
+of the change (if/else again where the passes had matched on a bool for the line count alone, a
+kernel's argument list written out: +10)."""
 import pathlib
 import sys
 
