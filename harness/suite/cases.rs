@@ -2,11 +2,15 @@
 //! so that a bad length, launch shape or argument value is reported at load time.
 
 use super::args::ArgSpec;
+use super::buffer_tables::Buffers;
 use super::ctx::Ctx;
-use super::decls::{Decls, KernelDecl, LaunchDecl, Located};
+use super::decls::{KernelDecl, LaunchDecl, Located};
 use super::expr::Expr;
+use super::kernel_tables::Kernels;
+use super::sweep::Sweep;
 use super::values::{iota_overflow, MAX_CASES, MAX_REGISTERS_PER_BLOCK, MAX_SHARED_BYTES};
-use super::{ArgValue, Case, Launch};
+use super::{ArgValue, Case, Kernel, Launch};
+use crate::dtype::DType;
 use std::collections::BTreeMap;
 
 /// Hardware limits on launch shapes (the same on every GPU since compute capability 3.0).
@@ -18,15 +22,24 @@ const ANY: (i64, i64) = (i64::MIN, i64::MAX);
 /// The most memory any GPU kernelgate supports holds, bytes: a B300's 288 GB.
 const MAX_DEVICE_BYTES: u64 = 288_000_000_000;
 
+/// Everything `expand` evaluates per case: the phases' results, as they read them.
+pub(super) struct Decls {
+    pub sweep: Sweep,
+    pub buffers: Buffers,
+    pub kernels: Kernels,
+    pub bytes: Option<Located<Expr>>,
+    pub flops: Option<Located<Expr>>,
+}
+
 /// Each case's sizes, in the order the suite declares them.
-fn combinations(decls: &Decls) -> Vec<Vec<(String, i64)>> {
-    if decls.zip && !decls.sizes.is_empty() {
-        let n = decls.sizes[0].1.len();
+fn combinations(sweep: &Sweep) -> Vec<Vec<(String, i64)>> {
+    if sweep.zip && !sweep.sizes.is_empty() {
+        let n = sweep.sizes[0].1.len();
         return (0..n)
-            .map(|i| decls.sizes.iter().map(|(k, v)| (k.clone(), v[i])).collect())
+            .map(|i| sweep.sizes.iter().map(|(k, v)| (k.clone(), v[i])).collect())
             .collect();
     }
-    super::axes::combinations(&decls.sizes)
+    super::axes::combinations(&sweep.sizes)
 }
 
 /// ` for n=4096` where one of `exprs` is written over the sizes (the case is what made it
@@ -85,18 +98,18 @@ fn eval(
 /// Expands the sweep into cases. Errors are recorded in `ctx`; the returned cases are only
 /// meaningful when none were.
 pub fn expand(ctx: &mut Ctx, decls: &Decls) -> Vec<Case> {
-    if !count_fits(ctx, decls) {
+    if !count_fits(ctx, &decls.sweep) {
         return Vec::new();
     }
     ctx.device
         .get_or_insert_with(super::device::for_expressions);
     let mut labels = std::collections::BTreeSet::new();
     let mut cases = Vec::new();
-    for sizes in combinations(decls) {
+    for sizes in combinations(&decls.sweep) {
         let label = super::axes::shown(&sizes);
         if !labels.insert(label.clone()) {
             ctx.error(
-                decls.sizes_at,
+                decls.sweep.at,
                 format!("case `{label}` appears twice (remove the repeated size value)"),
             );
             continue;
@@ -107,10 +120,10 @@ pub fn expand(ctx: &mut Ctx, decls: &Decls) -> Vec<Case> {
 }
 
 /// Whether the sweep makes at most `MAX_CASES` cases; an error when not.
-fn count_fits(ctx: &mut Ctx, decls: &Decls) -> bool {
+fn count_fits(ctx: &mut Ctx, sweep: &Sweep) -> bool {
     // `None`: a product past `usize`.
-    let mut lens = decls.sizes.iter().map(|s| s.1.len());
-    let count = if decls.zip {
+    let mut lens = sweep.sizes.iter().map(|s| s.1.len());
+    let count = if sweep.zip {
         Some(lens.next().unwrap_or(1))
     } else {
         lens.try_fold(1usize, |n, len| n.checked_mul(len))
@@ -119,7 +132,7 @@ fn count_fits(ctx: &mut Ctx, decls: &Decls) -> bool {
         return true;
     }
     let n = count.map_or_else(|| "too many".to_string(), |c| c.to_string());
-    ctx.error(decls.sizes_at, format!("the sizes make {n} cases, over the limit of {MAX_CASES} (use `sweep = \"zip\"` to pair lists, or fewer values)"));
+    ctx.error(sweep.at, format!("the sizes make {n} cases, over the limit of {MAX_CASES} (use `sweep = \"zip\"` to pair lists, or fewer values)"));
     false
 }
 
@@ -130,26 +143,26 @@ fn case(ctx: &mut Ctx, decls: &Decls, cased: BTreeMap<String, i64>, label: Strin
     if let Some(d) = &ctx.device {
         sizes.extend(d.named());
     }
-    let lens: Vec<usize> = decls
-        .buffer_lens
-        .iter()
+    let buffers = &decls.buffers;
+    let lens: Vec<usize> = (buffers.lens.iter())
         .map(|l| eval(ctx, l, &sizes, &label, (1, i64::MAX), "buffer length").unwrap_or(1) as usize)
         .collect();
-    check_contents(ctx, decls, &lens, &label);
-    let buffer_bytes = bytes_of(&lens, &decls.buffer_types);
+    check_contents(ctx, buffers, &lens, &label);
+    let buffer_bytes = bytes_of(&lens, buffers.list.iter().map(|b| b.dtype));
     if buffer_bytes.is_none_or(|b| b > MAX_DEVICE_BYTES) {
         // At the largest buffer's length: no GPU could hold the case (issue 32: terabytes).
-        let largest = (lens.iter().zip(&decls.buffer_types).enumerate())
-            .max_by_key(|(_, (n, t))| (**n as u128) * t.size() as u128)
+        let largest = (lens.iter().zip(&buffers.list).enumerate())
+            .max_by_key(|(_, (n, b))| (**n as u128) * b.dtype.size() as u128)
             .map_or(0, |(i, _)| i);
         let need = buffer_bytes.map_or("more than 2^64".to_string(), |b| b.to_string());
-        let at = decls.buffer_lens.get(largest).map_or(0, |l| l.at);
+        let at = buffers.lens.get(largest).map_or(0, |l| l.at);
         ctx.error(at, format!("the buffers of a case take {need} bytes{}, more than any GPU holds ({MAX_DEVICE_BYTES} bytes, a B300's 288 GB): shrink the sizes", in_case(&label)));
     }
     let mut launches = Vec::new();
     let mut scratch_lens = Vec::new();
     let mut skipped = Vec::new();
-    for (ki, k) in decls.kernels.iter().enumerate() {
+    let kernels = decls.kernels.decls.iter().zip(&decls.kernels.list);
+    for (ki, (k, model)) in kernels.enumerate() {
         // A variant's expressions read its axes too, and its errors name them.
         let mut values = sizes.clone();
         values.extend(k.axes.iter().cloned());
@@ -168,10 +181,10 @@ fn case(ctx: &mut Ctx, decls: &Decls, cased: BTreeMap<String, i64>, label: Strin
         }
         let (steps, scratch) = kernel(
             ctx,
-            k,
+            (k, model),
             &values,
             &label,
-            (decls.buffer_lens.len(), buffer_bytes),
+            (buffers.lens.len(), buffer_bytes),
         );
         if let (Some(at), Some(call)) = (k.library, steps.first()) {
             super::library::check_case(ctx, call, &lens, &in_case(&label), at);
@@ -186,7 +199,7 @@ fn case(ctx: &mut Ctx, decls: &Decls, cased: BTreeMap<String, i64>, label: Strin
     };
     let bytes = amount(ctx, &decls.bytes, "bytes");
     let flops = amount(ctx, &decls.flops, "flops");
-    let init_bounds = init_bounds(ctx, decls, &sizes, &label);
+    let init_bounds = init_bounds(ctx, buffers, &sizes, &label);
     Case {
         label,
         sizes: cased,
@@ -205,15 +218,15 @@ fn case(ctx: &mut Ctx, decls: &Decls, cased: BTreeMap<String, i64>, label: Strin
 /// `uniform`, both inside the element type. Empty when no bound is written over the sizes.
 fn init_bounds(
     ctx: &mut Ctx,
-    decls: &Decls,
+    buffers: &Buffers,
     sizes: &BTreeMap<String, i64>,
     label: &str,
 ) -> Vec<Option<[f64; 2]>> {
-    if decls.init_bounds.is_empty() {
+    if buffers.init_bounds.is_empty() {
         return Vec::new();
     }
-    let mut out = vec![None; decls.buffer_types.len()];
-    for ib in &decls.init_bounds {
+    let mut out = vec![None; buffers.list.len()];
+    for ib in &buffers.init_bounds {
         let [min, max] = [0, 1].map(|k| match &ib.bounds[k] {
             Ok(v) => Some(*v),
             Err(e) => eval(ctx, e, sizes, label, ANY, "the init's bound").map(|v| v as f64),
@@ -248,7 +261,7 @@ fn init_bounds(
 }
 
 /// Bytes of buffers of these lengths and element types; `None` past `u64`.
-fn bytes_of(lens: &[usize], types: &[crate::dtype::DType]) -> Option<u64> {
+fn bytes_of(lens: &[usize], types: impl IntoIterator<Item = DType>) -> Option<u64> {
     lens.iter().zip(types).try_fold(0u64, |sum, (n, t)| {
         sum.checked_add((*n as u64).checked_mul(t.size() as u64)?)
     })
@@ -256,8 +269,8 @@ fn bytes_of(lens: &[usize], types: &[crate::dtype::DType]) -> Option<u64> {
 
 /// What the buffers' lengths must agree with: each .npy file's element count, and each iota's
 /// last value within its type.
-fn check_contents(ctx: &mut Ctx, decls: &Decls, lens: &[usize], label: &str) {
-    for &(buffer, count, at) in &decls.npy_checks {
+fn check_contents(ctx: &mut Ctx, buffers: &Buffers, lens: &[usize], label: &str) {
+    for &(buffer, count, at) in &buffers.npy_checks {
         if lens.get(buffer) != Some(&count) {
             ctx.error(
                 at,
@@ -269,7 +282,7 @@ fn check_contents(ctx: &mut Ctx, decls: &Decls, lens: &[usize], label: &str) {
             );
         }
     }
-    for &(buffer, start, step, dtype, at) in &decls.iotas {
+    for &(buffer, start, step, dtype, at) in &buffers.iotas {
         let len = lens.get(buffer).copied().unwrap_or(1);
         if let Some(last) = iota_overflow(start, step, len, dtype) {
             ctx.error(at, format!("iota reaches {last} at element {}{}, outside what `{dtype}` holds (lower the step, or use a wider type)", len - 1, in_case(label)));
@@ -281,7 +294,7 @@ fn check_contents(ctx: &mut Ctx, decls: &Decls, lens: &[usize], label: &str) {
 /// case's buffers (`buffers`: their count and bytes) against its memory budget.
 fn kernel(
     ctx: &mut Ctx,
-    k: &KernelDecl,
+    (k, kernel): (&KernelDecl, &Kernel),
     sizes: &BTreeMap<String, i64>,
     label: &str,
     (buffers, buffer_bytes): (usize, Option<u64>),
@@ -291,9 +304,9 @@ fn kernel(
         .iter()
         .map(|l| eval(ctx, l, sizes, label, (1, i64::MAX), "scratch length").unwrap_or(1) as usize)
         .collect();
-    if let Some((budget, at)) = k.budget {
+    if let (Some(budget), Some(at)) = (kernel.limits.memory_budget, k.budget_at) {
         let need = buffer_bytes
-            .zip(bytes_of(&lens, &k.scratch_types))
+            .zip(bytes_of(&lens, kernel.scratch.iter().map(|s| s.dtype)))
             .and_then(|(a, b)| a.checked_add(b));
         if need.is_none_or(|n| n > budget) {
             let need = need.map_or("more than 2^64".to_string(), |n| n.to_string());
@@ -305,7 +318,7 @@ fn kernel(
     let steps = k
         .launches
         .iter()
-        .map(|l| launch(ctx, l, sizes, label, buffers, k.max_registers))
+        .map(|l| launch(ctx, l, sizes, label, buffers, kernel.limits.max_registers))
         .collect();
     (steps, lens)
 }

@@ -1,6 +1,6 @@
-//! `Decls`: a suite's declarations parsed but not yet evaluated — the expressions of lengths,
-//! launches and amounts that `cases::expand` resolves for every case, each with where it was
-//! written.
+//! `KernelDecl`: a kernel's declarations parsed but not yet evaluated — the expressions of its
+//! launches and scratch lengths that `cases::expand` resolves for every case, each with where it
+//! was written — and the other parsed forms the cases read (`Located`, `InitBounds`, `Condition`).
 
 use super::args::ArgSpec;
 use super::expr::{err, Expr, ExprError};
@@ -30,11 +30,8 @@ pub struct LaunchDecl {
 pub struct KernelDecl {
     pub launches: Vec<LaunchDecl>,
     pub scratch_lens: Vec<Located<Expr>>,
-    pub scratch_types: Vec<DType>,
-    /// `max_registers`, checked against each launch's block size.
-    pub max_registers: Option<u32>,
-    /// `memory_budget` in bytes, and where it was written.
-    pub budget: Option<(u64, usize)>,
+    /// Where the kernel's (or the suite's) `memory_budget` is written.
+    pub budget_at: Option<usize>,
     /// The variant's axis values (`suite::axes`), which its expressions read besides the sizes.
     pub axes: Vec<(String, i64)>,
     /// Where a library call's args are written (`suite::library`), checked per case.
@@ -56,25 +53,6 @@ pub struct InitBounds {
     pub dtype: DType,
     /// Where the init was written.
     pub at: usize,
-}
-
-/// Everything `expand` evaluates per case.
-pub struct Decls {
-    pub sizes: Vec<(String, Vec<i64>)>,
-    pub zip: bool,
-    pub sizes_at: usize,
-    pub buffer_lens: Vec<Located<Expr>>,
-    pub kernels: Vec<KernelDecl>,
-    pub bytes: Option<Located<Expr>>,
-    pub flops: Option<Located<Expr>>,
-    /// (buffer, element count of its .npy file, where the file was named)
-    pub npy_checks: Vec<(usize, usize, usize)>,
-    /// (buffer, start, step, element type, where the init was written)
-    pub iotas: Vec<(usize, f64, f64, DType, usize)>,
-    /// Element type of each buffer.
-    pub buffer_types: Vec<DType>,
-    /// Inits with a bound over the sizes.
-    pub init_bounds: Vec<InitBounds>,
 }
 
 /// `BM * BN > 4096`: two expressions and how they compare.

@@ -79,9 +79,8 @@ pub(super) fn kernel_tables(
             );
             out.pending.append(&mut found.pending);
             let budget_at = k.memory_budget.as_ref().or(rs.memory_budget.as_ref());
-            let budget = kernel.limits.memory_budget;
             out.decls.extend(decl.map(|d| KernelDecl {
-                budget: budget.zip(budget_at.map(|b| b.span().start)),
+                budget_at: budget_at.map(|b| b.span().start),
                 axes: v.values,
                 library: args_at,
                 case_skips: v.case_skips,
@@ -214,7 +213,7 @@ fn name_and_reference(ctx: &mut Ctx, k: &RawKernel, out: &mut Kernels) {
 
 /// One kernel from its table `k` (at `at`), compiled from `source` (its index and text): its
 /// launches checked against the buffers and the source, its scratch buffers and limits. The
-/// declaration is `None` unless every launch parsed; its `budget` is filled by the caller.
+/// declaration is `None` unless every launch parsed; its `budget_at` is filled by the caller.
 fn kernel_table(
     ctx: &mut Ctx,
     (k, at): (&RawKernel, usize),
@@ -260,8 +259,6 @@ fn kernel_table(
     let decl = complete.then(|| KernelDecl {
         launches: decls,
         scratch_lens,
-        scratch_types: scratch.iter().map(|s| s.dtype).collect(),
-        max_registers: limits.max_registers,
         ..KernelDecl::default()
     });
     let kernel = Kernel {

@@ -12,10 +12,9 @@
 
 use super::bench_table::bench_table;
 use super::buffer_tables::buffer_tables;
-use super::cases;
+use super::cases::{self, Decls};
 use super::check_table::check_table;
 use super::ctx::Ctx;
-use super::decls::Decls;
 use super::kernel_tables::kernel_tables;
 use super::schema::RawFile;
 use super::suite_table::suite_table;
@@ -193,17 +192,11 @@ fn build(ctx: &mut Ctx, raw: RawFile) -> Option<Suite> {
         return None;
     }
     let decls = Decls {
-        sizes: sweep.sizes,
-        zip: sweep.zip,
-        sizes_at: sweep.at,
-        buffer_lens: buffers.lens,
-        kernels: kernels.decls,
+        sweep,
+        buffers,
+        kernels,
         bytes,
         flops,
-        npy_checks: buffers.npy_checks,
-        iotas: buffers.iotas,
-        init_bounds: buffers.init_bounds,
-        buffer_types: buffers.list.iter().map(|b| b.dtype).collect(),
     };
     let cases = cases::expand(ctx, &decls);
     Some(Suite {
@@ -211,13 +204,13 @@ fn build(ctx: &mut Ctx, raw: RawFile) -> Option<Suite> {
         name_pos: crate::error::line_col(ctx.text, rs.name.span().start),
         warnings: std::mem::take(&mut ctx.warnings),
         path: ctx.path.to_path_buf(),
-        kernel_lines: kernels.lines,
+        kernel_lines: decls.kernels.lines,
         sources: table.sources,
         include_dirs: table.include_dirs,
         options: table.options,
-        buffers: buffers.list,
-        kernels: kernels.list,
-        reference: kernels.reference?,
+        buffers: decls.buffers.list,
+        kernels: decls.kernels.list,
+        reference: decls.kernels.reference?,
         cases,
         check,
         bench,
