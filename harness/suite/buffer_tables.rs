@@ -1,7 +1,7 @@
 //! Phase `buffer_tables`: the `[[buffer]]` tables — each buffer's name, element type, role and
 //! `init` (checked against its type), and its length expression over the sizes.
 
-use super::ctx::{element_type, expr, is_ident, Ctx};
+use super::ctx::{choice, element_type, expr, is_ident, Ctx};
 use super::decls::{InitBounds, Located};
 use super::expr::Expr;
 use super::init::parse_init;
@@ -46,7 +46,7 @@ pub(super) fn buffer_tables(
         let first = |i: usize| raw[i].get_ref().name.span().start;
         check_name(ctx, b, (&out.by_name, &first), sizes);
         let dtype = element_type(ctx, &b.dtype).unwrap_or(DType::F32);
-        let (role, init) = match role(ctx, b, rb.span().start) {
+        let (role, init) = match role(ctx, b) {
             Some(role) => (role, init(ctx, (dir, sizes), b, role, dtype, &mut out)),
             // An unknown role says nothing about what the buffer needs: no more errors from it
             // (seen: `role = "in-out"` also drew "needs an init" and "no output").
@@ -100,23 +100,17 @@ fn check_name(
 }
 
 /// `role = "input" | "output" | "inout"`, input when absent; `None` (recorded) when unknown.
-fn role(ctx: &mut Ctx, b: &RawBuffer, table_at: usize) -> Option<Role> {
-    Some(match b.role.as_ref().map(|r| r.get_ref().as_str()) {
-        None | Some("input") => Role::Input,
-        Some("output") => Role::Output,
-        Some("inout") => Role::Inout,
-        Some(other) => {
-            let at = b.role.as_ref().map(|r| r.span().start).unwrap_or(table_at);
-            ctx.error(
-                at,
-                format!(
-                    "unknown role `{other}`{} (use \"input\", \"output\" or \"inout\")",
-                    crate::suggest::did_you_mean(other, ["input", "output", "inout"])
-                ),
-            );
-            return None;
-        }
-    })
+fn role(ctx: &mut Ctx, b: &RawBuffer) -> Option<Role> {
+    let Some(r) = &b.role else {
+        return Some(Role::Input);
+    };
+    let roles = [
+        ("input", Role::Input),
+        ("output", Role::Output),
+        ("inout", Role::Inout),
+    ];
+    let fix = "use \"input\", \"output\" or \"inout\"";
+    choice(ctx, (r.span().start, r.get_ref()), &roles, "role", fix)
 }
 
 /// The buffer's `init`: required for what kernels read, refused for outputs (they are

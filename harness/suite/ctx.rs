@@ -102,6 +102,23 @@ pub(super) fn element_type(ctx: &mut Ctx, raw: &Spanned<String>) -> Option<DType
     t
 }
 
+/// The value of `word` (written at `at`) among `choices`; another word is an error there,
+/// `unknown {what} `word``, with the closest choice and what to write (`fix`).
+pub(super) fn choice<T: Copy>(
+    ctx: &mut Ctx,
+    (at, word): (usize, &str),
+    choices: &[(&str, T)],
+    what: &str,
+    fix: &str,
+) -> Option<T> {
+    if let Some((_, value)) = choices.iter().find(|(w, _)| *w == word) {
+        return Some(*value);
+    }
+    let hint = crate::suggest::did_you_mean(word, choices.iter().map(|(w, _)| *w));
+    ctx.error(at, format!("unknown {what} `{word}`{hint} ({fix})"));
+    None
+}
+
 /// Whether `s` is a name: a letter or `_`, then letters, digits, `_` or `-`.
 pub(super) fn is_ident(s: &str) -> bool {
     let mut chars = s.chars();

@@ -3,7 +3,7 @@
 //! checked against the source in `entry`).
 
 use super::args;
-use super::ctx::{element_type, expr, is_ident, Ctx};
+use super::ctx::{choice, element_type, expr, is_ident, Ctx};
 use super::decls::{LaunchDecl, Located};
 use super::expr::Expr;
 use super::schema::{ExprText, RawKernel, RawLaunch};
@@ -189,18 +189,7 @@ pub(super) fn limits(
 /// `key = "forbid" | "allow"` as whether it forbids; `None` where absent or unknown (recorded).
 fn forbids(ctx: &mut Ctx, value: &Option<Spanned<String>>, key: &str) -> Option<bool> {
     let s = value.as_ref()?;
-    match s.get_ref().as_str() {
-        "allow" => Some(false),
-        "forbid" => Some(true),
-        other => {
-            ctx.error(
-                s.span().start,
-                format!(
-                    "unknown {key} `{other}`{} (write \"forbid\" or \"allow\")",
-                    crate::suggest::did_you_mean(other, ["forbid", "allow"])
-                ),
-            );
-            None
-        }
-    }
+    let words = [("forbid", true), ("allow", false)];
+    let fix = "write \"forbid\" or \"allow\"";
+    choice(ctx, (s.span().start, s.get_ref()), &words, key, fix)
 }

@@ -8,7 +8,7 @@
 //! through `const` are not outputs, the output is written, sizes convert to `int`.
 
 use super::buffer_tables::Buffers;
-use super::ctx::Ctx;
+use super::ctx::{choice, Ctx};
 use super::schema::{ExprText, RawKernel, RawLayout};
 use super::{Launch, Source};
 use crate::dtype::DType;
@@ -204,23 +204,14 @@ fn options(ctx: &mut Ctx, k: &RawKernel, types: [DType; 3], args_at: usize) -> O
         gemm.layouts = layouts(ctx, l)?;
     }
     if let Some(m) = &raw.math {
-        gemm.math = match m.get_ref().as_str() {
-            "default" => Math::Default,
-            "tf32" if a == DType::F32 => Math::Tf32,
-            "tf32" => {
-                let message = format!("math = \"tf32\" rounds f32 inputs, and A is {a}: remove it");
-                ctx.error(m.span().start, message);
-                return None;
-            }
-            other => {
-                let hint = crate::suggest::did_you_mean(other, ["default", "tf32"]);
-                ctx.error(
-                    m.span().start,
-                    format!("unknown math `{other}`{hint} (write \"default\" or \"tf32\")"),
-                );
-                return None;
-            }
-        };
+        let maths = [("default", Math::Default), ("tf32", Math::Tf32)];
+        let fix = "write \"default\" or \"tf32\"";
+        gemm.math = choice(ctx, (m.span().start, m.get_ref()), &maths, "math", fix)?;
+        if gemm.math == Math::Tf32 && a != DType::F32 {
+            let message = format!("math = \"tf32\" rounds f32 inputs, and A is {a}: remove it");
+            ctx.error(m.span().start, message);
+            return None;
+        }
     }
     gemm.alpha = raw.alpha.unwrap_or(1.0);
     gemm.beta = raw.beta.as_ref().map_or(0.0, |b| *b.get_ref());
@@ -241,14 +232,10 @@ fn options(ctx: &mut Ctx, k: &RawKernel, types: [DType; 3], args_at: usize) -> O
 
 /// `layout = "row"` or `["row", "col", "row"]`: the layouts of A, B and C.
 fn layouts(ctx: &mut Ctx, l: &Spanned<RawLayout>) -> Option<[Layout; 3]> {
-    let word = |ctx: &mut Ctx, w: &str| match w {
-        "row" => Some(Layout::Row),
-        "col" => Some(Layout::Col),
-        _ => {
-            let hint = crate::suggest::did_you_mean(w, ["row", "col"]);
-            ctx.error(l.span().start, format!("unknown layout `{w}`{hint} (write \"row\" or \"col\", or a list of three for A, B and C)"));
-            None
-        }
+    let word = |ctx: &mut Ctx, w: &str| {
+        let layouts = [("row", Layout::Row), ("col", Layout::Col)];
+        let fix = "write \"row\" or \"col\", or a list of three for A, B and C";
+        choice(ctx, (l.span().start, w), &layouts, "layout", fix)
     };
     match l.get_ref() {
         RawLayout::All(w) => Some([word(ctx, w)?; 3]),

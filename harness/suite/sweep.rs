@@ -1,7 +1,7 @@
 //! Phase `sweep`: the sizes of `[suite]` (`sizes = { n = [4096, 65536] }`) and how they combine
 //! into cases (`sweep = "product"`, every combination, or `"zip"`, the lists side by side).
 
-use super::ctx::{is_ident, Ctx};
+use super::ctx::{choice, is_ident, Ctx};
 use super::schema::RawSuite;
 
 /// The sizes and how they combine, checked.
@@ -24,26 +24,21 @@ impl Sweep {
 /// Reads `sizes` and `sweep` of `[suite]` (written at `suite_at`); errors are recorded.
 pub(super) fn sweep(ctx: &mut Ctx, rs: &RawSuite, suite_at: usize) -> Sweep {
     let at = rs.sizes.as_ref().map_or(suite_at, |s| s.span().start);
-    let zipped = rs.sweep.as_ref().is_some_and(|s| s.get_ref() == "zip");
-    let sizes = values(ctx, rs.sizes.as_ref(), (at, "size"), zipped);
-    let zip = match rs.sweep.as_ref().map(|s| s.get_ref().as_str()) {
-        None | Some("product") => false,
-        Some("zip") => {
-            if sizes.windows(2).any(|w| w[0].1.len() != w[1].1.len()) {
-                ctx.error(
-                    at,
-                    "`sweep = \"zip\"` needs every size list to have the same length",
-                );
-            }
-            true
-        }
-        Some(other) => {
-            let at = rs.sweep.as_ref().map_or(suite_at, |s| s.span().start);
-            let hint = crate::suggest::did_you_mean(other, ["product", "zip"]);
-            ctx.error(at, format!("unknown sweep `{other}`{hint} (write \"product\" for every combination or \"zip\" to pair lists element by element)"));
-            false
-        }
-    };
+    let zip = rs.sweep.as_ref().is_some_and(|s| s.get_ref() == "zip");
+    let sizes = values(ctx, rs.sizes.as_ref(), (at, "size"), zip);
+    // The word is checked after the sizes, whose errors come first.
+    if let Some(s) = &rs.sweep {
+        let words = [("product", false), ("zip", true)];
+        let fix =
+            "write \"product\" for every combination or \"zip\" to pair lists element by element";
+        choice(ctx, (s.span().start, s.get_ref()), &words, "sweep", fix);
+    }
+    if zip && sizes.windows(2).any(|w| w[0].1.len() != w[1].1.len()) {
+        ctx.error(
+            at,
+            "`sweep = \"zip\"` needs every size list to have the same length",
+        );
+    }
     Sweep { sizes, zip, at }
 }
 
