@@ -40,10 +40,11 @@ pub fn set_from_gpu(ordinal: i32) {
 /// Whether a suite file under `dir` names a device attribute (a name in a comment counts too):
 /// only then does a run ask its GPU before loading, which costs a driver start per process.
 pub fn named_in(dir: &std::path::Path) -> bool {
-    let files = super::discover::discover(dir).unwrap_or_default();
-    files
-        .iter()
-        .any(|p| std::fs::read_to_string(p).is_ok_and(|t| names(&t)))
+    // A folder with a link loop does not load: nothing to ask the GPU for.
+    let found = super::discover::discover_all(dir).ok();
+    let files = found.filter(|f| f.loops.is_empty()).map(|f| f.files);
+    let named = |p: &std::path::PathBuf| std::fs::read_to_string(p).is_ok_and(|t| names(&t));
+    files.is_some_and(|files| files.iter().any(named))
 }
 
 /// Whether `text` holds an attribute's name as a word of its own (`cc`, not `accumulate`).

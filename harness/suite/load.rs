@@ -23,8 +23,6 @@ use super::Suite;
 use crate::error::{Diagnostic, LoadError};
 use std::path::Path;
 
-pub use super::bench_table::parse_percent;
-pub use super::discover::discover;
 pub use super::kernels::parse_bytes;
 
 /// Loads every suite under `dir`; all problems in all files are reported together, link

@@ -36,7 +36,7 @@ mod values;
 pub use bench_table::PRECISION_OF_MAX_SLOWDOWN;
 pub use ctx::Scope;
 pub use load::{
-    discover, load_bytes, load_dir, load_dir_for, load_dir_in, load_file, load_file_on, load_text,
+    load_bytes, load_dir, load_dir_for, load_dir_in, load_file, load_file_on, load_text,
 };
 pub use model::{
     ArgValue, Bench, Buffer, Case, Check, Flush, Init, Kernel, Launch, Limits, Role, Scratch,
