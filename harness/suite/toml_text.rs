@@ -12,16 +12,8 @@ pub(super) fn utf8<'a>(path: &Path, bytes: &'a [u8]) -> Result<&'a str, Diagnost
         let good = e.valid_up_to();
         // The prefix up to `good` is valid UTF-8 by definition.
         let prefix = std::str::from_utf8(&bytes[..good]).unwrap_or("");
-        let (line, col) = line_col(prefix, good);
-        Diagnostic {
-            file: path.to_path_buf(),
-            line,
-            col,
-            message: format!(
-                "byte 0x{:02x} is not UTF-8 (suite files and kernel sources are UTF-8 text: re-save the file as UTF-8)",
-                bytes[good]
-            ),
-        }
+        let message = format!("byte 0x{:02x} is not UTF-8 (suite files and kernel sources are UTF-8 text: re-save the file as UTF-8)", bytes[good]);
+        Diagnostic::at(path, prefix, good, message)
     })
 }
 
