@@ -5,24 +5,27 @@
 //! driver checks the parameters when the module loads.
 
 use super::args::{ArgSpec, ScalarType};
+use super::ctx::Ctx;
 use super::decls::Located;
 use super::{Source, SourceKind};
 use crate::device::ptx::{self, PtxParam};
 
-/// Problems with one launch of `entry` from `source`, as `(byte offset, message)`; `at` is
-/// where the entry name and the args list start in the suite file.
+/// Checks one launch of `entry` from `source`; `at` is where the entry name and the args list
+/// start in the suite file. Problems are recorded in `ctx`.
 pub(super) fn check_launch(
+    ctx: &mut Ctx,
     source: &Source,
     entry: &str,
     at: (usize, usize),
     args: &[Located<ArgSpec>],
-) -> Vec<(usize, String)> {
+) {
     if source.kind() == SourceKind::Cubin {
-        return cubin_entry(source, entry, at.0);
+        return cubin_entry(ctx, source, entry, at.0);
     }
     if source.kind() != SourceKind::Ptx {
-        return Vec::new();
+        return;
     }
+    let file = source.path.display();
     let functions = ptx::parse(&source.text);
     let Some(f) = functions.get(entry).filter(|f| f.entry) else {
         let mut entries: Vec<&str> = functions
@@ -37,70 +40,47 @@ pub(super) fn check_launch(
             source.text.matches('}').count(),
         );
         if opens != closes {
-            return vec![(
-                at.0,
-                format!(
-                    "`{}` is cut off: it opens {opens} `{{` and closes {closes} (a PTX file ends after its last function's `}}`): write it again",
-                    source.path.display()
-                ),
-            )];
+            return ctx.error(at.0, format!("`{file}` is cut off: it opens {opens} `{{` and closes {closes} (a PTX file ends after its last function's `}}`): write it again"));
         }
-        return vec![(
-            at.0,
-            format!(
-                "no `.entry {entry}` in `{}` (its entries: {}); a PTX entry is named as in the file, mangled names included",
-                source.path.display(),
-                crate::suggest::joined_or_none(&entries, ", ")
-            ),
-        )];
+        let entries = crate::suggest::joined_or_none(&entries, ", ");
+        return ctx.error(at.0, format!("no `.entry {entry}` in `{file}` (its entries: {entries}); a PTX entry is named as in the file, mangled names included"));
     };
-    let where_ = format!("`.entry {entry}` ({})", source.path.display());
-    let list = || {
-        f.params
-            .iter()
-            .map(|p| format!(".{}[{} B]", p.ty, p.bytes))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+    let where_ = format!("`.entry {entry}` ({file})");
     if f.params.len() != args.len() {
-        return vec![(
+        let list: Vec<String> = (f.params.iter())
+            .map(|p| format!(".{}[{} B]", p.ty, p.bytes))
+            .collect();
+        return ctx.error(
             at.1,
             format!(
                 "{} args given, but {where_} takes {}: ({})",
                 args.len(),
                 f.params.len(),
-                list()
+                list.join(", ")
             ),
-        )];
+        );
     }
-    (f.params.iter().zip(args).enumerate())
-        .filter_map(|(i, (param, arg))| {
-            let m = mismatch(param, &arg.value)?;
-            Some((
+    for (i, (param, arg)) in f.params.iter().zip(args).enumerate() {
+        if let Some(m) = mismatch(param, &arg.value) {
+            ctx.error(
                 arg.at,
                 format!("parameter {i} of {where_} is .{}: {m}", param.ty),
-            ))
-        })
-        .collect()
+            );
+        }
+    }
 }
 
 /// An error at `at` when the CUBIN `source` has no kernel `entry`: its entries are listed.
-fn cubin_entry(source: &Source, entry: &str, at: usize) -> Vec<(usize, String)> {
+fn cubin_entry(ctx: &mut Ctx, source: &Source, entry: &str, at: usize) {
     let Ok(bytes) = std::fs::read(&source.path) else {
-        return Vec::new(); // read when the source was; a file gone since is the loader's to say
+        return; // read when the source was; a file gone since is the loader's to say
     };
     let entries = crate::device::binary::cubin_entries(&bytes);
-    if entries.iter().any(|e| e == entry) {
-        return Vec::new();
+    if !entries.iter().any(|e| e == entry) {
+        let file = source.path.display();
+        let entries = crate::suggest::joined_or_none(&entries, ", ");
+        ctx.error(at, format!("no kernel `{entry}` in `{file}` (its kernels: {entries}); a CUBIN's kernel is named as in the file, mangled names included"));
     }
-    vec![(
-        at,
-        format!(
-            "no kernel `{entry}` in `{}` (its kernels: {}); a CUBIN's kernel is named as in the file, mangled names included",
-            source.path.display(),
-            crate::suggest::joined_or_none(&entries, ", ")
-        ),
-    )]
 }
 
 /// Why `arg` cannot be passed as `param`, if it cannot.

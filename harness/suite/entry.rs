@@ -133,10 +133,7 @@ pub(super) fn check_entry(
     if !source.kind().is_compiled() {
         // PTX: the entry and its `.param` list; a CUBIN: the entry; a fatbin when loaded.
         let spans = (at, l.args.span().start);
-        for (offset, message) in super::binary::check_launch(source, entry, spans, &decl.args) {
-            ctx.error(offset, message);
-        }
-        return;
+        return super::binary::check_launch(ctx, source, entry, spans, &decl.args);
     }
     let (base, targs) = match template_args(entry) {
         Ok(x) => x,
