@@ -64,7 +64,7 @@ fn eval(
     e: &Located<Expr>,
     sizes: &BTreeMap<String, i64>,
     case: &str,
-    range: (i64, i64),
+    (lo, hi): (i64, i64),
     what: &str,
 ) -> Option<i64> {
     // Said only in an error: the case, and which device's values an expression that reads
@@ -72,22 +72,14 @@ fn eval(
     let place = |ctx: &Ctx| {
         let device = crate::device::Attributes::NAMES;
         let reads = e.value.names().iter().any(|(n, _)| device.contains(n));
-        let on = match (reads, &ctx.device) {
-            (true, Some(d)) => format!(" on {}", d.name),
-            _ => String::new(),
-        };
-        in_case(case) + &on
+        let on = ctx.device.as_ref().filter(|_| reads);
+        in_case(case) + &on.map_or(String::new(), |d| format!(" on {}", d.name))
     };
     let (at, message) = match e.value.eval(sizes) {
-        Ok(v) if v >= range.0 && v <= range.1 => return Some(v),
+        Ok(v) if v >= lo && v <= hi => return Some(v),
         Ok(v) => (
             e.at,
-            format!(
-                "{what} is {v}{}, outside {}..={}",
-                place(ctx),
-                range.0,
-                range.1
-            ),
+            format!("{what} is {v}{}, outside {lo}..={hi}", place(ctx)),
         ),
         Err(err) => (e.at + err.offset, format!("{}{}", err.message, place(ctx))),
     };
@@ -343,7 +335,8 @@ fn launch(
     let grid = dims(&l.grid, MAX_GRID, "grid");
     let block = dims(&l.block, MAX_BLOCK, "block");
     let threads: i64 = block.iter().map(|b| *b as i64).product();
-    let at = l.block.first().map(|b| b.at).unwrap_or(0);
+    let block_at = l.block.first().map(|b| b.at);
+    let at = block_at.unwrap_or(0);
     if threads > MAX_THREADS_PER_BLOCK {
         ctx.error(
             at,
@@ -353,19 +346,9 @@ fn launch(
     if let Some(r) = max_registers.filter(|r| threads * *r as i64 > MAX_REGISTERS_PER_BLOCK) {
         ctx.error(at, format!("a block of {threads} threads at max_registers = {r} needs {} registers{}, over the {MAX_REGISTERS_PER_BLOCK} of an SM: the launch would fail (lower max_registers to {} or use smaller blocks)", threads * r as i64, in_case(label), MAX_REGISTERS_PER_BLOCK / threads.max(1)));
     }
-    let shared = l
-        .shared
-        .as_ref()
-        .and_then(|s| {
-            eval(
-                ctx,
-                s,
-                sizes,
-                label,
-                (0, MAX_SHARED_BYTES),
-                "dynamic shared memory (bytes; 227 KiB at most on sm_90)",
-            )
-        })
+    let what = "dynamic shared memory (bytes; 227 KiB at most on sm_90)";
+    let shared = (l.shared.as_ref())
+        .and_then(|s| eval(ctx, s, sizes, label, (0, MAX_SHARED_BYTES), what))
         .unwrap_or(0) as u32;
     let (args, shown) = args(ctx, l, sizes, label, buffers);
     Launch {
@@ -374,10 +357,7 @@ fn launch(
         shared,
         args,
         shown,
-        written: [
-            l.block.first().map(|b| b.at),
-            l.shared.as_ref().map(|s| s.at),
-        ],
+        written: [block_at, l.shared.as_ref().map(|s| s.at)],
     }
 }
 
@@ -401,20 +381,16 @@ fn args(
                     value: e.clone(),
                     at: a.at + offset,
                 };
-                match eval(ctx, &located, sizes, label, ANY, "argument").map(|v| ty.encode_int(v)) {
-                    Some(Ok(bytes)) => ArgValue::Scalar(bytes),
-                    Some(Err(m)) => {
-                        ctx.error(a.at, format!("{m} for {label}"));
-                        ArgValue::Scalar(Vec::new())
-                    }
-                    None => ArgValue::Scalar(Vec::new()),
+                let bytes =
+                    eval(ctx, &located, sizes, label, ANY, "argument").map(|v| ty.encode_int(v));
+                if let Some(Err(m)) = &bytes {
+                    ctx.error(a.at, format!("{m} for {label}"));
                 }
+                ArgValue::Scalar(bytes.and_then(Result::ok).unwrap_or_default())
             }
         };
-        shown.push(match (&a.value, &value) {
-            (ArgSpec::Literal(ty, _) | ArgSpec::Expr(_, ty, _), ArgValue::Scalar(b)) => {
-                Some(ty.show(b))
-            }
+        shown.push(match &value {
+            ArgValue::Scalar(b) => a.value.scalar_type().map(|ty| ty.show(b)),
             _ => None,
         });
         args.push(value);
