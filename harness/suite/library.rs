@@ -128,13 +128,8 @@ fn library_source(
         }
     }
     // `options` let through only f32, f16 and bf16.
-    let ty = DType::c_type;
-    let text = format!(
-        "extern \"C\" __global__ void gemm(const {}* a, const {}* b, {}* c, int m, int n, int k);\n",
-        ty(types[0]),
-        ty(types[1]),
-        ty(types[2])
-    );
+    let [a, b, c] = types.map(DType::c_type);
+    let text = format!("extern \"C\" __global__ void gemm(const {a}* a, const {b}* b, {c}* c, int m, int n, int k);\n");
     let source = Source {
         path: PathBuf::from("cublasLt"),
         text,

@@ -61,15 +61,10 @@ pub fn tokenize(src: &str) -> Result<Vec<Token<'_>>, Unreadable> {
                 i += 1;
                 continue;
             }
-            b'\\' if b.get(i + 1) == Some(&b'\n') => {
+            b'\\' if b[i..].starts_with(b"\\\n") || b[i..].starts_with(b"\\\r\n") => {
                 // A line continuation: the directive (if any) goes on.
                 line += 1;
-                i += 2;
-                continue;
-            }
-            b'\\' if b.get(i + 1) == Some(&b'\r') && b.get(i + 2) == Some(&b'\n') => {
-                line += 1;
-                i += 3;
+                i += if b[i + 1] == b'\r' { 3 } else { 2 };
                 continue;
             }
             _ if c.is_ascii_whitespace() => {
