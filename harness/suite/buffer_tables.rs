@@ -43,8 +43,11 @@ pub(super) fn buffer_tables(
     for rb in raw {
         let b = rb.get_ref();
         let name = b.name.get_ref().clone();
-        let first = |i: usize| raw[i].get_ref().name.span().start;
-        check_name(ctx, b, (&out.by_name, &first), sizes);
+        let first = out
+            .by_name
+            .get(&name)
+            .map(|&i| raw[i].get_ref().name.span().start);
+        check_name(ctx, b, first, sizes);
         let dtype = element_type(ctx, &b.dtype).unwrap_or(DType::F32);
         let (role, init) = match role(ctx, b) {
             Some(role) => (role, init(ctx, (dir, sizes), b, role, dtype, &mut out)),
@@ -75,13 +78,9 @@ pub(super) fn buffer_tables(
     out
 }
 
-/// A buffer's name: a plain identifier, not another buffer's, not a size's.
-fn check_name(
-    ctx: &mut Ctx,
-    b: &RawBuffer,
-    (seen, first): (&BTreeMap<String, usize>, &dyn Fn(usize) -> usize),
-    sizes: &[String],
-) {
+/// A buffer's name: a plain identifier, not another buffer's (`first`: where a buffer of that
+/// name is declared), not a size's.
+fn check_name(ctx: &mut Ctx, b: &RawBuffer, first: Option<usize>, sizes: &[String]) {
     let name = b.name.get_ref();
     let at = b.name.span().start;
     if !is_ident(name) || name.contains('-') {
@@ -89,8 +88,8 @@ fn check_name(
             at,
             format!("buffer name `{name}` must be letters, digits or `_`"),
         );
-    } else if let Some(&i) = seen.get(name) {
-        ctx.twice(&format!("buffer `{name}`"), first(i), at, "rename one");
+    } else if let Some(first) = first {
+        ctx.twice(&format!("buffer `{name}`"), first, at, "rename one");
     } else if sizes.contains(name) {
         ctx.error(
             at,
