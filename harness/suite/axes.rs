@@ -270,25 +270,16 @@ pub(super) fn apply(k: &RawKernel, v: &Variant) -> RawKernel {
     if v.values.is_empty() {
         return out;
     }
-    let rename = |s: &Spanned<String>, text: String| Spanned::new(s.span(), text);
-    out.name = rename(
-        &k.name,
-        format!("{}[{}]", k.name.get_ref(), shown(&v.values)),
-    );
-    let put = |entry: &Spanned<String>| {
-        let text = entry.get_ref();
-        let Some((name, args)) = text.split_once('<') else {
-            return entry.clone();
-        };
-        rename(entry, format!("{name}<{}", substitute(args, &v.values)))
+    *out.name.get_mut() = format!("{}[{}]", k.name.get_ref(), shown(&v.values));
+    let put = |entry: &mut Spanned<String>| {
+        if let Some((name, args)) = entry.get_ref().split_once('<') {
+            *entry.get_mut() = format!("{name}<{}", substitute(args, &v.values));
+        }
     };
-    out.entry = k.entry.as_ref().map(put);
-    for l in &mut out.launch {
-        let span = l.span();
-        let mut inner = l.get_ref().clone();
-        inner.entry = put(&inner.entry);
-        *l = Spanned::new(span, inner);
-    }
+    out.entry.iter_mut().for_each(put);
+    out.launch
+        .iter_mut()
+        .for_each(|l| put(&mut l.get_mut().entry));
     out
 }
 
