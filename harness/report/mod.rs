@@ -1,11 +1,10 @@
-//! `TrialLine`: what the terminal shows for one measured trial — median with its interval,
+//! `figures`: what the terminal shows for one measured trial — median with its interval,
 //! speedup over the reference with its interval, and achieved rates against the device's peak —
 //! and the units every reporter formats with. Reporters render the runner's typed records.
 
 use crate::device::DeviceInfo;
 use crate::stats::Summary;
 use results::{Measurement, Results};
-use std::fmt;
 
 pub mod added;
 pub mod annotations;
@@ -200,78 +199,63 @@ impl Results {
     }
 }
 
-/// One measured trial's figures, ready to print: median with its interval, speedup over the
-/// reference, achieved rates against the device's peaks, the sample count and regime.
-pub struct TrialLine<'a> {
-    /// The trial's measurement, as recorded.
-    pub measurement: &'a Measurement,
-    /// The device (for peaks).
-    pub device: &'a DeviceInfo,
-}
-
 /// `median [low, high]`, each shown by `show`.
 pub fn interval(s: &Summary, show: fn(f64) -> String) -> String {
     format!("{} [{}, {}]", show(s.median), show(s.low), show(s.high))
 }
 
-impl fmt::Display for TrialLine<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let m = self.measurement;
-        let Some(k) = Summary::of(&m.time_samples) else {
-            return f.write_str("no samples");
-        };
-        write!(f, "{}", interval(&k, duration))?;
-        match (&m.reference, Summary::of(&m.speedup_samples)) {
-            (Some(name), Some(s)) => {
-                write!(
-                    f,
-                    "  {:.2}× [{:.2}, {:.2}] vs {name}",
-                    s.median, s.low, s.high
-                )?;
-            }
-            _ => f.write_str("  reference")?,
-        }
-        for (a, (unit, of)) in achieved(m, Some(self.device)).into_iter().zip(PEAKS) {
-            if let Some((r, share)) = a {
-                write!(f, "  {}", rate(r, unit))?;
-                if let Some(p) = share {
-                    write!(f, " ({p:.0}% of {of})")?;
-                }
-            }
-        }
-        if let Some(r) = roofline(m, self.device) {
-            write!(f, "  roofline {:.0}% ({}", 100.0 * r.fraction, r.bound)?;
-            if let Some(measured) = r.measured_seconds {
-                let counted = 100.0 * measured / m.time.median;
-                write!(f, "; {counted:.0}% from the DRAM bytes counted")?;
-            }
-            f.write_str(")")?;
-        }
-        write!(f, "  n={}", k.n)?;
-        if m.regime == crate::measure::Regime::Graph {
-            match m.batch[0] {
-                1 => write!(f, " as graphs of one launch")?,
-                n => write!(f, " as graphs of {n} launches")?,
-            }
-        }
-        let c = &m.clocks;
-        if c.discarded_rounds > 0 {
-            write!(
-                f,
-                " ({} of {} rounds dropped: SM clock throttled)",
-                c.discarded_rounds,
-                c.discarded_rounds + c.kept_rounds
-            )?;
-        }
-        if m.hit_time_cap {
-            write!(
-                f,
-                " (±{:.1}% at the time cap)",
-                100.0 * k.relative_half_width()
-            )?;
-        }
-        Ok(())
+/// One measured trial's figures, as the terminal shows them: median with its interval, speedup
+/// over the reference, achieved rates against `device`'s peaks, the sample count and regime.
+pub fn figures(m: &Measurement, device: &DeviceInfo) -> String {
+    let Some(k) = Summary::of(&m.time_samples) else {
+        return "no samples".into();
+    };
+    let mut out = interval(&k, duration);
+    match (&m.reference, Summary::of(&m.speedup_samples)) {
+        (Some(name), Some(s)) => out.push_str(&format!(
+            "  {:.2}× [{:.2}, {:.2}] vs {name}",
+            s.median, s.low, s.high
+        )),
+        _ => out.push_str("  reference"),
     }
+    for (a, (unit, of)) in achieved(m, Some(device)).into_iter().zip(PEAKS) {
+        if let Some((r, share)) = a {
+            out.push_str(&format!("  {}", rate(r, unit)));
+            out.extend(share.map(|p| format!(" ({p:.0}% of {of})")));
+        }
+    }
+    if let Some(r) = roofline(m, device) {
+        out.push_str(&format!(
+            "  roofline {:.0}% ({}",
+            100.0 * r.fraction,
+            r.bound
+        ));
+        if let Some(measured) = r.measured_seconds {
+            let counted = 100.0 * measured / m.time.median;
+            out.push_str(&format!("; {counted:.0}% from the DRAM bytes counted"));
+        }
+        out.push(')');
+    }
+    out.push_str(&format!("  n={}", k.n));
+    if m.regime == crate::measure::Regime::Graph {
+        match m.batch[0] {
+            1 => out.push_str(" as graphs of one launch"),
+            n => out.push_str(&format!(" as graphs of {n} launches")),
+        }
+    }
+    let c = &m.clocks;
+    if c.discarded_rounds > 0 {
+        out.push_str(&format!(
+            " ({} of {} rounds dropped: SM clock throttled)",
+            c.discarded_rounds,
+            c.discarded_rounds + c.kept_rounds
+        ));
+    }
+    if m.hit_time_cap {
+        let half = 100.0 * k.relative_half_width();
+        out.push_str(&format!(" (±{half:.1}% at the time cap)"));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -368,12 +352,8 @@ mod tests {
             flops_type: None,
             roofline: None,
         };
-        let line = TrialLine {
-            measurement: &measurement,
-            device: &device,
-        };
         assert_eq!(
-            line.to_string(),
+            figures(&measurement, &device),
             "10.00 µs [10.00 µs, 10.00 µs]  2.00× [2.00, 2.00] vs naive  3.35 TB/s (100% of peak)  roofline 100% (memory)  n=20"
         );
         // Declared as BF16 tensor work that takes 18.7 µs at the peak: compute-bound, and the

@@ -45,16 +45,11 @@ fn without_basis(value: &serde_json::Value) -> Vec<usize> {
 /// when the reference slowed as much: `gate::combine`); so every report prints the interval the
 /// label is about.
 fn infer_basis(t: &mut super::results::TrialRecord) {
-    let (Some(v), Some(m)) = (t.verdict.as_mut(), t.measurement.as_ref()) else {
+    let (max_slowdown, _) = super::reading::stored_threshold(t);
+    let (Some(v), Some(_)) = (t.verdict.as_mut(), &t.measurement) else {
         return;
     };
     let Some(s) = v.speedup else { return };
-    let max_slowdown = match &t.gate {
-        Some(super::results::GateNote::Compared { baseline, .. }) => {
-            crate::gate::with_spread(m.max_slowdown, baseline.spread)
-        }
-        _ => m.max_slowdown,
-    };
     if !v.verdict.agrees(&v.time, max_slowdown) && v.verdict.agrees(&s, max_slowdown) {
         v.basis = crate::gate::Basis::Speedup;
     }

@@ -8,7 +8,7 @@ pub use super::reading::{
 };
 use super::reading::{short, stored_threshold};
 use super::results::{Breach, GateNote, ResourceChange, Status, TrialRecord};
-use super::{bytes, duration, footprint, TrialLine};
+use super::{bytes, duration, footprint};
 use crate::device::DeviceInfo;
 use crate::failure::{FailKind, TrialFailure};
 use crate::gate::{
@@ -242,14 +242,7 @@ pub fn line(r: &TrialRecord, device: Option<&DeviceInfo>) -> String {
         // A paired trial decided without timing: `identical code to base 1a2b3c4: ...`.
         return note(r);
     };
-    let mut line = match device {
-        Some(device) => TrialLine {
-            measurement: m,
-            device,
-        }
-        .to_string(),
-        None => String::new(),
-    };
+    let mut line = device.map_or(String::new(), |d| super::figures(m, d));
     line.push_str(&format!("  │ {}", footprint(&m.footprint)));
     line.extend(super::counters::short(m).map(|c| format!(" · {c}")));
     line.extend(
