@@ -108,8 +108,11 @@ fn a_ten_percent_step_in_one_trial_is_the_only_drift() {
         .collect();
     assert_eq!(shifted, vec![(STEPPED, vec![(6, 7)])]);
     // The samples are stored with each run.
-    let samples = h.samples(runs[0].id, STEPPED).unwrap().unwrap();
-    assert_eq!(samples.len(), 24);
+    let points = h.points(STEPPED).unwrap();
+    let first = (points.iter())
+        .find(|p| p.name == STEPPED && p.run == runs[0].id)
+        .unwrap();
+    assert_eq!(first.samples.len(), 24);
 
     // End to end: exit 1 naming the trial and its first slow run; nothing since the step.
     let db = path.to_str().unwrap();

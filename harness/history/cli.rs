@@ -10,7 +10,7 @@
 //! ```
 //! The history is `--db PATH`, else `KERNELGATE_HISTORY`.
 
-use super::drift::{regime_switches, trends, RegimeSwitch, Trend};
+use super::drift::{regime_switches, span, trends, RegimeSwitch, Trend};
 use super::error::HistoryError;
 use super::run_info::RunInfo;
 use super::store::{History, Run};
@@ -296,19 +296,12 @@ pub(super) fn table(runs: &[Run], trends: &[Trend], last: usize) -> String {
     // The window: the trend's runs among the history's last `last` runs.
     let from = runs.len().saturating_sub(last);
     for t in trends {
-        let window: Vec<_> = t.points.iter().filter(|p| p.run >= from).collect();
+        let window = &t.points[t.points.partition_point(|p| p.run < from)..];
         let failures = t.failures.iter().filter(|&&r| r >= from).count();
         if window.is_empty() && failures == 0 {
             continue;
         }
-        let (first, latest) = match (window.first(), window.last()) {
-            (Some(f), Some(l)) => (duration(f.median), duration(l.median)),
-            _ => ("-".into(), "-".into()),
-        };
-        let change = match (window.first(), window.last()) {
-            (Some(f), Some(l)) if window.len() > 1 => percent(l.median / f.median),
-            _ => "-".into(),
-        };
+        let [first, latest, change] = span(window, "-");
         let shifts: Vec<String> = t
             .change_points
             .iter()

@@ -5,6 +5,7 @@
 //! (graph and cold times are never one trend, so a switch is shown, never counted as drift).
 
 use super::store::{Point, Run};
+use crate::report::duration;
 use crate::stats::changepoint::{e_divisive, ChangePoint, Options};
 use crate::stats::Summary;
 
@@ -178,7 +179,28 @@ pub fn regime_switches(trends: &[Trend]) -> Vec<RegimeSwitch> {
     out
 }
 
+/// The first and last median of `points` and the change between them, as a table shows them;
+/// `none` where there is no median, or no change of one.
+pub fn span(points: &[TrendPoint], none: &str) -> [String; 3] {
+    let (Some(a), Some(b)) = (points.first(), points.last()) else {
+        return [none.into(), none.into(), none.into()];
+    };
+    let change = match points.len() {
+        1 => none.into(),
+        _ => crate::gate::percent(b.median / a.median),
+    };
+    [duration(a.median), duration(b.median), change]
+}
+
 impl Trend {
+    /// The runs it failed in, timed or not, in run order.
+    pub fn failed_runs(&self) -> Vec<usize> {
+        let timed = self.points.iter().filter(|p| p.failed).map(|p| p.run);
+        let mut failed: Vec<usize> = timed.chain(self.failures.iter().copied()).collect();
+        failed.sort_unstable();
+        failed
+    }
+
     /// The trial's name with its regime where it has one: `saxpy::vec4::n=4096 [graph]`.
     pub fn label(&self) -> String {
         (self.regime.as_ref()).map_or(self.name.clone(), |r| format!("{} [{r}]", self.name))

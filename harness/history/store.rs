@@ -308,20 +308,6 @@ impl History {
             })
         })
     }
-
-    /// The stored samples of one trial in one run.
-    pub fn samples(&self, run: i64, name: &str) -> Result<Option<Vec<f64>>, HistoryError> {
-        let text: Option<String> = self
-            .conn
-            .query_row(
-                "SELECT samples FROM trials WHERE run_id = ?1 AND name = ?2",
-                params![run, name],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(self.sql())?;
-        Ok(list(text))
-    }
 }
 
 /// The tables of the database `conn`, by name.

@@ -57,15 +57,11 @@ fn chart(
     device: &str,
     labels: &[String],
     members: &[&Trend],
-    switches: &[RegimeSwitch],
+    switches: &[&RegimeSwitch],
 ) -> String {
     let mut series: Vec<Series> = Vec::new();
     let mut marks = Marks {
-        switches: switches
-            .iter()
-            .filter(|s| s.device == device && members.iter().any(|t| t.name == s.name))
-            .map(|s| s.runs.1)
-            .collect(),
+        switches: switches.iter().map(|s| s.runs.1).collect(),
         ..Marks::default()
     };
     for t in members.iter().filter(|t| !t.points.is_empty()) {
@@ -147,21 +143,23 @@ pub fn page(runs: &[Run], trends: &[Trend], switches: &[RegimeSwitch], ordered: 
                     .chain(t.failures.iter().copied())
             })
             .collect();
+        // The regime switches of its trials on this device.
+        let switched: Vec<&RegimeSwitch> = (switches.iter())
+            .filter(|s| s.device == device && members.iter().any(|t| t.name == s.name))
+            .collect();
         let figure = if runs_of_suite.len() < 2 {
             "<p class=\"note one-run\">One run so far: a trend needs two.</p>".to_string()
         } else {
             format!(
                 "<div class=\"trend\">{}</div>",
-                chart(suite, device, &labels, &members, switches)
+                chart(suite, device, &labels, &members, &switched)
             )
         };
         let rows: Vec<Vec<String>> = members
             .iter()
             .map(|t| trend_row(t, runs, &labels, &members))
             .collect();
-        let switched: Vec<String> = switches
-            .iter()
-            .filter(|s| s.device == device && members.iter().any(|t| t.name == s.name))
+        let switched: Vec<String> = (switched.iter())
             .map(|s| {
                 format!(
                     "<li><code>{}</code>: {} → {} between {} and {} (two trends, not compared)</li>",
@@ -210,14 +208,7 @@ fn trend_row(t: &Trend, runs: &[Run], labels: &[String], members: &[&Trend]) -> 
             )
         })
         .collect();
-    let mut failed: Vec<usize> = t
-        .points
-        .iter()
-        .filter(|p| p.failed)
-        .map(|p| p.run)
-        .chain(t.failures.iter().copied())
-        .collect();
-    failed.sort_unstable();
+    let failed = t.failed_runs();
     let all = t.points.len() + t.failures.len();
     let failed: Vec<String> = if failed.len() == all && all > 2 {
         vec![format!("all {all} runs")]
@@ -227,18 +218,7 @@ fn trend_row(t: &Trend, runs: &[Run], labels: &[String], members: &[&Trend]) -> 
             .map(|&r| format!("<code>{}</code>", esc(&label(&runs[r]))))
             .collect()
     };
-    let (first, last, change) = match (t.points.first(), t.points.last()) {
-        (Some(a), Some(b)) => (
-            crate::report::duration(a.median),
-            crate::report::duration(b.median),
-            if t.points.len() > 1 {
-                percent(b.median / a.median)
-            } else {
-                "–".into()
-            },
-        ),
-        _ => ("–".into(), "–".into(), "–".into()),
-    };
+    let [first, last, change] = super::drift::span(&t.points, "–");
     vec![
         format!(
             r#"{}<code id="{}">{}</code>"#,
@@ -266,11 +246,8 @@ fn runs_table(runs: &[Run], trends: &[Trend]) -> String {
         .iter()
         .enumerate()
         .map(|(i, r)| {
-            let failed = trends
-                .iter()
-                .filter(|t| {
-                    t.failures.contains(&i) || t.points.iter().any(|p| p.run == i && p.failed)
-                })
+            let failed = (trends.iter())
+                .filter(|t| t.failed_runs().contains(&i))
                 .count();
             vec![
                 format!(
