@@ -79,24 +79,32 @@ fn rgb(i: usize) -> RGBColor {
     RGBColor(r, g, b)
 }
 
-/// An axis over `inner` ticked at `ticks` only (no light mesh lines), so plotters draws no
-/// tick of its own choosing; the labels come from the chart's formatter.
-pub(super) struct Ticked<R> {
-    inner: R,
+/// An axis over a range, logarithmic or linear, ticked at `ticks` only (no light mesh lines),
+/// so plotters draws no tick of its own choosing; the labels come from the chart's formatter.
+pub(super) struct Ticked {
+    linear: RangedCoordf64,
+    log: Option<LogCoord<f64>>,
     ticks: Vec<f64>,
 }
 
-/// `inner` ticked at `ticks`.
-pub(super) fn ticked<R: Ranged<ValueType = f64>>(inner: R, ticks: Vec<f64>) -> Ticked<R> {
-    Ticked { inner, ticks }
+/// An axis over `range`, on a log scale where `log`, ticked at `ticks`.
+pub(super) fn ticked(range: Range<f64>, log: bool, ticks: Vec<f64>) -> Ticked {
+    Ticked {
+        log: log.then(|| range.clone().log_scale().into()),
+        linear: range.into(),
+        ticks,
+    }
 }
 
-impl<R: Ranged<ValueType = f64>> Ranged for Ticked<R> {
+impl Ranged for Ticked {
     type FormatOption = DefaultFormatting;
     type ValueType = f64;
 
     fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
-        self.inner.map(value, limit)
+        match &self.log {
+            Some(log) => log.map(value, limit),
+            None => self.linear.map(value, limit),
+        }
     }
 
     fn key_points<Hint: KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
@@ -108,7 +116,7 @@ impl<R: Ranged<ValueType = f64>> Ranged for Ticked<R> {
     }
 
     fn range(&self) -> Range<f64> {
-        self.inner.range()
+        self.linear.range()
     }
 }
 
@@ -168,51 +176,6 @@ pub(super) fn svg(
     Ok(out)
 }
 
-/// Draws the series and their legend on a built chart; one macro because a log and a linear
-/// y axis are different types in plotters.
-macro_rules! draw_series {
-    ($chart:expr, $series:expr, $x_desc:expr, $y:expr, $labels:expr, $corner:expr) => {{
-        let chart = &mut $chart;
-        let (x_ticks, y_ticks, y_labels) = $labels;
-        chart
-            .configure_mesh()
-            .x_desc($x_desc)
-            .y_desc($y.desc)
-            .y_label_formatter(&|v: &f64| axes::label_of(*v, y_ticks, y_labels))
-            .x_label_formatter(&|v: &f64| {
-                axes::label_of(
-                    *v,
-                    x_ticks,
-                    &x_ticks.iter().map(|x| axes::count(*x)).collect::<Vec<_>>(),
-                )
-            })
-            .light_line_style(WHITE.mix(0.0))
-            .draw()?;
-        for s in $series.iter() {
-            let color = rgb(s.color);
-            let line: Vec<(f64, f64)> = s.points.iter().map(|p| (p.0, p.1)).collect();
-            chart
-                .draw_series(LineSeries::new(line.clone(), color.stroke_width(2)))?
-                .label(s.name.clone())
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
-                });
-            chart.draw_series(line.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
-            let bars = s.points.iter().filter_map(|&(x, _, interval)| {
-                interval
-                    .map(|(lo, hi)| PathElement::new(vec![(x, lo), (x, hi)], color.stroke_width(1)))
-            });
-            chart.draw_series(bars)?;
-        }
-        chart
-            .configure_series_labels()
-            .position($corner)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK.mix(0.3))
-            .draw()?;
-    }};
-}
-
 /// A quantity against size, log x (ticked at the sizes measured); intervals drawn as
 /// vertical bars.
 pub fn lines(title: &str, x_desc: &str, y: YAxis, series: &[Series]) -> Result<String, PlotError> {
@@ -237,26 +200,46 @@ pub fn lines(title: &str, x_desc: &str, y: YAxis, series: &[Series]) -> Result<S
     let longest = series.iter().map(|s| s.name.chars().count()).max();
     let corner = super::legend::corner(&lines, longest.unwrap_or(0), &x_range, &y_range, y.log);
     svg(title, SIZE, |root| {
-        let mut builder = ChartBuilder::on(root);
-        builder
+        let mut chart = ChartBuilder::on(root)
             .caption(title, ("sans-serif", 18))
             .margin(12)
             .x_label_area_size(42)
-            .y_label_area_size(78);
-        let log_x: LogCoord<f64> = x_range.log_scale().into();
-        let x = ticked(log_x, x_ticks.clone());
-        let labels = (&x_ticks, &y_ticks, &y_labels);
-        if y.log {
-            let mut chart = builder.build_cartesian_2d(x, {
-                let log_y: LogCoord<f64> = y_range.log_scale().into();
-                ticked(log_y, y_ticks.clone())
-            })?;
-            draw_series!(chart, series, x_desc, y, labels, corner);
-        } else {
-            let mut chart = builder
-                .build_cartesian_2d(x, ticked(RangedCoordf64::from(y_range), y_ticks.clone()))?;
-            draw_series!(chart, series, x_desc, y, labels, corner);
+            .y_label_area_size(78)
+            .build_cartesian_2d(
+                ticked(x_range, true, x_ticks.clone()),
+                ticked(y_range, y.log, y_ticks.clone()),
+            )?;
+        let x_labels: Vec<String> = x_ticks.iter().map(|x| axes::count(*x)).collect();
+        chart
+            .configure_mesh()
+            .x_desc(x_desc)
+            .y_desc(y.desc)
+            .y_label_formatter(&|v: &f64| axes::label_of(*v, &y_ticks, &y_labels))
+            .x_label_formatter(&|v: &f64| axes::label_of(*v, &x_ticks, &x_labels))
+            .light_line_style(WHITE.mix(0.0))
+            .draw()?;
+        for s in series {
+            let color = rgb(s.color);
+            let line: Vec<(f64, f64)> = s.points.iter().map(|p| (p.0, p.1)).collect();
+            chart
+                .draw_series(LineSeries::new(line.clone(), color.stroke_width(2)))?
+                .label(s.name.clone())
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
+                });
+            chart.draw_series(line.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
+            let bars = s.points.iter().filter_map(|&(x, _, interval)| {
+                interval
+                    .map(|(lo, hi)| PathElement::new(vec![(x, lo), (x, hi)], color.stroke_width(1)))
+            });
+            chart.draw_series(bars)?;
         }
+        chart
+            .configure_series_labels()
+            .position(corner)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK.mix(0.3))
+            .draw()?;
         Ok(())
     })
 }
@@ -339,8 +322,8 @@ pub fn trend(
             .x_label_area_size(42)
             .y_label_area_size(78)
             .build_cartesian_2d(
-                ticked(RangedCoordf64::from(-0.5f64..n as f64 - 0.5), x_ticks),
-                ticked(RangedCoordf64::from(y_range.clone()), y_ticks.clone()),
+                ticked(-0.5f64..n as f64 - 0.5, false, x_ticks),
+                ticked(y_range.clone(), false, y_ticks.clone()),
             )?;
         chart
             .configure_mesh()

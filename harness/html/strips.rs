@@ -4,7 +4,6 @@
 
 use super::axes::{self, Unit};
 use super::plots::{bounds, error, padded, svg, ticked, y_ticks, PlotError, YAxis, SIZE};
-use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -50,7 +49,7 @@ pub fn strips(
             .y_label_area_size(78)
             .build_cartesian_2d(
                 -0.5f64..1.5f64,
-                ticked(RangedCoordf64::from(y_range.clone()), ticks.clone()),
+                ticked(y_range.clone(), false, ticks.clone()),
             )?;
         chart
             .configure_mesh()
