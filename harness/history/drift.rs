@@ -29,7 +29,7 @@ pub struct TrendPoint {
 }
 
 /// One trial on one device in one regime over the history, oldest run first.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Trend {
     /// The trial.
     pub name: String,
@@ -75,10 +75,8 @@ pub fn trends(runs: &[Run], points: &[Point], options: &Options) -> Vec<Trend> {
         suite: p.suite.clone(),
         device: device.clone(),
         regime,
-        points: Vec::new(),
-        failures: Vec::new(),
         max_slowdown: p.max_slowdown,
-        change_points: Vec::new(),
+        ..Trend::default()
     };
     for p in points {
         let Some(i) = index(p.run) else { continue };

@@ -203,9 +203,9 @@ pub fn comparisons(view: &View, trials: &[&TrialRecord]) -> String {
             ),
             _ => (m.max_slowdown, "max_slowdown"),
         };
-        let threshold = crate::stats::Summary::of(&m.baseline_samples)
-            .map(|s| s.median * (1.0 + limit))
-            .or_else(|| Some(m.time.median / v.time.slowdown * (1.0 + limit)));
+        // The median compared with: the samples', or where the file lacks them, the change's.
+        let old = crate::stats::Summary::of(&m.baseline_samples)
+            .map_or(m.time.median / v.time.slowdown, |s| s.median);
         let title = (view.base.as_ref())
             .map_or(t.name.clone(), |base| format!("{} against {base}", t.name));
         let svg = chart(strips::strips(
@@ -213,7 +213,7 @@ pub fn comparisons(view: &View, trials: &[&TrialRecord]) -> String {
             &title,
             &m.baseline_samples,
             &m.time_samples,
-            threshold,
+            old * (1.0 + limit),
         ));
         let missing = if m.baseline_samples.is_empty() {
             " The samples it was compared with are not in this results file; the threshold is drawn from the change."

@@ -28,9 +28,9 @@ pub fn strips(
     title: &str,
     old: &[f64],
     new: &[f64],
-    threshold: Option<f64>,
+    threshold: f64,
 ) -> Result<String, PlotError> {
-    let ys = bounds(old.iter().chain(new).copied().chain(threshold))
+    let ys = bounds(old.iter().chain(new).copied().chain([threshold]))
         .ok_or_else(|| error(title, "no samples"))?;
     // Room above the samples for the two labels.
     let y_range = padded((ys.0, ys.1 + 0.12 * (ys.1 - ys.0)), false);
@@ -86,20 +86,18 @@ pub fn strips(
                 )))?;
             }
         }
-        if let Some(t) = threshold {
-            chart.draw_series(std::iter::once(PathElement::new(
-                vec![(-0.5, t), (1.5, t)],
-                RED.stroke_width(1),
-            )))?;
-            chart.draw_series(std::iter::once(Text::new(
-                "threshold",
-                (1.48, t),
-                ("sans-serif", 12)
-                    .into_font()
-                    .color(&RED)
-                    .pos(Pos::new(HPos::Right, VPos::Bottom)),
-            )))?;
-        }
+        chart.draw_series(std::iter::once(PathElement::new(
+            vec![(-0.5, threshold), (1.5, threshold)],
+            RED.stroke_width(1),
+        )))?;
+        chart.draw_series(std::iter::once(Text::new(
+            "threshold",
+            (1.48, threshold),
+            ("sans-serif", 12)
+                .into_font()
+                .color(&RED)
+                .pos(Pos::new(HPos::Right, VPos::Bottom)),
+        )))?;
         Ok(())
     })
 }
@@ -112,7 +110,7 @@ mod tests {
             old: "baseline",
             new: "this run",
         };
-        let s = super::strips(&sides, "t", &[1.0, 1.1], &[1.2, 1.3], Some(1.1)).unwrap();
+        let s = super::strips(&sides, "t", &[1.0, 1.1], &[1.2, 1.3], 1.1).unwrap();
         assert!(s.contains("\nthreshold\n") && s.contains("\nbaseline (n = 2)\n"));
     }
 }
