@@ -5,14 +5,11 @@
 
 use super::error::{BisectError, Broken};
 use super::search::Commit;
-use crate::code::{
-    entry_sass, kernel_cubin, trial_code, CodeChange, CodeError, SuiteCode, TrialCode,
-};
+use crate::code::{trial_code, CodeChange, CodeError, SuiteCode, TrialCode};
 use crate::config::Config;
 use crate::paired::{self, Base};
-use crate::sass::change::{kernel_diff, KernelDiff, Side};
-use crate::sass::disasm::Disassembler;
-use crate::sass::listings::Listings;
+use crate::runner::{kernel_diffs, Sided};
+use crate::sass::change::KernelDiff;
 use crate::sass::Toolchain;
 use crate::suite::Suite;
 use std::collections::HashMap;
@@ -193,46 +190,20 @@ impl<'c> Repo<'c> {
             });
         };
         let (os, ns) = (&old.base.suites[old.at.0], &new.base.suites[new.at.0]);
-        let (disassembler, note) = match Disassembler::find() {
-            Ok(d) => (Some(d), None),
-            Err(e) => (None, Some(e.to_string())),
-        };
-        let mut listings = Listings::new(disassembler).kept_in(&self.config.cache);
+        let (mut listings, note) = crate::runner::sass_listings(&self.config.cache);
         let mut kernels = vec![new.at.2];
         if ns.reference != new.at.2 {
             kernels.push(ns.reference);
         }
-        // Each kernel whose code changed, as `(kernel here, kernel in the parent)`.
-        let changed: Vec<(usize, usize)> = (kernels.into_iter())
+        // Each kernel whose code changed: its parent's side, then its own.
+        let changed: Vec<[Sided; 2]> = (kernels.into_iter())
             .filter_map(|k| {
                 let ok = (os.kernels.iter()).position(|x| x.name == ns.kernels[k].name)?;
                 let differs = !then.kernels.get(ok)?.same_code(now.kernels.get(k)?);
-                differs.then_some((k, ok))
+                differs.then(|| [Sided::of(os, ok, then), Sided::of(ns, k, now)])
             })
             .collect();
-        // Their modules, both sides, disassembled at once.
-        let cubins = changed.iter().flat_map(|&(k, ok)| {
-            [
-                kernel_cubin((os, ok), &then.compiled, &self.arch),
-                kernel_cubin((ns, k), &now.compiled, &self.arch),
-            ]
-        });
-        listings.prefetch(cubins.flatten().collect::<Vec<_>>());
-        let mut diffs = Vec::new();
-        for (k, ok) in changed {
-            diffs.push(kernel_diff(
-                (&ns.name, &ns.kernels[k].name, &self.arch),
-                &then.kernels[ok],
-                &now.kernels[k],
-                note.as_deref(),
-                |side, id| match side {
-                    Side::Base => {
-                        entry_sass((os, ok), &then.compiled, &self.arch, id, &mut listings)
-                    }
-                    Side::Head => entry_sass((ns, k), &now.compiled, &self.arch, id, &mut listings),
-                },
-            ));
-        }
+        let diffs = kernel_diffs(&changed, note.as_deref(), &mut listings);
         Ok(Changes {
             code: change,
             diffs,

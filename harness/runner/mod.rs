@@ -30,3 +30,4 @@ pub use commands::commands;
 pub use executor::{Executor, Measured, Outcome, TrialSpec};
 pub use record::{limit_breaches, memory_growth, resource_changes};
 pub use run::{units, Progress, RunReport, Runner, BLESS_UNITS, TICK_SECONDS, UNITS};
+pub use sass::{kernel_diffs, sass_listings, Sided};

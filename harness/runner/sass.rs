@@ -9,13 +9,17 @@
 use super::trial::Trial;
 use super::{Planned, Runner};
 use crate::code::{entry_sass, kernel_cubin, CodeChange, Role, SuiteCode};
+use crate::device::compile::Compiled;
 use crate::paired::Pairing;
 use crate::report::results::TrialRecord;
 use crate::sass::change::{kernel_diff, KernelDiff, Side};
 use crate::sass::disasm::Disassembler;
 use crate::sass::listings::Listings;
+use crate::sass::KernelCode;
+use crate::suite::Suite;
 use crate::worker::protocol::SuiteRef;
 use std::collections::HashMap;
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -125,17 +129,14 @@ pub(super) fn alongside<R>(
 type Sides = (Both, Arc<SuiteCode>, Arc<SuiteCode>);
 
 /// Makes the SASS diff of each of `kernels` whose code differs between the sides, every module
-/// they read disassembled at once ([`Listings::prefetch`]).
+/// they read disassembled at once ([`kernel_diffs`]).
 fn make(run: &Runner, kernels: &[Both]) -> Made {
     let start = Instant::now();
     if kernels.is_empty() {
         return Made::default();
     }
     let base = run.base.expect("paired");
-    let (disassembler, note) = match Disassembler::find() {
-        Ok(d) => (Some(d), None),
-        Err(e) => (None, Some(e.to_string())),
-    };
+    let (mut listings, note) = sass_listings(&run.config.cache);
     let code = |at: SuiteRef| -> Option<Arc<SuiteCode>> { run.executor.code(at) };
     let sides: Vec<Sides> = kernels
         .iter()
@@ -146,35 +147,17 @@ fn make(run: &Runner, kernels: &[Both]) -> Made {
             differs.then_some((b, head, then))
         })
         .collect();
-    let mut listings = Listings::new(disassembler).kept_in(&run.config.cache);
-    listings.prefetch(sides.iter().flat_map(|(((s, k), (bs, bk)), head, then)| {
-        [
-            kernel_cubin((&run.suites[*s], *k), &head.compiled, &head.arch),
-            kernel_cubin((&base.suites[*bs], *bk), &then.compiled, &then.arch),
-        ]
-        .into_iter()
-        .flatten()
-    }));
+    let pairs: Vec<[Sided; 2]> = (sides.iter())
+        .map(|(((s, k), (bs, bk)), head, then)| {
+            [
+                Sided::of(&base.suites[*bs], *bk, then),
+                Sided::of(&run.suites[*s], *k, head),
+            ]
+        })
+        .collect();
+    let made = kernel_diffs(&pairs, note.as_deref(), &mut listings);
     let mut diffs: Vec<(Both, Option<KernelDiff>)> = kernels.iter().map(|&b| (b, None)).collect();
-    for (both, head, then) in &sides {
-        let ((s, k), (bs, bk)) = *both;
-        let (suite, base_suite) = (&run.suites[s], &base.suites[bs]);
-        let d = kernel_diff(
-            (&suite.name, &suite.kernels[k].name, &head.arch),
-            &then.kernels[bk],
-            &head.kernels[k],
-            note.as_deref(),
-            |side, id| match side {
-                Side::Base => entry_sass(
-                    (base_suite, bk),
-                    &then.compiled,
-                    &then.arch,
-                    id,
-                    &mut listings,
-                ),
-                Side::Head => entry_sass((suite, k), &head.compiled, &head.arch, id, &mut listings),
-            },
-        );
+    for ((both, ..), d) in sides.iter().zip(made) {
         if let Some(slot) = diffs.iter_mut().find(|(b, _)| b == both) {
             slot.1 = Some(d);
         }
@@ -184,6 +167,72 @@ fn make(run: &Runner, kernels: &[Both]) -> Made {
         note,
         seconds: start.elapsed().as_secs_f64(),
     }
+}
+
+/// Listings kept in the compile cache folder `cache`, with `nvdisasm` where it is found; why
+/// there is no SASS where it is not.
+pub fn sass_listings(cache: &Path) -> (Listings, Option<String>) {
+    let (disassembler, note) = match Disassembler::find() {
+        Ok(d) => (Some(d), None),
+        Err(e) => (None, Some(e.to_string())),
+    };
+    (Listings::new(disassembler).kept_in(cache), note)
+}
+
+/// One side of a kernel's SASS diff: its suite and its index there, its code, and the suite's
+/// modules as compiled for `arch`.
+pub struct Sided<'a> {
+    /// The suite.
+    pub suite: &'a Suite,
+    /// The kernel's index in the suite.
+    pub kernel: usize,
+    /// The kernel's code.
+    pub code: &'a KernelCode,
+    /// The suite's compiled modules, by source index.
+    pub compiled: &'a [(usize, Compiled)],
+    /// Their architecture.
+    pub arch: &'a str,
+}
+
+impl<'a> Sided<'a> {
+    /// Kernel `kernel` of `suite`, whose code (and modules) `code` holds.
+    pub fn of(suite: &'a Suite, kernel: usize, code: &'a SuiteCode) -> Sided<'a> {
+        Sided {
+            suite,
+            kernel,
+            code: &code.kernels[kernel],
+            compiled: &code.compiled,
+            arch: &code.arch,
+        }
+    }
+}
+
+/// The SASS diff of each `[base, head]` pair, named by its head side, every module they read
+/// disassembled at once ([`Listings::prefetch`]); `note` says why there is no SASS, where there
+/// is none.
+pub fn kernel_diffs(
+    pairs: &[[Sided; 2]],
+    note: Option<&str>,
+    listings: &mut Listings,
+) -> Vec<KernelDiff> {
+    let cubins = pairs.iter().flatten();
+    listings.prefetch(cubins.filter_map(|s| kernel_cubin((s.suite, s.kernel), s.compiled, s.arch)));
+    (pairs.iter())
+        .map(|[was, is]| {
+            let name = (
+                &is.suite.name[..],
+                &is.suite.kernels[is.kernel].name[..],
+                is.arch,
+            );
+            kernel_diff(name, was.code, is.code, note, |side, id| {
+                let s = match side {
+                    Side::Base => was,
+                    Side::Head => is,
+                };
+                entry_sass((s.suite, s.kernel), s.compiled, s.arch, id, listings)
+            })
+        })
+        .collect()
 }
 
 /// The SASS diff of every kernel whose code changed since the base, as the records name them

@@ -4,9 +4,8 @@
 //! named; unchanged ones counted.
 
 use super::run::{Built, Run, Side};
-use crate::code::kernel_cubin;
 use crate::exit;
-use crate::sass::change::{kernel_diff, Side as Which};
+use crate::runner::{kernel_diffs, Sided};
 use std::io::{self, Write};
 
 /// Where a kernel is: its side's suite and its place in that suite's `code`.
@@ -39,31 +38,36 @@ pub(super) fn print(
     };
     let then: Vec<(String, At)> = index(base).into_iter().filter(compared).collect();
     let now: Vec<(String, At)> = index(head).into_iter().filter(compared).collect();
-    // The modules of every changed kernel, disassembled at once.
-    let cubins = now.iter().filter_map(|(name, (s, i))| {
-        let (_, (bs, bi)) = then.iter().find(|(n, _)| n == name)?;
-        let (was, is) = ((&base[*bs], *bi), (&head[*s], *i));
-        (!was.0.code[was.1].1.same_code(&is.0.code[is.1].1)).then_some([was, is])
-    });
-    let cubins: Vec<_> = cubins
-        .flatten()
-        .filter_map(|(b, i)| kernel_cubin((b.suite, b.code[i].0), &b.compiled, arch))
+    // Each kernel's base side, where it has one; the changed ones' SASS diffs, every module
+    // disassembled at once.
+    let was = |name: &String| then.iter().find(|(n, _)| n == name).map(|(_, at)| *at);
+    let changed: Vec<[Sided; 2]> = (now.iter())
+        .filter_map(|(name, (s, i))| {
+            let (bs, bi) = was(name)?;
+            let (was, is) = ((&base[bs], bi), (&head[*s], *i));
+            let same = was.0.code[was.1].1.same_code(&is.0.code[is.1].1);
+            (!same).then(|| [sided(was, arch), sided(is, arch)])
+        })
         .collect();
-    run.listings.prefetch(cubins);
-    let (mut changed, mut unchanged, mut new) = (0, 0, 0);
+    let mut diffs = kernel_diffs(&changed, None, &mut run.listings).into_iter();
+    let (mut unchanged, mut new) = (0, 0);
     for (name, (s, i)) in &now {
-        let Some((_, (bs, bi))) = then.iter().find(|(n, _)| n == name) else {
+        let Some((bs, bi)) = was(name) else {
             writeln!(out, "new      {name} ({arch})")?;
             new += 1;
             continue;
         };
-        let (was, is) = (&base[*bs].code[*bi].1, &head[*s].code[*i].1);
-        if was.same_code(is) {
+        if base[bs].code[bi].1.same_code(&head[*s].code[*i].1) {
             unchanged += 1;
             continue;
         }
-        changed += 1;
-        print_change(run, out, name, (&base[*bs], *bi), (&head[*s], *i), arch)?;
+        let d = diffs.next().expect("a diff per changed kernel");
+        for line in d.lines() {
+            writeln!(out, "{line}")?;
+        }
+        for e in d.errors() {
+            run.fail(exit::BAD_INPUT, &e);
+        }
     }
     let gone: Vec<&String> = then
         .iter()
@@ -80,38 +84,20 @@ pub(super) fn print(
     };
     writeln!(
         out,
-        "kernelgate sass: {changed} changed, {unchanged} unchanged, {new} new, {} gone ({arch}; {base_name} against the working tree){skipped}",
+        "kernelgate sass: {} changed, {unchanged} unchanged, {new} new, {} gone ({arch}; {base_name} against the working tree){skipped}",
+        changed.len(),
         gone.len()
     )
 }
 
-/// Prints how kernel `name` changed between `was` and `is` (each a built suite and the place
-/// of the kernel in its `code`), reporting a module that cannot be disassembled.
-fn print_change(
-    run: &mut Run,
-    out: &mut dyn Write,
-    name: &str,
-    was: (&Built, usize),
-    is: (&Built, usize),
-    arch: &str,
-) -> io::Result<()> {
-    let (old, new) = (&was.0.code[was.1], &is.0.code[is.1]);
-    let (suite, kernel) = name.split_once("::").unwrap_or((name, ""));
-    let d = kernel_diff(
-        (suite, kernel, arch),
-        &old.1,
-        &new.1,
-        None,
-        |side, id| match side {
-            Which::Base => run.entry_sass(was.0, old.0, id, arch),
-            Which::Head => run.entry_sass(is.0, new.0, id, arch),
-        },
-    );
-    for line in d.lines() {
-        writeln!(out, "{line}")?;
+/// Kernel `i` of built suite `b`, as one side of its SASS diff.
+fn sided<'b>((b, i): (&'b Built, usize), arch: &'b str) -> Sided<'b> {
+    let (kernel, code) = &b.code[i];
+    Sided {
+        suite: b.suite,
+        kernel: *kernel,
+        code,
+        compiled: &b.compiled,
+        arch,
     }
-    for e in d.errors() {
-        run.fail(exit::BAD_INPUT, &e);
-    }
-    Ok(())
 }
