@@ -15,7 +15,4 @@ pub use settle::{
     settle, settle_again, Confirm, Decision, Evidence, Measure, Measures, Recording,
     REMEASURE_EFFORT,
 };
-pub use verdict::{
-    compare_larger_worse, compare_paired, compare_smaller_worse, decide, percent, with_spread,
-    GateInput, TrialVerdict,
-};
+pub use verdict::{compare_paired, decide, percent, with_spread, GateInput, TrialVerdict};

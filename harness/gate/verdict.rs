@@ -34,17 +34,8 @@ use super::semantics::{combine, Basis, Comparison};
 use crate::stats::twosample::{benjamini_hochberg, mann_whitney, shift, Shift};
 use serde::{Deserialize, Serialize};
 
-/// Compares `old` with `new` samples of a quantity where larger is worse (times).
-pub fn compare_larger_worse(old: &[f64], new: &[f64]) -> Comparison {
-    comparison(old, new, 1.0)
-}
-
-/// Compares `old` with `new` samples of a quantity where smaller is worse (speedups).
-pub fn compare_smaller_worse(old: &[f64], new: &[f64]) -> Comparison {
-    comparison(old, new, -1.0)
-}
-
-/// Compares the logs of `old` and `new`, each times `sign` (−1: smaller is worse).
+/// Compares `old` with `new` samples of a quantity by their logs, each times `sign`: 1 where
+/// larger is worse (times), −1 where smaller is worse (speedups).
 fn comparison(old: &[f64], new: &[f64], sign: f64) -> Comparison {
     let logs = |v: &[f64]| v.iter().map(|v| sign * v.ln()).collect::<Vec<f64>>();
     let (x, y) = (logs(old), logs(new));
@@ -153,12 +144,12 @@ pub fn decide(inputs: &[GateInput]) -> Vec<TrialVerdict> {
         .map(|g| {
             let time = match &g.paired {
                 Some(ratios) => compare_paired(ratios),
-                None => compare_larger_worse(&g.old_times, &g.new_times),
+                None => comparison(&g.old_times, &g.new_times, 1.0),
             };
             let speedup = g
                 .speedups
                 .as_ref()
-                .map(|(old, new)| compare_smaller_worse(old, new));
+                .map(|(old, new)| comparison(old, new, -1.0));
             (time, speedup)
         })
         .collect();
