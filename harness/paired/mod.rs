@@ -12,6 +12,7 @@ pub use git::{first_parents, is_ancestor, parent, resolve, subject};
 
 use crate::plan::Planned;
 use crate::suite::Suite;
+use crate::worker::protocol::BaseKernel;
 use std::path::Path;
 
 /// The base side of a paired run.
@@ -109,15 +110,8 @@ pub fn load(
 /// How a candidate trial meets the base.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Pairing {
-    /// The same trial at the base: suite, case and kernel indices in the base's suites.
-    Paired {
-        /// The base suite's index in `Base::suites`.
-        suite: usize,
-        /// Its case.
-        case: usize,
-        /// Its kernel.
-        kernel: usize,
-    },
+    /// The same trial at the base: suite (in `Base::suites`), case and kernel indices.
+    Paired(BaseKernel),
     /// Only in the candidate.
     New,
     /// In both, but its case's buffers differ: not compared silently.
@@ -160,11 +154,11 @@ pub fn pair(candidates: &[Suite], base: &Base, trial: &Planned) -> Option<Pairin
             now.join(", ")
         )));
     }
-    Some(Pairing::Paired {
+    Some(Pairing::Paired(BaseKernel {
         suite: bs,
         case: bc,
         kernel: bk,
-    })
+    }))
 }
 
 /// Trials of the base that the candidate no longer has.

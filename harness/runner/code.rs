@@ -32,16 +32,11 @@ pub(super) fn trial_codes(
         let (Some(base), Some(pairing)) = (run.base, pairing) else {
             continue;
         };
-        if let Some(Pairing::Paired {
-            suite: bs,
-            case,
-            kernel,
-        }) = &pairing[i]
-        {
+        if let Some(Pairing::Paired(at)) = &pairing[i] {
             out[i].code.base = run
                 .executor
-                .code(SuiteRef::Base(*bs))
-                .map(|c| trial_code(&base.suites[*bs], *case, *kernel, seed, &c));
+                .code(at.at())
+                .map(|c| trial_code(&base.suites[at.suite], at.case, at.kernel, seed, &c));
         }
     }
     out

@@ -85,7 +85,7 @@ pub(super) fn judge_paired(
         };
         let gate = match (unreliable(&m.samples), &pairing[i]) {
             (Some(note), _) => note,
-            (None, Some(Pairing::Paired { .. }))
+            (None, Some(Pairing::Paired(_)))
                 if t.code.identical() && !m.samples.reference.is_empty() =>
             {
                 pairs.push(i);
@@ -95,7 +95,7 @@ pub(super) fn judge_paired(
                     timed: true,
                 }
             }
-            (None, Some(Pairing::Paired { .. })) if !m.samples.reference.is_empty() => {
+            (None, Some(Pairing::Paired(_))) if !m.samples.reference.is_empty() => {
                 compared.push(i);
                 // Filled in once the gate has decided.
                 GateNote::RemeasureFailed

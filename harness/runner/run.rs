@@ -105,15 +105,7 @@ impl Runner<'_> {
         effort: u32,
     ) -> TrialSpec {
         let base = match pairing {
-            Some(crate::paired::Pairing::Paired {
-                suite,
-                case,
-                kernel,
-            }) => Some(crate::worker::protocol::BaseKernel {
-                suite: *suite,
-                case: *case,
-                kernel: *kernel,
-            }),
+            Some(crate::paired::Pairing::Paired(at)) => Some(*at),
             _ => None,
         };
         TrialSpec {

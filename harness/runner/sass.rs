@@ -49,7 +49,7 @@ pub(super) fn expected(
     timed
         .iter()
         .filter_map(|&i| {
-            let (Some(Pairing::Paired { .. }), Some(code), Some(base)) =
+            let (Some(Pairing::Paired(_)), Some(code), Some(base)) =
                 (&pairing[i], &trials[i].code.code, &trials[i].code.base)
             else {
                 return None;
@@ -80,24 +80,19 @@ pub(super) fn changed_kernels(
     let base = run.base.expect("paired");
     let mut out: Vec<Both> = Vec::new();
     for (i, change) in changes {
-        let Some(Pairing::Paired {
-            suite: bs,
-            kernel: bk,
-            ..
-        }) = &pairing[*i]
-        else {
+        let Some(Pairing::Paired(at)) = &pairing[*i] else {
             continue;
         };
         let trial = &plan[*i];
-        let (suite, base_suite) = (&run.suites[trial.suite], &base.suites[*bs]);
+        let (suite, base_suite) = (&run.suites[trial.suite], &base.suites[at.suite]);
         let changed = change.changed_kernels().into_iter();
         out.extend(changed.filter_map(|(role, name)| {
             let head = suite.kernels.iter().position(|k| k.name == name)?;
             let then = match role {
-                Role::Kernel => *bk,
+                Role::Kernel => at.kernel,
                 Role::Reference => base_suite.reference,
             };
-            Some(((trial.suite, head), (*bs, then)))
+            Some(((trial.suite, head), (at.suite, then)))
         }));
     }
     crate::order::first_seen(out)
