@@ -74,5 +74,5 @@ mod tests {
         assert_eq!((one.estimate, one.low, one.high), (0.5, 0.5, 0.5));
     }
 
-    include!("paired_cases.rs");
+    include!("paired_cases_tests.rs");
 }
