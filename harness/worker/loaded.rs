@@ -26,13 +26,13 @@ impl Loaded {
         let fp64 = crate::mix::kernel_fp64(suite, &compiled);
         let mut functions: Vec<Vec<Function>> = suite.kernels.iter().map(|_| Vec::new()).collect();
         for (si, c) in compiled {
+            let kernels = suite
+                .kernels
+                .iter()
+                .enumerate()
+                .filter(|(_, k)| k.source == si);
             if let Some(decl) = &suite.sources[si].library {
-                for (ki, _) in suite
-                    .kernels
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, k)| k.source == si)
-                {
+                for (ki, _) in kernels {
                     let call = crate::device::cublaslt::Gemm::new(decl)
                         .map_err(|e| Failure::Trial(TrialFailure::Compile(e)))?;
                     functions[ki].push(Function::library(call));
@@ -41,12 +41,7 @@ impl Loaded {
             }
             let module = gpu.load(&c.cubin)?;
             let entries = source_entries(suite, si);
-            for (ki, k) in suite
-                .kernels
-                .iter()
-                .enumerate()
-                .filter(|(_, k)| k.source == si)
-            {
+            for (ki, k) in kernels {
                 for entry in &k.entries {
                     let at = entries
                         .iter()
