@@ -249,8 +249,7 @@ impl HostData {
 
     /// Element `i` as f64 (exact for every type but i64 beyond 2^53).
     pub fn get(&self, i: usize) -> f64 {
-        let s = self.dtype.size();
-        let b = &self.bytes[i * s..(i + 1) * s];
+        let b = self.bytes_of(i);
         match self.dtype {
             DType::F32 => f32::from_le_bytes(b.try_into().expect("4 bytes")) as f64,
             DType::F64 => f64::from_le_bytes(b.try_into().expect("8 bytes")),
@@ -269,9 +268,8 @@ impl HostData {
         if self.dtype.is_float() {
             format!("{v:e}")
         } else if self.dtype == DType::I64 {
-            let s = self.dtype.size();
-            let b = &self.bytes[i * s..(i + 1) * s];
-            i64::from_le_bytes(b.try_into().expect("8 bytes")).to_string()
+            let b = self.bytes_of(i).try_into().expect("8 bytes");
+            i64::from_le_bytes(b).to_string()
         } else {
             format!("{v}")
         }
