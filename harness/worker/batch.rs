@@ -133,7 +133,7 @@ impl Session {
             let req = &reqs[next];
             let paired = req
                 .base
-                .and_then(|b| Some((b, suites.get(&b.at())?, loaded.get(&b.at())?)));
+                .and_then(|b| Some((b, &**suites.get(&b.at())?, loaded.get(&b.at())?)));
             let own = suites.get(&req.head()).zip(loaded.get(&req.head()));
             let Some((suite, own)) = own.filter(|_| req.base.is_some() == paired.is_some()) else {
                 results[next] = Some(TrialResult::failed(super::session::not_sent(req)));

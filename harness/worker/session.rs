@@ -20,6 +20,7 @@ use crate::spent;
 use crate::suite::Suite;
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Trial `req`'s failure when its suite (or its base) was not sent before it.
@@ -37,7 +38,7 @@ pub struct Session {
     /// The probe kernels, loaded ahead of the first trial, until its timer takes them.
     probes: Option<Probes>,
     /// The run's suites this worker was sent.
-    pub(super) suites: HashMap<SuiteRef, Suite>,
+    pub(super) suites: HashMap<SuiteRef, Arc<Suite>>,
     /// Loaded modules, by suite.
     pub(super) loaded: HashMap<SuiteRef, Loaded>,
     cache_dir: Option<PathBuf>,
@@ -88,7 +89,7 @@ impl Session {
     pub fn add_suite(&mut self, at: SuiteRef, suite: Suite) {
         self.loaded.remove(&at);
         let _ = self.load(at, &suite);
-        self.suites.insert(at, suite);
+        self.suites.insert(at, Arc::new(suite));
     }
 
     /// Gets the probe and check kernels compiled and loaded ahead of the first trial, while
@@ -107,24 +108,16 @@ impl Session {
             let mut results = self.run_counters(std::slice::from_ref(req));
             return results.swap_remove(0);
         }
-        // Taken out while the trial runs (it borrows the session mutably), then put back.
-        let suite = self.suites.remove(&req.head());
-        let base = req
-            .base
-            .and_then(|b| self.suites.remove(&b.at()).map(|s| (b, s)));
+        // Shared while the trial runs (it borrows the session mutably).
+        let suite = self.suites.get(&req.head()).cloned();
+        let base = (req.base).and_then(|b| Some((b, self.suites.get(&b.at())?.clone())));
         let outcome = match (&suite, req.base.is_some() == base.is_some()) {
             (Some(suite), true) => {
-                let base = base.as_ref().map(|(b, s)| (*b, s));
+                let base = base.as_ref().map(|(b, s)| (*b, &**s));
                 self.trial(suite, base, req).map_err(Failure::into_trial)
             }
             _ => Err(not_sent(req)),
         };
-        if let Some(suite) = suite {
-            self.suites.insert(req.head(), suite);
-        }
-        if let Some((b, s)) = base {
-            self.suites.insert(b.at(), s);
-        }
         let (before, after) = (self.counted, compile::counts());
         self.counted = after;
         TrialResult {
@@ -137,14 +130,12 @@ impl Session {
 
     /// Compiles and loads suite `at`, as sent (`Request::Suite`), once per worker.
     pub(super) fn load_sent(&mut self, at: SuiteRef) -> Result<(), TrialFailure> {
-        let suite = self.suites.remove(&at).ok_or_else(|| {
+        let suite = self.suites.get(&at).cloned().ok_or_else(|| {
             TrialFailure::Harness(format!(
                 "the worker was not sent suite {at:?} before its trial"
             ))
         })?;
-        let loaded = self.load(at, &suite);
-        self.suites.insert(at, suite);
-        loaded.map_err(Failure::into_trial)
+        self.load(at, &suite).map_err(Failure::into_trial)
     }
 
     /// Compiles and loads a suite's kernels once per worker.
