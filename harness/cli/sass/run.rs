@@ -1,13 +1,13 @@
 //! `Run`: the state of one `kernelgate sass` — the suites built per architecture (`Side`,
 //! `Built`), their listings, and the worst exit code so far.
 
-use crate::code::{CodeError, SuiteCode};
+use crate::code::{entry_sass, kernel_cubin, CodeError, SuiteCode};
 use crate::config::Config;
 use crate::device::compile::Compiled;
 use crate::exit;
 use crate::sass::listings::Listings;
 use crate::sass::mix::Mix;
-use crate::sass::{KernelCode, KernelIdentity, SassError, Toolchain};
+use crate::sass::{KernelCode, KernelIdentity, Toolchain};
 use crate::suite::Suite;
 use serde::Serialize;
 use std::io::Write;
@@ -105,18 +105,6 @@ impl Run<'_> {
         out
     }
 
-    /// The SASS of one entry of a built kernel: `None` for PTX (the driver compiles it).
-    pub(super) fn entry_sass(
-        &mut self,
-        built: &Built,
-        kernel: usize,
-        id: &KernelIdentity,
-        arch: &str,
-    ) -> Result<Option<Vec<String>>, SassError> {
-        let suite = (built.suite, kernel);
-        crate::code::entry_sass(suite, &built.compiled, arch, id, &mut self.listings)
-    }
-
     /// Writes every selected kernel's SASS to `out`.
     pub(super) fn print(
         &mut self,
@@ -128,7 +116,7 @@ impl Run<'_> {
         let cubins = built.iter().flat_map(|b| {
             b.code
                 .iter()
-                .filter_map(|(k, _)| crate::code::kernel_cubin((b.suite, *k), &b.compiled, arch))
+                .filter_map(|(k, _)| kernel_cubin((b.suite, *k), &b.compiled, arch))
         });
         self.listings.prefetch(cubins.collect::<Vec<_>>());
         let mut kernels = 0;
@@ -138,7 +126,8 @@ impl Run<'_> {
                 writeln!(out, "{} ({arch})", b.name(i))?;
                 for id in &code.entries {
                     let short = &id.hash[..12];
-                    match self.entry_sass(b, *k, id, arch) {
+                    // `None` for PTX: the driver compiles it.
+                    match entry_sass((b.suite, *k), &b.compiled, arch, id, &mut self.listings) {
                         Ok(Some(sass)) => {
                             let resources = id.resources.as_ref().map(|r| r.summary());
                             let count: u32 = Mix::of(&sass).0.values().sum();
