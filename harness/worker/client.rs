@@ -133,7 +133,9 @@ impl Worker {
         }
     }
 
-    /// Starts the worker if needed, sends it `suites` it lacks, then `request`; its answer.
+    /// Starts the worker if needed, sends it `suites` it lacks, then `request`; its answer,
+    /// waited for up to `timeout` (on a crash or time-out the worker is stopped, and the failure
+    /// says what happened).
     fn request(
         &mut self,
         suites: &[(SuiteRef, &Suite)],
@@ -152,7 +154,8 @@ impl Worker {
             NoDevice::Absent(reason) | NoDevice::Broken(reason) => TrialFailure::Harness(reason),
         })?;
         self.send_suites(suites)?;
-        self.exchange(request, timeout)
+        self.send(request)?;
+        self.receive(timeout).map(|(_, answer)| answer)
     }
 
     /// `results`, the worker reaped first when one of them ends it.
@@ -308,13 +311,6 @@ impl Worker {
             return Err(ended.failure("it exited before taking the request: "));
         }
         Ok(())
-    }
-
-    /// Sends `request` to the running worker and waits up to `timeout` for the answer. On a
-    /// crash or time-out the worker is stopped and the failure says what happened.
-    fn exchange(&mut self, request: &Request, timeout: Duration) -> Result<Response, TrialFailure> {
-        self.send(request)?;
-        self.receive(timeout).map(|(_, answer)| answer)
     }
 
     /// Waits up to `timeout` for the running worker's next answer, with when it arrived.
