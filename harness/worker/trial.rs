@@ -42,7 +42,7 @@ impl Trial<'_> {
         let (req, suite) = (self.req, self.suite);
         let limit = self.gpu.max_shared_optin()? as u32;
         let mut checked: Vec<(&Suite, usize, usize)> = vec![(suite, req.case, suite.reference)];
-        checked.extend(self.kernels().map(|k| (suite, req.case, k)));
+        checked.extend(req.kernels().map(|k| (suite, req.case, k)));
         checked.extend(self.paired.map(|(b, bs, _)| (bs, b.case, b.kernel)));
         for (s, c, ki) in checked {
             if let Some(l) = s.cases[c].launches[ki].iter().find(|l| l.shared > limit) {
@@ -55,12 +55,6 @@ impl Trial<'_> {
         Ok(())
     }
 
-    /// The kernels the trial times: its own, then its `with` (variants timed in the same
-    /// rounds).
-    pub fn kernels(&self) -> impl Iterator<Item = usize> + '_ {
-        self.req.kernels()
-    }
-
     /// The footprint of each kernel (with its FP64 use) and, paired, of the base kernel, each
     /// from one run on `bufs`.
     pub fn footprints(
@@ -69,7 +63,7 @@ impl Trial<'_> {
     ) -> Result<(Vec<Footprint>, Option<Footprint>), Failure> {
         let (suite, case, loaded) = (self.suite, self.req.case, self.loaded);
         let mut footprints = Vec::new();
-        for k in self.kernels() {
+        for k in self.req.kernels() {
             let mut f = footprint_of(self.gpu, suite, case, k, &loaded.functions[k], bufs)?;
             if loaded.fp64[k].count > 0 {
                 f.fp64 = Some(Box::new(loaded.fp64[k].clone()));
@@ -94,7 +88,7 @@ impl Trial<'_> {
     ) -> Result<Vec<Outputs>, Failure> {
         let (req, funcs) = (self.req, &self.loaded.functions);
         if req.work == super::protocol::Work::CheckAndTime {
-            for k in self.kernels() {
+            for k in self.req.kernels() {
                 let first = verify::FirstInputs {
                     seed: req.seed,
                     sets,
@@ -193,7 +187,7 @@ impl Trial<'_> {
         copies: &Copies,
         (sampled, i): (&Sampled, usize),
     ) -> Result<(), Failure> {
-        let k = self.kernels().nth(i).unwrap_or(self.req.kernel);
+        let k = self.req.kernels().nth(i).unwrap_or(self.req.kernel);
         let (mut op, _) = self.op_of(k, copies);
         let bench = self.bench();
         Ok(timer.write_last(self.gpu, &bench, (sampled, i), &mut op, copies.len())?)

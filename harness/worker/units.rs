@@ -43,7 +43,7 @@ pub(super) fn time_units(
     expected: &Expected,
 ) -> Result<Vec<Samples>, Failure> {
     let units = trial.req.units.max(1);
-    let kernels: Vec<usize> = trial.kernels().collect();
+    let kernels: Vec<usize> = trial.req.kernels().collect();
     let mut spacers: Vec<DeviceBuffer> = Vec::new();
     let mut copies = Some(copies);
     let mut pooled: Vec<Samples> = Vec::new();
