@@ -7,8 +7,6 @@
 use crate::bisect::{bisect, GpuProbe, Repo, Report, Stopped};
 use crate::config::{Config, Mode};
 use crate::exit;
-use crate::runner::Executor;
-use crate::worker::pool::WorkerPool;
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
@@ -24,21 +22,6 @@ pub struct Args {
     /// The trial, as `kernelgate run -- --list` prints it (suite::kernel::case)
     #[arg(value_name = "TRIAL")]
     trial: String,
-}
-
-/// The architecture code is identified for: the GPU's (starting a worker to ask it), or
-/// `KERNELGATE_ARCH` without one.
-fn arch(config: &Config) -> String {
-    if crate::device::driver_missing().is_some() {
-        return config.arch.clone();
-    }
-    let pool = WorkerPool::new(config, &[], &[]);
-    let arch = pool
-        .first_device()
-        .map(|d| d.arch())
-        .unwrap_or_else(|_| config.arch.clone());
-    pool.stop();
-    arch
 }
 
 /// The `kernelgate bisect` command: 0 when the first regressed commit is found, 1 when it
@@ -57,7 +40,10 @@ pub fn bisect_command(args: &Args) -> ExitCode {
     }
     // The working tree's suites, for the files they reference outside the suites folder.
     let candidates = crate::suite::load_dir(&config.suites).unwrap_or_default();
-    let arch = arch(&config);
+    // The architecture code is identified for: the GPU's (starting a worker to ask it), or
+    // `KERNELGATE_ARCH` without one.
+    let device = super::calibrate::device_info(&config);
+    let arch = device.map_or_else(|_| config.arch.clone(), |d| d.arch());
     let mut repo = Repo::new(&config, &candidates, trial, &arch);
     let (good, commits, good_suites) = match repo.prepare(good, bad) {
         Ok(p) => p,
