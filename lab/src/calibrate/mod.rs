@@ -102,8 +102,7 @@ fn samples_alone(
 /// The pilot: time per iteration of `spin` on this device, to size every other kernel.
 fn pilot(config: &Config, dir: &Path) -> Result<f64, CalibrateError> {
     const PILOT_ITERS: i64 = 100_000;
-    let text = spin::suite_text("pilot", &[PILOT_ITERS], &[0], "2%");
-    let pilot = [spin::load(dir, "pilot", &text)?];
+    let pilot = [spin::load(dir, "pilot", &[PILOT_ITERS], &[0])?];
     let pool = WorkerPool::new(config, &pilot, &[]);
     let samples = samples_alone(&pool, &pilot[0], 0, "pilot")?;
     Ok(samples.kernel_summary().map_or(f64::NAN, |s| s.median) / PILOT_ITERS as f64)
@@ -116,8 +115,7 @@ fn accuracy(config: &Config, dir: &Path, per_iteration: f64) -> Result<String, C
         .iter()
         .map(|t| spin::iterations_for(*t, per_iteration))
         .collect();
-    let text = spin::suite_text("accuracy", &iters, &[0], "2%");
-    let acc = [spin::load(dir, "accuracy", &text)?];
+    let acc = [spin::load(dir, "accuracy", &iters, &[0])?];
     let pool = WorkerPool::new(config, &acc, &[]);
     let mut rows = Vec::new();
     for (case, n) in iters.iter().enumerate() {
@@ -154,10 +152,7 @@ fn subjects(
     for (d, target) in durations.iter().enumerate() {
         let n = spin::iterations_for(*target, per_iteration);
         let name = format!("sensitivity{d}");
-        suites.push((
-            n,
-            spin::load(dir, &name, &spin::suite_text(&name, &[n], &LEVELS, "2%"))?,
-        ));
+        suites.push((n, spin::load(dir, &name, &[n], &LEVELS)?));
     }
     let loaded: Vec<kernelgate::suite::Suite> = suites.iter().map(|(_, s)| s.clone()).collect();
     let pool = WorkerPool::new(config, &loaded, &[]);

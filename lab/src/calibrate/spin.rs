@@ -15,8 +15,9 @@ pub const GRID: u32 = 528;
 /// Threads per block.
 pub const BLOCK: u32 = 256;
 
-/// The text of a suite of `spin` with one case per (iterations, extra percent).
-pub fn suite_text(name: &str, iters: &[i64], extra: &[i64], max_slowdown: &str) -> String {
+/// The text of a suite of `spin` with one case per (iterations, extra percent), judged at a
+/// `max_slowdown` of 2%.
+fn suite_text(name: &str, iters: &[i64], extra: &[i64]) -> String {
     let list = |v: &[i64]| v.iter().map(i64::to_string).collect::<Vec<_>>().join(", ");
     format!(
         r#"[suite]
@@ -44,7 +45,7 @@ rtol = 0.0
 atol = 0.0
 
 [bench]
-max_slowdown = "{max_slowdown}"
+max_slowdown = "2%"
 "#,
         list(iters),
         list(extra),
@@ -52,10 +53,11 @@ max_slowdown = "{max_slowdown}"
     )
 }
 
-/// Writes `text` as `dir/name.toml` (beside `spin.cu`) and loads it.
-pub fn load(dir: &Path, name: &str, text: &str) -> Result<Suite, CalibrateError> {
+/// Writes the suite `name` of `spin` ([`suite_text`]) as `dir/name.toml` (beside `spin.cu`)
+/// and loads it.
+pub fn load(dir: &Path, name: &str, iters: &[i64], extra: &[i64]) -> Result<Suite, CalibrateError> {
     let path = dir.join(format!("{name}.toml"));
-    std::fs::write(&path, text).map_err(|e| CalibrateError::File {
+    std::fs::write(&path, suite_text(name, iters, extra)).map_err(|e| CalibrateError::File {
         path: path.clone(),
         reason: e.to_string(),
     })?;
@@ -87,12 +89,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("kg-calibrate-test-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("spin.cu"), SOURCE).unwrap();
-        let s = load(
-            &dir,
-            "sensitivity",
-            &suite_text("sensitivity", &[1000], &[0, 1, 2, 3, 5], "2%"),
-        )
-        .unwrap();
+        let s = load(&dir, "sensitivity", &[1000], &[0, 1, 2, 3, 5]).unwrap();
         assert_eq!(s.cases.len(), 5);
         assert_eq!(s.cases[3].label, "iters=1000,extra=3");
         assert_eq!(s.bench.max_slowdown, 0.02);
