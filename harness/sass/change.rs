@@ -116,7 +116,7 @@ pub fn kernel_diff(
         let mut mix = Vec::new();
         let text = match (sass(Side::Base, o), sass(Side::Head, n)) {
             (Ok(Some(a)), Ok(Some(b))) => {
-                mix = MixDelta::of(&Mix::of(&a).deltas(&Mix::of(&b)));
+                mix = Mix::of(&a).deltas(&Mix::of(&b));
                 SassText::Diff {
                     text: diff::unified(&a, &b),
                 }

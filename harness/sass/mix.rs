@@ -208,20 +208,18 @@ impl Mix {
         Mix(counts)
     }
 
-    /// Each class whose count differs, with the counts in `self` and in `head`.
-    pub fn deltas(&self, head: &Mix) -> Vec<(Class, u32, u32)> {
+    /// Each class whose count differs, named, with its counts in `self` and in `head`.
+    pub fn deltas(&self, head: &Mix) -> Vec<MixDelta> {
         let classes: std::collections::BTreeSet<&Class> =
             self.0.keys().chain(head.0.keys()).collect();
         classes
             .into_iter()
-            .map(|c| {
-                (
-                    *c,
-                    self.0.get(c).copied().unwrap_or(0),
-                    head.0.get(c).copied().unwrap_or(0),
-                )
+            .map(|c| MixDelta {
+                class: c.to_string(),
+                old: self.0.get(c).copied().unwrap_or(0),
+                new: head.0.get(c).copied().unwrap_or(0),
             })
-            .filter(|(_, b, h)| b != h)
+            .filter(|d| d.old != d.new)
             .collect()
     }
 }
@@ -235,20 +233,6 @@ pub struct MixDelta {
     pub old: u32,
     /// Its count in the head.
     pub new: u32,
-}
-
-impl MixDelta {
-    /// The deltas `Mix::deltas` found, named.
-    pub fn of(deltas: &[(Class, u32, u32)]) -> Vec<MixDelta> {
-        deltas
-            .iter()
-            .map(|(c, old, new)| MixDelta {
-                class: c.to_string(),
-                old: *old,
-                new: *new,
-            })
-            .collect()
-    }
 }
 
 /// `global load 128-bit 1 → 0 (-1), global load 32-bit 0 → 4 (+4)`; empty when none.
@@ -347,7 +331,7 @@ mod tests {
             "EXIT",
         ]));
         assert_eq!(
-            describe_mix(&MixDelta::of(&base.deltas(&head))),
+            describe_mix(&base.deltas(&head)),
             "global load 32-bit 0 → 2 (+2), global load 128-bit 1 → 0 (-1)"
         );
         assert!(base.deltas(&base).is_empty());
