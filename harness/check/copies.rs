@@ -64,7 +64,7 @@ impl Copies {
     /// written (on the device where `kernels` can generate it).
     pub fn new(
         gpu: &Gpu,
-        kernels: Option<&Kernels>,
+        kernels: &Kernels,
         suite: &Suite,
         first: Vec<DeviceBuffer>,
         sets: Vec<InputSet>,
@@ -182,7 +182,7 @@ impl Copies {
     pub fn write_seeded(
         &self,
         gpu: &Gpu,
-        kernels: Option<&Kernels>,
+        kernels: &Kernels,
         suite: &Suite,
         c: usize,
         seed: Option<u64>,
@@ -208,10 +208,9 @@ impl Copies {
 
     /// Adds copies until there are `n`; copy `c` is a device-side copy of copy `c % sets`
     /// (whose inputs the checked launches left unchanged). The new copies are carved from one
-    /// allocation (buffers 256-byte aligned) and filled by one `kernelgate_prepare` launch
-    /// where `kernels` are loaded: a graph of 1024 launches made 2048 allocations, copies and
-    /// frees per trial before.
-    pub fn grow(&mut self, gpu: &Gpu, kernels: Option<&Kernels>, n: usize) -> Result<(), Failure> {
+    /// allocation (buffers 256-byte aligned) and filled by one `kernelgate_prepare` launch: a
+    /// graph of 1024 launches made 2048 allocations, copies and frees per trial before.
+    pub fn grow(&mut self, gpu: &Gpu, kernels: &Kernels, n: usize) -> Result<(), Failure> {
         let each = self.bytes_each();
         let missing = n.saturating_sub(self.copies.len());
         if missing > 0 {
@@ -235,21 +234,16 @@ impl Copies {
                         src: Some(b.address()),
                         bytes: b.bytes as u64,
                     });
-                    if kernels.is_none() {
-                        gpu.copy(&c, b)?;
-                    }
                     copy.push(c);
                 }
                 self.copies.push(copy);
             }
-            if let Some(k) = kernels {
-                let bytes = encode(&spans);
-                let table = gpu.alloc_plain(bytes.len())?;
-                gpu.upload(&table, &bytes)?;
-                let largest = spans.iter().map(|s| s.bytes).max().unwrap_or(0);
-                k.prepare(gpu, &table, (0, spans.len()), largest)?;
-                gpu.synchronize()?;
-            }
+            let bytes = encode(&spans);
+            let table = gpu.alloc_plain(bytes.len())?;
+            gpu.upload(&table, &bytes)?;
+            let largest = spans.iter().map(|s| s.bytes).max().unwrap_or(0);
+            kernels.prepare(gpu, &table, (0, spans.len()), largest)?;
+            gpu.synchronize()?;
             self.arenas.push(arena);
         }
         if self
@@ -265,41 +259,19 @@ impl Copies {
     /// Queues the checked starting state for copy `c`, or for every copy: outputs poisoned
     /// (every byte 0xFF, as before a checked run), in-out buffers restored to their set's
     /// initial contents. Inputs are left alone: the checks showed the kernels do not write them.
-    /// With `kernels`, one launch over the table does it all; without, one memset or copy per
-    /// buffer per copy.
+    /// One launch over the table does it all.
     pub fn prepare(
         &self,
         gpu: &Gpu,
-        kernels: Option<&Kernels>,
+        kernels: &Kernels,
         c: Option<usize>,
     ) -> Result<(), DeviceError> {
-        let range = match c {
-            Some(c) => c % self.copies.len()..c % self.copies.len() + 1,
-            None => 0..self.copies.len(),
+        let (first, end) = match c {
+            Some(c) => (c % self.copies.len(), c % self.copies.len() + 1),
+            None => (0, self.copies.len()),
         };
-        if let (Some(k), Some(t)) = (kernels, &self.table) {
-            let (from, to) = (t.starts[range.start], t.starts[range.end]);
-            return k.prepare(gpu, &t.buf, (from * SPAN_BYTES, to - from), t.largest);
-        }
-        for c in range {
-            for span in self.spans(c) {
-                let dst = self.copies[c]
-                    .iter()
-                    .find(|b| b.address() == span.dst)
-                    .expect("a span of this copy");
-                match span.src {
-                    None => gpu.fill(dst, 0xFF)?,
-                    Some(src) => {
-                        let set = c % self.sets();
-                        let (_, p) = self.pristine[set]
-                            .iter()
-                            .find(|(_, p)| p.address() == src)
-                            .expect("a pristine buffer of this set");
-                        gpu.copy(dst, p)?;
-                    }
-                }
-            }
-        }
-        Ok(())
+        let t = self.table.as_ref().expect("built with the copies");
+        let (from, to) = (t.starts[first], t.starts[end]);
+        kernels.prepare(gpu, &t.buf, (from * SPAN_BYTES, to - from), t.largest)
     }
 }

@@ -46,14 +46,12 @@ impl InputSet {
         Ok(self.host.get_or_init(|| h))
     }
 
-    /// Whether buffer `i` is generated on the device (with `kernels`).
-    fn on_device(&self, suite: &Suite, kernels: Option<&Kernels>, i: usize) -> bool {
+    /// Whether buffer `i` is generated on the device.
+    fn on_device(&self, suite: &Suite, i: usize) -> bool {
         let b = &suite.buffers[i];
-        kernels.is_some()
-            && suite
-                .init(self.case, i)
-                .and_then(|init| form(&init, b.dtype))
-                .is_some()
+        (suite.init(self.case, i))
+            .and_then(|init| form(&init, b.dtype))
+            .is_some()
     }
 
     /// Queues buffer `i`'s initial contents into `buf`: poison (every byte 0xFF) for an
@@ -61,7 +59,7 @@ impl InputSet {
     pub fn write(
         &self,
         gpu: &Gpu,
-        kernels: Option<&Kernels>,
+        kernels: &Kernels,
         suite: &Suite,
         i: usize,
         buf: &DeviceBuffer,
@@ -71,9 +69,9 @@ impl InputSet {
             gpu.fill(buf, 0xFF)?;
             return Ok(());
         };
-        if let (Some(k), Some(f)) = (kernels, form(&init, b.dtype)) {
+        if let Some(f) = form(&init, b.dtype) {
             let n = suite.cases[self.case].lens[i];
-            fill(k, gpu, (buf, n, b.dtype), f, stream(self.seed, i))?;
+            fill(kernels, gpu, (buf, n, b.dtype), f, stream(self.seed, i))?;
             return Ok(());
         }
         match self.host.get() {
@@ -105,7 +103,7 @@ impl InputSet {
     pub fn upload(
         &self,
         gpu: &Gpu,
-        kernels: Option<&Kernels>,
+        kernels: &Kernels,
         suite: &Suite,
         bufs: &[DeviceBuffer],
     ) -> Result<(), Failure> {
@@ -122,7 +120,7 @@ impl InputSet {
     pub fn changed(
         &self,
         gpu: &Gpu,
-        kernels: Option<&Kernels>,
+        kernels: &Kernels,
         suite: &Suite,
         bufs: &[DeviceBuffer],
     ) -> Result<Option<usize>, Failure> {
@@ -132,12 +130,12 @@ impl InputSet {
         let on_device: Vec<usize> = inputs
             .iter()
             .copied()
-            .filter(|&i| self.on_device(suite, kernels, i))
+            .filter(|&i| self.on_device(suite, i))
             .collect();
         let mut compared: Vec<(usize, bool)> = Vec::new();
-        if let (Some(k), false) = (kernels, on_device.is_empty()) {
+        if !on_device.is_empty() {
             let sizes: Vec<usize> = on_device.iter().map(|&i| bufs[i].bytes).collect();
-            match k.scratch(gpu, &sizes) {
+            match kernels.scratch(gpu, &sizes) {
                 Ok(scratch) => {
                     let mut items = Vec::new();
                     for (j, &i) in on_device.iter().enumerate() {
@@ -150,7 +148,7 @@ impl InputSet {
                             tol: super::compare::EXACT,
                         });
                     }
-                    let found = k.compare_all(gpu, &items)?;
+                    let found = kernels.compare_all(gpu, &items)?;
                     compared = on_device
                         .iter()
                         .copied()

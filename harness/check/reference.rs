@@ -55,13 +55,13 @@ pub struct References {
 
 impl References {
     /// The reference's outputs on `inputs` (its case and seed), running it (on `bufs`, with
-    /// the check `kernels` where loaded) only the first time. Fails when a tolerance could not
+    /// the check `kernels`) only the first time. Fails when a tolerance could not
     /// fail on them.
     pub fn outputs(
         &mut self,
         gpu: &Gpu,
         suite: &Suite,
-        (inputs, kernels): (&InputSet, Option<&Kernels>),
+        (inputs, kernels): (&InputSet, &Kernels),
         funcs: &[Vec<Function>],
         bufs: &[DeviceBuffer],
     ) -> Result<Outputs, Failure> {
@@ -106,14 +106,14 @@ impl References {
     }
 
     /// The cache entry for what the reference just left in `bufs`: kept on the device (and
-    /// tested for vacuous tolerances there) where `kernels` are loaded and it fits, else
-    /// downloaded and tested on the host.
+    /// tested for vacuous tolerances there) where it fits, else downloaded and tested on the
+    /// host.
     fn entry(
         &mut self,
         gpu: &Gpu,
         suite: &Suite,
         case: usize,
-        kernels: Option<&Kernels>,
+        kernels: &Kernels,
         bufs: &[DeviceBuffer],
     ) -> Result<Entry, Failure> {
         let kept: Vec<usize> = (0..bufs.len())
@@ -129,7 +129,7 @@ impl References {
             self.device_bytes = 0;
         }
         let tolerances = |i: usize| suite.check.tolerances.get(&i).copied();
-        if let (Some(k), true) = (kernels, size <= DEVICE_CAPACITY_BYTES) {
+        if size <= DEVICE_CAPACITY_BYTES {
             if let Some(device) = keep(gpu, &kept, bufs)? {
                 self.device_bytes += size;
                 let mut found = Vec::new();
@@ -140,7 +140,7 @@ impl References {
                     };
                     let dtype = suite.buffers[i].dtype;
                     let n = buf.bytes / dtype.size();
-                    found.push(vacuous_on_device(k, gpu, (buf, dtype, n), tol)?);
+                    found.push(vacuous_on_device(kernels, gpu, (buf, dtype, n), tol)?);
                 }
                 let dtypes = suite.buffers.iter().map(|b| b.dtype).collect();
                 return Ok(Entry {

@@ -69,7 +69,7 @@ pub(super) fn run_checked(
     funcs: &[Vec<Function>],
     bufs: &[DeviceBuffer],
     inputs: &InputSet,
-    kernels: Option<&Kernels>,
+    kernels: &Kernels,
 ) -> Result<(), Failure> {
     inputs.upload(gpu, kernels, suite, bufs)?;
     run_op(gpu, suite, case, k, &funcs[k], bufs)?;

@@ -15,13 +15,14 @@ use crate::suite::{Role, Suite};
 impl Copies {
     /// Compares what kernel `k`'s last timed-like launches left in copies `0..used` with
     /// `expected` (the reference's outputs per input set, from `seeds`), and checks their
-    /// inputs unchanged. With `kernels` the comparison runs on the device and only a failing
-    /// copy is downloaded, for the host to say what differs (the same message either way).
+    /// inputs unchanged. The comparison runs on the device and only a failing copy is
+    /// downloaded, for the host to say what differs (all of them where the device has no room
+    /// for the expected values).
     #[allow(clippy::too_many_arguments)]
     pub fn check(
         &self,
         gpu: &Gpu,
-        kernels: Option<&Kernels>,
+        kernels: &Kernels,
         suite: &Suite,
         (case, k): (usize, usize),
         used: usize,
@@ -29,19 +30,17 @@ impl Copies {
         seeds: &[u64],
     ) -> Result<(), Failure> {
         let used = used.min(self.copies.len());
-        if let Some(kernels) = kernels {
-            match self.first_bad_copy(gpu, kernels, suite, used, expected)? {
-                Some(None) => return Ok(()),
-                Some(Some(c)) => {
-                    self.check_on_host(gpu, suite, (case, k), (c, used), expected, seeds)?;
-                    return Err(Failure::Trial(crate::failure::TrialFailure::Harness(format!(
-                        "the device comparison found a difference in input copy {} of {used} that the host comparison does not see (kernel `{}`)",
-                        c + 1,
-                        suite.kernels[k].name
-                    ))));
-                }
-                None => {}
+        match self.first_bad_copy(gpu, kernels, suite, used, expected)? {
+            Some(None) => return Ok(()),
+            Some(Some(c)) => {
+                self.check_on_host(gpu, suite, (case, k), (c, used), expected, seeds)?;
+                return Err(Failure::Trial(crate::failure::TrialFailure::Harness(format!(
+                    "the device comparison found a difference in input copy {} of {used} that the host comparison does not see (kernel `{}`)",
+                    c + 1,
+                    suite.kernels[k].name
+                ))));
             }
+            None => {}
         }
         for c in 0..used {
             self.check_on_host(gpu, suite, (case, k), (c, used), expected, seeds)?;
@@ -86,7 +85,7 @@ impl Copies {
                 let Some(part) = part else { continue };
                 let b = scratch.part(*part);
                 if self.roles[i] == Role::Input {
-                    self.sets[set].write(gpu, Some(kernels), suite, i, b)?;
+                    self.sets[set].write(gpu, kernels, suite, i, b)?;
                 } else if let Some(d) = &expected[set].host(gpu)?[i] {
                     gpu.upload(b, &d.bytes)?;
                 }

@@ -26,20 +26,20 @@ struct At<'a> {
 fn check_reference(
     gpu: &Gpu,
     suite: &Suite,
-    kernels: Option<&Kernels>,
+    kernels: &Kernels,
     expected: &ReferenceOutputs,
     at: At,
 ) -> Result<(), Failure> {
     let r = suite.reference;
-    let device = kernels.zip(expected.device());
+    let device = expected.device();
     for (&i, &tol) in &suite.check.tolerances {
         let b = &suite.buffers[i];
         let name = &b.name;
         let nan = match device {
-            Some((k, want)) => {
+            Some(want) => {
                 let Some(w) = &want[i] else { continue };
                 let n = w.bytes / b.dtype.size();
-                let f = k.compare(gpu, (w, w), b.dtype, n, tol)?;
+                let f = kernels.compare(gpu, (w, w), b.dtype, n, tol)?;
                 (f.count > 0).then_some((f.count as usize, n, f.worst as usize))
             }
             None => {
@@ -65,15 +65,19 @@ fn check_reference(
             source,
         })?;
         let changed = || InputError::GoldenChanged { path: path.clone() };
-        if let Some((k, want)) = device {
+        if let Some(want) = device {
             let Some(w) = &want[i] else { continue };
             let n = w.bytes / b.dtype.size();
             if golden.data.len() != n || golden.data.dtype != b.dtype {
                 return Err(changed().into());
             }
-            let scratch = k.scratch(gpu, &[golden.data.bytes.len()])?;
+            let scratch = kernels.scratch(gpu, &[golden.data.bytes.len()])?;
             gpu.upload(scratch.part(0), &golden.data.bytes)?;
-            if k.compare(gpu, (w, scratch.part(0)), b.dtype, n, tol)?.count == 0 {
+            if kernels
+                .compare(gpu, (w, scratch.part(0)), b.dtype, n, tol)?
+                .count
+                == 0
+            {
                 continue;
             }
         }
@@ -109,8 +113,8 @@ pub struct FirstInputs<'a> {
     pub seed: u64,
     /// The first sets; later ones are made here.
     pub sets: &'a [InputSet],
-    /// The check kernels (device generation and comparison), where loaded.
-    pub kernels: Option<&'a Kernels>,
+    /// The check kernels (device generation and comparison).
+    pub kernels: &'a Kernels,
 }
 
 /// Checks kernel `k` of `case` against the suite's reference (and, for the reference itself,
@@ -153,23 +157,16 @@ pub fn verify(
             check_reference(gpu, suite, kernels, &expected, at)?;
             continue;
         }
+        run_checked(gpu, suite, case, k, funcs, bufs, inputs, kernels)?;
         // Compared on the device where the reference's outputs are kept there: a passing run
         // transfers nothing.
-        let on_device = match (kernels, expected.device()) {
-            (Some(kernels), Some(want)) => {
-                run_checked(gpu, suite, case, k, funcs, bufs, inputs, Some(kernels))?;
-                if kernels.all_match(gpu, bufs, want, |i| {
-                    Some((suite.buffers[i].dtype, suite.check.tolerances[&i]))
-                })? {
-                    continue;
-                }
-                true
+        let on_device = expected.device().is_some();
+        if let Some(want) = expected.device() {
+            let rule = |i: usize| Some((suite.buffers[i].dtype, suite.check.tolerances[&i]));
+            if kernels.all_match(gpu, bufs, want, rule)? {
+                continue;
             }
-            _ => {
-                run_checked(gpu, suite, case, k, funcs, bufs, inputs, kernels)?;
-                false
-            }
-        };
+        }
         // On the host: the message (and the dump) of a difference.
         let actual = download_outputs(gpu, suite, bufs)?;
         let expected = expected.host(gpu)?;

@@ -119,7 +119,7 @@ impl Session {
             ..
         } = self;
         let (gpu, suites, loaded, kernels): (&_, &_, &_, &_) = (gpu, suites, loaded, kernels);
-        let Some(timer) = timer.as_mut() else {
+        let (Some(timer), Some(kernels)) = (timer.as_mut(), kernels.as_ref()) else {
             return reqs.len();
         };
         let mut chunk: Vec<Ready> = Vec::new();
@@ -146,7 +146,7 @@ impl Session {
                 req,
                 loaded: own,
                 paired,
-                kernels: kernels.as_ref(),
+                kernels,
             };
             match ready_units(trial, next, chunk.is_empty()) {
                 Ok(r) => {

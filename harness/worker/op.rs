@@ -16,7 +16,7 @@ pub(super) struct Op<'a> {
     kernel: usize,
     funcs: &'a [Function],
     copies: &'a Copies,
-    kernels: Option<&'a Kernels>,
+    kernels: &'a Kernels,
 }
 
 /// A kernel, one of `functions`, on `case` of `suite`.
@@ -27,7 +27,7 @@ pub(super) fn timed_pair<'a>(
     kernel: Which<'a>,
     against: Option<Which<'a>>,
     copies: &'a Copies,
-    kernels: Option<&'a Kernels>,
+    kernels: &'a Kernels,
 ) -> (Op<'a>, Option<Op<'a>>) {
     let op = |(suite, case, kernel, funcs): Which<'a>| Op {
         suite,

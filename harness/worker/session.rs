@@ -197,7 +197,7 @@ impl Session {
             req,
             loaded: &self.loaded[&req.head()],
             paired: base.map(|(b, bs)| (b, bs, &self.loaded[&b.at()])),
-            kernels: self.kernels.as_ref(),
+            kernels: self.kernels.as_ref().expect("loaded by timing_ready"),
         };
         trial.shared_memory_fits()?;
         let bufs = case_buffers(&self.gpu, suite, req.case)?;

@@ -31,8 +31,8 @@ pub(super) struct Trial<'a> {
     pub loaded: &'a Loaded,
     /// Paired: the base revision's kernel, its suite and its loaded functions.
     pub paired: Option<(BaseKernel, &'a Suite, &'a Loaded)>,
-    /// The harness's check kernels, where loaded.
-    pub kernels: Option<&'a Kernels>,
+    /// The harness's check kernels.
+    pub kernels: &'a Kernels,
 }
 
 impl Trial<'_> {
