@@ -27,15 +27,8 @@ pub struct SuiteCompileError {
 
 /// The distinct entries of the kernels compiled from source `si`, in first-use order.
 pub fn source_entries(suite: &Suite, si: usize) -> Vec<String> {
-    let mut entries: Vec<String> = Vec::new();
-    for k in suite.kernels.iter().filter(|k| k.source == si) {
-        for e in &k.entries {
-            if !entries.contains(e) {
-                entries.push(e.clone());
-            }
-        }
-    }
-    entries
+    let kernels = suite.kernels.iter().filter(|k| k.source == si);
+    crate::order::first_seen(kernels.flat_map(|k| k.entries.iter().cloned()))
 }
 
 /// Compiles every source of `suite` for `arch`; on failure, a message naming the suite, the
