@@ -35,22 +35,6 @@ impl DeviceBuffer {
         })
     }
 
-    /// `bytes` allocated on `stream` from the device's stream-ordered memory pool.
-    pub(super) fn on_stream(
-        stream: sys::CUstream,
-        bytes: usize,
-    ) -> Result<DeviceBuffer, DeviceError> {
-        // SAFETY: the stream is live; the allocation is freed by `DeviceBuffer::drop`.
-        let ptr =
-            unsafe { cu::malloc_async(stream, bytes.max(1)) }.map_err(error("cuMemAllocAsync"))?;
-        Ok(DeviceBuffer {
-            ptr,
-            bytes,
-            stream: Some(stream),
-            owned: true,
-        })
-    }
-
     /// `len` bytes of this buffer from byte `offset`, as a buffer of its own that is never
     /// freed: many small buffers carved from one allocation (the timing copies: one
     /// `cuMemAlloc` instead of one per buffer per copy, and one `cuMemFree`, which waits for

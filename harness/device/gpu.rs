@@ -118,7 +118,15 @@ impl Gpu {
     /// Allocates `bytes` on the stream from the device's stream-ordered memory pool: what a
     /// case allocates, counted by `pool_high`.
     pub fn alloc(&self, bytes: usize) -> Result<DeviceBuffer, DeviceError> {
-        DeviceBuffer::on_stream(self.stream, bytes)
+        // SAFETY: the stream is live; the allocation is freed by `DeviceBuffer::drop`.
+        let ptr = unsafe { cu::malloc_async(self.stream, bytes.max(1)) }
+            .map_err(error("cuMemAllocAsync"))?;
+        Ok(DeviceBuffer {
+            ptr,
+            bytes,
+            stream: Some(self.stream),
+            owned: true,
+        })
     }
 
     /// Allocates `bytes` outside the pool, for the harness's own buffers (L2 flush, input
