@@ -152,28 +152,21 @@ fn ptx_of(
     let log = log.join("\n").trim().to_string();
     if !out.status.success() {
         // An entry that is no kernel fails in the generated file, not the user's.
-        if let Some(e) = req
-            .entries
-            .iter()
-            .enumerate()
-            .find(|(i, _)| log.contains(&format!("kernelgate_entries.cu({})", i + 2)))
-        {
+        let failed = (req.entries.iter().enumerate())
+            .find(|(i, _)| log.contains(&format!("kernelgate_entries.cu({})", i + 2)));
+        let hint = match failed {
             // A kernel named as a host function is (llm.c's launchers take their kernels'
             // names): its address cannot be taken by name alone.
-            if log.contains("which instance of") {
-                let log = format!("{log}\nhint: `{}` names more than one function (a host function of the same name?): kernelgate takes the kernel's address by its name, so rename one of them", e.1);
-                return Err(CompileError::Source {
-                    compiler: "nvcc",
+            Some((_, e)) if log.contains("which instance of") => Some(format!("`{e}` names more than one function (a host function of the same name?): kernelgate takes the kernel's address by its name, so rename one of them")),
+            Some((_, e)) => {
+                return Err(CompileError::NoEntry {
+                    entry: e.clone(),
                     path,
-                    log,
-                });
+                })
             }
-            return Err(CompileError::NoEntry {
-                entry: e.1.clone(),
-                path,
-            });
-        }
-        let log = match super::headers::cublas_header_hint(&log) {
+            None => super::headers::cublas_header_hint(&log),
+        };
+        let log = match hint {
             Some(hint) => format!("{log}\nhint: {hint}"),
             None => log,
         };
