@@ -76,13 +76,10 @@ impl Timer {
         clock: Function,
         read: Function,
     ) -> Result<Timer, DeviceError> {
-        let events = (0..2 * ROUNDS)
-            .map(|_| Ok((gpu.event()?, gpu.event()?)))
-            .collect::<Result<_, DeviceError>>()?;
         let l2 = gpu.info.l2_bytes.max(0) as usize;
         let flush = (l2 > 0).then(|| gpu.alloc_plain(2 * l2)).transpose()?;
         let mut timer = Timer {
-            events,
+            events: Vec::new(),
             flush,
             flushes: 0,
             floor: 0.0,
@@ -101,6 +98,7 @@ impl Timer {
             latency: 0.0,
             pilot_round: 0.0,
         };
+        timer.events_for(gpu, 2 * ROUNDS)?;
         let dims = LaunchDims::line(1, 1);
         for _ in 0..20 {
             gpu.launch(&timer.empty, dims, &[])?;
