@@ -5,40 +5,9 @@
 //! every reporter renders it with [`CodeChange::describe`].
 
 use super::types::{Role, TrialCode};
+use crate::sass::change::{parts, KernelPart};
 use crate::sass::{KernelCode, Toolchain};
 use serde::{Deserialize, Serialize};
-
-/// A part of a kernel's identity.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum KernelPart {
-    /// Its machine code (the text sections reached).
-    Code,
-    /// Its data: parameter bank, static shared memory, constant banks, global initializers.
-    Data,
-    /// Its attributes (`.nv.info`: registers, stack sizes, launch bounds).
-    Attributes,
-    /// A PTX kernel's text (or the driver that compiles it): no parts to tell apart.
-    Ptx,
-    /// A library call's declaration or the library's version (`suite::library`).
-    Library,
-    /// Its launches' entries (how many, or which).
-    Entries,
-}
-
-impl KernelPart {
-    /// `code`, `constant data`, ...: the words reports use.
-    pub fn word(self) -> &'static str {
-        match self {
-            KernelPart::Code => "code",
-            KernelPart::Data => "constant data",
-            KernelPart::Attributes => "attributes",
-            KernelPart::Ptx => "PTX",
-            KernelPart::Library => "library call (its declaration or the library's version)",
-            KernelPart::Entries => "launched entries",
-        }
-    }
-}
 
 /// One thing that differs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -115,22 +84,7 @@ fn kernel_parts(old: &KernelCode, new: &KernelCode) -> Vec<KernelPart> {
         return vec![KernelPart::Entries];
     }
     let changed = (old.entries.iter().zip(&new.entries)).filter(|(o, n)| o.hash != n.hash);
-    let parts = changed.flat_map(|(o, n)| match (&o.parts, &n.parts) {
-        (Some(a), Some(b)) => crate::order::flagged([
-            (a.code != b.code, KernelPart::Code),
-            (a.data != b.data, KernelPart::Data),
-            (a.attributes != b.attributes, KernelPart::Attributes),
-        ]),
-        _ if [o, n]
-            .iter()
-            .any(|i| i.from == crate::sass::CodeSource::Library) =>
-        {
-            vec![KernelPart::Library]
-        }
-        // A cubin against PTX, or PTX against PTX.
-        _ => vec![KernelPart::Ptx],
-    });
-    crate::order::first_seen(parts)
+    crate::order::first_seen(changed.flat_map(|(o, n)| parts(o, n)))
 }
 
 /// The toolchain components that differ.

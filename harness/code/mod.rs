@@ -19,7 +19,8 @@ pub(crate) mod trial_tests;
 mod types;
 pub mod valid;
 
-pub use change::{Change, CodeChange, KernelPart, ToolchainChange};
+pub use crate::sass::change::KernelPart;
+pub use change::{Change, CodeChange, ToolchainChange};
 pub use suite_code::{entry_sass, file_digest, kernel_cubin, CodeError, SuiteCode};
 pub use trial::{trial_code, EXEMPT};
 pub use types::{Role, RoleCode, TrialCode, TrialParts, IDENTITY_VERSION};

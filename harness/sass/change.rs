@@ -71,23 +71,69 @@ pub struct KernelDiff {
     pub entries: Vec<EntryDiff>,
 }
 
+/// A part of a kernel's identity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KernelPart {
+    /// Its machine code (the text sections reached).
+    Code,
+    /// Its data: parameter bank, static shared memory, constant banks, global initializers.
+    Data,
+    /// Its attributes (`.nv.info`: registers, stack sizes, launch bounds).
+    Attributes,
+    /// A PTX kernel's text (or the driver that compiles it): no parts to tell apart.
+    Ptx,
+    /// A library call's declaration or the library's version (`suite::library`).
+    Library,
+    /// Its launches' entries (how many, or which).
+    Entries,
+}
+
+impl KernelPart {
+    /// `code`, `constant data`, ...: the words reports use.
+    pub fn word(self) -> &'static str {
+        match self {
+            KernelPart::Code => "code",
+            KernelPart::Data => "constant data",
+            KernelPart::Attributes => "attributes",
+            KernelPart::Ptx => "PTX",
+            KernelPart::Library => "library call (its declaration or the library's version)",
+            KernelPart::Entries => "launched entries",
+        }
+    }
+}
+
+/// The parts that differ between two identities of an entry: a cubin's code, data or
+/// attributes (none where only the architecture differs); the whole, for PTX or a library call.
+pub fn parts(was: &KernelIdentity, is: &KernelIdentity) -> Vec<KernelPart> {
+    match (&was.parts, &is.parts) {
+        (Some(a), Some(b)) => crate::order::flagged([
+            (a.code != b.code, KernelPart::Code),
+            (a.data != b.data, KernelPart::Data),
+            (a.attributes != b.attributes, KernelPart::Attributes),
+        ]),
+        _ if [was, is]
+            .iter()
+            .any(|i| i.from == super::CodeSource::Library) =>
+        {
+            vec![KernelPart::Library]
+        }
+        // A cubin against PTX, or PTX against PTX.
+        _ => vec![KernelPart::Ptx],
+    }
+}
+
 /// `code`, `constant data and attributes`: which parts of an identity differ.
 pub fn what_changed(was: &KernelIdentity, is: &KernelIdentity) -> String {
-    let (Some(a), Some(b)) = (&was.parts, &is.parts) else {
-        let library = [was, is]
+    let parts = parts(was, is);
+    match parts[..] {
+        [] => "architecture".into(),
+        [KernelPart::Library] => "library call".into(),
+        _ => parts
             .iter()
-            .any(|i| i.from == super::CodeSource::Library);
-        return if library { "library call" } else { "PTX" }.into();
-    };
-    let parts = crate::order::flagged([
-        (a.code != b.code, "code"),
-        (a.data != b.data, "constant data"),
-        (a.attributes != b.attributes, "attributes"),
-    ]);
-    if parts.is_empty() {
-        "architecture".into()
-    } else {
-        parts.join(" and ")
+            .map(|p| p.word())
+            .collect::<Vec<_>>()
+            .join(" and "),
     }
 }
 
