@@ -32,15 +32,6 @@ pub struct Profiler {
     pub(super) passes: usize,
 }
 
-impl std::fmt::Debug for Profiler {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Profiler")
-            .field("metrics", &self.names)
-            .field("passes", &self.passes)
-            .finish()
-    }
-}
-
 impl Profiler {
     /// Initialises CUPTI's profiler for the current context's device (`ordinal`) and
     /// configures `metrics` (CUPTI/ncu names such as `smsp__inst_executed.sum`).
