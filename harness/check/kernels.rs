@@ -380,11 +380,7 @@ pub(super) fn blocks_for(n: usize) -> usize {
 
 /// A launch of `blocks` blocks of 256 threads in a row, without shared memory.
 pub(super) fn in_blocks(blocks: usize) -> LaunchDims {
-    LaunchDims {
-        grid: [blocks as u32, 1, 1],
-        block: [256, 1, 1],
-        shared: 0,
-    }
+    LaunchDims::line(blocks as u32, 256)
 }
 
 /// One comparison for `Kernels::compare_all`.
