@@ -143,11 +143,8 @@ impl Samples {
         self.clocks.kept_rounds += more.clocks.kept_rounds;
         self.clocks.contended_rounds += more.clocks.contended_rounds;
         self.clocks.unreliable |= more.clocks.unreliable;
-        for o in more.clocks.others {
-            if !self.clocks.others.contains(&o) {
-                self.clocks.others.push(o);
-            }
-        }
+        let others = std::mem::take(&mut self.clocks.others).into_iter();
+        self.clocks.others = crate::order::first_seen(others.chain(more.clocks.others));
         self.units.append(&mut more.units);
     }
 
