@@ -40,10 +40,10 @@ pub(super) fn print(
     let now: Vec<(String, At)> = index(head).into_iter().filter(compared).collect();
     // Each kernel's base side, where it has one; the changed ones' SASS diffs, every module
     // disassembled at once.
-    let was = |name: &String| then.iter().find(|(n, _)| n == name).map(|(_, at)| *at);
+    let in_base = |name: &String| then.iter().find(|(n, _)| n == name).map(|(_, at)| *at);
     let changed: Vec<[Sided; 2]> = (now.iter())
         .filter_map(|(name, (s, i))| {
-            let (bs, bi) = was(name)?;
+            let (bs, bi) = in_base(name)?;
             let (was, is) = ((&base[bs], bi), (&head[*s], *i));
             let same = was.0.code[was.1].1.same_code(&is.0.code[is.1].1);
             (!same).then(|| [sided(was, arch), sided(is, arch)])
@@ -52,7 +52,7 @@ pub(super) fn print(
     let mut diffs = kernel_diffs(&changed, None, &mut run.listings).into_iter();
     let (mut unchanged, mut new) = (0, 0);
     for (name, (s, i)) in &now {
-        let Some((bs, bi)) = was(name) else {
+        let Some((bs, bi)) = in_base(name) else {
             writeln!(out, "new      {name} ({arch})")?;
             new += 1;
             continue;
