@@ -7,11 +7,11 @@
 //! then give the estimated smallest slowdown detected (see [`super::bootstrap`]).
 
 use super::bootstrap::{detection_rates, smallest_detected};
-use super::decide::{judge_family, Cell, Judged, Skip};
+use super::decide::{Cell, Judged, Skip};
 use super::error::CalibrateError;
-use super::measure::{ask, measure, paired_input, Repeat};
+use super::measure::{ask, judge, paired_input, Cost, Family, Repeat};
 use super::render::TrialRow;
-use crate::gate::{self, GateInput, REMEASURE_EFFORT};
+use crate::gate;
 use crate::runner::Executor;
 use crate::suite::Suite;
 use crate::worker::pool::WorkerPool;
@@ -61,47 +61,27 @@ pub fn calibrate(
     for rep in 0..repeat.reps {
         // A fresh worker process per repetition; the base suites are the suites again.
         let pool = WorkerPool::new(repeat.config, suites, suites);
-        let mut first: Vec<Result<GateInput, Skip>> = Vec::new();
-        for (i, t) in trials.iter().enumerate() {
-            eprintln!(
-                "calibrate: repetition {} of {}: {}",
-                rep + 1,
-                repeat.reps,
-                t.name
-            );
-            let measured = measure(&pool, &ask(t, 1), &t.name);
-            first.push(match measured {
-                Err(e) => Err(Skip::Failed(e)),
-                Ok((data, _)) if data.samples.clocks.unreliable => Err(Skip::Unreliable),
-                Ok((data, _)) => {
-                    let input = paired_input(&data.samples, max_slowdown(t));
-                    let ratios = input.paired.as_deref().unwrap_or_default();
-                    pooled[i].extend(ratios.iter().map(|r| r.ln()).filter(|d| d.is_finite()));
-                    rounds[i].push(ratios.len());
-                    Ok(input)
-                }
-            });
-        }
-        // Measured again as a paired run measures: with more samples, or in a fresh worker.
-        let again = |i: usize, fresh: bool| -> Result<GateInput, CalibrateError> {
-            let t = &trials[i];
-            let why = match fresh {
-                true => "in a fresh worker: a regression to confirm",
-                false => "inconclusive",
-            };
-            eprintln!(
-                "calibrate: measuring {} again ({REMEASURE_EFFORT}x the samples, {why})",
-                t.name
-            );
-            let spec = crate::runner::TrialSpec {
-                fresh_worker: fresh,
-                ..ask(t, REMEASURE_EFFORT)
-            };
-            let (data, _) = measure(&pool, &spec, &t.name)?;
-            Ok(paired_input(&data.samples, max_slowdown(t)))
+        let progress = |i: usize| {
+            let name = &trials[i].name;
+            format!("repetition {} of {}: {name}", rep + 1, repeat.reps)
         };
-        let mut measure = gate::Measures(|i| again(i, false), |i, _| again(i, true).ok());
-        let out = judge_family(&first, &[None], &mut measure, gate::Confirm::Regressions);
+        // Decided as a paired run decides: the inconclusive measured again with more samples,
+        // a regression confirmed in a fresh worker.
+        let family = Family {
+            count: trials.len(),
+            ask: &|i, effort| ask(&trials[i], effort),
+            input: &|i, s| paired_input(s, max_slowdown(&trials[i])),
+            what: &|i| trials[i].name.clone(),
+            progress: Some(&progress),
+        };
+        let confirm = gate::Confirm::Regressions;
+        let (first, out) = judge(&pool, &family, &[None], confirm, &mut Cost::default());
+        for (i, input) in first.iter().enumerate() {
+            let Ok(input) = input else { continue };
+            let ratios = input.paired.as_deref().unwrap_or_default();
+            pooled[i].extend(ratios.iter().map(|r| r.ln()).filter(|d| d.is_finite()));
+            rounds[i].push(ratios.len());
+        }
         for (i, j) in out[0].iter().enumerate() {
             if let Judged::Skipped(Skip::Failed(e)) = j {
                 eprintln!("calibrate: {}: not judged: {e}", trials[i].name);

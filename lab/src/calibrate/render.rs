@@ -2,8 +2,8 @@
 //! kernel duration × planted slowdown; columns: `max_slowdown`) and the cost per verdict.
 //! Pure: tested without a GPU.
 
-use super::sensitivity::Cost;
 use kernelgate::cli::calibrate::decide::Cell;
+use kernelgate::cli::calibrate::measure::Cost;
 use kernelgate::cli::calibrate::render::{cell, pct};
 use kernelgate::report::duration;
 

@@ -10,46 +10,21 @@
 //!   buffers are identical), judged on per-round ratios.
 //!
 //! One repetition of one duration is one gate family (its levels decided together), decided at
-//! every threshold of [`THRESHOLDS`] from the same samples ([`judge_family`]).
+//! every threshold of [`THRESHOLDS`] from the same samples ([`judge`]).
 
 use super::render::{Kernel, Sensitivity};
-use kernelgate::cli::calibrate::decide::{judge_family, Cell, Judged, Skip};
-use kernelgate::cli::calibrate::error::CalibrateError;
-use kernelgate::cli::calibrate::measure::{ask, measure, paired_input, Repeat};
-use kernelgate::gate::{self, GateInput, REMEASURE_EFFORT};
+use kernelgate::cli::calibrate::decide::{Cell, Judged, Skip};
+use kernelgate::cli::calibrate::measure::{ask, judge, paired_input, Cost, Family, Repeat};
+use kernelgate::gate::{self, GateInput};
 use kernelgate::measure::Samples;
 use kernelgate::report::duration;
-use kernelgate::runner::{Executor, Measured, TrialSpec};
+use kernelgate::runner::Executor;
 use kernelgate::suite::Suite;
 use kernelgate::worker::pool::WorkerPool;
 use kernelgate::worker::protocol::BaseKernel;
 
 /// The `max_slowdown` values sensitivity is decided at.
 pub const THRESHOLDS: [f64; 3] = [0.005, 0.01, 0.02];
-
-/// Wall time spent per verdict in one mode.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Cost {
-    /// Verdicts asked for (trials × repetitions).
-    pub verdicts: usize,
-    /// Wall seconds of every measurement, first and re-measures (not worker start-up).
-    pub seconds: f64,
-    /// Re-measures made.
-    pub remeasures: usize,
-    /// Confirmations made in a fresh worker (a change, as a run confirms it).
-    pub confirmations: usize,
-}
-
-impl Cost {
-    /// Seconds per verdict, or NaN before any.
-    pub fn per_verdict(&self) -> f64 {
-        if self.verdicts == 0 {
-            f64::NAN
-        } else {
-            self.seconds / self.verdicts as f64
-        }
-    }
-}
 
 /// Planted slowdowns, percent (0: A/A).
 pub const LEVELS: [i64; 5] = [0, 1, 2, 3, 5];
@@ -79,22 +54,9 @@ fn thresholds(spread: f64) -> Vec<Option<f64>> {
         .collect()
 }
 
-/// What a measurement gives the gate, or why it is not judged.
-fn gate_input(
-    measured: Result<(Measured, f64), CalibrateError>,
-    cost: &mut Cost,
-    input: impl Fn(&Samples) -> GateInput,
-) -> Result<GateInput, Skip> {
-    let (data, wall) = measured.map_err(Skip::Failed)?;
-    cost.seconds += wall;
-    if data.samples.clocks.unreliable {
-        return Err(Skip::Unreliable);
-    }
-    Ok(input(&data.samples))
-}
-
-fn stored_input(baseline: &Samples) -> impl Fn(&Samples) -> GateInput + '_ {
-    move |s: &Samples| GateInput {
+/// Stored mode's gate input: `s` against the baseline's samples.
+fn stored_input(baseline: &Samples, s: &Samples) -> GateInput {
+    GateInput {
         old_times: baseline.kernel.clone(),
         new_times: s.kernel.clone(),
         speedups: None,
@@ -109,68 +71,6 @@ fn report_failures(out: &[Vec<Judged>], what: &str) {
             eprintln!("calibrate: {what}: not judged: {e}");
         }
     }
-}
-
-/// One subject's family in `pool`'s worker: every level measured (`ask(level, effort)`), then
-/// decided at every threshold through the gate's policy as a run in `mode` decides it — the
-/// inconclusive levels measured again, the changes confirmed in a fresh worker, stored mode's
-/// thresholds widened by the baseline's `spread`; failures reported under `label`.
-fn family(
-    pool: &WorkerPool,
-    ask: &dyn Fn(usize, u32) -> TrialSpec,
-    input: &dyn Fn(&Samples) -> GateInput,
-    mode: Mode,
-    spread: f64,
-    label: &str,
-    cost: &mut Cost,
-) -> Vec<Vec<Judged>> {
-    let what = |l: usize| format!("{label}, {}% slower", LEVELS[l]);
-    let first: Vec<Result<GateInput, Skip>> = (0..LEVELS.len())
-        .map(|l| {
-            cost.verdicts += 1;
-            let m = measure(pool, &ask(l, 1), &what(l));
-            gate_input(m, cost, input)
-        })
-        .collect();
-    let seconds = std::cell::Cell::new(0.0);
-    let (mut remeasures, mut confirmations) = (0, 0);
-    let mut again = |spec: TrialSpec, l: usize| -> Result<GateInput, CalibrateError> {
-        let (data, wall) = measure(pool, &spec, &what(l))?;
-        // A fresh worker's start-up is not the measurement's (the table says so): the worker's
-        // own time for the trial instead.
-        let spent = if spec.fresh_worker {
-            data.seconds
-        } else {
-            wall
-        };
-        seconds.set(seconds.get() + spent);
-        Ok(input(&data.samples))
-    };
-    let again = std::cell::RefCell::new(&mut again);
-    let mut measures = gate::Measures(
-        |l: usize| {
-            remeasures += 1;
-            again.borrow_mut()(ask(l, REMEASURE_EFFORT), l)
-        },
-        |l: usize, _| {
-            confirmations += 1;
-            let fresh = TrialSpec {
-                fresh_worker: true,
-                ..ask(l, REMEASURE_EFFORT)
-            };
-            again.borrow_mut()(fresh, l).ok()
-        },
-    );
-    let spread = match mode {
-        Mode::Stored => spread,
-        Mode::Paired => 1.0,
-    };
-    let out = judge_family(&first, &thresholds(spread), &mut measures, mode.confirm());
-    cost.seconds += seconds.get();
-    cost.remeasures += remeasures;
-    cost.confirmations += confirmations;
-    report_failures(&out, label);
-    out
 }
 
 /// How a mode measures: `Stored` against the baseline worker's samples, `Paired` against the
@@ -220,14 +120,26 @@ pub fn sweep(subjects: &[Subject], repeat: &Repeat, mode: Mode) -> Sensitivity {
             });
             let regime = Some(sub.kernel.regime);
             let ask = |case, effort| ask(d, case, 0, sub.suite.check.seed, base, regime, effort);
-            let stored = stored_input(&sub.baseline);
-            let paired = |s: &Samples| paired_input(s, 0.0);
-            let input: &dyn Fn(&Samples) -> GateInput = match mode {
-                Mode::Stored => &stored,
-                Mode::Paired => &paired,
+            let input = |_, s: &Samples| match mode {
+                Mode::Stored => stored_input(&sub.baseline, s),
+                Mode::Paired => paired_input(s, 0.0),
             };
             let label = format!("{name}, ~{}", duration(sub.kernel.target));
-            let out = family(&pool, &ask, input, mode, sub.spread, &label, &mut cost);
+            let family = Family {
+                count: LEVELS.len(),
+                ask: &ask,
+                input: &input,
+                what: &|l| format!("{label}, {}% slower", LEVELS[l]),
+                progress: None,
+            };
+            // Stored mode's thresholds widened by the baseline's spread, as a run's.
+            let spread = match mode {
+                Mode::Stored => sub.spread,
+                Mode::Paired => 1.0,
+            };
+            let thresholds = thresholds(spread);
+            let (_, out) = judge(&pool, &family, &thresholds, mode.confirm(), &mut cost);
+            report_failures(&out, &label);
             add(&mut cells[d], &out);
         }
         pool.stop();
@@ -257,18 +169,6 @@ fn add(cells: &mut [Vec<Cell>], out: &[Vec<Judged>]) {
 mod tests {
     use super::*;
     use kernelgate::gate::Verdict;
-
-    #[test]
-    fn cost_per_verdict() {
-        let c = Cost {
-            verdicts: 4,
-            seconds: 0.2,
-            remeasures: 1,
-            confirmations: 0,
-        };
-        assert!((c.per_verdict() - 0.05).abs() < 1e-12);
-        assert!(Cost::default().per_verdict().is_nan());
-    }
 
     #[test]
     fn outcomes_land_in_their_level_and_threshold() {
