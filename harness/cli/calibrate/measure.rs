@@ -3,7 +3,6 @@
 
 use super::decide::{judge_family, Judged, Skip};
 use super::error::CalibrateError;
-use crate::config::Config;
 use crate::gate::{self, GateInput, REMEASURE_EFFORT};
 use crate::measure::Regime;
 use crate::measure::Samples;
@@ -12,15 +11,6 @@ use crate::runner::{Executor, Measured, Outcome, TrialSpec};
 use crate::worker::pool::WorkerPool;
 use crate::worker::protocol::BaseKernel;
 use std::time::Instant;
-
-/// How each mode repeats: with the run's configuration (the GPU is the first of
-/// `KERNELGATE_DEVICE`, the time-out `KERNELGATE_TIMEOUT`, as a run's), how many times.
-pub struct Repeat<'a> {
-    /// The harness's configuration, as a run reads it.
-    pub config: &'a Config,
-    /// Repetitions.
-    pub reps: usize,
-}
 
 /// What one calibration trial asks the executor for: kernel `kernel` of `case` of the pool's
 /// suite `suite`, timed alone or against `base` (numbered after the pool's suites), in the

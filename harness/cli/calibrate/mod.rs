@@ -20,7 +20,6 @@ mod user;
 use crate::config::Config;
 pub use args::Args;
 use error::CalibrateError;
-use measure::Repeat;
 use std::process::ExitCode;
 
 /// The `kernelgate calibrate` command.
@@ -97,10 +96,6 @@ fn run(args: &Args) -> Result<String, CalibrateError> {
         dir.display(),
         args.reps
     );
-    let repeat = Repeat {
-        config: &config,
-        reps: args.reps,
-    };
-    let rows = user::calibrate(&suites, config.seed, &repeat)?;
+    let rows = user::calibrate(&suites, &config, args.reps)?;
     Ok(header(&info) + &render::trials(&rows, args.reps))
 }

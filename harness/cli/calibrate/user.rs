@@ -9,8 +9,9 @@
 use super::bootstrap::{detection_rates, smallest_detected};
 use super::decide::{Cell, Judged, Skip};
 use super::error::CalibrateError;
-use super::measure::{ask, judge, paired_input, Cost, Family, Repeat};
+use super::measure::{ask, judge, paired_input, Cost, Family};
 use super::render::TrialRow;
+use crate::config::Config;
 use crate::gate;
 use crate::runner::Executor;
 use crate::suite::Suite;
@@ -24,12 +25,13 @@ struct Trial {
     at: BaseKernel,
 }
 
-/// Runs the paired A/A repetitions over every kernel trial of `suites`; `seed` overrides the
-/// suites' seeds (`KERNELGATE_SEED`).
+/// Runs `reps` paired A/A repetitions over every kernel trial of `suites`, with the run's
+/// configuration (the GPU is the first of `KERNELGATE_DEVICE`, the time-out
+/// `KERNELGATE_TIMEOUT`, as a run's); its seed overrides the suites' (`KERNELGATE_SEED`).
 pub fn calibrate(
     suites: &[Suite],
-    seed: Option<u64>,
-    repeat: &Repeat,
+    config: &Config,
+    reps: usize,
 ) -> Result<Vec<TrialRow>, CalibrateError> {
     let trials: Vec<Trial> = crate::plan::plan(suites)
         .into_iter()
@@ -50,7 +52,7 @@ pub fn calibrate(
     }
     let ask = |t: &Trial, effort: u32| {
         let at = t.at;
-        let seed = seed.unwrap_or(suites[at.suite].check.seed);
+        let seed = config.seed.unwrap_or(suites[at.suite].check.seed);
         // As a paired run: the launch floor chooses, the same for both (it is one kernel).
         ask(at.suite, at.case, at.kernel, seed, Some(at), None, effort)
     };
@@ -58,13 +60,10 @@ pub fn calibrate(
     let mut cells = vec![Cell::default(); trials.len()];
     let mut pooled: Vec<Vec<f64>> = vec![Vec::new(); trials.len()];
     let mut rounds: Vec<Vec<usize>> = vec![Vec::new(); trials.len()];
-    for rep in 0..repeat.reps {
+    for rep in 0..reps {
         // A fresh worker process per repetition; the base suites are the suites again.
-        let pool = WorkerPool::new(repeat.config, suites, suites);
-        let progress = |i: usize| {
-            let name = &trials[i].name;
-            format!("repetition {} of {}: {name}", rep + 1, repeat.reps)
-        };
+        let pool = WorkerPool::new(config, suites, suites);
+        let progress = |i: usize| format!("repetition {} of {reps}: {}", rep + 1, trials[i].name);
         // Decided as a paired run decides: the inconclusive measured again with more samples,
         // a regression confirmed in a fresh worker.
         let family = Family {

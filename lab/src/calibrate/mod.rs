@@ -21,7 +21,7 @@ mod spin;
 
 pub use args::Args;
 use kernelgate::cli::calibrate::error::CalibrateError;
-use kernelgate::cli::calibrate::measure::{ask, measure, Repeat};
+use kernelgate::cli::calibrate::measure::{ask, measure};
 use kernelgate::cli::calibrate::{device_info, header, report};
 use kernelgate::config::Config;
 use kernelgate::report::duration;
@@ -65,10 +65,6 @@ impl Drop for Scratch {
 fn run(args: &Args) -> Result<String, CalibrateError> {
     let config = Config::from_env().map_err(CalibrateError::Config)?;
     let info = device_info(&config)?;
-    let repeat = Repeat {
-        config: &config,
-        reps: args.reps,
-    };
     let mut t = header(&info);
     let scratch = Scratch::new()?;
     let dir = &scratch.0;
@@ -77,8 +73,8 @@ fn run(args: &Args) -> Result<String, CalibrateError> {
     t.push_str(&accuracy(&config, dir, per_iteration)?);
     let subjects = subjects(&config, dir, &args.durations.0, per_iteration)?;
     let kernels: Vec<render::Kernel> = subjects.iter().map(|s| s.kernel.clone()).collect();
-    let stored = sensitivity::sweep(&subjects, &repeat, Mode::Stored);
-    let paired = sensitivity::sweep(&subjects, &repeat, Mode::Paired);
+    let stored = sensitivity::sweep(&subjects, &config, args.reps, Mode::Stored);
+    let paired = sensitivity::sweep(&subjects, &config, args.reps, Mode::Paired);
     for mode in [&stored, &paired] {
         t.push('\n');
         t.push_str(&render::sensitivity(mode, &kernels, &LEVELS, &THRESHOLDS));

@@ -14,7 +14,8 @@
 
 use super::render::{Kernel, Sensitivity};
 use kernelgate::cli::calibrate::decide::{Cell, Judged, Skip};
-use kernelgate::cli::calibrate::measure::{ask, judge, paired_input, Cost, Family, Repeat};
+use kernelgate::cli::calibrate::measure::{ask, judge, paired_input, Cost, Family};
+use kernelgate::config::Config;
 use kernelgate::gate::{self, GateInput};
 use kernelgate::measure::Samples;
 use kernelgate::report::duration;
@@ -93,8 +94,9 @@ impl Mode {
     }
 }
 
-/// `repeat.reps` repetitions, each in a fresh worker, of every subject's family in `mode`.
-pub fn sweep(subjects: &[Subject], repeat: &Repeat, mode: Mode) -> Sensitivity {
+/// `reps` repetitions, each in a fresh worker (with the run's configuration), of every
+/// subject's family in `mode`.
+pub fn sweep(subjects: &[Subject], config: &Config, reps: usize, mode: Mode) -> Sensitivity {
     let mut cells = empty(subjects.len());
     let mut cost = Cost::default();
     // Paired: the base is the same suite again (`SuiteRef::Base(d)`: the pool's base suites
@@ -104,14 +106,10 @@ pub fn sweep(subjects: &[Subject], repeat: &Repeat, mode: Mode) -> Sensitivity {
         Mode::Stored => ("stored", &[]),
         Mode::Paired => ("paired", &suites),
     };
-    for rep in 0..repeat.reps {
-        eprintln!(
-            "calibrate: {name} mode, repetition {} of {}",
-            rep + 1,
-            repeat.reps
-        );
+    for rep in 0..reps {
+        eprintln!("calibrate: {name} mode, repetition {} of {reps}", rep + 1);
         // A fresh worker process per repetition: one pool each.
-        let pool = WorkerPool::new(repeat.config, &suites, base);
+        let pool = WorkerPool::new(config, &suites, base);
         for (d, sub) in subjects.iter().enumerate() {
             let base = (mode == Mode::Paired).then_some(BaseKernel {
                 suite: d,
@@ -145,8 +143,8 @@ pub fn sweep(subjects: &[Subject], repeat: &Repeat, mode: Mode) -> Sensitivity {
         pool.stop();
     }
     let how = match mode {
-        Mode::Stored => format!("Each duration's unslowed case measured once in one worker process (the stored baseline); then {} repetitions, each in a fresh worker process, of every planted slowdown, judged against that baseline with the regime pinned to the baseline's. Cells: flagged `regressed` / repetitions; at 0% every flag is a false alarm.", repeat.reps),
-        Mode::Paired => format!("{} repetitions, each in a fresh worker process: every planted slowdown timed interleaved against the unslowed case as its base (per-round ratios, Wilcoxon signed-rank and Hodges–Lehmann interval), the regime pinned as in stored mode. Cells: flagged `regressed` / repetitions; at 0% (the case against itself) every flag is a false alarm.", repeat.reps),
+        Mode::Stored => format!("Each duration's unslowed case measured once in one worker process (the stored baseline); then {} repetitions, each in a fresh worker process, of every planted slowdown, judged against that baseline with the regime pinned to the baseline's. Cells: flagged `regressed` / repetitions; at 0% every flag is a false alarm.", reps),
+        Mode::Paired => format!("{} repetitions, each in a fresh worker process: every planted slowdown timed interleaved against the unslowed case as its base (per-round ratios, Wilcoxon signed-rank and Hodges–Lehmann interval), the regime pinned as in stored mode. Cells: flagged `regressed` / repetitions; at 0% (the case against itself) every flag is a false alarm.", reps),
     };
     Sensitivity {
         mode: name,
