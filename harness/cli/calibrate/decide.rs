@@ -53,25 +53,19 @@ pub fn judge_family(
         .iter()
         .map(|&t| {
             once.threshold = t;
-            let family: Vec<GateInput> = judged
-                .iter()
-                .filter_map(|&k| first[k].as_ref().ok().map(|g| at(g, t)))
-                .collect();
-            let decisions = gate::settle(family, Some(&mut once), confirm);
-            let mut out: Vec<Judged> = first
+            let family: Vec<GateInput> = first.iter().flatten().map(|g| at(g, t)).collect();
+            // One decision per judged trial, in their order.
+            let mut decisions = gate::settle(family, Some(&mut once), confirm).into_iter();
+            first
                 .iter()
                 .map(|f| match f {
                     Err(skip) => Judged::Skipped(skip.clone()),
-                    Ok(_) => Judged::Skipped(Skip::Unreliable),
+                    Ok(_) => match decisions.next().expect("settle decides every input") {
+                        Ok(d) => Judged::Verdict(d.verdict.verdict),
+                        Err(e) => Judged::Skipped(Skip::Failed(e)),
+                    },
                 })
-                .collect();
-            for (&k, d) in judged.iter().zip(decisions) {
-                out[k] = match d {
-                    Ok(d) => Judged::Verdict(d.verdict.verdict),
-                    Err(e) => Judged::Skipped(Skip::Failed(e)),
-                };
-            }
-            out
+                .collect()
         })
         .collect()
 }
