@@ -47,14 +47,6 @@ fn empty(kernels: usize) -> Vec<Vec<Vec<Cell>>> {
     vec![vec![vec![Cell::default(); THRESHOLDS.len()]; LEVELS.len()]; kernels]
 }
 
-/// The thresholds, each widened by `spread` as a run widens a stored baseline's (1: paired).
-fn thresholds(spread: f64) -> Vec<Option<f64>> {
-    THRESHOLDS
-        .iter()
-        .map(|t| Some(gate::with_spread(*t, spread)))
-        .collect()
-}
-
 /// Stored mode's gate input: `s` against the baseline's samples.
 fn stored_input(baseline: &Samples, s: &Samples) -> GateInput {
     GateInput {
@@ -130,12 +122,16 @@ pub fn sweep(subjects: &[Subject], config: &Config, reps: usize, mode: Mode) -> 
                 what: &|l| format!("{label}, {}% slower", LEVELS[l]),
                 progress: None,
             };
-            // Stored mode's thresholds widened by the baseline's spread, as a run's.
+            // The thresholds, each widened by the baseline's spread in stored mode as a run
+            // widens a stored baseline's (1: paired).
             let spread = match mode {
                 Mode::Stored => sub.spread,
                 Mode::Paired => 1.0,
             };
-            let thresholds = thresholds(spread);
+            let thresholds: Vec<_> = THRESHOLDS
+                .iter()
+                .map(|t| Some(gate::with_spread(*t, spread)))
+                .collect();
             let (_, out) = judge(&pool, &family, &thresholds, mode.confirm(), &mut cost);
             report_failures(&out, &label);
             add(&mut cells[d], &out);
