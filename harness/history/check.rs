@@ -49,16 +49,16 @@ pub struct Check<'a> {
 
 /// The gate's input for `new` against the trailing runs `window`.
 fn input(window: &[&TrendPoint], new: &TrendPoint, max_slowdown: f64) -> GateInput {
-    let times: Vec<&[f64]> = window.iter().map(|p| &p.samples[..]).collect();
+    let times: Vec<&[f64]> = window.iter().map(|p| &p.stored.samples[..]).collect();
     // A speedup is compared only where every trailing run has one.
-    let speedups: Vec<&[f64]> = match window.iter().all(|p| !p.speedups.is_empty()) {
-        true => window.iter().map(|p| &p.speedups[..]).collect(),
+    let speedups: Vec<&[f64]> = match window.iter().all(|p| !p.stored.speedups.is_empty()) {
+        true => window.iter().map(|p| &p.stored.speedups[..]).collect(),
         false => Vec::new(),
     };
     GateInput::stored(
         (pool(&times), pool(&speedups)),
         spread(window.iter().map(|p| p.median)),
-        (new.samples.clone(), new.speedups.clone()),
+        (new.stored.samples.clone(), new.stored.speedups.clone()),
         max_slowdown,
     )
 }
@@ -83,7 +83,7 @@ fn replay(t: &Trend, since: usize, max_slowdown: f64) -> Option<Replayed> {
     let points: Vec<&TrendPoint> = t
         .points
         .iter()
-        .filter(|p| p.run >= since && !p.unreliable && !p.samples.is_empty())
+        .filter(|p| p.run >= since && !p.stored.unreliable && !p.stored.samples.is_empty())
         .collect();
     let (latest, before) = points.split_last()?;
     let mut accepted: Vec<&TrendPoint> = Vec::new();
@@ -151,6 +151,7 @@ pub fn check(trends: &[Trend], since: usize, max_slowdown: Option<f64>) -> Check
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::history::Point;
     use rand::SeedableRng;
     use rand_chacha::ChaCha8Rng;
     use rand_distr::{Distribution, LogNormal, Normal};
@@ -169,8 +170,10 @@ mod tests {
                 TrendPoint {
                     run,
                     median: crate::stats::Summary::of(&samples).unwrap().median,
-                    samples,
-                    ..Default::default()
+                    stored: Point {
+                        samples,
+                        ..Default::default()
+                    },
                 }
             })
             .collect();

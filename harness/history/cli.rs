@@ -262,9 +262,9 @@ fn verdict_marks(t: &Trend, from: usize) -> String {
         .iter()
         .filter(|p| p.run >= from)
         .map(|p| {
-            let mark = match p.verdict.as_deref() {
+            let mark = match p.stored.verdict.as_deref() {
                 Some("regressed") => 'R',
-                _ if p.failed => 'F',
+                _ if p.stored.failed => 'F',
                 Some("inconclusive") => '?',
                 Some("improved") => '+',
                 Some("unchanged") => '·',
@@ -434,10 +434,12 @@ mod tests {
                 .map(|(run, v)| TrendPoint {
                     run,
                     median: 1e-6,
-                    // As the history stores it: the verdict's word.
-                    verdict: v.map(|v| v.to_string()),
-                    failed: v.is_some_and(|v| v.fails(crate::gate::Strictness::default())),
-                    ..Default::default()
+                    stored: crate::history::Point {
+                        // As the history stores it: the verdict's word.
+                        verdict: v.map(|v| v.to_string()),
+                        failed: v.is_some_and(|v| v.fails(crate::gate::Strictness::default())),
+                        ..Default::default()
+                    },
                 })
                 .collect(),
             failures: vec![verdicts.len()],

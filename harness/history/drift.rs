@@ -16,16 +16,9 @@ pub struct TrendPoint {
     pub run: usize,
     /// Median time, seconds.
     pub median: f64,
-    /// The gate's verdict that run, when it had one.
-    pub verdict: Option<String>,
-    /// Whether the trial failed that run (regressed, or a limit).
-    pub failed: bool,
-    /// Its time samples, seconds.
-    pub samples: Vec<f64>,
-    /// Its per-round speedups over the reference (empty for the reference).
-    pub speedups: Vec<f64>,
-    /// Whether its times were unreliable that run: never judged, never a baseline.
-    pub unreliable: bool,
+    /// The trial's row that run, as stored: its verdict, whether it failed, its samples and
+    /// speedups, whether its times were unreliable.
+    pub stored: Point,
 }
 
 /// One trial on one device in one regime over the history, oldest run first.
@@ -88,11 +81,7 @@ pub fn trends(runs: &[Run], points: &[Point], options: &Options) -> Vec<Trend> {
         let point = TrendPoint {
             run: i,
             median,
-            verdict: p.verdict.clone(),
-            failed: p.failed,
-            samples: p.samples.clone(),
-            speedups: p.speedups.clone(),
-            unreliable: p.unreliable,
+            stored: p.clone(),
         };
         match out
             .iter_mut()
@@ -193,8 +182,9 @@ pub fn span(points: &[TrendPoint], none: &str) -> [String; 3] {
 impl Trend {
     /// The runs it failed in, timed or not, in run order.
     pub fn failed_runs(&self) -> Vec<usize> {
-        let timed = self.points.iter().filter(|p| p.failed).map(|p| p.run);
-        let mut failed: Vec<usize> = timed.chain(self.failures.iter().copied()).collect();
+        let timed = self.points.iter().filter(|p| p.stored.failed);
+        let mut failed: Vec<usize> = timed.map(|p| p.run).collect();
+        failed.extend(&self.failures);
         failed.sort_unstable();
         failed
     }

@@ -85,7 +85,7 @@ fn chart(
             );
             marks
                 .failures
-                .extend(part.iter().filter(|p| p.failed).map(|p| (i, p.run)));
+                .extend(part.iter().filter(|p| p.stored.failed).map(|p| (i, p.run)));
             series.push(Series {
                 name: short.clone(),
                 points: part
@@ -294,8 +294,6 @@ mod tests {
                 .map(|&run| TrendPoint {
                     run,
                     median: 50e-6,
-                    verdict: None,
-                    failed: false,
                     ..Default::default()
                 })
                 .collect(),
