@@ -62,13 +62,13 @@ pub fn trends(runs: &[Run], points: &[Point], options: &Options) -> Vec<Trend> {
     let index = |id: i64| runs.iter().position(|r| r.id == id);
     let mut out: Vec<Trend> = Vec::new();
     let mut untimed: Vec<(&Point, usize)> = Vec::new();
-    // A new trend of `p`'s trial on `device`, with no points or failures yet.
+    // A new trend of `p`'s trial on `device`, with no points or failures yet (its
+    // `max_slowdown` is its latest run's, below).
     let trend = |p: &Point, device: &String, regime: Option<String>| Trend {
         name: p.name.clone(),
         suite: p.suite.clone(),
         device: device.clone(),
         regime,
-        max_slowdown: p.max_slowdown,
         ..Trend::default()
     };
     for p in points {
@@ -99,18 +99,10 @@ pub fn trends(runs: &[Run], points: &[Point], options: &Options) -> Vec<Trend> {
         let same = |t: &Trend| t.name == p.name && &t.device == device;
         // The regime it last ran in before this run; else the first it ran in; else a trend
         // of failures alone.
-        let last_before = out
-            .iter()
-            .enumerate()
+        let last_before = (out.iter().enumerate())
             .filter(|(_, t)| same(t))
-            .filter_map(|(k, t)| {
-                t.points
-                    .iter()
-                    .map(|x| x.run)
-                    .filter(|&r| r < run)
-                    .max()
-                    .map(|r| (r, k))
-            })
+            .flat_map(|(k, t)| t.points.iter().map(move |x| (x.run, k)))
+            .filter(|&(r, _)| r < run)
             .max()
             .map(|(_, k)| k);
         let first = out.iter().position(same);
