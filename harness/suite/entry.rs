@@ -11,32 +11,32 @@ use super::ctx::Ctx;
 use super::decls::LaunchDecl;
 use super::schema::RawLaunch;
 use super::signature::{self, Lookup, Param, Signature};
-use super::Source;
+use super::{Buffer, Scratch, Source};
 use crate::dtype::DType;
 use std::collections::BTreeMap;
 
-/// What the args of one launch refer to: per buffer index (suite buffers, then the kernel's
-/// scratch buffers), its name, element type and whether kernels write it as a result.
+/// What the args of one launch refer to: each name's buffer index, and by index the suite's
+/// buffers, then the kernel's scratch buffers.
 pub(super) struct Targets<'a> {
     pub names: &'a BTreeMap<String, usize>,
-    pub elements: &'a [DType],
-    pub outputs: &'a [bool],
+    pub buffers: &'a [Buffer],
+    pub scratch: &'a [Scratch],
 }
 
 impl Targets<'_> {
-    fn name(&self, i: usize) -> &str {
-        self.names
-            .iter()
-            .find(|(_, v)| **v == i)
-            .map_or("?", |(k, _)| k.as_str())
-    }
-
     /// Buffer `b` as an argument: an output counts as one only until a launch writes it.
     fn held(&self, b: usize, found: &Found) -> Held {
+        let (name, element, output) = match self.buffers.get(b) {
+            Some(buffer) => (&buffer.name, buffer.dtype, buffer.role.is_output()),
+            None => {
+                let scratch = &self.scratch[b - self.buffers.len()];
+                (&scratch.name, scratch.dtype, false)
+            }
+        };
         Held {
-            name: self.name(b).to_string(),
-            element: self.elements[b],
-            unwritten_output: self.outputs.get(b) == Some(&true) && !found.written.contains(&b),
+            name: name.clone(),
+            element,
+            unwritten_output: output && !found.written.contains(&b),
         }
     }
 }
@@ -171,16 +171,17 @@ pub(super) fn check_entry(
             .map_or(param.base.as_str(), |s| s.as_str());
         let mut held = None;
         if let ArgSpec::Buffer(b) = arg.value {
+            let h = targets.held(b, found);
             let earlier = restricted.iter().find(|(x, _): &&(usize, bool)| *x == b);
             if earlier.is_some_and(|&(_, r)| r || param.restrict) {
-                ctx.error(arg.at, format!("buffer `{}` is passed twice to {where_}, through a `__restrict__` parameter: the kernel may assume they do not overlap (pass another buffer, or drop `__restrict__`)", targets.name(b)));
+                ctx.error(arg.at, format!("buffer `{}` is passed twice to {where_}, through a `__restrict__` parameter: the kernel may assume they do not overlap (pass another buffer, or drop `__restrict__`)", h.name));
             }
             restricted.push((b, param.restrict));
             // Unknown types are taken as written to: the compiler's check says more.
             if !param.const_pointee || !signature::known(resolved) {
                 writes.push(b);
             }
-            held = Some(targets.held(b, found));
+            held = Some(h);
         }
         if !signature::known(resolved) {
             found.pending.push(Pending {

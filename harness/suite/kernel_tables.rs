@@ -10,7 +10,6 @@ use super::kernels::{launch_decl, launch_tables, limits, scratch_decls};
 use super::schema::{RawFile, RawKernel, RawLaunch};
 use super::suite_table::{source_index, SuiteTable};
 use super::{Kernel, Limits, Source};
-use crate::dtype::DType;
 use std::path::Path;
 
 /// The suite's kernels, and what the cases will evaluate for them.
@@ -231,17 +230,10 @@ fn kernel_table(
     for (j, sc) in scratch.iter().enumerate() {
         names.insert(sc.name.clone(), buffers.list.len() + j);
     }
-    let elements: Vec<DType> = buffers
-        .list
-        .iter()
-        .map(|b| b.dtype)
-        .chain(scratch.iter().map(|s| s.dtype))
-        .collect();
-    let outputs: Vec<bool> = buffers.list.iter().map(|b| b.role.is_output()).collect();
     let targets = Targets {
         names: &names,
-        elements: &elements,
-        outputs: &outputs,
+        buffers: &buffers.list,
+        scratch: &scratch,
     };
     let decls = launch_decls(ctx, &launches, source, &targets, sizes, found);
     let complete = decls.len() == launches.len() && !launches.is_empty();
