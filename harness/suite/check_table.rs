@@ -1,6 +1,7 @@
 //! Phase `check_table`: the `[check]` table — input sets per trial, the seed, tolerances (by
 //! type, suite-wide, per output) and golden files, each golden file checked able to fail.
 
+use super::buffer_tables::Buffers;
 use super::ctx::{resolve_file, Ctx};
 use super::schema::RawCheck;
 use super::{Buffer, Check, Init, Role, Tolerance};
@@ -14,16 +15,15 @@ pub const DEFAULT_TRIALS: u32 = 3;
 /// Seed of the first input set.
 pub const DEFAULT_SEED: u64 = 0x5EED;
 
-/// Reads `[check]` for `buffers` (by index in `by_name`) of the suite file in `dir`; golden
-/// files' element counts are noted in `npy_checks`. Errors are recorded in `ctx`.
+/// Reads `[check]` for the suite's buffers (of the suite file in `dir`); golden files' element
+/// counts are noted in their `npy_checks`. Errors are recorded in `ctx`.
 pub(super) fn check_table(
     ctx: &mut Ctx,
     raw: Option<&Spanned<RawCheck>>,
-    buffers: &[Buffer],
-    by_name: &BTreeMap<String, usize>,
+    all: &mut Buffers,
     dir: &Path,
-    npy_checks: &mut Vec<(usize, usize, usize)>,
 ) -> Check {
+    let (buffers, by_name) = (&all.list[..], &all.by_name);
     let rc = raw.map(|r| r.get_ref());
     let mut check = Check {
         trials: DEFAULT_TRIALS,
@@ -56,6 +56,7 @@ pub(super) fn check_table(
         let Some(i) = output_index(ctx, name, buffers, by_name) else {
             continue;
         };
+        let npy_checks = &mut all.npy_checks;
         if let Some(path) = golden(ctx, dir, (name, file), (i, buffers), &check, npy_checks) {
             check.golden.insert(i, path);
         }
@@ -186,31 +187,27 @@ mod tests {
     use crate::dtype::DType;
     use crate::suite::ctx::tests::{messages, parsed};
 
-    fn buffers() -> Vec<Buffer> {
+    fn buffers() -> Buffers {
         let b = |name: &str, role, init| Buffer {
             name: name.into(),
             dtype: DType::F32,
             role,
             init,
         };
-        vec![
-            b("x", Role::Input, Some(Init::Uniform { min: 0.0, max: 1.0 })),
-            b("y", Role::Output, None),
-        ]
+        Buffers {
+            list: vec![
+                b("x", Role::Input, Some(Init::Uniform { min: 0.0, max: 1.0 })),
+                b("y", Role::Output, None),
+            ],
+            by_name: [("x".to_string(), 0), ("y".to_string(), 1)].into(),
+            ..Buffers::default()
+        }
     }
 
     fn read(check: &str) -> (Check, Vec<String>) {
         let (raw, text) = parsed(&format!("[suite]\nname = \"s\"\n{check}"));
         let mut ctx = Ctx::new(Path::new("s.toml"), &text);
-        let by_name = [("x".to_string(), 0), ("y".to_string(), 1)].into();
-        let c = check_table(
-            &mut ctx,
-            raw.check.as_ref(),
-            &buffers(),
-            &by_name,
-            Path::new("."),
-            &mut Vec::new(),
-        );
+        let c = check_table(&mut ctx, raw.check.as_ref(), &mut buffers(), Path::new("."));
         (c, messages(&ctx))
     }
 
@@ -267,15 +264,7 @@ mod tests {
             let (raw, text) = parsed(&format!("[suite]\nname = \"s\"\n{check}"));
             let file = dir.join("s.toml");
             let mut ctx = Ctx::new(&file, &text);
-            let by_name = [("x".to_string(), 0), ("y".to_string(), 1)].into();
-            check_table(
-                &mut ctx,
-                raw.check.as_ref(),
-                &buffers(),
-                &by_name,
-                &dir,
-                &mut Vec::new(),
-            );
+            check_table(&mut ctx, raw.check.as_ref(), &mut buffers(), &dir);
             messages(&ctx)
         };
         let m = run("[check.golden]\ny = \"g.npy\"\n");

@@ -177,14 +177,7 @@ fn build(ctx: &mut Ctx, raw: RawFile) -> Option<Suite> {
     if ctx.diagnostics.is_empty() {
         super::resolved::check_pending(ctx, &table, &kernels.pending);
     }
-    let check = check_table(
-        ctx,
-        raw.check.as_ref(),
-        &buffers.list,
-        &buffers.by_name,
-        &dir,
-        &mut buffers.npy_checks,
-    );
+    let check = check_table(ctx, raw.check.as_ref(), &mut buffers, &dir);
     let (bench, bytes, flops) = bench_table(ctx, raw.bench.as_ref(), &sizes);
     if !ctx.diagnostics.is_empty() {
         return None;
