@@ -146,9 +146,10 @@ pub fn judge(
     let spent = std::cell::RefCell::new(Cost::default());
     let again = |k: usize, fresh: bool| -> Result<GateInput, CalibrateError> {
         if family.progress.is_some() {
-            let why = match fresh {
-                true => "in a fresh worker: a regression to confirm",
-                false => "inconclusive",
+            let why = if fresh {
+                "in a fresh worker: a regression to confirm"
+            } else {
+                "inconclusive"
             };
             eprintln!(
                 "calibrate: measuring {} again ({REMEASURE_EFFORT}x the samples, {why})",
