@@ -50,7 +50,8 @@ test file it is, stats/paired_cases_tests.rs): 33,326; and 33,350 → 33,275 aft
 round (calibrate's and the lab's families through one measure::judge: −43; history's trend
 point holding its stored row: −16; a launch's targets read from the suite's buffers: −12):
 33,255, and 33,256 after a last read (calibrate's re-measure reason an if/else again:
-+1)."""
++1) and 33,257
+(suite::ctx::choice takes a word's place and the word as two parameters, not a tuple: +1)."""
 import pathlib
 import sys
 

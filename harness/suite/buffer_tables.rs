@@ -109,7 +109,7 @@ fn role(ctx: &mut Ctx, b: &RawBuffer) -> Option<Role> {
         ("inout", Role::Inout),
     ];
     let fix = "use \"input\", \"output\" or \"inout\"";
-    choice(ctx, (r.span().start, r.get_ref()), &roles, "role", fix)
+    choice(ctx, r.span().start, r.get_ref(), &roles, "role", fix)
 }
 
 /// The buffer's `init`: required for what kernels read, refused for outputs (they are

@@ -106,7 +106,8 @@ pub(super) fn element_type(ctx: &mut Ctx, raw: &Spanned<String>) -> Option<DType
 /// `unknown {what} `word``, with the closest choice and what to write (`fix`).
 pub(super) fn choice<T: Copy>(
     ctx: &mut Ctx,
-    (at, word): (usize, &str),
+    at: usize,
+    word: &str,
     choices: &[(&str, T)],
     what: &str,
     fix: &str,

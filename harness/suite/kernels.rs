@@ -191,5 +191,5 @@ fn forbids(ctx: &mut Ctx, value: &Option<Spanned<String>>, key: &str) -> Option<
     let s = value.as_ref()?;
     let words = [("forbid", true), ("allow", false)];
     let fix = "write \"forbid\" or \"allow\"";
-    choice(ctx, (s.span().start, s.get_ref()), &words, key, fix)
+    choice(ctx, s.span().start, s.get_ref(), &words, key, fix)
 }

@@ -201,7 +201,7 @@ fn options(ctx: &mut Ctx, k: &RawKernel, types: [DType; 3], args_at: usize) -> O
     if let Some(m) = &raw.math {
         let maths = [("default", Math::Default), ("tf32", Math::Tf32)];
         let fix = "write \"default\" or \"tf32\"";
-        gemm.math = choice(ctx, (m.span().start, m.get_ref()), &maths, "math", fix)?;
+        gemm.math = choice(ctx, m.span().start, m.get_ref(), &maths, "math", fix)?;
         if gemm.math == Math::Tf32 && a != DType::F32 {
             let message = format!("math = \"tf32\" rounds f32 inputs, and A is {a}: remove it");
             ctx.error(m.span().start, message);
@@ -230,7 +230,7 @@ fn layouts(ctx: &mut Ctx, l: &Spanned<RawLayout>) -> Option<[Layout; 3]> {
     let word = |ctx: &mut Ctx, w: &str| {
         let layouts = [("row", Layout::Row), ("col", Layout::Col)];
         let fix = "write \"row\" or \"col\", or a list of three for A, B and C";
-        choice(ctx, (l.span().start, w), &layouts, "layout", fix)
+        choice(ctx, l.span().start, w, &layouts, "layout", fix)
     };
     match l.get_ref() {
         RawLayout::All(w) => Some([word(ctx, w)?; 3]),

@@ -31,7 +31,7 @@ pub(super) fn sweep(ctx: &mut Ctx, rs: &RawSuite, suite_at: usize) -> Sweep {
         let words = [("product", false), ("zip", true)];
         let fix =
             "write \"product\" for every combination or \"zip\" to pair lists element by element";
-        choice(ctx, (s.span().start, s.get_ref()), &words, "sweep", fix);
+        choice(ctx, s.span().start, s.get_ref(), &words, "sweep", fix);
     }
     if zip && sizes.windows(2).any(|w| w[0].1.len() != w[1].1.len()) {
         ctx.error(
