@@ -5,7 +5,7 @@
 //! launch expressions.
 
 use super::ctx::Ctx;
-use super::decls::Condition;
+use super::decls::{Condition, Variant};
 use super::schema::{RawKernel, SizeTable};
 use std::collections::BTreeMap;
 use toml::Spanned;
@@ -15,18 +15,6 @@ pub const MAX_VARIANTS: usize = 256;
 
 /// More combinations of axis values than this is an error before any `skip` is evaluated.
 const MAX_COMBINATIONS: usize = 1 << 16;
-
-/// One variant of a kernel.
-#[derive(Debug, Clone, Default)]
-pub(super) struct Variant {
-    /// Each axis with its value, in the order written.
-    pub values: Vec<(String, i64)>,
-    /// `-DTILE=16` for each axis `defines` names.
-    pub defines: Vec<String>,
-    /// The skip conditions that read a size: decided per case (`cases`), where a case they
-    /// hold for has no trial of this variant.
-    pub case_skips: Vec<Condition>,
-}
 
 /// The variants of kernel `k` (its table at `table_at`); `names` are what its expressions may read
 /// besides its axes (sizes and device attributes). One plain variant without axes; errors are

@@ -157,15 +157,15 @@ fn case(ctx: &mut Ctx, decls: &Decls, cased: BTreeMap<String, i64>, label: Strin
     for (ki, (k, model)) in kernels.enumerate() {
         // A variant's expressions read its axes too, and its errors name them.
         let mut values = sizes.clone();
-        values.extend(k.axes.iter().cloned());
-        let shown = [label.clone(), super::axes::shown(&k.axes)];
+        values.extend(k.variant.values.iter().cloned());
+        let shown = [label.clone(), super::axes::shown(&k.variant.values)];
         let label = shown
             .into_iter()
             .filter(|s| !s.is_empty())
             .collect::<Vec<_>>()
             .join(",");
         // `values` holds the device's attributes too (`sizes` above).
-        if super::axes::any_holds(ctx, &k.case_skips, &values) {
+        if super::axes::any_holds(ctx, &k.variant.case_skips, &values) {
             launches.push(Vec::new());
             scratch_lens.push(Vec::new());
             skipped.push(ki);

@@ -1,6 +1,7 @@
 //! `KernelDecl`: a kernel's declarations parsed but not yet evaluated — the expressions of its
 //! launches and scratch lengths that `cases::expand` resolves for every case, each with where it
-//! was written — and the other parsed forms the cases read (`Located`, `InitBounds`, `Condition`).
+//! was written — and the other parsed forms the cases read (`Located`, `Variant`, `InitBounds`,
+//! `Condition`).
 
 use super::args::ArgSpec;
 use super::expr::{err, Expr, ExprError};
@@ -32,11 +33,22 @@ pub struct KernelDecl {
     pub scratch_lens: Vec<Located<Expr>>,
     /// Where the kernel's (or the suite's) `memory_budget` is written.
     pub budget_at: Option<usize>,
-    /// The variant's axis values (`suite::axes`), which its expressions read besides the sizes.
-    pub axes: Vec<(String, i64)>,
+    /// The variant (`suite::axes`): the axis values its expressions read besides the sizes, and
+    /// its skip conditions that read a size (a case they hold for has no trial of it).
+    pub variant: Variant,
     /// Where a library call's args are written (`suite::library`), checked per case.
     pub library: Option<usize>,
-    /// The variant's skip conditions that read a size: a case they hold for has no trial of it.
+}
+
+/// One variant of a kernel (`suite::axes`).
+#[derive(Debug, Clone, Default)]
+pub(super) struct Variant {
+    /// Each axis with its value, in the order written.
+    pub values: Vec<(String, i64)>,
+    /// `-DTILE=16` for each axis `defines` names.
+    pub defines: Vec<String>,
+    /// The skip conditions that read a size: decided per case (`cases`), where a case they
+    /// hold for has no trial of this variant.
     pub case_skips: Vec<Condition>,
 }
 

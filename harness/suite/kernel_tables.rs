@@ -80,9 +80,8 @@ pub(super) fn kernel_tables(
             let budget_at = k.memory_budget.as_ref().or(rs.memory_budget.as_ref());
             out.decls.extend(decl.map(|d| KernelDecl {
                 budget_at: budget_at.map(|b| b.span().start),
-                axes: v.values,
+                variant: v,
                 library: args_at,
-                case_skips: v.case_skips,
                 ..d
             }));
             out.lines.push(crate::error::line_col(ctx.text, at).0);
