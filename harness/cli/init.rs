@@ -276,25 +276,13 @@ fn relative(to: &Path, from: &Path) -> Result<String, InitError> {
 
 /// A C type as the suite's type name, through the entry's template arguments (`T` of
 /// `scale<float>` is `float`).
-fn c_type<'a>(base: &'a str, sig: &'a Signature, entry: &'a str) -> &'a str {
-    let Some(template) = &sig.template else {
-        return base;
-    };
-    let args: Vec<&str> = entry
-        .split_once('<')
-        .map(|(_, rest)| {
-            rest.trim_end()
-                .trim_end_matches('>')
-                .split(',')
-                .map(str::trim)
-                .collect()
-        })
-        .unwrap_or_default();
-    template
-        .iter()
-        .position(|t| t.name == base)
-        .and_then(|i| args.get(i).copied())
-        .unwrap_or(base)
+fn c_type(base: &str, sig: &Signature, entry: &str) -> String {
+    let args = signature::template_args(entry)
+        .ok()
+        .and_then(|(_, args)| args);
+    let i = sig.template.iter().flatten().position(|t| t.name == base);
+    i.and_then(|i| args?.into_iter().nth(i))
+        .unwrap_or_else(|| base.to_string())
 }
 
 /// The parameter's name: the declaration's last identifier.
@@ -319,7 +307,7 @@ fn suite_text(name: &str, source: &str, entry: &str, sig: &Signature) -> String 
     let mut args = Vec::new();
     for (i, p) in sig.params.iter().enumerate() {
         let pname = param_name(&p.text, &p.base, i);
-        let ty = c_type(&p.base, sig, entry);
+        let ty = &c_type(&p.base, sig, entry);
         if p.pointer {
             let (dtype, note) = match signature::element_type(ty) {
                 Some(d) => (d.name().to_string(), String::new()),

@@ -88,37 +88,6 @@ pub(super) enum Via<'a> {
     Compiler(&'a str),
 }
 
-/// Splits `name<a, b>` into the name and its template arguments (`None` without `<`).
-// stringly: the message becomes a `Diagnostic` at the entry's place, which only the caller
-// knows; the loader's errors are text at a line and column by design.
-fn template_args(entry: &str) -> Result<(&str, Option<Vec<String>>), String> {
-    let Some(open) = entry.find('<') else {
-        return Ok((entry.trim(), None));
-    };
-    let inner = entry[open + 1..]
-        .trim_end()
-        .strip_suffix('>')
-        .ok_or_else(|| format!("entry `{entry}` opens `<` but does not end with `>`"))?;
-    let mut args = Vec::new();
-    let (mut depth, mut start) = (0i32, 0);
-    for (i, c) in inner.char_indices() {
-        match c {
-            '<' | '(' => depth += 1,
-            '>' | ')' => depth -= 1,
-            ',' if depth == 0 => {
-                args.push(inner[start..i].trim().to_string());
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    args.push(inner[start..].trim().to_string());
-    if args.iter().any(String::is_empty) {
-        return Err(format!("entry `{entry}` has an empty template argument"));
-    }
-    Ok((entry[..open].trim(), Some(args)))
-}
-
 /// Checks one launch; errors and warnings are recorded in `ctx`.
 pub(super) fn check_entry(
     ctx: &mut Ctx,
@@ -135,7 +104,7 @@ pub(super) fn check_entry(
         let spans = (at, l.args.span().start);
         return super::binary::check_launch(ctx, source, entry, spans, &decl.args);
     }
-    let (base, targs) = match template_args(entry) {
+    let (base, targs) = match signature::template_args(entry) {
         Ok(x) => x,
         Err(m) => return ctx.error(at, format!("{m} (write e.g. `scale<float>`)")),
     };
@@ -384,25 +353,5 @@ pub(super) fn check_arg(
                 format!("parameter `{p}` of {where_} is {}{via}: pass a value of that type, e.g. {example}", t.name())
             })
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn template_arguments() {
-        assert_eq!(template_args("f"), Ok(("f", None)));
-        assert_eq!(
-            template_args("f<float, 256>"),
-            Ok(("f", Some(vec!["float".into(), "256".into()])))
-        );
-        assert_eq!(
-            template_args("f<g<int>, (1>2)>").unwrap().1.unwrap().len(),
-            2
-        );
-        assert!(template_args("f<float").is_err());
-        assert!(template_args("f<float,>").is_err());
     }
 }

@@ -50,6 +50,37 @@ pub fn base_name(entry: &str) -> &str {
     name.rsplit("::").next().unwrap_or(name).trim()
 }
 
+/// Splits `name<a, b>` into the name and its template arguments (`None` without `<`).
+// stringly: the message becomes a `Diagnostic` at the entry's place, which only the caller
+// knows; the loader's errors are text at a line and column by design.
+pub fn template_args(entry: &str) -> Result<(&str, Option<Vec<String>>), String> {
+    let Some(open) = entry.find('<') else {
+        return Ok((entry.trim(), None));
+    };
+    let inner = entry[open + 1..]
+        .trim_end()
+        .strip_suffix('>')
+        .ok_or_else(|| format!("entry `{entry}` opens `<` but does not end with `>`"))?;
+    let mut args = Vec::new();
+    let (mut depth, mut start) = (0i32, 0);
+    for (i, c) in inner.char_indices() {
+        match c {
+            '<' | '(' => depth += 1,
+            '>' | ')' => depth -= 1,
+            ',' if depth == 0 => {
+                args.push(inner[start..i].trim().to_string());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    args.push(inner[start..].trim().to_string());
+    if args.iter().any(String::is_empty) {
+        return Err(format!("entry `{entry}` has an empty template argument"));
+    }
+    Ok((entry[..open].trim(), Some(args)))
+}
+
 /// What `source` says about the function named `entry` (template arguments stripped).
 pub fn lookup(source: &str, entry: &str) -> Lookup {
     // `ns::scale<float>` is looked up as `scale`: declarations are read inside namespaces.
@@ -186,6 +217,21 @@ extern "C" __global__ void empty() {}
             Lookup::Kernel(s) => s,
             other => panic!("{entry}: {other:?}"),
         }
+    }
+
+    #[test]
+    fn template_arguments() {
+        assert_eq!(template_args("f"), Ok(("f", None)));
+        assert_eq!(
+            template_args("f<float, 256>"),
+            Ok(("f", Some(vec!["float".into(), "256".into()])))
+        );
+        assert_eq!(
+            template_args("f<g<int>, (1>2)>").unwrap().1.unwrap().len(),
+            2
+        );
+        assert!(template_args("f<float").is_err());
+        assert!(template_args("f<float,>").is_err());
     }
 
     #[test]
