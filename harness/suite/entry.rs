@@ -15,10 +15,9 @@ use super::{Buffer, Scratch, Source};
 use crate::dtype::DType;
 use std::collections::BTreeMap;
 
-/// What the args of one launch refer to: each name's buffer index, and by index the suite's
-/// buffers, then the kernel's scratch buffers.
+/// What the args of one launch refer to, by buffer index: the suite's buffers, then the
+/// kernel's scratch buffers.
 pub(super) struct Targets<'a> {
-    pub names: &'a BTreeMap<String, usize>,
     pub buffers: &'a [Buffer],
     pub scratch: &'a [Scratch],
 }

@@ -4,10 +4,10 @@
 
 use super::buffer_tables::Buffers;
 use super::ctx::{is_ident, Ctx};
-use super::decls::{KernelDecl, LaunchDecl};
+use super::decls::KernelDecl;
 use super::entry::{check_entry, Found, Targets};
 use super::kernels::{launch_decl, launch_tables, limits, scratch_decls};
-use super::schema::{RawFile, RawKernel, RawLaunch};
+use super::schema::{RawFile, RawKernel};
 use super::suite_table::{source_index, SuiteTable};
 use super::{Kernel, Limits, Source};
 use std::path::Path;
@@ -230,11 +230,18 @@ fn kernel_table(
         names.insert(sc.name.clone(), buffers.list.len() + j);
     }
     let targets = Targets {
-        names: &names,
         buffers: &buffers.list,
         scratch: &scratch,
     };
-    let decls = launch_decls(ctx, &launches, source, &targets, sizes, found);
+    // Each launch parsed, and checked against the source when there is one.
+    let mut decls = Vec::new();
+    for l in &launches {
+        let decl = launch_decl(ctx, l, &names, sizes);
+        if let (Some(source), Some(decl)) = (source, &decl) {
+            check_entry(ctx, source, l, decl, &targets, found);
+        }
+        decls.extend(decl);
+    }
     let complete = decls.len() == launches.len() && !launches.is_empty();
     if complete {
         super::values::outputs_written(ctx, &name, at, &buffers.list, &decls);
@@ -261,26 +268,6 @@ fn kernel_table(
         limits,
     };
     (kernel, decl)
-}
-
-/// Each launch parsed, and checked against `source` (its index and text) when there is one.
-fn launch_decls(
-    ctx: &mut Ctx,
-    launches: &[RawLaunch],
-    source: Option<(usize, &Source)>,
-    targets: &Targets,
-    sizes: &[String],
-    found: &mut Found,
-) -> Vec<LaunchDecl> {
-    let mut decls = Vec::new();
-    for l in launches {
-        let decl = launch_decl(ctx, l, targets.names, sizes);
-        if let (Some(source), Some(decl)) = (source, &decl) {
-            check_entry(ctx, source, l, decl, targets, found);
-        }
-        decls.extend(decl);
-    }
-    decls
 }
 
 #[cfg(test)]
