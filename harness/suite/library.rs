@@ -133,9 +133,8 @@ fn library_source(
     let source = Source {
         path: PathBuf::from("cublasLt"),
         text,
-        nvcc: None,
-        defines: Vec::new(),
         library: Some(gemm),
+        ..Source::default()
     };
     // The text follows from the declaration's types: the declaration tells sources apart.
     let same = |s: &Source| s.library == source.library;

@@ -43,7 +43,7 @@ pub struct Suite {
 }
 
 /// A CUDA source file and its text.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Source {
     /// Path of the `.cu` file (or `.ptx`, `.cubin`, `.fatbin`: see `kind`).
     pub path: PathBuf,

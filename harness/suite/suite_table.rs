@@ -123,9 +123,7 @@ pub(super) fn source_index(
     sources.push(Source {
         path,
         text,
-        nvcc: None,
-        defines: Vec::new(),
-        library: None,
+        ..Source::default()
     });
     Some(sources.len() - 1)
 }
