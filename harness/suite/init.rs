@@ -36,6 +36,12 @@ pub(super) fn parse_init(
     }
     let init = if let Some(kind) = &i.random {
         let [min, max] = [&i.min, &i.max].map(|b| bound(ctx, b, sizes));
+        // Uniform's missing bound is its default; int has none.
+        let integers = kind.get_ref() == "int";
+        if integers && (min.is_none() || max.is_none()) {
+            ctx.error(at, "random = \"int\" needs `min` and `max` (both included)");
+            return None;
+        }
         // Numbers here; a bound over the sizes is checked per case (`cases`).
         let number = |b: &Option<Result<f64, Located<Expr>>>| match b {
             Some(Ok(v)) => Some(Some(*v)),
@@ -43,13 +49,7 @@ pub(super) fn parse_init(
             None => Some(None),
         };
         let range = [number(&min), number(&max)];
-        let integers = kind.get_ref() == "int";
         if range.contains(&None) && (integers || kind.get_ref() == "uniform") {
-            // Uniform's missing bound is its default; int has none.
-            if integers && (min.is_none() || max.is_none()) {
-                ctx.error(at, "random = \"int\" needs `min` and `max` (both included)");
-                return None;
-            }
             bounds.push(InitBounds {
                 buffer,
                 bounds: [min.unwrap_or(Ok(0.0)), max.unwrap_or(Ok(1.0))],
@@ -151,7 +151,8 @@ fn random(
             min: min.unwrap_or(0.0) as i64,
             max: max.unwrap_or(0.0) as i64,
         },
-        "int" => int(ctx, at, (min, max), dtype)?,
+        // Both given (`parse_init`): numbers here.
+        "int" => int(ctx, at, (min.unwrap_or(0.0), max.unwrap_or(0.0)), dtype),
         other => {
             ctx.error(
                 kind.span().start,
@@ -186,20 +187,16 @@ fn normal(ctx: &mut Ctx, at: usize, i: &RawInit, equal: bool, (mean, std): (f64,
 }
 
 /// `random = "int"`: whole `min <= max`, both inside the type.
-fn int(ctx: &mut Ctx, at: usize, range: (Option<f64>, Option<f64>), dtype: DType) -> Option<Init> {
-    let (Some(min), Some(max)) = range else {
-        ctx.error(at, "random = \"int\" needs `min` and `max` (both included)");
-        return None;
-    };
+fn int(ctx: &mut Ctx, at: usize, (min, max): (f64, f64), dtype: DType) -> Init {
     let (lo, hi) = dtype.range();
     let in_range = |v: f64| v >= lo && v <= hi;
     if min.fract() != 0.0 || max.fract() != 0.0 || min > max || !in_range(min) || !in_range(max) {
         ctx.error(at, format!("random = \"int\" needs whole numbers min <= max within `{dtype}` (got {min} and {max})"));
     }
-    Some(Init::Integers {
+    Init::Integers {
         min: min as i64,
         max: max as i64,
-    })
+    }
 }
 
 /// `npy = "file.npy"`: found beside the suite, of the buffer's type.
