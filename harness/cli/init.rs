@@ -235,7 +235,8 @@ fn include_dirs(kernel: &Path, text: &str) -> Vec<PathBuf> {
     dirs
 }
 
-/// Files under `dir` (hidden and build folders left out), at most `limit`.
+/// Files under `dir` (hidden and build folders left out, as suites are looked for), at most
+/// `limit`.
 fn repository_files(dir: &Path, limit: usize) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
@@ -244,11 +245,8 @@ fn repository_files(dir: &Path, limit: usize) -> Vec<PathBuf> {
             continue;
         };
         for e in entries.flatten() {
-            let name = e.file_name();
-            let name = name.to_string_lossy();
             let Ok(kind) = e.file_type() else { continue };
-            if kind.is_dir() && !name.starts_with('.') && name != "target" && name != "node_modules"
-            {
+            if kind.is_dir() && !crate::suite::discover::hidden_or_build(&e.path()) {
                 stack.push(e.path());
             } else if kind.is_file() && out.len() < limit {
                 out.push(e.path());

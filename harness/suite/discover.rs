@@ -96,7 +96,7 @@ pub fn discover_all(dir: &Path) -> Result<Found, LoadError> {
 
 /// A folder no suite lives in: hidden (`.git`, `.config`) or a build's (`target`,
 /// `node_modules`).
-fn hidden_or_build(dir: &Path) -> bool {
+pub fn hidden_or_build(dir: &Path) -> bool {
     let name = dir.file_name().and_then(|n| n.to_str()).unwrap_or("");
     name.starts_with('.') || name == "target" || name == "node_modules"
 }
