@@ -192,12 +192,11 @@ fn first_suite(kernel: &Path, entry: &str, suites: &Path) -> Result<(PathBuf, St
         .iter()
         .map(|dir| Ok(format!("\"{}\"", relative(dir, suites)?)))
         .collect::<Result<Vec<_>, InitError>>()?;
-    let mut suite = suite_text(&name, &source, entry, &sig);
-    if !includes.is_empty() {
-        let line = format!("include_dirs = [{}]\n", includes.join(", "));
-        suite = suite.replacen("sizes = ", &format!("{line}sizes = "), 1);
-    }
-    Ok((path, suite))
+    let includes = match includes.as_slice() {
+        [] => String::new(),
+        dirs => format!("include_dirs = [{}]\n", dirs.join(", ")),
+    };
+    Ok((path, suite_text(&name, &source, entry, &sig, &includes)))
 }
 
 /// The folders of the repository that hold the headers `text` includes and that are neither
@@ -300,7 +299,8 @@ fn param_name(text: &str, base: &str, i: usize) -> String {
     }
 }
 
-fn suite_text(name: &str, source: &str, entry: &str, sig: &Signature) -> String {
+/// The suite's text; `includes`: its `include_dirs` line, or nothing.
+fn suite_text(name: &str, source: &str, entry: &str, sig: &Signature, includes: &str) -> String {
     let mut buffers = String::new();
     let mut args = Vec::new();
     for (i, p) in sig.params.iter().enumerate() {
@@ -338,7 +338,7 @@ fn suite_text(name: &str, source: &str, entry: &str, sig: &Signature) -> String 
         "# A first suite over `{source}`, written by `kernelgate init` from `{entry}`'s parameters.\n\
          # Review the lengths and arguments. The kernel is its own reference until you add a\n\
          # second [[kernel]] (your faster version) and move `reference = true` to the one you trust.\n\
-         [suite]\nname = \"{name}\"\nsource = \"{source}\"\nsizes = {{ n = [1048576] }}\n{buffers}\n\
+         [suite]\nname = \"{name}\"\nsource = \"{source}\"\n{includes}sizes = {{ n = [1048576] }}\n{buffers}\n\
          [[kernel]]\nname = \"{name}\"\nentry = \"{entry}\"\nreference = true\ngrid = [\"ceil(n / 256)\"]\nblock = [256]\nargs = [{}]\n",
         args.join(", ")
     )
@@ -354,7 +354,7 @@ mod tests {
         let Lookup::Kernel(sig) = signature::lookup(src, "add<double>") else {
             panic!("not read")
         };
-        let text = suite_text("add", "../k.cu", "add<double>", &sig);
+        let text = suite_text("add", "../k.cu", "add<double>", &sig, "");
         let dir = std::env::temp_dir().join(format!("kg-init-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("k.cu"), src).unwrap();
