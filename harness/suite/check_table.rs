@@ -23,7 +23,7 @@ pub(super) fn check_table(
     all: &mut Buffers,
     dir: &Path,
 ) -> Check {
-    let (buffers, by_name) = (&all.list[..], &all.by_name);
+    let buffers = &all.list[..];
     let rc = raw.map(|r| r.get_ref());
     let mut check = Check {
         trials: DEFAULT_TRIALS,
@@ -40,7 +40,7 @@ pub(super) fn check_table(
     }
     check.seed = rc.seed.unwrap_or(DEFAULT_SEED);
     for (name, tol) in &rc.output {
-        let Some(i) = output_index(ctx, name, buffers, by_name) else {
+        let Some(i) = output_index(ctx, name, all) else {
             continue;
         };
         let base = check.tolerances[&i];
@@ -53,7 +53,7 @@ pub(super) fn check_table(
         check.tolerances.insert(i, tol);
     }
     for (name, file) in &rc.golden {
-        let Some(i) = output_index(ctx, name, buffers, by_name) else {
+        let Some(i) = output_index(ctx, name, all) else {
             continue;
         };
         let npy_checks = &mut all.npy_checks;
@@ -100,14 +100,9 @@ fn parse_tolerance(ctx: &mut Ctx, v: &Option<Spanned<f64>>, default: f64) -> f64
 }
 
 /// The output buffer `name` names, or an error listing the outputs.
-fn output_index(
-    ctx: &mut Ctx,
-    name: &Spanned<String>,
-    buffers: &[Buffer],
-    by_name: &BTreeMap<String, usize>,
-) -> Option<usize> {
-    match by_name.get(name.get_ref()) {
-        Some(&i) if buffers[i].role.is_output() => Some(i),
+fn output_index(ctx: &mut Ctx, name: &Spanned<String>, all: &Buffers) -> Option<usize> {
+    match all.by_name.get(name.get_ref()) {
+        Some(&i) if all.list[i].role.is_output() => Some(i),
         Some(_) => {
             ctx.error(
                 name.span().start,
@@ -119,7 +114,7 @@ fn output_index(
             None
         }
         None => {
-            let outs = buffers.iter().filter(|b| b.role.is_output());
+            let outs = all.list.iter().filter(|b| b.role.is_output());
             let outs = crate::suggest::quoted(outs.map(|b| &b.name), ", ");
             ctx.error(
                 name.span().start,
