@@ -167,7 +167,7 @@ fn first_suite(kernel: &Path, entry: &str, suites: &Path) -> Result<(PathBuf, St
         Lookup::Mentioned { line, .. } => Err(format!(
             "line {line} names it, in no declaration kernelgate reads (a macro?)"
         )),
-        Lookup::Unreadable { line, what } => Err(format!("line {line}: {what}")),
+        Lookup::Unreadable(u) => Err(format!("line {}: {}", u.line, u.what)),
     };
     let sig = why.map_err(|why| InitError::Entry {
         entry: entry.to_string(),

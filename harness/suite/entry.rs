@@ -11,6 +11,7 @@ use super::ctx::Ctx;
 use super::decls::LaunchDecl;
 use super::schema::RawLaunch;
 use super::signature::{self, Lookup, Param, Signature};
+use super::tokens::Unreadable;
 use super::{Buffer, Scratch, Source};
 use crate::dtype::DType;
 use std::collections::BTreeMap;
@@ -229,7 +230,7 @@ fn kernel_signature(
             ctx.warn(at, format!("`{base}` appears in `{file}` only {how}, at line {line}: its arguments are not checked at load time (declare it as a plain `__global__` function to have them checked)"));
             None
         }
-        Lookup::Unreadable { line, what } => {
+        Lookup::Unreadable(Unreadable { line, what }) => {
             ctx.warn(at, format!("`{file}` cannot be read as CUDA tokens ({what} at line {line}): `{base}`'s arguments are not checked at load time"));
             None
         }

@@ -6,7 +6,7 @@
 use super::args::ScalarType;
 use super::declarations::{declarations, function};
 pub use super::declarations::{Param, Signature, TemplateParam};
-use super::tokens::{tokenize, Kind, Token};
+use super::tokens::{tokenize, Kind, Token, Unreadable};
 use crate::dtype::DType;
 
 /// What the source says about an entry name.
@@ -35,13 +35,8 @@ pub enum Lookup {
     },
     /// The name does not appear outside comments and strings.
     Absent,
-    /// The source cannot be tokenized.
-    Unreadable {
-        /// Where.
-        line: usize,
-        /// What was not understood.
-        what: String,
-    },
+    /// The source cannot be tokenized: where, and what was not understood.
+    Unreadable(Unreadable),
 }
 
 /// The function's own name in an entry: `ns::scale<float>` → `scale`.
@@ -87,12 +82,7 @@ pub fn lookup(source: &str, entry: &str) -> Lookup {
     let base = base_name(entry);
     let toks = match tokenize(source) {
         Ok(t) => t,
-        Err(u) => {
-            return Lookup::Unreadable {
-                line: u.line,
-                what: u.what,
-            }
-        }
+        Err(u) => return Lookup::Unreadable(u),
     };
     let code: Vec<Token> = toks.iter().copied().filter(|t| !t.directive).collect();
     let mut kernels: Vec<Signature> = Vec::new();
@@ -301,7 +291,7 @@ extern "C" __global__ void empty() {}
         assert_eq!(kernel("empty").params, []);
         assert!(matches!(
             lookup("__global__ void f() {}\n/* open", "f"),
-            Lookup::Unreadable { line: 2, .. }
+            Lookup::Unreadable(Unreadable { line: 2, .. })
         ));
     }
 }
