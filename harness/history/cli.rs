@@ -210,15 +210,7 @@ fn import(a: &Import, db: &std::path::Path) -> Result<u8, HistoryError> {
     });
     for (f, results) in runs {
         let info = imported(&results, a, f);
-        if let Some((run, commit, when)) = history.stored(&results, &info)? {
-            return Err(HistoryError::AlreadyStored {
-                path: db.to_path_buf(),
-                file: Some(f.clone()),
-                run,
-                commit,
-                when,
-            });
-        }
+        history.refuse_stored(&results, &info, f)?;
         if let Some((g, ..)) = loaded.iter().find(|(_, r, _)| *r == results) {
             return Err(HistoryError::Usage(format!(
                 "`{}` and `{}` hold one run: import it once (nothing was imported)",

@@ -198,19 +198,19 @@ impl History {
         rows.collect::<Result<_, _>>().map_err(self.sql())
     }
 
-    /// The run already stored that `results` is (the same results digest, or for runs stored
-    /// before digests the same commit, start time and device), as its id, commit and start.
-    pub fn stored(
+    /// Refuses `results` where their run is stored already ([`already`]), naming the results
+    /// `file` they were read from.
+    pub fn refuse_stored(
         &self,
         results: &Results,
         info: &RunInfo,
-    ) -> Result<Option<(i64, String, String)>, HistoryError> {
-        let device = results.described_device();
-        already(&self.conn, &digest(results), &device, info).map_err(self.sql())
+        file: &Path,
+    ) -> Result<(), HistoryError> {
+        already(&self.conn, &self.path, results, info, Some(file))
     }
 
     /// Appends one run and every trial of it, in one transaction; returns the run's id. A run
-    /// already stored ([`History::stored`]) is refused, naming it.
+    /// already stored ([`already`]) is refused, naming it.
     pub fn append(&mut self, results: &Results, info: &RunInfo) -> Result<i64, HistoryError> {
         let path = self.path.clone();
         let sql = sqlite(&path);
@@ -222,15 +222,7 @@ impl History {
         let uuid = results.device_info.as_ref().and_then(|d| d.uuid.clone());
         let digest = digest(results);
         // Inside the transaction: two writers of one run store it once.
-        if let Some((run, commit, when)) = already(&tx, &digest, &device, info).map_err(sql)? {
-            return Err(HistoryError::AlreadyStored {
-                path: path.clone(),
-                file: None,
-                run,
-                commit,
-                when,
-            });
-        }
+        already(&tx, &path, results, info, None)?;
         tx.execute(
             "INSERT INTO runs (date, commit_sha, branch, dirty, mode, kernelgate, device, gpu_uuid, started, digest) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
             params![info.date, info.commit, info.branch, info.dirty, info.mode, results.kernelgate, device, uuid, info.started, digest],
@@ -363,19 +355,29 @@ fn schema_version(conn: &Connection, path: &Path) -> Result<u32, HistoryError> {
     Ok(found)
 }
 
-/// The stored run of results with this `digest` and `device` ([`History::stored`]).
+/// An error where the history at `path` holds the run of `results` already (the same results
+/// digest, or for runs stored before digests the same commit, start time and device), naming
+/// the stored run by its id, commit and start, and the results `file` being imported.
 fn already(
     conn: &Connection,
-    digest: &str,
-    device: &str,
+    path: &Path,
+    results: &Results,
     info: &RunInfo,
-) -> rusqlite::Result<Option<(i64, String, String)>> {
-    conn.query_row(
+    file: Option<&Path>,
+) -> Result<(), HistoryError> {
+    let device = results.described_device();
+    let stored = conn.query_row(
         "SELECT id, commit_sha, COALESCE(started, date) FROM runs WHERE digest = ?1 OR (digest IS NULL AND started IS NOT NULL AND started = ?2 AND commit_sha = ?3 AND device = ?4) ORDER BY id LIMIT 1",
-        params![digest, info.started, info.commit, device],
-        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-    )
-    .optional()
+        params![digest(results), info.started, info.commit, device],
+        |r| Ok(HistoryError::AlreadyStored {
+            path: path.to_path_buf(),
+            file: file.map(Path::to_path_buf),
+            run: r.get(0)?,
+            commit: r.get(1)?,
+            when: r.get(2)?,
+        }),
+    );
+    stored.optional().map_err(sqlite(path))?.map_or(Ok(()), Err)
 }
 
 /// What identifies a run's results: the SHA-256 of their JSON.
