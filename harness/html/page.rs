@@ -50,18 +50,12 @@ details > summary { cursor: pointer; color: #1d4f91; font-size: 13px; margin: 2p
 
 /// Escapes text for HTML element content and attribute values.
 pub fn esc(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
+    // `&` first, so no escape is escaped again.
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&#39;")
 }
 
 /// An element id for a name (`saxpy::vec4::n=4096` → `t-saxpy--vec4--n-4096`): letters,
