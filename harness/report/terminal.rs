@@ -168,16 +168,13 @@ pub fn note(r: &TrialRecord) -> String {
             let text = match (verdict.verdict, reading(r)) {
                 (Verdict::Inconclusive, Reading::OnThreshold) => format!("ON THE THRESHOLD {change}{again}{held}: a change of max_slowdown itself (threshold {}), measured finer than the precision target — more samples cannot resolve it (KERNELGATE_STRICT=1 fails it)", percent(1.0 + max_slowdown)),
                 (Verdict::Unchanged, Reading::WithinThreshold) => format!("within threshold {change}{again}{held}: a real change, smaller than the threshold {}", percent(1.0 + max_slowdown)),
-                _ => match verdict.verdict {
-                Verdict::Inconclusive => format!("INCONCLUSIVE {change}{again}{held}: too noisy to tell (KERNELGATE_STRICT=1 fails it)"),
-                Verdict::Regressed => format!("REGRESSED {change}{again}{why}"),
-                Verdict::MachineSlower | Verdict::MachineFaster => format!(
-                    "{} {change}, confirmed in a fresh worker: the same code and launches as the baseline, {matched} — the machine's change, not the code's (KERNELGATE_STRICT_TIME=1 fails a slowdown)",
-                    verdict.verdict
+                (Verdict::Inconclusive, _) => format!("INCONCLUSIVE {change}{again}{held}: too noisy to tell (KERNELGATE_STRICT=1 fails it)"),
+                (Verdict::Regressed, _) => format!("REGRESSED {change}{again}{why}"),
+                (v @ (Verdict::MachineSlower | Verdict::MachineFaster), _) => format!(
+                    "{v} {change}, confirmed in a fresh worker: the same code and launches as the baseline, {matched} — the machine's change, not the code's (KERNELGATE_STRICT_TIME=1 fails a slowdown)"
                 ),
-                Verdict::Improved => format!("improved {change}{again}{held}{why}"),
-                v => format!("{v} {change}{again}{held}"),
-                },
+                (Verdict::Improved, _) => format!("improved {change}{again}{held}{why}"),
+                (v, _) => format!("{v} {change}{again}{held}"),
             };
             // A machine verdict already says the code is the baseline's; a change's cause
             // already began with what changed in the trial.
