@@ -382,9 +382,7 @@ fn already(
 
 /// What identifies a run's results: the SHA-256 of their JSON.
 fn digest(results: &Results) -> String {
-    use sha2::{Digest, Sha256};
-    let bytes = serde_json::to_vec(results).unwrap_or_default();
-    crate::sass::identity::hex(&Sha256::digest(&bytes))
+    crate::report::provenance::sha256(&serde_json::to_vec(results).unwrap_or_default())
 }
 
 /// A stored JSON list of numbers (`null`, absent or not a list: none).

@@ -175,7 +175,8 @@ impl Provenance {
     }
 }
 
-fn sha256(bytes: &[u8]) -> String {
+/// The SHA-256 of `bytes`, in hex (a suite file's digest, a stored run's).
+pub fn sha256(bytes: &[u8]) -> String {
     use sha2::{Digest, Sha256};
     crate::sass::identity::hex(&Sha256::digest(bytes))
 }
