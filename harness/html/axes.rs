@@ -70,16 +70,10 @@ impl Unit {
             sorted.dedup();
             sorted.len() == labels.len()
         };
-        (0..=4)
-            .map(|d| {
-                (
-                    d,
-                    ticks.iter().map(|&v| self.label(v, d)).collect::<Vec<_>>(),
-                )
-            })
-            .find(|(d, labels)| exact(*d) && distinct(labels))
-            .map(|(_, l)| l)
-            .unwrap_or_else(|| ticks.iter().map(|&v| self.label(v, 4)).collect())
+        let labels =
+            |d: usize| -> Vec<String> { ticks.iter().map(|&v| self.label(v, d)).collect() };
+        let decimals = (0..=4).find(|&d| exact(d) && distinct(&labels(d)));
+        labels(decimals.unwrap_or(4))
     }
 }
 
