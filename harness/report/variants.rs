@@ -51,19 +51,14 @@ pub fn best(results: &Results) -> Vec<Best> {
         else {
             continue;
         };
-        let compared: Vec<&(&str, &TrialRecord)> =
-            members.iter().filter(|m| baseline(m.1).is_some()).collect();
-        let was = match compared.len() >= 2 {
-            true => compared
-                .into_iter()
-                .min_by(|a, b| {
-                    let b = baseline(b.1).unwrap_or(f64::INFINITY);
-                    baseline(a.1).unwrap_or(f64::INFINITY).total_cmp(&b)
-                })
-                .map(|m| m.0.to_string())
-                .filter(|v| v != fast.0),
-            false => None,
-        };
+        // The fastest in what they were compared with, where two or more were compared.
+        let compared: Vec<(f64, &str)> = (members.iter())
+            .filter_map(|(variant, t)| Some((baseline(t)?, *variant)))
+            .collect();
+        let was = (compared.iter().min_by(|a, b| a.0.total_cmp(&b.0)))
+            .filter(|_| compared.len() >= 2)
+            .map(|m| m.1.to_string())
+            .filter(|v| v != fast.0);
         let speedup = fast.1.measurement.as_ref().and_then(|m| m.speedup);
         out.push(Best {
             trial,
