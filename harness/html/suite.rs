@@ -59,20 +59,15 @@ fn sweep(
         let x = sizes(case).into_iter().find(|(k, _)| *k == axis)?.1;
         let (y, interval) = value(t)?;
         let color = kernels.iter().position(|k| *k == kernel).unwrap_or(0);
-        Some((kernel, Some(color), (x, y, interval)))
+        Some(((kernel, Some(color)), (x, y, interval)))
     });
-    series(points.collect())
+    series(points)
 }
 
-/// Points grouped into a series per name, in the order the names first come, each sorted by
-/// x; a series takes its colour where given, else its place.
-fn series(points: Vec<(&str, Option<usize>, Point)>) -> Vec<Series> {
-    let by_name = grouped(
-        points
-            .into_iter()
-            .map(|(name, color, p)| ((name, color), p)),
-    );
-    (by_name.into_iter().enumerate())
+/// Points grouped into a series per name (and colour, where given), in the order the names
+/// first come, each sorted by x; a series takes its colour where given, else its place.
+fn series<'a>(points: impl IntoIterator<Item = ((&'a str, Option<usize>), Point)>) -> Vec<Series> {
+    (grouped(points).into_iter().enumerate())
         .map(|(i, ((name, color), mut points))| {
             points.sort_by(|a, b| a.0.total_cmp(&b.0));
             Series {
@@ -296,7 +291,7 @@ fn variant_charts(suite: &str, trials: &[&TrialRecord]) -> String {
     });
     let mut out = String::new();
     for ((title, axis), points) in grouped(charts) {
-        let series = series(points.iter().map(|(n, p)| (n.as_str(), None, *p)).collect());
+        let series = series(points.iter().map(|(n, p)| ((n.as_str(), None), *p)));
         let y = YAxis {
             desc: "time per run",
             log: true,
