@@ -41,33 +41,22 @@ pub struct Ordered {
 /// one commit by start time; a run whose commit is not there goes by start time, right after
 /// the last run by commit that started before it.
 pub fn order(runs: &mut [Run], history: &[String]) -> Ordered {
-    let place: Vec<Option<usize>> = runs
-        .iter()
-        .map(|r| position(history, &r.info.commit))
-        .collect();
-    // The runs placed by commit, in commit order: (commit position, start, id, index).
-    let mut known: Vec<(usize, String, i64, usize)> = runs
-        .iter()
-        .zip(&place)
-        .enumerate()
-        .filter_map(|(i, (r, p))| p.map(|p| (p, r.info.when().to_string(), r.id, i)))
+    let place = |r: &Run| position(history, &r.info.commit);
+    // The runs placed by commit, in commit order: (commit position, start, id).
+    let mut known: Vec<(usize, String, i64)> = (runs.iter())
+        .filter_map(|r| Some((place(r)?, r.info.when().to_string(), r.id)))
         .collect();
     known.sort();
-    // Each run's key: the rank of the run by commit it follows (its own for those), then 0
-    // for a run by commit and 1 for one by time, then start time and insertion.
-    let mut keys: Vec<(Option<usize>, u8, String, i64)> = Vec::with_capacity(runs.len());
-    for (i, r) in runs.iter().enumerate() {
+    // Each run's key: the rank of the run by commit it follows (its own for those: a run's id
+    // is its own), then 0 for a run by commit and 1 for one by time, then start time and
+    // insertion.
+    runs.sort_by_cached_key(|r| {
         let when = r.info.when().to_string();
-        let key = match place[i] {
-            Some(_) => (known.iter().position(|k| k.3 == i), 0, when, r.id),
+        match place(r) {
+            Some(_) => (known.iter().position(|k| k.2 == r.id), 0, when, r.id),
             None => (known.iter().rposition(|k| k.1 <= when), 1, when, r.id),
-        };
-        keys.push(key);
-    }
-    let mut index: Vec<usize> = (0..runs.len()).collect();
-    index.sort_by(|&a, &b| keys[a].cmp(&keys[b]));
-    let sorted: Vec<Run> = index.iter().map(|&i| runs[i].clone()).collect();
-    runs.clone_from_slice(&sorted);
+        }
+    });
     Ordered {
         by_commit: known.len(),
         by_time: runs.len() - known.len(),
