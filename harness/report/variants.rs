@@ -42,37 +42,35 @@ pub fn best(results: &Results) -> Vec<Best> {
         let samples = &t.measurement.as_ref()?.baseline_samples;
         crate::stats::Summary::of(samples).map(|s| s.median)
     };
-    let mut out = Vec::new();
-    for (trial, members) in groups.into_iter().filter(|(_, m)| m.len() >= 2) {
-        let order = |a: &&(&str, &TrialRecord), b: &&(&str, &TrialRecord)| {
-            median(a.1).total_cmp(&median(b.1))
-        };
-        let (Some(fast), Some(slow)) = (members.iter().min_by(order), members.iter().max_by(order))
-        else {
-            continue;
-        };
-        // The fastest in what they were compared with, where two or more were compared.
-        let compared: Vec<(f64, &str)> = (members.iter())
-            .filter_map(|(variant, t)| Some((baseline(t)?, *variant)))
-            .collect();
-        let was = (compared.iter().min_by(|a, b| a.0.total_cmp(&b.0)))
-            .filter(|_| compared.len() >= 2)
-            .map(|m| m.1.to_string())
-            .filter(|v| v != fast.0);
-        let speedup = fast.1.measurement.as_ref().and_then(|m| m.speedup);
-        out.push(Best {
-            trial,
-            variants: members.len(),
-            fastest: (
-                fast.0.to_string(),
-                median(fast.1),
-                speedup.map(|s| s.median),
-            ),
-            slowest: (slow.0.to_string(), median(slow.1)),
-            was,
-        });
-    }
-    out
+    let kernels = groups.into_iter().filter(|(_, m)| m.len() >= 2);
+    kernels
+        .filter_map(|(trial, members)| {
+            let order = |a: &&(&str, &TrialRecord), b: &&(&str, &TrialRecord)| {
+                median(a.1).total_cmp(&median(b.1))
+            };
+            let (fast, slow) = (members.iter().min_by(order)?, members.iter().max_by(order)?);
+            // The fastest in what they were compared with, where two or more were compared.
+            let compared: Vec<(f64, &str)> = (members.iter())
+                .filter_map(|(variant, t)| Some((baseline(t)?, *variant)))
+                .collect();
+            let was = (compared.iter().min_by(|a, b| a.0.total_cmp(&b.0)))
+                .filter(|_| compared.len() >= 2)
+                .map(|m| m.1.to_string())
+                .filter(|v| v != fast.0);
+            let speedup = fast.1.measurement.as_ref().and_then(|m| m.speedup);
+            Some(Best {
+                trial,
+                variants: members.len(),
+                fastest: (
+                    fast.0.to_string(),
+                    median(fast.1),
+                    speedup.map(|s| s.median),
+                ),
+                slowest: (slow.0.to_string(), median(slow.1)),
+                was,
+            })
+        })
+        .collect()
 }
 
 /// One line per case of a kernel with variants: the fastest and the slowest.
