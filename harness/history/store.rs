@@ -148,9 +148,7 @@ impl History {
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(sql)?;
-        let found = schema_version(&tx, path)?;
-        // A new history has no tables; an SQLite file that has some is someone else's.
-        not_foreign(&tx, path, found, ": nothing was written to it")?;
+        let found = schema_version(&tx, path, ": nothing was written to it")?;
         for (v, migration) in MIGRATIONS.iter().enumerate().skip(found as usize) {
             tx.execute_batch(migration).map_err(sql)?;
             tx.pragma_update(None, "user_version", v as u32 + 1)
@@ -168,8 +166,7 @@ impl History {
     pub fn open_read_only(path: &Path) -> Result<History, HistoryError> {
         let conn = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
             .map_err(sqlite(path))?;
-        let found = schema_version(&conn, path)?;
-        not_foreign(&conn, path, found, "")?;
+        let found = schema_version(&conn, path, "")?;
         if found < SCHEMA_VERSION {
             return Err(HistoryError::Invalid {
                 path: path.to_path_buf(),
@@ -318,30 +315,10 @@ fn sqlite(path: &Path) -> impl Fn(rusqlite::Error) -> HistoryError + Copy + '_ {
     }
 }
 
-/// An error where the SQLite file at `path` (schema version `found`) has tables while no
-/// kernelgate schema: it is someone else's (`after`: what the message adds).
-fn not_foreign(
-    conn: &Connection,
-    path: &Path,
-    found: u32,
-    after: &str,
-) -> Result<(), HistoryError> {
-    let other = tables(conn).map_err(sqlite(path))?;
-    if found == 0 && !other.is_empty() {
-        return Err(HistoryError::Invalid {
-            path: path.to_path_buf(),
-            problem: format!(
-                "it is an SQLite file of something else (tables {}), not a kernelgate history{after}",
-                other.join(", ")
-            ),
-        });
-    }
-    Ok(())
-}
-
 /// The schema version of the history at `path`: an error when it is newer than this kernelgate
-/// knows.
-fn schema_version(conn: &Connection, path: &Path) -> Result<u32, HistoryError> {
+/// knows, or when the file has tables while no kernelgate schema — a new history has none, so
+/// it is someone else's SQLite file (`after`: what that message adds).
+fn schema_version(conn: &Connection, path: &Path, after: &str) -> Result<u32, HistoryError> {
     let found: u32 = conn
         .pragma_query_value(None, "user_version", |r| r.get(0))
         .map_err(sqlite(path))?;
@@ -350,6 +327,16 @@ fn schema_version(conn: &Connection, path: &Path) -> Result<u32, HistoryError> {
             path: path.to_path_buf(),
             found,
             known: SCHEMA_VERSION,
+        });
+    }
+    let other = tables(conn).map_err(sqlite(path))?;
+    if found == 0 && !other.is_empty() {
+        return Err(HistoryError::Invalid {
+            path: path.to_path_buf(),
+            problem: format!(
+                "it is an SQLite file of something else (tables {}), not a kernelgate history{after}",
+                other.join(", ")
+            ),
         });
     }
     Ok(found)
