@@ -53,20 +53,24 @@ pub struct HistoryArgs {
 enum Import {
     /// Append results files to the history
     #[command(long_about = crate::usage::HISTORY_IMPORT)]
-    Import {
-        /// Results files (KERNELGATE_RESULTS)
-        #[arg(required = true, value_name = "RESULTS.json")]
-        files: Vec<PathBuf>,
-        /// The commit, for files that record none (older kernelgate)
-        #[arg(long, value_name = "SHA")]
-        commit: Option<String>,
-        /// The branch, for files that record none
-        #[arg(long, value_name = "NAME")]
-        branch: Option<String>,
-        /// The mode, overriding what the file says
-        #[arg(long, value_parser = ["stored", "paired"])]
-        mode: Option<String>,
-    },
+    Import(ImportArgs),
+}
+
+// `history import`'s arguments (no doc comment: clap would show it as the command's own).
+#[derive(Debug, clap::Args)]
+struct ImportArgs {
+    /// Results files (KERNELGATE_RESULTS)
+    #[arg(required = true, value_name = "RESULTS.json")]
+    files: Vec<PathBuf>,
+    /// The commit, for files that record none (older kernelgate)
+    #[arg(long, value_name = "SHA")]
+    commit: Option<String>,
+    /// The branch, for files that record none
+    #[arg(long, value_name = "NAME")]
+    branch: Option<String>,
+    /// The mode, overriding what the file says
+    #[arg(long, value_parser = ["stored", "paired"])]
+    mode: Option<String>,
 }
 
 fn percentage(text: &str) -> Result<f64, crate::usage::BadValue> {
@@ -100,7 +104,7 @@ fn run(a: &HistoryArgs) -> Result<u8, HistoryError> {
         .ok_or_else(|| {
             HistoryError::Usage("which history? (`--db PATH` or KERNELGATE_HISTORY)".into())
         })?;
-    if let Some(import_args) = &a.import {
+    if let Some(Import::Import(import_args)) = &a.import {
         // A history this import created is not left behind, empty, when the import fails.
         let existed = db.exists();
         let imported = import(import_args, &db);
@@ -150,18 +154,12 @@ fn run(a: &HistoryArgs) -> Result<u8, HistoryError> {
 
 /// What a run records, with `--commit`, `--branch` and `--mode` for what its results file does
 /// not say (files written before kernelgate recorded them): the file wins.
-fn imported(results: &Results, a: &Import, file: &std::path::Path) -> RunInfo {
-    let Import::Import {
-        commit,
-        branch,
-        mode,
-        ..
-    } = a;
+fn imported(results: &Results, a: &ImportArgs, file: &std::path::Path) -> RunInfo {
     let mut info = RunInfo::of(results);
     let p = &results.provenance;
     for (flag, given, recorded, slot) in [
-        ("--commit", commit, &p.commit, &mut info.commit),
-        ("--branch", branch, &p.branch, &mut info.branch),
+        ("--commit", &a.commit, &p.commit, &mut info.commit),
+        ("--branch", &a.branch, &p.branch, &mut info.branch),
     ] {
         match (given, recorded) {
             (Some(g), None) => *slot = g.clone(),
@@ -173,7 +171,7 @@ fn imported(results: &Results, a: &Import, file: &std::path::Path) -> RunInfo {
             _ => {}
         }
     }
-    if let Some(m) = mode {
+    if let Some(m) = &a.mode {
         info.mode = m.clone();
     }
     info
@@ -193,8 +191,7 @@ fn run_label(r: &Run) -> String {
 }
 
 /// `history import FILES`: every file read and checked, then appended.
-fn import(a: &Import, db: &std::path::Path) -> Result<u8, HistoryError> {
-    let Import::Import { files, .. } = a;
+fn import(a: &ImportArgs, db: &std::path::Path) -> Result<u8, HistoryError> {
     let mut history = History::open(db)?;
     // Nothing is added to a history `lint` refuses.
     history.validate()?;
@@ -202,7 +199,7 @@ fn import(a: &Import, db: &std::path::Path) -> Result<u8, HistoryError> {
     // given twice, is refused and nothing is imported.
     let mut loaded: Vec<(&PathBuf, Results, RunInfo)> = Vec::new();
     // A pool of GPU models is a run per device.
-    let runs = files.iter().map(|f| Ok((f, Results::load(f)?)));
+    let runs = a.files.iter().map(|f| Ok((f, Results::load(f)?)));
     let runs: Vec<(&PathBuf, Results)> = runs.collect::<Result<_, HistoryError>>()?;
     let runs = runs.into_iter().flat_map(|(f, r)| match r.pool.is_empty() {
         true => vec![(f, r)],
