@@ -139,15 +139,11 @@ impl Provenance {
         }
     }
 
-    /// The commit's first `n` characters, or `unknown`.
-    pub fn short_commit(&self, n: usize) -> &str {
-        (self.commit.as_deref()).map_or("unknown", |c| c.get(..n).unwrap_or(c))
-    }
-
     /// One line for a person: `commit 1a2b3c4 (main, dirty) started 2026-11-22T14:03:07Z`, with
     /// what is not known left out.
     pub fn describe(&self) -> String {
-        let mut out = format!("commit {}", self.short_commit(7));
+        let commit = (self.commit.as_deref()).map_or("unknown", |c| c.get(..7).unwrap_or(c));
+        let mut out = format!("commit {commit}");
         let dirty = (self.dirty == Some(true)).then_some("dirty");
         let detail: Vec<&str> = self.branch.as_deref().into_iter().chain(dirty).collect();
         if !detail.is_empty() {
