@@ -45,13 +45,10 @@ pub fn sweep_axis<'a>(cases: impl Iterator<Item = &'a str> + Clone) -> Option<St
         .into_iter()
         .map(|(k, _)| k)
         .find(|key| {
-            let mut values: Vec<f64> = cases
-                .clone()
-                .filter_map(|c| sizes(c).into_iter().find(|(k, _)| k == key).map(|(_, v)| v))
-                .collect();
-            values.sort_by(f64::total_cmp);
-            values.dedup();
-            values.len() >= 2
+            let mut values = (cases.clone())
+                .filter_map(|c| sizes(c).into_iter().find(|(k, _)| k == key).map(|(_, v)| v));
+            let first = values.next();
+            values.any(|v| Some(v) != first)
         })
         .map(str::to_string)
 }
