@@ -4,7 +4,7 @@
 //! one row.
 
 use super::page::{anchor, badge, esc, table};
-use super::trial::{commands, kernel_and_case, State};
+use super::trial::{kernel_and_case, State};
 use super::view::View;
 use crate::report::results::{GateNote, TrialRecord};
 use crate::report::terminal::{headline, other_gpu_of, verdict_change, verdict_words};
@@ -97,20 +97,25 @@ fn size_change(t: &TrialRecord) -> Option<String> {
     ))
 }
 
-/// The commands of a group: one trial's own; for several, the rerun of every size of the
-/// kernel, the profile of its first size and, where each may be reblessed, their rebless.
+/// The commands of a group, as the runner recorded them (results files written before the
+/// record carried them get the re-run alone): one trial's own — re-run it, profile its kernel
+/// with Nsight Compute where it was timed, re-bless its baseline where that applies
+/// ([`TrialRecord::rebless`]); for several, the rerun of every size of the kernel, the profile
+/// of its first size and, where each may be reblessed, their rebless.
 fn group_commands(g: &Group) -> Vec<(String, String)> {
     let first = g.trials[0];
-    let own = commands(first);
+    let c = first.repeat();
+    let profile = c.profile.filter(|_| first.measurement.is_some());
     if g.trials.len() == 1 {
-        return own.into_iter().map(|(w, c)| (w.to_string(), c)).collect();
+        let mut out = vec![("rerun".to_string(), c.rerun)];
+        out.extend(profile.map(|p| ("profile".to_string(), p)));
+        out.extend(first.rebless().map(|b| ("rebless".to_string(), b)));
+        return out;
     }
     let filter = format!("'{}::{}::'", g.suite, g.kernel);
     let invocation = first.invocation();
     let mut out = vec![("rerun".to_string(), format!("{invocation} {filter}"))];
-    if let Some((_, p)) = own.iter().find(|(w, _)| *w == "profile") {
-        out.push((format!("profile ({})", kernel_and_case(first).1), p.clone()));
-    }
+    out.extend(profile.map(|p| (format!("profile ({})", kernel_and_case(first).1), p)));
     let reblessed: Option<Vec<String>> = g.trials.iter().map(|t| t.rebless()).collect();
     if let Some(each) = reblessed {
         // Against a baseline from another GPU, a run is added (`=add`), never replaced.

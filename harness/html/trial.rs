@@ -1,22 +1,8 @@
-//! `State`: what one trial record says at a glance, the commands that act on it, and its
-//! place in a size sweep — read from the typed record only.
+//! `State`: what one trial record says at a glance, and its place in a size sweep — read from
+//! the typed record only.
 
 pub use crate::report::reading::State;
 use crate::report::results::TrialRecord;
-
-/// The commands that re-run a trial, profile its kernel with Nsight Compute, and re-bless
-/// its baseline (only where it ran correctly and was compared: a wrong result is never
-/// blessed), as the runner recorded them. Results files written before the record carried
-/// them get the re-run command alone.
-pub fn commands(t: &TrialRecord) -> Vec<(&'static str, String)> {
-    let c = t.repeat();
-    let mut out = vec![("rerun", c.rerun.clone())];
-    if let (Some(p), Some(_)) = (&c.profile, &t.measurement) {
-        out.push(("profile", p.clone()));
-    }
-    out.extend(t.rebless().map(|b| ("rebless", b)));
-    out
-}
 
 /// `suite::kernel::case` split into its kernel and case (`("compile", "")` for a compile
 /// trial, `(kernel, "")` for a suite without sizes).
