@@ -218,9 +218,8 @@ pub fn lines(title: &str, x_desc: &str, y: YAxis, series: &[Series]) -> Result<S
             .x_label_formatter(&|v: &f64| axes::label_of(*v, &x_ticks, &x_labels))
             .light_line_style(WHITE.mix(0.0))
             .draw()?;
-        for s in series {
+        for (s, line) in series.iter().zip(&lines) {
             let color = rgb(s.color);
-            let line: Vec<(f64, f64)> = s.points.iter().map(|p| (p.0, p.1)).collect();
             chart
                 .draw_series(LineSeries::new(line.clone(), color.stroke_width(2)))?
                 .label(s.name.clone())
