@@ -109,12 +109,11 @@ fn replay(t: &Trend, since: usize, max_slowdown: f64) -> Option<Replayed> {
         return None;
     }
     let window = trailing(&accepted);
-    let medians: Vec<f64> = window.iter().map(|p| p.median).collect();
     Some(Replayed {
         input: input(&window, latest, max_slowdown),
         latest: latest.run,
         window: window.iter().map(|p| p.run).collect(),
-        level: crate::stats::Summary::of(&medians).map_or(f64::NAN, |s| s.median),
+        level: super::drift::level(window.iter().copied()),
         slow_since,
     })
 }

@@ -158,6 +158,12 @@ pub fn regime_switches(trends: &[Trend]) -> Vec<RegimeSwitch> {
     out
 }
 
+/// The level of `points`: the median of their medians.
+pub fn level<'p>(points: impl IntoIterator<Item = &'p TrendPoint>) -> f64 {
+    let medians: Vec<f64> = points.into_iter().map(|p| p.median).collect();
+    Summary::of(&medians).map_or(f64::NAN, |s| s.median)
+}
+
 /// The first and last median of `points` and the change between them, as a table shows them;
 /// `none` where there is no median, or no change of one.
 pub fn span(points: &[TrendPoint], none: &str) -> [String; 3] {
@@ -186,28 +192,18 @@ impl Trend {
         (self.regime.as_ref()).map_or(self.name.clone(), |r| format!("{} [{r}]", self.name))
     }
 
-    /// The level of points `[start, end)`: the median of their medians.
-    fn level(&self, start: usize, end: usize) -> f64 {
-        let v: Vec<f64> = self.points[start..end].iter().map(|p| p.median).collect();
-        Summary::of(&v).map(|s| s.median).unwrap_or(f64::NAN)
-    }
-
-    /// The segment `[start, end)` of points holding point `i`.
-    fn segment(&self, i: usize) -> (usize, usize) {
+    /// The segment of points, between change points, holding point `i`.
+    fn segment(&self, i: usize) -> &[TrendPoint] {
         let at = || self.change_points.iter().map(|c| c.index);
         let start = at().filter(|&c| c <= i).max().unwrap_or(0);
-        (
-            start,
-            at().filter(|&c| c > i).min().unwrap_or(self.points.len()),
-        )
+        let end = at().filter(|&c| c > i).min().unwrap_or(self.points.len());
+        &self.points[start..end]
     }
 
     /// The factor by which the level changed at change point `c`: the new segment's level over
     /// the one before.
     pub fn shift(&self, c: &ChangePoint) -> f64 {
-        let (a, b) = self.segment(c.index - 1);
-        let (x, y) = self.segment(c.index);
-        self.level(x, y) / self.level(a, b)
+        level(self.segment(c.index)) / level(self.segment(c.index - 1))
     }
 
     /// The runs on either side of change point `c` (indices into the history's runs).
