@@ -179,10 +179,6 @@ impl History {
         })
     }
 
-    pub(super) fn sql(&self) -> impl Fn(rusqlite::Error) -> HistoryError + '_ {
-        sqlite(&self.path)
-    }
-
     /// Every row the query `sql` with `params` returns, each read by `row`.
     pub(super) fn rows<T>(
         &self,
@@ -190,9 +186,9 @@ impl History {
         params: impl rusqlite::Params,
         row: impl FnMut(&rusqlite::Row) -> rusqlite::Result<T>,
     ) -> Result<Vec<T>, HistoryError> {
-        let mut stmt = self.conn.prepare(sql).map_err(self.sql())?;
-        let rows = stmt.query_map(params, row).map_err(self.sql())?;
-        rows.collect::<Result<_, _>>().map_err(self.sql())
+        let mut stmt = self.conn.prepare(sql).map_err(sqlite(&self.path))?;
+        let rows = stmt.query_map(params, row).map_err(sqlite(&self.path))?;
+        rows.collect::<Result<_, _>>().map_err(sqlite(&self.path))
     }
 
     /// Refuses `results` where their run is stored already ([`already`]), naming the results
@@ -308,7 +304,7 @@ pub(super) fn tables(conn: &Connection) -> rusqlite::Result<Vec<String>> {
 }
 
 /// What SQLite's errors on the history at `path` are.
-fn sqlite(path: &Path) -> impl Fn(rusqlite::Error) -> HistoryError + Copy + '_ {
+pub(super) fn sqlite(path: &Path) -> impl Fn(rusqlite::Error) -> HistoryError + Copy + '_ {
     |source| HistoryError::Sqlite {
         path: path.to_path_buf(),
         source,

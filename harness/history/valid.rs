@@ -2,7 +2,7 @@
 //! every `history` command, `import` before it adds a run): the tables there, every value the
 //! commands compute with, each trial's stored record and the run it belongs to.
 
-use super::store::{tables, History};
+use super::store::{sqlite, tables, History};
 use super::HistoryError;
 
 impl History {
@@ -16,7 +16,7 @@ impl History {
             path: self.path.clone(),
             problem,
         };
-        let have = tables(&self.conn).map_err(self.sql())?;
+        let have = tables(&self.conn).map_err(sqlite(&self.path))?;
         if let Some(gone) = ["runs", "trials"]
             .iter()
             .find(|t| !have.iter().any(|h| h == *t))
