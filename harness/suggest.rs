@@ -14,10 +14,11 @@ pub fn closest<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> Opti
             let k_lower = k.to_ascii_lowercase();
             // A start of the name (`out` for `output`) is as good as one edit.
             let prefix = lower.len() >= 3 && k_lower.starts_with(&lower);
+            // Optimal string alignment: a swap of neighbours is one edit (`scael` for `scale`).
             let d = if prefix {
                 1
             } else {
-                edit_distance(&lower, &k_lower)
+                strsim::osa_distance(&lower, &k_lower)
             };
             (d, k)
         })
@@ -49,41 +50,15 @@ pub fn quoted<T: std::fmt::Display>(names: impl IntoIterator<Item = T>, sep: &st
 
 /// `items` joined by `sep`, or `none` when there are none.
 pub fn joined_or_none<T: AsRef<str>>(items: &[T], sep: &str) -> String {
-    match items.is_empty() {
-        true => "none".into(),
-        false => items
+    if items.is_empty() {
+        "none".into()
+    } else {
+        items
             .iter()
             .map(AsRef::as_ref)
             .collect::<Vec<_>>()
-            .join(sep),
+            .join(sep)
     }
-}
-
-/// Edit distance by bytes, a swap of two neighbours counting as one edit (optimal string
-/// alignment): `scael` is one edit from `scale`, `f23` one from `f32`.
-pub fn edit_distance(a: &str, b: &str) -> usize {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    // d[i][j]: distance between a[..i] and b[..j].
-    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
-    for (i, row) in d.iter_mut().enumerate() {
-        row[0] = i;
-    }
-    for (j, cell) in d[0].iter_mut().enumerate() {
-        *cell = j;
-    }
-    for i in 1..=a.len() {
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut v = (d[i - 1][j] + 1)
-                .min(d[i][j - 1] + 1)
-                .min(d[i - 1][j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                v = v.min(d[i - 2][j - 2] + 1);
-            }
-            d[i][j] = v;
-        }
-    }
-    d[a.len()][b.len()]
 }
 
 #[cfg(test)]
@@ -107,8 +82,11 @@ mod tests {
         assert_eq!(closest("RTOL", ["rtol", "atol"]), Some("rtol"));
         assert_eq!(did_you_mean("flop", keys), " (did you mean `flops`?)");
         assert_eq!(did_you_mean("zzz", keys), "");
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
-        assert_eq!(edit_distance("scael", "scale"), 1, "a swap is one edit");
+        assert_eq!(
+            closest("scael", ["scale", "shape"]),
+            Some("scale"),
+            "a swap is one edit"
+        );
         assert_eq!(closest("f23", ["f32", "f64", "i32"]), Some("f32"));
         assert_eq!(closest("out", ["input", "output", "inout"]), Some("output"));
     }
