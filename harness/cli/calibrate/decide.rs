@@ -29,6 +29,15 @@ pub enum Judged {
     Skipped(Skip),
 }
 
+impl Judged {
+    /// Says on stderr why `what` was not judged, when its measurement failed.
+    pub fn report_failure(&self, what: &str) {
+        if let Judged::Skipped(Skip::Failed(e)) = self {
+            eprintln!("calibrate: {what}: not judged: {e}");
+        }
+    }
+}
+
 /// Decides one family of trials (one repetition) at each threshold, through the gate's own
 /// policy ([`gate::settle`]) as a run in `confirm`'s mode decides it: `None` keeps each input's
 /// own `max_slowdown` (the user's suites), `Some(t)` sets it. `measure` re-measures an

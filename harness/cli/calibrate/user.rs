@@ -7,7 +7,7 @@
 //! then give the estimated smallest slowdown detected (see [`super::bootstrap`]).
 
 use super::bootstrap::{detection_rates, smallest_detected};
-use super::decide::{Cell, Judged, Skip};
+use super::decide::Cell;
 use super::error::CalibrateError;
 use super::measure::{ask, judge, paired_input, Cost, Family};
 use super::render::TrialRow;
@@ -82,9 +82,7 @@ pub fn calibrate(
             rounds[i].push(ratios.len());
         }
         for (i, j) in out[0].iter().enumerate() {
-            if let Judged::Skipped(Skip::Failed(e)) = j {
-                eprintln!("calibrate: {}: not judged: {e}", trials[i].name);
-            }
+            j.report_failure(&trials[i].name);
             cells[i].add(j);
         }
         pool.stop();

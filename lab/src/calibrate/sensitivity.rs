@@ -13,7 +13,7 @@
 //! every threshold of [`THRESHOLDS`] from the same samples ([`judge`]).
 
 use super::render::{Kernel, Sensitivity};
-use kernelgate::cli::calibrate::decide::{Cell, Judged, Skip};
+use kernelgate::cli::calibrate::decide::{Cell, Judged};
 use kernelgate::cli::calibrate::measure::{ask, judge, paired_input, Cost, Family};
 use kernelgate::config::Config;
 use kernelgate::gate::{self, GateInput};
@@ -55,14 +55,6 @@ fn stored_input(baseline: &Samples, s: &Samples) -> GateInput {
         speedups: None,
         max_slowdown: 0.0,
         paired: None,
-    }
-}
-
-fn report_failures(out: &[Vec<Judged>], what: &str) {
-    for j in out.first().into_iter().flatten() {
-        if let Judged::Skipped(Skip::Failed(e)) = j {
-            eprintln!("calibrate: {what}: not judged: {e}");
-        }
     }
 }
 
@@ -133,7 +125,9 @@ pub fn sweep(subjects: &[Subject], config: &Config, reps: usize, mode: Mode) -> 
                 .map(|t| Some(gate::with_spread(*t, spread)))
                 .collect();
             let (_, out) = judge(&pool, &family, &thresholds, mode.confirm(), &mut cost);
-            report_failures(&out, &label);
+            for j in out.first().into_iter().flatten() {
+                j.report_failure(&label);
+            }
             add(&mut cells[d], &out);
         }
         pool.stop();
@@ -162,6 +156,7 @@ fn add(cells: &mut [Vec<Cell>], out: &[Vec<Judged>]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kernelgate::cli::calibrate::decide::Skip;
     use kernelgate::gate::Verdict;
 
     #[test]
