@@ -15,7 +15,7 @@ type At = (usize, usize);
 fn index(side: &[Built]) -> Vec<(String, At)> {
     side.iter()
         .enumerate()
-        .flat_map(|(s, b)| (0..b.code.len()).map(move |i| (b.name(i), (s, i))))
+        .flat_map(|(s, b)| (0..b.selected.len()).map(move |i| (b.name(i), (s, i))))
         .collect()
 }
 
@@ -38,26 +38,25 @@ pub(super) fn print(
     };
     let then: Vec<(String, At)> = index(base).into_iter().filter(compared).collect();
     let now: Vec<(String, At)> = index(head).into_iter().filter(compared).collect();
-    // Each kernel's base side, where it has one; the changed ones' SASS diffs, every module
-    // disassembled at once.
-    let in_base = |name: &String| then.iter().find(|(n, _)| n == name).map(|(_, at)| *at);
+    // Each kernel's two sides, where it has a base side; the changed ones' SASS diffs, every
+    // module disassembled at once.
+    let sides = |name: &String, (s, i): At| {
+        let (bs, bi) = then.iter().find(|(n, _)| n == name)?.1;
+        Some([sided(&base[bs], bi), sided(&head[s], i)])
+    };
+    let differs = |[was, is]: &[Sided; 2]| !was.code.same_code(is.code);
     let changed: Vec<[Sided; 2]> = (now.iter())
-        .filter_map(|(name, (s, i))| {
-            let (bs, bi) = in_base(name)?;
-            let (was, is) = ((&base[bs], bi), (&head[*s], *i));
-            let same = was.0.code[was.1].1.same_code(&is.0.code[is.1].1);
-            (!same).then(|| [sided(was, arch), sided(is, arch)])
-        })
+        .filter_map(|(name, at)| sides(name, *at).filter(differs))
         .collect();
     let mut diffs = kernel_diffs(&changed, None, &mut run.listings).into_iter();
     let (mut unchanged, mut new) = (0, 0);
-    for (name, (s, i)) in &now {
-        let Some((bs, bi)) = in_base(name) else {
+    for (name, at) in &now {
+        let Some(pair) = sides(name, *at) else {
             writeln!(out, "new      {name} ({arch})")?;
             new += 1;
             continue;
         };
-        if base[bs].code[bi].1.same_code(&head[*s].code[*i].1) {
+        if !differs(&pair) {
             unchanged += 1;
             continue;
         }
@@ -90,14 +89,7 @@ pub(super) fn print(
     )
 }
 
-/// Kernel `i` of built suite `b`, as one side of its SASS diff.
-fn sided<'b>((b, i): (&'b Built, usize), arch: &'b str) -> Sided<'b> {
-    let (kernel, code) = &b.code[i];
-    Sided {
-        suite: b.suite,
-        kernel: *kernel,
-        code,
-        compiled: &b.compiled,
-        arch,
-    }
+/// The `i`-th selected kernel of built suite `b`, as one side of its SASS diff.
+fn sided<'b>(b: &'b Built, i: usize) -> Sided<'b> {
+    Sided::of(b.suite, b.selected[i], &b.code)
 }

@@ -3,11 +3,10 @@
 
 use crate::code::{entry_sass, kernel_cubin, CodeError, SuiteCode};
 use crate::config::Config;
-use crate::device::compile::Compiled;
 use crate::exit;
 use crate::sass::listings::Listings;
 use crate::sass::mix::Mix;
-use crate::sass::{KernelCode, KernelIdentity, Toolchain};
+use crate::sass::{KernelIdentity, Toolchain};
 use crate::suite::Suite;
 use serde::Serialize;
 use std::io::Write;
@@ -22,18 +21,21 @@ pub(super) struct Side<'s> {
     pub(super) failed: Vec<String>,
 }
 
-/// One suite compiled for one architecture, with its selected kernels' code.
+/// One suite compiled and identified for one architecture, and the kernels FILTER selects.
 pub(super) struct Built<'s> {
     pub(super) suite: &'s Suite,
-    pub(super) compiled: Vec<(usize, Compiled)>,
-    /// `(kernel index in the suite, its code)`, for the kernels FILTER selects.
-    pub(super) code: Vec<(usize, KernelCode)>,
+    pub(super) code: SuiteCode,
+    /// The selected kernels' indices in the suite.
+    pub(super) selected: Vec<usize>,
 }
 
 impl Built<'_> {
-    /// `suite::kernel` of the `i`-th entry of `code`.
+    /// `suite::kernel` of the `i`-th selected kernel.
     pub(super) fn name(&self, i: usize) -> String {
-        format!("{}::{}", self.suite.name, self.code[i].1.kernel)
+        format!(
+            "{}::{}",
+            self.suite.name, self.suite.kernels[self.selected[i]].name
+        )
     }
 }
 
@@ -81,13 +83,8 @@ impl Run<'_> {
                     self.identifying += Duration::from_secs_f64(code.identify_seconds);
                     out.built.push(Built {
                         suite,
-                        code: code
-                            .kernels
-                            .into_iter()
-                            .enumerate()
-                            .filter(|(k, _)| selected.contains(k))
-                            .collect(),
-                        compiled: code.compiled,
+                        code,
+                        selected,
                     })
                 }
                 Err(e) => {
@@ -114,20 +111,18 @@ impl Run<'_> {
     ) -> std::io::Result<()> {
         // Every module, disassembled at once.
         let cubins = built.iter().flat_map(|b| {
-            b.code
-                .iter()
-                .filter_map(|(k, _)| kernel_cubin((b.suite, *k), &b.compiled, arch))
+            (b.selected.iter()).filter_map(|&k| kernel_cubin((b.suite, k), &b.code.compiled, arch))
         });
         self.listings.prefetch(cubins.collect::<Vec<_>>());
         let mut kernels = 0;
         for b in built {
-            for (i, (k, code)) in b.code.iter().enumerate() {
+            for (i, &k) in b.selected.iter().enumerate() {
                 kernels += 1;
                 writeln!(out, "{} ({arch})", b.name(i))?;
-                for id in &code.entries {
+                for id in &b.code.kernels[k].entries {
                     let short = &id.hash[..12];
                     // `None` for PTX: the driver compiles it.
-                    match entry_sass((b.suite, *k), &b.compiled, arch, id, &mut self.listings) {
+                    match entry_sass((b.suite, k), &b.code.compiled, arch, id, &mut self.listings) {
                         Ok(Some(sass)) => {
                             let resources = id.resources.as_ref().map(|r| r.summary());
                             let count: u32 = Mix::of(&sass).0.values().sum();
@@ -168,11 +163,11 @@ impl Run<'_> {
         built
             .iter()
             .flat_map(|b| {
-                (0..b.code.len()).map(move |i| {
+                (b.selected.iter().enumerate()).map(move |(i, &k)| {
                     serde_json::to_value(Record {
                         name: b.name(i),
                         arch,
-                        entries: &b.code[i].1.entries,
+                        entries: &b.code.kernels[k].entries,
                     })
                     .unwrap_or_default()
                 })
