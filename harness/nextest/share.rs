@@ -116,14 +116,8 @@ fn now() -> f64 {
 
 /// `HH:MM:SS.mmm` (UTC) of a time in seconds since the Unix epoch.
 pub fn clock(t: f64) -> String {
-    let ms = (t * 1000.0).round() as u64 % 86_400_000;
-    format!(
-        "{:02}:{:02}:{:02}.{:03}",
-        ms / 3_600_000,
-        ms / 60_000 % 60,
-        ms / 1000 % 60,
-        ms % 1000
-    )
+    let at = chrono::DateTime::from_timestamp_millis((t * 1000.0).round() as i64);
+    at.unwrap_or_default().format("%H:%M:%S%.3f").to_string()
 }
 
 impl NextestRun {
