@@ -107,19 +107,13 @@ impl Comparison {
     /// The verdict for this quantity with `max_slowdown` (e.g. 0.03), `t = 1 + max_slowdown`:
     /// regressed when significant (adjusted p < [`FDR`]) and the whole interval above `t`;
     /// improved when significant and the whole interval below `1 / t`; inconclusive when the
-    /// interval still reaches above `t`; unchanged otherwise.
+    /// interval still reaches above `t`; unchanged otherwise — the first of them that agrees
+    /// with it ([`Verdict::agrees`] is the one statement of each rule).
     pub fn verdict(&self, max_slowdown: f64) -> Verdict {
-        let t = 1.0 + max_slowdown;
-        let significant = self.p_adjusted < FDR;
-        if significant && self.low > t {
-            Verdict::Regressed
-        } else if significant && self.high < 1.0 / t {
-            Verdict::Improved
-        } else if self.high > t {
-            Verdict::Inconclusive
-        } else {
-            Verdict::Unchanged
-        }
+        [Verdict::Regressed, Verdict::Improved, Verdict::Inconclusive]
+            .into_iter()
+            .find(|v| v.agrees(self, max_slowdown))
+            .unwrap_or(Verdict::Unchanged)
     }
 }
 
