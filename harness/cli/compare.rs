@@ -78,21 +78,17 @@ fn summary(rows: &[Row], code: u8) -> Summary {
 /// (found by the comparison, or NEW's own), 2 for a harness error or unusable input.
 pub fn command(a: &Args) -> u8 {
     let (old, new) = match (Results::load(&a.old), Results::load(&a.new)) {
-        (Ok(o), Ok(n)) => match [(&a.old, &o), (&a.new, &n)]
-            .iter()
-            .find(|(_, r)| !r.pool.is_empty())
-        {
-            Some((path, _)) => {
-                eprintln!("error: `{}` is a pool of GPU models: compare one device's run (`kernelgate merge` its own files)", path.display());
-                return exit::BAD_INPUT;
-            }
-            None => (o, n),
-        },
+        (Ok(o), Ok(n)) => (o, n),
         (Err(e), _) | (_, Err(e)) => {
             eprintln!("error: {e}");
             return exit::BAD_INPUT;
         }
     };
+    let sides = [(&a.old, &old), (&a.new, &new)];
+    if let Some((path, _)) = sides.iter().find(|(_, r)| !r.pool.is_empty()) {
+        eprintln!("error: `{}` is a pool of GPU models: compare one device's run (`kernelgate merge` its own files)", path.display());
+        return exit::BAD_INPUT;
+    }
     let mismatches = mismatches(&old, &new);
     if let Some(m) = mismatches
         .iter()
