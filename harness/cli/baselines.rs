@@ -3,6 +3,7 @@
 
 use crate::exit;
 use std::path::PathBuf;
+use std::process::ExitCode;
 
 /// What to do with baselines folders.
 #[derive(Debug, clap::Subcommand)]
@@ -19,7 +20,7 @@ pub enum Action {
 }
 
 /// Runs `kernelgate baselines ACTION`; returns the exit code.
-pub fn command(action: &Action) -> u8 {
+pub fn command(action: &Action) -> ExitCode {
     let Action::Join { out, inputs } = action;
     match crate::baseline::join::join(out, inputs) {
         Ok(joined) => {
@@ -41,11 +42,8 @@ pub fn command(action: &Action) -> u8 {
                 out.display(),
                 joined.files.len()
             );
-            exit::SUCCESS
+            exit::code(exit::SUCCESS)
         }
-        Err(e) => {
-            eprintln!("error: {e}");
-            exit::BAD_INPUT
-        }
+        Err(e) => exit::bad_input(e),
     }
 }

@@ -5,11 +5,12 @@ use crate::exit;
 use crate::report::merge::{load_all, merge};
 use crate::report::results::Status;
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 
 /// The `kernelgate merge OUT.json IN.json...` command; returns the exit code: the merged run's
 /// (0 passed, 1 a performance failure, 101 a correctness failure, the worst first), or 2 for
 /// bad input or a harness failure in a shard.
-pub fn command(out: &Path, inputs: &[PathBuf]) -> u8 {
+pub fn command(out: &Path, inputs: &[PathBuf]) -> ExitCode {
     let merged = load_all(inputs)
         .inspect(|l| {
             for (path, r) in l.iter().filter(|(_, r)| r.format < 4) {
@@ -61,14 +62,10 @@ pub fn command(out: &Path, inputs: &[PathBuf]) -> u8 {
             }
             // A shard stopped before it finished: the run has no verdict on what it left.
             if let Some(why) = &m.provenance.incomplete {
-                eprintln!("error: the run is incomplete: {why}");
-                return exit::BAD_INPUT;
+                return exit::bad_input(format!("the run is incomplete: {why}"));
             }
-            worst.map_or(exit::SUCCESS, |k| k.exit_code())
+            exit::code(worst.map_or(exit::SUCCESS, |k| k.exit_code()))
         }
-        Err(e) => {
-            eprintln!("error: {e}");
-            exit::BAD_INPUT
-        }
+        Err(e) => exit::bad_input(e),
     }
 }
