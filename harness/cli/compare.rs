@@ -6,6 +6,7 @@ use crate::gate::Verdict;
 use crate::report::compare::{compare, failure, markdown_table, mismatches, table, Mismatch, Row};
 use crate::report::results::Results;
 use std::path::PathBuf;
+use std::process::ExitCode;
 
 /// The command line of `kernelgate compare`.
 #[derive(Debug, Default, PartialEq, clap::Args)]
@@ -76,26 +77,21 @@ fn summary(rows: &[Row], code: u8) -> Summary {
 /// The `kernelgate compare` command: prints the table (or `--json`); returns the exit code —
 /// NEW's own failure class: 101 where a trial failed correctness in NEW, 1 for a regression
 /// (found by the comparison, or NEW's own), 2 for a harness error or unusable input.
-pub fn command(a: &Args) -> u8 {
+pub fn command(a: &Args) -> ExitCode {
     let (old, new) = match (Results::load(&a.old), Results::load(&a.new)) {
         (Ok(o), Ok(n)) => (o, n),
-        (Err(e), _) | (_, Err(e)) => {
-            eprintln!("error: {e}");
-            return exit::BAD_INPUT;
-        }
+        (Err(e), _) | (_, Err(e)) => return exit::bad_input(e),
     };
     let sides = [(&a.old, &old), (&a.new, &new)];
     if let Some((path, _)) = sides.iter().find(|(_, r)| !r.pool.is_empty()) {
-        eprintln!("error: `{}` is a pool of GPU models: compare one device's run (`kernelgate merge` its own files)", path.display());
-        return exit::BAD_INPUT;
+        return exit::bad_input(format!("`{}` is a pool of GPU models: compare one device's run (`kernelgate merge` its own files)", path.display()));
     }
     let mismatches = mismatches(&old, &new);
     if let Some(m) = mismatches
         .iter()
         .find(|m| matches!(m, Mismatch::Device { .. }) && !a.allow_device)
     {
-        eprintln!("error: {m}");
-        return exit::BAD_INPUT;
+        return exit::bad_input(m);
     }
     let rows = compare(&old, &new);
     let code = failure(&new, &rows).map_or(exit::SUCCESS, |k| k.exit_code());
@@ -109,7 +105,7 @@ pub fn command(a: &Args) -> u8 {
             "summary": summary,
         });
         println!("{json:#}");
-        return code;
+        return exit::code(code);
     }
     let shown: Vec<_> = rows.iter().filter(|r| a.all || r.changed()).collect();
     // Markdown: a heading, a line break after OLD, and a paragraph after NEW and each warning.
@@ -146,5 +142,5 @@ pub fn command(a: &Args) -> u8 {
         "{} compared: {} regressed, {} improved, {} inconclusive{on}, {} unchanged{within}{failed}{not_shown}",
         s.compared, s.regressed, s.improved, s.inconclusive, s.unchanged
     );
-    code
+    exit::code(code)
 }

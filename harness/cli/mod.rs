@@ -94,7 +94,7 @@ fn command() -> ExitCode {
             None => lint::lint(&files),
         },
         Command::Init(a) => init::init(&a),
-        Command::Compare(a) => exit::code(compare::command(&a)),
+        Command::Compare(a) => compare::command(&a),
         Command::Merge { out, inputs } => merge::command(&out, &inputs),
         Command::Baselines(a) => baselines::command(&a),
         Command::Report(a) => crate::html::command(&a),
