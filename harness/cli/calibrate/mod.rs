@@ -44,10 +44,7 @@ pub fn report(made: Result<String, CalibrateError>, out: Option<&std::path::Path
     });
     match written {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: calibration failed: {e}");
-            ExitCode::from(crate::exit::BAD_INPUT)
-        }
+        Err(e) => crate::exit::bad_input(format!("calibration failed: {e}")),
     }
 }
 
