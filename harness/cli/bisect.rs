@@ -28,15 +28,17 @@ pub struct Args {
 /// cannot be pinned down (bad did not regress, or skipped commits hide it), 2 for bad input or
 /// no GPU to time on.
 pub fn bisect_command(args: &Args) -> ExitCode {
+    bisect_or_exit(args).unwrap_or_else(|code| code)
+}
+
+/// [`bisect_command`]; `Err` is an exit before the search (bad input, printed).
+fn bisect_or_exit(args: &Args) -> Result<ExitCode, ExitCode> {
     let (good, bad, trial) = (args.good.as_str(), args.bad.as_str(), args.trial.as_str());
-    let config = match Config::from_env() {
-        Ok(c) => c,
-        Err(e) => return exit::bad_input(e),
-    };
+    let config = Config::from_env().map_err(exit::bad_input)?;
     if config.mode == Mode::Bless || config.base.is_some() {
-        return exit::bad_input(
+        return Err(exit::bad_input(
             "bisect times each commit against GOOD: unset KERNELGATE_BLESS and KERNELGATE_BASE",
-        );
+        ));
     }
     // The working tree's suites, for the files they reference outside the suites folder.
     let candidates = crate::suite::load_dir(&config.suites).unwrap_or_default();
@@ -45,10 +47,7 @@ pub fn bisect_command(args: &Args) -> ExitCode {
     let device = super::calibrate::device_info(&config);
     let arch = device.map_or_else(|_| config.arch.clone(), |d| d.arch());
     let mut repo = Repo::new(&config, &candidates, trial, &arch);
-    let (good, commits, good_suites) = match repo.prepare(good, bad) {
-        Ok(p) => p,
-        Err(e) => return exit::bad_input(e),
-    };
+    let (good, commits, good_suites) = repo.prepare(good, bad).map_err(exit::bad_input)?;
     let range = commits.len();
     let mut probe = GpuProbe {
         repo: &mut repo,
@@ -67,9 +66,9 @@ pub fn bisect_command(args: &Args) -> ExitCode {
     for line in report.lines() {
         println!("{line}");
     }
-    match (&found.first, &found.stopped) {
+    Ok(match (&found.first, &found.stopped) {
         (Some(_), _) => exit::code(exit::SUCCESS),
         (None, Some(Stopped::Unavailable(_))) => exit::code(exit::BAD_INPUT),
         (None, _) => exit::code(exit::NOT_FOUND),
-    }
+    })
 }
