@@ -170,17 +170,22 @@ fn run_trials(
         (true, true) => Progress::Terminal,
         (true, false) => Progress::Log,
     };
+    // Runs the trials of the plan at `selected` with `config` ([`execute`]).
+    let execute_plan = |config: &Config, selected: &[usize], progress, started| {
+        let run = Run {
+            plan: &plan,
+            selected,
+            progress,
+            started,
+            loaded: (loaded, base_seconds),
+        };
+        execute(config, (&suites, base.as_ref()), run)
+    };
     let (results, ran) = match &invocation {
         Invocation::Plain => {
             let selected: Vec<usize> = (0..plan.len()).filter(|&i| selects(&plan[i])).collect();
-            let run = Run {
-                plan: &plan,
-                selected: &selected,
-                progress,
-                started,
-                loaded: (loaded, base_seconds),
-            };
-            let ran = execute(&config, (&suites, base.as_ref()), run).map_err(exit::bad_input)?;
+            let ran =
+                execute_plan(&config, &selected, progress, started).map_err(exit::bad_input)?;
             (ran.results.clone(), Some(ran))
         }
         Invocation::Nextest(run) => {
@@ -194,14 +199,7 @@ fn run_trials(
             let all: Vec<usize> = (0..plan.len()).collect();
             let trial = args.filter.as_deref().unwrap_or_default();
             let shared = run.share(trial, nextest::wait_limit(&config, plan.len()), || {
-                let run = Run {
-                    plan: &plan,
-                    selected: &all,
-                    progress: Progress::Off,
-                    started: None,
-                    loaded: (loaded, base_seconds),
-                };
-                execute(&config_for_run, (&suites, base.as_ref()), run)
+                execute_plan(&config_for_run, &all, Progress::Off, None)
                     .map(|ran| (ran.results.clone(), ran))
             });
             let shared = shared.map_err(exit::bad_input)?;
