@@ -10,6 +10,7 @@ mod common;
 mod repo;
 
 use common::synthetic;
+use kernelgate::gate::Verdict;
 use kernelgate::history::drift::trends;
 use kernelgate::history::{History, RunInfo, SCHEMA_VERSION};
 use kernelgate::report::results::Results;
@@ -333,6 +334,33 @@ fn import_and_bad_input() {
 }
 
 /// A repository of `n` commits, oldest first.
+/// Every verdict a run can record is one a history it is stored in reads back: seen before, a
+/// run with a `machine-slower` trial was stored, and then every reader refused the history
+/// ("column verdict holds something else than a verdict or NULL").
+#[test]
+fn every_verdict_stored_is_read_back() {
+    let path = scratch("verdicts.sqlite");
+    let mut h = History::open(&path).unwrap();
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    for (i, verdict) in Verdict::ALL.into_iter().enumerate() {
+        let mut run = nth_run(i, usize::MAX, &mut rng);
+        let judged = run.trials.iter_mut().find_map(|t| t.verdict.as_mut());
+        judged.expect("the synthetic run judges trials").verdict = verdict;
+        h.append(&run, &info(i)).unwrap();
+    }
+    drop(h);
+    let db = path.to_str().unwrap();
+    for args in [vec!["history", "--db", db], vec!["lint", db]] {
+        let out = kernelgate(&args);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
 fn repository(name: &str, n: usize) -> (PathBuf, Vec<String>) {
     let dir = repo::scratch("history", name);
     git(&dir, &["init", "-q", "-b", "main"]);

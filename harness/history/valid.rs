@@ -85,11 +85,7 @@ fn check_trial_row(p: &mut crate::problems::Problems, at: &str, r: &rusqlite::Ro
         ),
         (
             "verdict",
-            word(
-                3,
-                &["unchanged", "improved", "regressed", "inconclusive"],
-                true,
-            ),
+            word(3, &crate::gate::Verdict::ALL.map(|v| v.label()), true),
             "a verdict or NULL",
         ),
         (
