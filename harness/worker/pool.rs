@@ -208,10 +208,6 @@ impl<'a> WorkerPool<'a> {
         })
     }
 
-    fn kernel(&self, spec: &TrialSpec, case: usize, kernel: usize, slot: usize) -> Outcome {
-        self.kernels(spec, case, kernel, slot).swap_remove(0)
-    }
-
     /// Kernel `kernel` of `spec` and its `with` in one request: one outcome each, in order. A
     /// group that fails is run again kernel by kernel, so that one variant's failure is its
     /// own.
@@ -235,7 +231,7 @@ impl<'a> WorkerPool<'a> {
             false => spec
                 .kernels()
                 .into_iter()
-                .map(|k| self.kernel(&spec.alone(k), case, k, slot))
+                .map(|k| self.execute(slot, &spec.alone(k)))
                 .collect(),
         }
     }
@@ -450,18 +446,14 @@ impl Executor for WorkerPool<'_> {
     }
 
     fn execute(&self, slot: usize, spec: &TrialSpec) -> Outcome {
-        match spec.kind {
-            Kind::Compile => self.compile(spec.suite, slot),
-            Kind::Kernel { case, kernel } => self.kernel(spec, case, kernel, slot),
-        }
+        self.execute_group(slot, spec).swap_remove(0)
     }
 
+    /// A kernel trial and its `with` in one request ([`WorkerPool::kernels`]); a compile trial.
     fn execute_group(&self, slot: usize, spec: &TrialSpec) -> Vec<Outcome> {
         match spec.kind {
-            Kind::Kernel { case, kernel } if !spec.with.is_empty() => {
-                self.kernels(spec, case, kernel, slot)
-            }
-            _ => vec![self.execute(slot, spec)],
+            Kind::Compile => vec![self.compile(spec.suite, slot)],
+            Kind::Kernel { case, kernel } => self.kernels(spec, case, kernel, slot),
         }
     }
 
