@@ -201,7 +201,7 @@ fn read_chunk(
         .iter()
         .flat_map(|r| {
             r.units.iter().map(|c| {
-                let (kernel, against) = r.trial.ops(c);
+                let (kernel, against) = r.trial.op_of(r.trial.req.kernel, c);
                 (kernel, against.filter(|_| r.with_against()))
             })
         })

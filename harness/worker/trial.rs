@@ -119,20 +119,15 @@ impl Trial<'_> {
         }
     }
 
-    /// The kernel under test and what it is timed against, as operations over `copies`.
-    pub fn ops<'c>(&'c self, copies: &'c Copies) -> (Op<'c>, Option<Op<'c>>) {
-        self.op_of(self.req.kernel, copies)
-    }
-
     /// Kernel `k` of the trial's case and what it is timed against, over `copies`.
-    fn op_of<'c>(&'c self, k: usize, copies: &'c Copies) -> (Op<'c>, Option<Op<'c>>) {
+    pub fn op_of<'c>(&'c self, k: usize, copies: &'c Copies) -> (Op<'c>, Option<Op<'c>>) {
         let under_test: Which = (self.suite, self.req.case, k, &self.loaded.functions);
         timed_pair(under_test, self.against(), copies, self.kernels)
     }
 
     /// Every kernel the trial times and what they are timed against, over `copies`.
     fn group_ops<'c>(&'c self, copies: &'c Copies) -> (Vec<Op<'c>>, Option<Op<'c>>) {
-        let (lead, against) = self.ops(copies);
+        let (lead, against) = self.op_of(self.req.kernel, copies);
         let with = self.req.with.iter().map(|&k| self.op_of(k, copies).0);
         (std::iter::once(lead).chain(with).collect(), against)
     }
