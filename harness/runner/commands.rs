@@ -69,20 +69,15 @@ pub fn invocation(config: &Config, base: Option<&str>) -> Invocation {
 /// (`-k …`), run as `how` runs the trials, then `exact`: the variables first (`ncu` runs the
 /// command after it as it is), the profiler's own time-out in place of the run's.
 fn profile(how: &Invocation, filter: &str, launches: usize, exact: &str) -> String {
-    let vars = Invocation {
-        vars: how
-            .vars
-            .iter()
-            .filter(|v| !v.starts_with("KERNELGATE_TIMEOUT="))
-            .cloned()
-            .chain(["KERNELGATE_TIMEOUT=600".to_string()])
-            .collect(),
-        launcher: format!(
-            "ncu --target-processes all {filter} -c {launches} {}",
-            how.launcher
-        ),
-    };
-    format!("{} {exact}", vars.line())
+    let vars = how.vars.iter().map(String::as_str);
+    let ncu = format!(
+        "ncu --target-processes all {filter} -c {launches} {}",
+        how.launcher
+    );
+    let words: Vec<&str> = (vars.filter(|v| !v.starts_with("KERNELGATE_TIMEOUT=")))
+        .chain(["KERNELGATE_TIMEOUT=600", &ncu, exact])
+        .collect();
+    words.join(" ")
 }
 
 /// The commands that re-run one trial as this run ran it (its mode — the paired base's
