@@ -48,10 +48,9 @@ impl Runner<'_> {
             if m.samples.kernel.is_empty() || !self.wants_counters(trial, Some(judged)) {
                 continue;
             }
-            let mut spec = match pairing {
-                Some(pairing) => self.spec_paired(trial, &pairing[i], 1),
-                None => self.spec(trial, 1, Some(m.samples.regime)),
-            };
+            // Stored mode: in the regime it was timed in; paired mode chooses it again.
+            let regime = pairing.is_none().then_some(m.samples.regime);
+            let mut spec = self.spec(trial, pairing.and_then(|p| p[i].as_ref()), 1, regime);
             spec.counters = true;
             wanted.push((i, spec, self.counter_bytes(trial)));
         }

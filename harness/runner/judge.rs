@@ -223,7 +223,7 @@ pub(super) fn judge(run: &Runner, plan: &[Planned], trials: &mut [Trial], store:
     let indices: Vec<usize> = compared.iter().map(|(i, _)| *i).collect();
     let how = Strategy {
         input: &|i, m| input(&m.samples, old(i), max_slowdown(i)),
-        spec: &|i| run.spec(&plan[i], REMEASURE_EFFORT, Some(old(i).regime)),
+        spec: &|i| run.spec(&plan[i], None, REMEASURE_EFFORT, Some(old(i).regime)),
         confirm: Confirm::Changes,
     };
     let decisions = decide(run, plan, trials, &indices, &how);

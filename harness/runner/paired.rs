@@ -127,7 +127,7 @@ pub(super) fn judge_paired(
     }
     let how = Strategy {
         input: &|i, m| input(&m.samples, max_slowdown(i)),
-        spec: &|i| run.spec_paired(&plan[i], &pairing[i], REMEASURE_EFFORT),
+        spec: &|i| run.spec(&plan[i], pairing[i].as_ref(), REMEASURE_EFFORT, None),
         confirm: gate::Confirm::Regressions,
     };
     let decisions = decide(run, plan, trials, &compared, &how);

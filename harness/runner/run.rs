@@ -5,6 +5,7 @@
 use super::{Executor, Planned, TrialSpec};
 use crate::config::Config;
 use crate::measure::Regime;
+use crate::paired::Pairing;
 use crate::report::results::Results;
 use crate::suite::Suite;
 
@@ -78,8 +79,15 @@ impl Runner<'_> {
         }
     }
 
-    /// What to execute for `trial`.
-    pub(crate) fn spec(&self, trial: &Planned, effort: u32, regime: Option<Regime>) -> TrialSpec {
+    /// What to execute for `trial`: in paired mode (`pairing`, its pairing) timed against its
+    /// base, when it has one.
+    pub(crate) fn spec(
+        &self,
+        trial: &Planned,
+        pairing: Option<&Pairing>,
+        effort: u32,
+        regime: Option<Regime>,
+    ) -> TrialSpec {
         TrialSpec {
             suite: trial.suite,
             kind: trial.kind,
@@ -88,29 +96,15 @@ impl Runner<'_> {
                 .seed
                 .unwrap_or(self.suites[trial.suite].check.seed),
             regime,
-            base: None,
+            base: match pairing {
+                Some(Pairing::Paired(at)) => Some(*at),
+                _ => None,
+            },
             counters: false,
             units: units(self.config.mode, effort),
             fresh_worker: false,
             effort,
             with: Vec::new(),
-        }
-    }
-
-    /// What to execute for `trial` in paired mode: timed against its base, when it has one.
-    pub(crate) fn spec_paired(
-        &self,
-        trial: &Planned,
-        pairing: &Option<crate::paired::Pairing>,
-        effort: u32,
-    ) -> TrialSpec {
-        let base = match pairing {
-            Some(crate::paired::Pairing::Paired(at)) => Some(*at),
-            _ => None,
-        };
-        TrialSpec {
-            base,
-            ..self.spec(trial, effort, None)
         }
     }
 }

@@ -217,10 +217,8 @@ impl Runner<'_> {
                 self.progress(&format!("[{}/{}] {names}{on}", n + 1, selected.len()));
             }
             *running[slot].lock().unwrap_or_else(|e| e.into_inner()) = in_flight(&trial.name, item);
-            let mut spec = match pairing {
-                Some(pairing) => self.spec_paired(trial, &pairing[item[0]], 1),
-                None => self.spec(trial, 1, regime_of(self, store, trial)),
-            };
+            let pair = pairing.and_then(|p| p[item[0]].as_ref());
+            let mut spec = self.spec(trial, pair, 1, regime_of(self, store, trial));
             spec.with = item[1..]
                 .iter()
                 .filter_map(|&i| plan[i].case_kernel())
