@@ -84,17 +84,14 @@ pub fn serve(cache_dir: Option<PathBuf>) -> i32 {
         };
         match request {
             Request::Hello { ordinal, alone } => {
-                let info = match &session {
-                    Some(s) => Ok(s.gpu().info.clone()),
-                    None => match Session::open((ordinal, alone), cache_dir.clone()) {
-                        Ok(s) => {
-                            let info = s.gpu().info.clone();
-                            session = Some(s);
-                            Ok(info)
-                        }
-                        Err(e) => Err(e.to_string()),
-                    },
+                let opened = match session.take() {
+                    Some(s) => Ok(s),
+                    None => Session::open((ordinal, alone), cache_dir.clone()),
                 };
+                let info = (opened.as_ref())
+                    .map(|s| s.gpu().info.clone())
+                    .map_err(|e| e.to_string());
+                session = opened.ok();
                 reply(&Response::Hello(info));
                 // The probe and the check kernels, while the harness loads and compiles suites
                 // (a request that comes meanwhile waits in the pipe).
