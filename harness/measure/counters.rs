@@ -276,14 +276,6 @@ impl StoredCounters {
             .or(self.values.get(&counter))
             .copied()
     }
-
-    /// The lowest read of `counter` (the latest value where no range was kept).
-    pub fn lowest(&self, counter: Counter) -> Option<f64> {
-        self.lowest
-            .get(&counter)
-            .or(self.values.get(&counter))
-            .copied()
-    }
 }
 
 /// A counter that differs between a baseline and now.
@@ -407,7 +399,11 @@ pub fn changes(old: &StoredCounters, new: &CounterValues) -> Vec<CounterChange> 
             let moved = if change.stable {
                 o != n
             } else {
-                let (lo, hi) = (old.lowest(*c).unwrap_or(o), old.highest(*c).unwrap_or(o));
+                // The latest value where no range was kept.
+                let (lo, hi) = (
+                    old.lowest.get(c).unwrap_or(&o),
+                    old.highest.get(c).unwrap_or(&o),
+                );
                 c.explains() && (n > hi * (1.0 + UNSTABLE_NOISE) || n < lo * (1.0 - UNSTABLE_NOISE))
             };
             moved.then_some(change)
