@@ -141,15 +141,13 @@ fn define(file: &Path, name: &str) -> String {
 /// The `nvidia_cuda_*.dist-info` names (which carry the wheels' exact versions) in the
 /// site-packages folder of a wheel's `nvidia/cuNN/include`, sorted; empty for a toolkit.
 fn wheels(include: &Path) -> String {
-    let Some(Ok(entries)) = include.ancestors().nth(3).map(std::fs::read_dir) else {
-        return String::new();
-    };
-    let mut names: Vec<String> = entries
-        .flatten()
-        .filter_map(|e| e.file_name().into_string().ok())
-        .filter(|n| n.starts_with("nvidia_cuda_") && n.ends_with(".dist-info"))
+    let site = include.ancestors().nth(3);
+    let names: Vec<String> = (site.map(|s| children_named(s, "nvidia_cuda_")))
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|p| p.file_name()?.to_str().map(str::to_string))
+        .filter(|n| n.ends_with(".dist-info"))
         .collect();
-    names.sort();
     names.join(" ")
 }
 

@@ -22,10 +22,7 @@ pub fn ensure() {
     if unsafe { cudarc::nvrtc::sys::is_culib_present() } {
         return;
     }
-    let Some(dir) = candidates()
-        .into_iter()
-        .find(|d| d.join("libnvrtc.so.13").is_file())
-    else {
+    let Some(dir) = wheels_nvrtc() else {
         return;
     };
     let Ok(exe) = std::env::current_exe() else {
@@ -57,10 +54,12 @@ pub fn ensure() {
 pub fn nvrtc_found() -> bool {
     // SAFETY: only tries to open the library; no NVRTC call is made.
     let loads = unsafe { cudarc::nvrtc::sys::is_culib_present() };
-    loads
-        || candidates()
-            .iter()
-            .any(|d| d.join("libnvrtc.so.13").is_file())
+    loads || wheels_nvrtc().is_some()
+}
+
+/// The nearest folder of [`candidates`] that holds NVRTC.
+fn wheels_nvrtc() -> Option<PathBuf> {
+    (candidates().into_iter()).find(|d| d.join("libnvrtc.so.13").is_file())
 }
 
 /// Folders that may hold the wheels' libraries, nearest first.
