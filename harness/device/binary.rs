@@ -18,14 +18,8 @@ pub fn load(
     entries: &[String],
     arch: &str,
 ) -> Result<Compiled, CompileError> {
-    let bad = |message: String| CompileError::Binary {
-        path: path.display().to_string(),
-        message,
-    };
-    let no_entry = |e: &String| CompileError::NoEntry {
-        entry: e.clone(),
-        path: path.display().to_string(),
-    };
+    let bad = |message: String| CompileError::binary(path, message);
+    let no_entry = |e: &String| CompileError::no_entry(path, e);
     let device =
         arch_number(arch).ok_or_else(|| bad(format!("`{arch}` is not an architecture")))?;
     let (image, fp64) = match path.extension().and_then(|e| e.to_str()) {

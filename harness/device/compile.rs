@@ -91,6 +91,40 @@ pub enum CompileError {
     Nul(String),
 }
 
+impl CompileError {
+    /// [`CompileError::Source`]: `compiler`'s `log` of `path`, with `hint` after it where there
+    /// is one.
+    pub(super) fn source(
+        compiler: &'static str,
+        path: &Path,
+        log: String,
+        hint: Option<String>,
+    ) -> CompileError {
+        let log = match hint {
+            Some(hint) => format!("{log}\nhint: {hint}"),
+            None => log,
+        };
+        let path = path.display().to_string();
+        CompileError::Source {
+            compiler,
+            path,
+            log,
+        }
+    }
+
+    /// [`CompileError::NoEntry`]: `entry` is not a kernel of `path`.
+    pub(super) fn no_entry(path: &Path, entry: &str) -> CompileError {
+        let (entry, path) = (entry.to_string(), path.display().to_string());
+        CompileError::NoEntry { entry, path }
+    }
+
+    /// [`CompileError::Binary`]: what is wrong around `path` (the file, a folder, a tool).
+    pub(super) fn binary(path: &Path, message: String) -> CompileError {
+        let path = path.display().to_string();
+        CompileError::Binary { path, message }
+    }
+}
+
 /// Counts of compiles and cache hits in this process.
 static COMPILED: AtomicUsize = AtomicUsize::new(0);
 static CACHED: AtomicUsize = AtomicUsize::new(0);
@@ -287,15 +321,7 @@ pub(super) fn program(
     if status.is_err() {
         let hint = super::headers::host_only_hint(&log)
             .or_else(|| super::headers::missing_header_hint(&log, cuda));
-        let log = match hint {
-            Some(hint) => format!("{log}\nhint: {hint}"),
-            None => log,
-        };
-        return Err(CompileError::Source {
-            compiler: "NVRTC",
-            path: req.path.display().to_string(),
-            log,
-        });
+        return Err(CompileError::source("NVRTC", req.path, log, hint));
     }
     Ok((guard, log, entries))
 }
@@ -308,10 +334,7 @@ fn compile_uncached(req: &CompileRequest) -> Result<Compiled, CompileError> {
         // SAFETY: `prog` is live and compiled; `e` was added as a name expression.
         let r = unsafe { nvrtc_sys::nvrtcGetLoweredName(guard.0, e.as_ptr(), &mut out) };
         if r.result().is_err() || out.is_null() {
-            return Err(CompileError::NoEntry {
-                entry: text.clone(),
-                path: req.path.display().to_string(),
-            });
+            return Err(CompileError::no_entry(req.path, text));
         }
         // SAFETY: NVRTC returns a NUL-terminated string owned by `prog`, live here.
         let name = unsafe { CStr::from_ptr(out) };

@@ -49,11 +49,8 @@ pub const NO_NVCC: &str = "no nvcc: a source with host code is compiled with nvc
 
 /// Compiles `req` with nvcc, or loads it from `cache_dir`.
 pub fn compile(req: &CompileRequest, cache_dir: Option<&Path>) -> Result<Compiled, CompileError> {
-    let tool = |message: String| CompileError::Binary {
-        path: req.path.display().to_string(),
-        message,
-    };
-    let (nvcc, version) = nvcc().ok_or_else(|| tool(NO_NVCC.into()))?;
+    let no_nvcc = || CompileError::binary(req.path, NO_NVCC.into());
+    let (nvcc, version) = nvcc().ok_or_else(no_nvcc)?;
     let key = compile::cache_key(req, &format!("nvcc {version}"));
     compile::through_cache(cache_dir, &key, || {
         in_work(req, &key[..16], |work| build(req, nvcc, work))
@@ -112,17 +109,13 @@ fn ptx_of(
     work: &Path,
     appended: &str,
 ) -> Result<(String, String), CompileError> {
-    let path = req.path.display().to_string();
     let source = req
         .path
         .canonicalize()
         .unwrap_or_else(|_| req.path.to_path_buf());
     let unit = work.join("kernelgate_entries.cu");
     let ptx_path = work.join("module.ptx");
-    let io = |e: std::io::Error| CompileError::Binary {
-        path: path.clone(),
-        message: e.to_string(),
-    };
+    let io = |e: std::io::Error| CompileError::binary(req.path, e.to_string());
     std::fs::write(
         &unit,
         format!("#include \"{}\"\n{appended}", source.display()),
@@ -158,23 +151,10 @@ fn ptx_of(
             // A kernel named as a host function is (llm.c's launchers take their kernels'
             // names): its address cannot be taken by name alone.
             Some((_, e)) if log.contains("which instance of") => Some(format!("`{e}` names more than one function (a host function of the same name?): kernelgate takes the kernel's address by its name, so rename one of them")),
-            Some((_, e)) => {
-                return Err(CompileError::NoEntry {
-                    entry: e.clone(),
-                    path,
-                })
-            }
+            Some((_, e)) => return Err(CompileError::no_entry(req.path, e)),
             None => super::headers::cublas_header_hint(&log),
         };
-        let log = match hint {
-            Some(hint) => format!("{log}\nhint: {hint}"),
-            None => log,
-        };
-        return Err(CompileError::Source {
-            compiler: "nvcc",
-            path,
-            log,
-        });
+        return Err(CompileError::source("nvcc", req.path, log, hint));
     }
     Ok((std::fs::read_to_string(&ptx_path).map_err(io)?, log))
 }
@@ -198,9 +178,8 @@ fn in_work<T>(
     f: impl FnOnce(&Path) -> Result<T, CompileError>,
 ) -> Result<T, CompileError> {
     let work = std::env::temp_dir().join(format!("kernelgate-nvcc-{}-{tag}", std::process::id()));
-    std::fs::create_dir_all(&work).map_err(|e| CompileError::Binary {
-        path: req.path.display().to_string(),
-        message: format!("cannot create `{}`: {e}", work.display()),
+    std::fs::create_dir_all(&work).map_err(|e| {
+        CompileError::binary(req.path, format!("cannot create `{}`: {e}", work.display()))
     })?;
     let result = f(&work);
     let _ = std::fs::remove_dir_all(&work);
@@ -208,23 +187,16 @@ fn in_work<T>(
 }
 
 fn build(req: &CompileRequest, nvcc: &Path, work: &Path) -> Result<Compiled, CompileError> {
-    let path = req.path.display().to_string();
     let slots: String = (req.entries.iter().enumerate())
         .map(|(i, e)| format!("__device__ void *{} = (void *)&{e};\n", slot(i)))
         .collect();
     let (ptx, log) = ptx_of(req, nvcc, work, &slots)?;
     let ptx_path = work.join("module.ptx");
     let cubin_path = work.join("module.cubin");
-    let io = |e: std::io::Error| CompileError::Binary {
-        path: path.clone(),
-        message: e.to_string(),
-    };
+    let io = |e: std::io::Error| CompileError::binary(req.path, e.to_string());
     let lowered = (req.entries.iter().enumerate())
         .map(|(i, e)| {
-            lowered_name(&ptx, &slot(i)).ok_or_else(|| CompileError::NoEntry {
-                entry: e.clone(),
-                path: path.clone(),
-            })
+            lowered_name(&ptx, &slot(i)).ok_or_else(|| CompileError::no_entry(req.path, e))
         })
         .collect::<Result<Vec<_>, _>>()?;
     let ptxas = nvcc.with_file_name("ptxas");
@@ -234,16 +206,12 @@ fn build(req: &CompileRequest, nvcc: &Path, work: &Path) -> Result<Compiled, Com
         .arg(&cubin_path)
         .arg(&ptx_path)
         .output()
-        .map_err(|e| CompileError::Binary {
-            path: path.clone(),
-            message: format!("cannot run `{}`: {e}", ptxas.display()),
+        .map_err(|e| {
+            CompileError::binary(req.path, format!("cannot run `{}`: {e}", ptxas.display()))
         })?;
     if !out.status.success() {
-        return Err(CompileError::Source {
-            compiler: "ptxas",
-            path,
-            log: String::from_utf8_lossy(&out.stderr).trim().to_string(),
-        });
+        let log = String::from_utf8_lossy(&out.stderr).trim().to_string();
+        return Err(CompileError::source("ptxas", req.path, log, None));
     }
     let cubin = std::fs::read(&cubin_path).map_err(io)?;
     Ok(Compiled::new(cubin, req, lowered, &ptx, log))
