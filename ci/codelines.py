@@ -51,7 +51,11 @@ round (calibrate's and the lab's families through one measure::judge: −43; his
 point holding its stored row: −16; a launch's targets read from the suite's buffers: −12):
 33,255, and 33,256 after a last read (calibrate's re-measure reason an if/else again:
 +1) and 33,257
-(suite::ctx::choice takes a word's place and the word as two parameters, not a tuple: +1)."""
+(suite::ctx::choice takes a word's place and the word as two parameters, not a tuple: +1); then
+33,275 → 33,000, the milestone's ceiling, after a third round of structural passes (suite/ and
+init: −57; report/, html/, history/: −90; cli/, sass/, gate/, nextest/ and the root files: −70,
+strsim's edit distance among them; runner/ and worker/: −28; device/, check/, measure/: −30)
+and history's verdict column reading every verdict a run records (−4): 32,978."""
 import pathlib
 import sys
 

@@ -39,7 +39,7 @@ cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 # The size of the code (every crate; tests and comments not counted), against the milestone's
 # ceiling.
-python3 ci/codelines.py --max 33275
+python3 ci/codelines.py --max 33000
 # Every test, the ones that need NVRTC (and nvdisasm) too: they are `#[ignore]`d with that
 # reason, so a run without NVRTC lists them as ignored instead of passing them by skipping.
 # Only the tests that need a GPU (named `needs_gpu_*`) are left out, and counted: nothing else
