@@ -199,7 +199,8 @@ impl History {
         info: &RunInfo,
         file: &Path,
     ) -> Result<(), HistoryError> {
-        already(&self.conn, &self.path, results, info, Some(file))
+        let digest = digest(results);
+        already(&self.conn, &self.path, &digest, results, info, Some(file))
     }
 
     /// Appends one run and every trial of it, in one transaction; returns the run's id. A run
@@ -215,7 +216,7 @@ impl History {
         let uuid = results.device_info.as_ref().and_then(|d| d.uuid.clone());
         let digest = digest(results);
         // Inside the transaction: two writers of one run store it once.
-        already(&tx, &path, results, info, None)?;
+        already(&tx, &path, &digest, results, info, None)?;
         tx.execute(
             "INSERT INTO runs (date, commit_sha, branch, dirty, mode, kernelgate, device, gpu_uuid, started, digest) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
             params![info.date, info.commit, info.branch, info.dirty, info.mode, results.kernelgate, device, uuid, info.started, digest],
@@ -339,11 +340,12 @@ fn schema_version(conn: &Connection, path: &Path, after: &str) -> Result<u32, Hi
 }
 
 /// An error where the history at `path` holds the run of `results` already (the same results
-/// digest, or for runs stored before digests the same commit, start time and device), naming
+/// `digest`, or for runs stored before digests the same commit, start time and device), naming
 /// the stored run by its id, commit and start, and the results `file` being imported.
 fn already(
     conn: &Connection,
     path: &Path,
+    digest: &str,
     results: &Results,
     info: &RunInfo,
     file: Option<&Path>,
@@ -351,7 +353,7 @@ fn already(
     let device = results.described_device();
     let stored = conn.query_row(
         "SELECT id, commit_sha, COALESCE(started, date) FROM runs WHERE digest = ?1 OR (digest IS NULL AND started IS NOT NULL AND started = ?2 AND commit_sha = ?3 AND device = ?4) ORDER BY id LIMIT 1",
-        params![digest(results), info.started, info.commit, device],
+        params![digest, info.started, info.commit, device],
         |r| Ok(HistoryError::AlreadyStored {
             path: path.to_path_buf(),
             file: file.map(Path::to_path_buf),
